@@ -1,0 +1,312 @@
+"""The Agent: one Session's driver, its phases, its input queue and its turns.
+
+Phases: `idle`, `turn`, `maintenance`, `closed` (DESIGN §5).
+
+- `submit()` and `followup()` enqueue input synchronously; both raise
+  `AgentClosed` once the agent is closed.
+- The driver takes queued input only from `idle`: it claims `turn`, appends
+  `message/user`, asks the model, runs requested tools through the pipeline,
+  appends their results, repeats (at most `max_steps` model calls), appends
+  `turn/end` and returns to `idle`.
+- `run_maintenance(task)` claims `maintenance` only from `idle` (no turn, no
+  other maintenance) or raises `AgentBusy`. Input that arrives meanwhile stays
+  parked and runs right after the task settles.
+- `when_idle()` returns at the next transition to `idle` — at once if the
+  agent is idle with nothing queued — and also returns (without raising) when
+  the agent closes, so waiters can notice `closed`.
+
+The driver is started on demand in the Agent's `TaskSet`, so an idle agent
+holds no task. Closing cancels the driver and every task the agent's plugins
+started there, then closes the agent's scope (unwinding installations).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any, TypeVar
+
+import anyio
+from anyio.abc import TaskGroup
+from pydantic import JsonValue
+
+from .clock import Clock
+from .models.base import ModelAdapter, ModelError, ModelRequest
+from .models.messages import conversation
+from .scope import Disposer, Scope
+from .session import Session
+from .store import SessionStore
+from .tasks import TaskSet
+from .tools import ToolCall, ToolContext, ToolRegistry, invoke_tool
+
+__all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentBusy", "AgentClosed", "AgentPhase"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_MAX_STEPS = 8
+T = TypeVar("T")
+DeltaListener = Callable[[str], None]
+
+
+class AgentPhase(StrEnum):
+    IDLE = "idle"
+    TURN = "turn"
+    MAINTENANCE = "maintenance"
+    CLOSED = "closed"
+
+
+class AgentBusy(RuntimeError):
+    """`run_maintenance` was asked while a turn or other maintenance owns the agent."""
+
+
+class AgentClosed(RuntimeError):
+    """The agent is closed: it takes no more input or work."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Input:
+    text: str
+    source: dict[str, JsonValue]
+
+
+class Agent:
+    """Drives one live Session."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        store: SessionStore,
+        model: ModelAdapter,
+        group: TaskGroup,
+        clock: Clock | None = None,
+        parent: Agent | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        if max_steps < 1:
+            raise ValueError("max_steps must be at least 1")
+        self.session = session
+        self.store = store
+        self.model = model
+        self.clock: Clock = clock or store.clock
+        self.parent = parent
+        self.max_steps = max_steps
+        self.tools = ToolRegistry()
+        self.scope = Scope(f"agent {session.id}")
+        self.tasks = TaskSet(group, name=f"agent {session.id}")
+        self._phase = AgentPhase.IDLE
+        self._inbox: deque[_Input] = deque()
+        self._idle = anyio.Event()
+        self._driving = False
+        self._delta_listeners: list[DeltaListener] = []
+
+    # -- state ------------------------------------------------------------
+
+    @property
+    def phase(self) -> AgentPhase:
+        return self._phase
+
+    @property
+    def is_root(self) -> bool:
+        return self.parent is None
+
+    @property
+    def closed(self) -> bool:
+        return self._phase is AgentPhase.CLOSED
+
+    @property
+    def pending(self) -> int:
+        """How many inputs are queued and not yet taken by the driver."""
+        return len(self._inbox)
+
+    def __repr__(self) -> str:
+        return f"<Agent {self.session.id} {self._phase}>"
+
+    # -- input ------------------------------------------------------------
+
+    def submit(self, text: str, source: dict[str, JsonValue] | None = None) -> None:
+        """Queue a user message. Raises `AgentClosed` after close."""
+        self._enqueue(_Input(text, dict(source or {"kind": "user"})))
+
+    def followup(self, text: str, source: dict[str, JsonValue]) -> None:
+        """Queue a message on behalf of a plugin, synchronously and in order.
+
+        `source["kind"]` names the plugin (e.g. `"schedule"`). Raises
+        `AgentClosed` after close.
+        """
+        if not isinstance(source, dict) or not isinstance(source.get("kind"), str):
+            raise TypeError("followup source must be a dict with a string 'kind'")
+        self._enqueue(_Input(text, dict(source)))
+
+    def _enqueue(self, item: _Input) -> None:
+        if self._phase is AgentPhase.CLOSED:
+            raise AgentClosed(f"agent for session {self.session.id} is closed")
+        if not isinstance(item.text, str):
+            raise TypeError("message text must be a string")
+        self._inbox.append(item)
+        self._kick()
+
+    def _kick(self) -> None:
+        if self._phase is AgentPhase.IDLE and self._inbox and not self._driving:
+            self._driving = True
+            self.tasks.start_soon(self._drive, name=f"turns {self.session.id}")
+
+    # -- phases -----------------------------------------------------------
+
+    def _enter_idle(self) -> None:
+        self._phase = AgentPhase.IDLE
+        self._wake_idle_waiters()
+
+    def _wake_idle_waiters(self) -> None:
+        event, self._idle = self._idle, anyio.Event()
+        event.set()
+
+    async def when_idle(self) -> None:
+        """Return at the next transition to idle (at once if idle with nothing queued).
+
+        Also returns when the agent closes; check `closed` afterwards.
+        """
+        if self._phase is AgentPhase.CLOSED:
+            return
+        if self._phase is AgentPhase.IDLE and not self._inbox:
+            return
+        await self._idle.wait()
+
+    async def run_maintenance(self, task: Callable[[], Awaitable[T]]) -> T:
+        """Run `task` while holding the `maintenance` phase.
+
+        Raises `AgentBusy` unless the agent is idle, `AgentClosed` if closed.
+        Input queued while the task runs (including its own `followup`s) stays
+        parked until the task settles, then runs in order.
+        """
+        if self._phase is AgentPhase.CLOSED:
+            raise AgentClosed(f"agent for session {self.session.id} is closed")
+        if self._phase is not AgentPhase.IDLE:
+            raise AgentBusy(f"agent for session {self.session.id} is in {self._phase.value}")
+        self._phase = AgentPhase.MAINTENANCE
+        try:
+            return await task()
+        finally:
+            if self._phase is AgentPhase.MAINTENANCE:
+                self._enter_idle()
+                self._kick()
+
+    # -- the turn driver --------------------------------------------------
+
+    async def _drive(self) -> None:
+        try:
+            while self._phase is AgentPhase.IDLE and self._inbox:
+                item = self._inbox.popleft()
+                self._phase = AgentPhase.TURN
+                try:
+                    await self._turn(item)
+                finally:
+                    if self._phase is AgentPhase.TURN:
+                        self._enter_idle()
+                # Let woken idle waiters (e.g. a due reminder) run before the next turn.
+                await anyio.lowlevel.checkpoint()
+        finally:
+            self._driving = False
+
+    async def _turn(self, item: _Input) -> None:
+        self.store.append(self.session, "message/user", {"text": item.text, "source": item.source})
+        try:
+            status = await self._steps()
+        except anyio.get_cancelled_exc_class():
+            self._end_turn({"code": "cancelled", "message": "the agent closed during this turn"})
+            raise
+        self._end_turn(status)
+
+    async def _steps(self) -> dict[str, JsonValue] | None:
+        """Run model steps; returns None on success or the turn's error."""
+        ctx = ToolContext(agent=self, session=self.session, store=self.store, clock=self.clock)
+        for _ in range(self.max_steps):
+            request = ModelRequest(
+                messages=conversation(self.session.events),
+                tools=self.tools.schemas(),
+                session_id=self.session.id,
+            )
+            try:
+                reply = await self.model.complete(request, on_delta=self._emit_delta)
+            except ModelError as error:
+                return {"code": error.code, "message": error.message}
+            except Exception as error:
+                log.exception("model %r failed in session %s", self.model, self.session.id)
+                return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
+            self.store.append(
+                self.session,
+                "message/assistant",
+                {"text": reply.text, "toolCalls": [_call_data(call) for call in reply.tool_calls]},
+            )
+            if not reply.tool_calls:
+                return None
+            for call in reply.tool_calls:
+                outcome = await invoke_tool(self.tools, call, ctx)
+                self.store.append(self.session, "tool/result", outcome.to_event_data())
+        return {
+            "code": "max_steps",
+            "message": f"the model kept calling tools for {self.max_steps} steps; turn stopped",
+        }
+
+    def _end_turn(self, error: dict[str, JsonValue] | None) -> None:
+        if not self.store.is_live(self.session):
+            return
+        if error is None:
+            self.store.append(self.session, "turn/end", {"status": "ok"})
+        else:
+            self.store.append(self.session, "turn/end", {"status": "error", "error": error})
+
+    # -- streaming --------------------------------------------------------
+
+    def add_delta_listener(self, listener: DeltaListener) -> Disposer:
+        """Receive streamed assistant text fragments (ephemeral, never stored)."""
+        self._delta_listeners.append(listener)
+
+        def remove() -> None:
+            if listener in self._delta_listeners:
+                self._delta_listeners.remove(listener)
+
+        return remove
+
+    def _emit_delta(self, text: str) -> None:
+        for listener in list(self._delta_listeners):
+            try:
+                listener(text)
+            except Exception:
+                log.exception("delta listener %r failed", listener)
+
+    # -- closing ----------------------------------------------------------
+
+    async def aclose(self) -> None:
+        """Close: refuse new input, cancel running work and await it, close the scope.
+
+        Parked input that never became a `message/user` is dropped (it was only
+        queued). Idempotent.
+        """
+        if self._phase is AgentPhase.CLOSED:
+            return
+        self._phase = AgentPhase.CLOSED
+        self._inbox.clear()
+        self._wake_idle_waiters()
+        try:
+            await self.tasks.aclose()
+        finally:
+            await self.scope.aclose()
+
+
+def _call_data(call: ToolCall) -> dict[str, Any]:
+    """The stored form of a call: arguments as a JSON object when they parse as one,
+    otherwise the raw text the model sent (so nothing it said is lost)."""
+    arguments: Any = call.arguments
+    if isinstance(arguments, str):
+        try:
+            parsed = json.loads(arguments)
+        except json.JSONDecodeError:
+            parsed = None
+        if isinstance(parsed, dict):
+            arguments = parsed
+    return {"id": call.id, "name": call.name, "arguments": arguments}

@@ -1,0 +1,104 @@
+"""Scopes: ordered, awaited disposal of registrations.
+
+Every registration in dsh returns a *disposer* (a callable, sync or async) and
+the caller puts it in a `Scope`. Closing the scope runs each disposer once,
+newest first, awaiting async ones; a failing disposer does not stop the others,
+and all failures are re-raised together afterwards. Scopes nest (`child()`),
+and an installation scope (`Scope.joint(agent_scope, plugin_scope)`) closes
+when either of its two parents closes. Disposal never deletes durable records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import logging
+from collections.abc import Awaitable, Callable
+
+import anyio
+
+__all__ = ["Disposer", "Scope", "ScopeClosed"]
+
+log = logging.getLogger(__name__)
+
+Disposer = Callable[[], Awaitable[None] | None]
+
+
+class ScopeClosed(RuntimeError):
+    """Raised when registering into a Scope that is closing or closed."""
+
+
+class Scope:
+    """A stack of disposers closed once, newest first."""
+
+    def __init__(self, name: str = "scope") -> None:
+        self.name = name
+        self._disposers: list[Disposer] = []
+        self._closing = False
+        self._closed = anyio.Event()
+
+    @property
+    def closed(self) -> bool:
+        """True once closing has begun; nothing more can be added."""
+        return self._closing
+
+    def add(self, disposer: Disposer) -> Disposer:
+        """Register `disposer`; returns it. Raises `ScopeClosed` if closing began."""
+        if self._closing:
+            raise ScopeClosed(f"{self.name} is closed; cannot register {disposer!r}")
+        self._disposers.append(disposer)
+        return disposer
+
+    def discard(self, disposer: Disposer) -> None:
+        """Forget `disposer` without running it (it was disposed some other way)."""
+        with contextlib.suppress(ValueError):
+            self._disposers.remove(disposer)
+
+    def child(self, name: str | None = None) -> Scope:
+        """A scope closed with this one (or earlier, on its own)."""
+        return Scope.joint(self, name=name or f"{self.name}/child")
+
+    @staticmethod
+    def joint(*parents: Scope, name: str = "installation") -> Scope:
+        """A scope that closes when any of `parents` closes.
+
+        Closing it on its own detaches it from every parent, so parents never
+        hold closed children.
+        """
+        scope = Scope(name)
+        for parent in parents:
+            parent.add(scope.aclose)
+
+        def detach() -> None:
+            for parent in parents:
+                parent.discard(scope.aclose)
+
+        scope.add(detach)
+        return scope
+
+    async def aclose(self) -> None:
+        """Run every disposer once, newest first; re-raise failures afterwards.
+
+        A second call waits for the first to finish. Disposal is shielded from
+        cancellation so that teardown always completes.
+        """
+        if self._closing:
+            await self._closed.wait()
+            return
+        self._closing = True
+        errors: list[Exception] = []
+        with anyio.CancelScope(shield=True):
+            while self._disposers:
+                disposer = self._disposers.pop()
+                try:
+                    result = disposer()
+                    if inspect.isawaitable(result):
+                        await result
+                except Exception as error:  # every disposer runs; report all below
+                    log.debug("%s: disposer %r failed", self.name, disposer, exc_info=True)
+                    errors.append(error)
+        self._closed.set()
+        if len(errors) == 1:
+            raise errors[0]
+        if errors:
+            raise ExceptionGroup(f"{self.name}: {len(errors)} disposers failed", errors)

@@ -1,0 +1,296 @@
+"""The Session log: its header, its events, and how a Session is built.
+
+A Session is an append-only list of `SessionEvent`s under a `SessionHeader`.
+Both records are strict, frozen pydantic models whose JSON form is the public
+one (camelCase keys, DESIGN §2); `to_json()` and `from_json()` round-trip to
+identical bytes.
+
+The live `Session` object is deliberately plain: only the `SessionStore` appends
+to it (through `_append`), and its identity — not its id — names one live
+lifecycle, so a Session reopened under the same id is a different object.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Annotated, Any, Literal, overload
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    JsonValue,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
+
+__all__ = [
+    "END_SEED",
+    "SESSION_ID_PATTERN",
+    "InvalidSessionId",
+    "Lineage",
+    "Origin",
+    "Session",
+    "SessionEvent",
+    "SessionHeader",
+    "validate_session_id",
+]
+
+SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
+END_SEED = "session/end-seed"
+EVENT_TYPE_PATTERN = r"^[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*$"
+
+
+class InvalidSessionId(ValueError):
+    """A Session id that does not match `SESSION_ID_PATTERN`."""
+
+    def __init__(self, value: object) -> None:
+        super().__init__(
+            f"invalid session id {value!r}: expected 1-64 characters of letters, digits, "
+            "'_' or '-', starting with a letter or digit"
+        )
+        self.value = value
+
+
+def validate_session_id(value: str) -> str:
+    """Return `value` unchanged if it is a valid Session id, else raise `InvalidSessionId`.
+
+    Every path that turns an id into a file name calls this first.
+    """
+    if not isinstance(value, str) or SESSION_ID_PATTERN.fullmatch(value) is None:
+        raise InvalidSessionId(value)
+    return value
+
+
+SessionId = Annotated[str, AfterValidator(validate_session_id)]
+
+_RECORD = ConfigDict(frozen=True, strict=True, extra="forbid", populate_by_name=False)
+
+
+class SessionEvent(BaseModel):
+    """One immutable event: `{"seq", "type", "time", "data"}` (public)."""
+
+    model_config = _RECORD
+
+    seq: Annotated[int, Field(ge=0)]
+    type: Annotated[str, Field(pattern=EVENT_TYPE_PATTERN, max_length=128)]
+    time: int
+    data: JsonValue
+
+    def to_json(self) -> str:
+        """The canonical one-line JSON form (no spaces, non-ASCII kept)."""
+        return self.model_dump_json()
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SessionEvent:
+        """Parse one stored event; raises `pydantic.ValidationError` naming the problem."""
+        return cls.model_validate_json(text)
+
+
+class Origin(BaseModel):
+    """Where a Session came from."""
+
+    model_config = _RECORD
+
+    kind: Literal["web", "cli", "fork", "api"]
+
+
+class Lineage(BaseModel):
+    """A fork's parent: its id and how many parent events were copied (`forkedAt`)."""
+
+    model_config = _RECORD
+
+    parent_id: SessionId = Field(alias="parentId")
+    forked_at: int = Field(alias="forkedAt", ge=0)
+
+
+class SessionHeader(BaseModel):
+    """The immutable header of a Session (public).
+
+    `delegation_depth` is `None` when the key is absent, which means 0;
+    `seed_length` is set on forks only. Absent optional keys stay absent in the
+    JSON form so that parsing and serialising again gives identical bytes.
+    """
+
+    model_config = _RECORD
+
+    version: Literal[1]
+    id: SessionId
+    cwd: str
+    created_at: int = Field(alias="createdAt")
+    origin: Origin
+    lineage: Lineage | None
+    delegation_depth: int | None = Field(default=None, alias="delegationDepth", ge=0)
+    seed_length: int | None = Field(default=None, alias="seedLength", ge=0)
+
+    @model_serializer(mode="wrap")
+    def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        for key in ("delegationDepth", "seedLength", "delegation_depth", "seed_length"):
+            if key in data and data[key] is None:
+                del data[key]
+        return data
+
+    @property
+    def depth(self) -> int:
+        """The delegation depth, with an absent key read as 0."""
+        return self.delegation_depth or 0
+
+    def canonical(self) -> SessionHeader:
+        """The stored form: an absent `delegationDepth` written as 0."""
+        return self.model_copy(update={"delegation_depth": self.depth})
+
+    def identity_equals(self, other: SessionHeader) -> bool:
+        """True when both headers name the same Session lifecycle.
+
+        Absent `delegationDepth` is equivalent to 0; every other field is exact.
+        """
+        return self.canonical() == other.canonical()
+
+    def to_json(self) -> str:
+        return self.model_dump_json(by_alias=True)
+
+    def to_dict(self) -> dict[str, Any]:
+        return self.model_dump(mode="json", by_alias=True)
+
+    @classmethod
+    def from_json(cls, text: str | bytes) -> SessionHeader:
+        return cls.model_validate_json(text)
+
+
+class Session:
+    """A live Session: a header and its append-only events.
+
+    Construct one with `new`, `fork` or `resume`. Appending belongs to the
+    `SessionStore` (which notifies listeners); nothing ever removes or rewrites
+    an event. Equality is identity.
+    """
+
+    __slots__ = ("__weakref__", "_events", "header")
+
+    def __init__(self, header: SessionHeader, events: Sequence[SessionEvent] = ()) -> None:
+        for index, event in enumerate(events):
+            if event.seq != index:
+                raise ValueError(
+                    f"session {header.id}: event at position {index} has seq {event.seq}"
+                )
+        self.header = header
+        self._events: list[SessionEvent] = list(events)
+
+    # -- construction -----------------------------------------------------
+
+    @classmethod
+    def new(
+        cls,
+        session_id: str,
+        *,
+        cwd: str,
+        created_at: int,
+        origin: Literal["web", "cli", "fork", "api"] = "web",
+        delegation_depth: int | None = None,
+    ) -> Session:
+        """A fresh, empty Session."""
+        header = SessionHeader(
+            version=1,
+            id=validate_session_id(session_id),
+            cwd=cwd,
+            createdAt=created_at,
+            origin=Origin(kind=origin),
+            lineage=None,
+            delegationDepth=delegation_depth,
+        )
+        return cls(header)
+
+    @classmethod
+    def fork(
+        cls,
+        parent_header: SessionHeader,
+        parent_events: Sequence[SessionEvent],
+        child_id: str,
+        *,
+        at: int,
+        created_at: int,
+    ) -> Session:
+        """A child that copies `parent_events[:at]` unchanged, then `session/end-seed`.
+
+        The child's `seedLength` is `at + 1`: events from there on belong to the child.
+        """
+        if not 0 <= at <= len(parent_events):
+            raise ValueError(
+                f"cannot fork session {parent_header.id} at {at}: "
+                f"it has {len(parent_events)} events"
+            )
+        header = SessionHeader(
+            version=1,
+            id=validate_session_id(child_id),
+            cwd=parent_header.cwd,
+            createdAt=created_at,
+            origin=Origin(kind="fork"),
+            lineage=Lineage(parentId=parent_header.id, forkedAt=at),
+            seedLength=at + 1,
+        )
+        prefix = list(parent_events[:at])
+        prefix.append(SessionEvent(seq=at, type=END_SEED, time=created_at, data={}))
+        return cls(header, prefix)
+
+    @classmethod
+    def resume(
+        cls, header: SessionHeader, stored: Sequence[SessionEvent], *, resumed_at: int
+    ) -> Session:
+        """A new live object for a stored Session, ending in a fresh `session/end-seed`."""
+        events = list(stored)
+        events.append(SessionEvent(seq=len(events), type=END_SEED, time=resumed_at, data={}))
+        return cls(header, events)
+
+    # -- reading ----------------------------------------------------------
+
+    @property
+    def id(self) -> str:
+        return self.header.id
+
+    @property
+    def events(self) -> Sequence[SessionEvent]:
+        """A read-only view of the events (the list itself is never handed out)."""
+        return _EventsView(self._events)
+
+    @property
+    def fold_start(self) -> int:
+        """Where plugins start folding: `seedLength` for a fork, else 0."""
+        return self.header.seed_length or 0
+
+    def __len__(self) -> int:
+        return len(self._events)
+
+    def __repr__(self) -> str:
+        return f"<Session {self.header.id} len={len(self._events)} at {id(self):#x}>"
+
+    # -- appending (SessionStore only) -----------------------------------
+
+    def _append(self, type: str, data: JsonValue, time: int) -> SessionEvent:
+        event = SessionEvent(seq=len(self._events), type=type, time=time, data=data)
+        self._events.append(event)
+        return event
+
+
+class _EventsView(Sequence[SessionEvent]):
+    """A live, read-only window on a Session's event list."""
+
+    __slots__ = ("_items",)
+
+    def __init__(self, items: list[SessionEvent]) -> None:
+        self._items = items
+
+    @overload
+    def __getitem__(self, index: int) -> SessionEvent: ...
+    @overload
+    def __getitem__(self, index: slice) -> Sequence[SessionEvent]: ...
+    def __getitem__(self, index: int | slice) -> SessionEvent | Sequence[SessionEvent]:
+        return self._items[index]
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def __iter__(self) -> Iterator[SessionEvent]:
+        return iter(self._items)

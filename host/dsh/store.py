@@ -1,0 +1,229 @@
+"""The SessionStore: live Sessions, every append, and the durability barrier.
+
+Appending notifies the Session's scoped listeners synchronously and publishes
+the `session/event` observation. That notification is *not* evidence of
+durability: only `flush()` is (DESIGN §3).
+
+`await store.flush(session)`:
+
+1. captures `through = len(session)` at entry (an exclusive boundary);
+2. awaits every listener's `flush(session)` concurrently and lets all settle;
+3. if any listener raised, raises `FlushError` after all settled and publishes
+   nothing;
+4. returns True only if at least one listener returned literally True;
+   observe-only listeners return None; no listeners, or only observe-only
+   ones, give False;
+5. on True, publishes `SessionFlushed(session, through)`. Observers are
+   contained: a failing observer is logged and never reaches the flusher.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Protocol
+
+import anyio
+from pydantic import JsonValue
+
+from .clock import Clock, SystemClock
+from .scope import Disposer
+from .session import Session, SessionEvent
+
+__all__ = [
+    "FlushError",
+    "Observation",
+    "Observer",
+    "SessionClosed",
+    "SessionEventObserved",
+    "SessionFlushed",
+    "SessionListener",
+    "SessionStore",
+    "SessionUnknown",
+]
+
+log = logging.getLogger(__name__)
+
+
+class SessionListener(Protocol):
+    """A per-Session listener (persistence is one; observers of appends are others)."""
+
+    def on_append(self, session: Session, event: SessionEvent) -> None:
+        """Called synchronously for every append, in order. Must not block."""
+        ...
+
+    async def flush(self, session: Session) -> bool | None:
+        """Make everything appended so far durable; True acknowledges durability.
+
+        Return None when this listener only observes. Raise when durability
+        could not be established.
+        """
+        ...
+
+
+@dataclass(frozen=True, slots=True)
+class SessionEventObserved:
+    """`session/event`: an event was appended (not yet durable)."""
+
+    session: Session
+    event: SessionEvent
+
+
+@dataclass(frozen=True, slots=True)
+class SessionFlushed:
+    """`session/flushed`: events `[0, through)` of `session` are durable."""
+
+    session: Session
+    through: int
+
+
+Observation = SessionEventObserved | SessionFlushed
+Observer = Callable[[Observation], None]
+
+
+class SessionUnknown(LookupError):
+    """No live Session with that id."""
+
+
+class SessionClosed(RuntimeError):
+    """The Session is not live in this store (closed, or never opened)."""
+
+
+class FlushError(Exception):
+    """At least one listener failed to flush. `errors` holds every failure."""
+
+    def __init__(self, session: Session, errors: list[Exception]) -> None:
+        first = errors[0]
+        super().__init__(
+            f"flush of session {session.id} failed in {len(errors)} listener(s): "
+            f"{type(first).__name__}: {first}"
+        )
+        self.session = session
+        self.errors = errors
+
+
+class SessionStore:
+    """Owns live Sessions, appends to them, and runs the flush barrier."""
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self._live: dict[str, Session] = {}
+        self._listeners: dict[Session, list[SessionListener]] = {}
+        self._observers: list[Observer] = []
+
+    # -- registry ---------------------------------------------------------
+
+    def open(self, session: Session) -> Disposer:
+        """Make `session` live. Its id must not be live already.
+
+        Returns a disposer that closes it again (same as `close(session)`).
+        """
+        current = self._live.get(session.id)
+        if current is not None:
+            raise ValueError(f"session {session.id} is already live")
+        self._live[session.id] = session
+        self._listeners[session] = []
+        return lambda: self.close(session)
+
+    def close(self, session: Session) -> None:
+        """Forget `session` and its listeners. Closing twice is harmless."""
+        if self._live.get(session.id) is session:
+            del self._live[session.id]
+        self._listeners.pop(session, None)
+
+    def get(self, session_id: str) -> Session:
+        """The live Session with this id; raises `SessionUnknown`."""
+        try:
+            return self._live[session_id]
+        except KeyError:
+            raise SessionUnknown(f"no live session {session_id!r}") from None
+
+    def find(self, session_id: str) -> Session | None:
+        return self._live.get(session_id)
+
+    def is_live(self, session: Session) -> bool:
+        return self._live.get(session.id) is session
+
+    def live(self) -> Iterator[Session]:
+        return iter(list(self._live.values()))
+
+    # -- listeners and observers -----------------------------------------
+
+    def add_listener(self, session: Session, listener: SessionListener) -> Disposer:
+        """Listen to `session`'s appends and flushes; returns the disposer."""
+        listeners = self._listeners_of(session)
+        listeners.append(listener)
+
+        def remove() -> None:
+            current = self._listeners.get(session)
+            if current is not None and listener in current:
+                current.remove(listener)
+
+        return remove
+
+    def observe(self, observer: Observer) -> Disposer:
+        """Receive every `Observation` for every Session; returns the disposer."""
+        self._observers.append(observer)
+
+        def remove() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return remove
+
+    def _listeners_of(self, session: Session) -> list[SessionListener]:
+        listeners = self._listeners.get(session)
+        if listeners is None or not self.is_live(session):
+            raise SessionClosed(f"session {session.id} is not live in this store")
+        return listeners
+
+    def _publish(self, observation: Observation) -> None:
+        for observer in list(self._observers):
+            try:
+                observer(observation)
+            except Exception:
+                log.exception("observer %r failed on %s", observer, type(observation).__name__)
+
+    # -- append and flush -------------------------------------------------
+
+    def append(self, session: Session, type: str, data: JsonValue) -> SessionEvent:
+        """Append one event, stamped with the wall clock, and notify synchronously.
+
+        Raises `SessionClosed` if the Session is not live, or
+        `pydantic.ValidationError` if the type or data is not valid.
+        """
+        listeners = self._listeners_of(session)
+        event = session._append(type, data, self.clock.wall_ms())
+        for listener in list(listeners):
+            try:
+                listener.on_append(session, event)
+            except Exception:
+                log.exception("listener %r failed on append to %s", listener, session.id)
+        self._publish(SessionEventObserved(session, event))
+        return event
+
+    async def flush(self, session: Session) -> bool:
+        """The durability barrier; see the module docstring for every rule."""
+        through = len(session)
+        listeners = list(self._listeners.get(session, ()))
+        if not listeners:
+            return False
+        results: list[bool | None] = [None] * len(listeners)
+        errors: list[Exception] = []
+
+        async def settle(index: int, listener: SessionListener) -> None:
+            try:
+                results[index] = await listener.flush(session)
+            except Exception as error:
+                errors.append(error)
+
+        async with anyio.create_task_group() as group:
+            for index, listener in enumerate(listeners):
+                group.start_soon(settle, index, listener)
+        if errors:
+            raise FlushError(session, errors)
+        durable = any(result is True for result in results)
+        if durable:
+            self._publish(SessionFlushed(session, through))
+        return durable

@@ -1,0 +1,8 @@
+"""Test support shipped with the host: a fake clock and fault-injecting storage.
+
+Plugins use these in their own tests; nothing here runs in production.
+"""
+
+from .clock import FakeClock
+
+__all__ = ["FakeClock"]

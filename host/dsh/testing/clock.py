@@ -1,0 +1,62 @@
+"""A `FakeClock` that tests drive: wall time and elapsed time move only when told.
+
+`advance(seconds)` moves both wall and elapsed time and wakes every sleeper
+whose deadline passed. `jump_wall(seconds)` moves only the wall clock (forward
+or backward), as an NTP step or a user changing the time would; sleepers are
+not woken by it, exactly as with a real monotonic timer.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+
+import anyio
+
+__all__ = ["FakeClock"]
+
+
+class FakeClock:
+    def __init__(self, wall_ms: int = 1_767_225_600_000) -> None:
+        self._wall_ms = wall_ms
+        self._elapsed = 0.0
+        self._sleepers: list[tuple[float, int, anyio.Event]] = []
+        self._order = itertools.count()
+        self.sleeps: list[float] = []
+
+    def wall_ms(self) -> int:
+        return self._wall_ms
+
+    @property
+    def elapsed(self) -> float:
+        return self._elapsed
+
+    @property
+    def sleeping(self) -> int:
+        """How many sleeps are pending."""
+        return sum(1 for _, _, event in self._sleepers if not event.is_set())
+
+    async def sleep(self, seconds: float) -> None:
+        self.sleeps.append(seconds)
+        event = anyio.Event()
+        heapq.heappush(
+            self._sleepers, (self._elapsed + max(seconds, 0.0), next(self._order), event)
+        )
+        if seconds <= 0:
+            self._wake()
+        await event.wait()
+
+    def advance(self, seconds: float) -> None:
+        """Move wall and elapsed time forward by `seconds` and wake due sleepers."""
+        self._elapsed += seconds
+        self._wall_ms += round(seconds * 1000)
+        self._wake()
+
+    def jump_wall(self, seconds: float) -> None:
+        """Step only the wall clock by `seconds` (negative steps go back)."""
+        self._wall_ms += round(seconds * 1000)
+
+    def _wake(self) -> None:
+        while self._sleepers and self._sleepers[0][0] <= self._elapsed:
+            _, _, event = heapq.heappop(self._sleepers)
+            event.set()

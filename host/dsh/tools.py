@@ -1,0 +1,234 @@
+"""Tools: what an agent can call, the per-agent registry and the invocation pipeline.
+
+A `Tool` declares a name, a description and a strict pydantic input model, and
+runs asynchronously with a `ToolContext`. Errors are values at the model
+boundary: the pipeline (`invoke_tool`) turns every failure into a
+`ToolOutcome` with `error = {"code", "message"}` that the model can read:
+
+- arguments that are not a JSON object or fail the input model → `invalid_arguments`;
+- an unknown tool name → `unknown_tool`;
+- a `ToolError` raised by the tool → its own code and message;
+- a result that is not JSON → `invalid_result`;
+- any other exception → `internal_error` (logged with its traceback).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+
+from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
+
+from .clock import Clock
+from .scope import Disposer
+
+if TYPE_CHECKING:
+    from .agent import Agent
+    from .session import Session
+    from .store import SessionStore
+
+__all__ = [
+    "Tool",
+    "ToolArguments",
+    "ToolCall",
+    "ToolContext",
+    "ToolError",
+    "ToolOutcome",
+    "ToolRegistry",
+    "invoke_tool",
+]
+
+log = logging.getLogger(__name__)
+
+TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
+_JSON = TypeAdapter(JsonValue)
+
+
+class ToolArguments(BaseModel):
+    """Base for tool input models: strict, no extra fields, immutable."""
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class ToolError(Exception):
+    """A failure the model should see as `{"code", "message"}`."""
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(f"{code}: {message}")
+        self.code = code
+        self.message = message
+
+
+@dataclass(frozen=True, slots=True)
+class ToolContext:
+    """What a running tool may use."""
+
+    agent: Agent
+    session: Session
+    store: SessionStore
+    clock: Clock
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call requested by the model. `arguments` is the raw JSON text or a dict."""
+
+    id: str
+    name: str
+    arguments: str | dict[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolOutcome:
+    """A finished call: exactly one of `value` and `error` is meaningful."""
+
+    call_id: str
+    name: str
+    value: JsonValue = None
+    error: dict[str, str] | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+    def to_event_data(self) -> dict[str, JsonValue]:
+        """The `tool/result` event data (public shape)."""
+        if self.error is not None:
+            return {"callId": self.call_id, "name": self.name, "error": dict(self.error)}
+        return {"callId": self.call_id, "name": self.name, "value": self.value}
+
+
+ArgsT = TypeVar("ArgsT", bound=BaseModel)
+
+
+class Tool(ABC, Generic[ArgsT]):
+    """A callable capability. Subclasses set `name`, `description`, `arguments`."""
+
+    name: ClassVar[str]
+    description: ClassVar[str]
+    arguments: ClassVar[type[BaseModel]]
+
+    @abstractmethod
+    async def run(self, args: ArgsT, ctx: ToolContext) -> JsonValue:
+        """Do the work and return a JSON value; raise `ToolError` for a model-facing error."""
+
+    def schema(self) -> dict[str, Any]:
+        """The function schema model adapters send (OpenAI `tools[]` shape)."""
+        parameters = self.arguments.model_json_schema()
+        parameters.pop("title", None)
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": parameters,
+            },
+        }
+
+
+class DuplicateTool(ValueError):
+    """A tool with that name is already registered in this registry."""
+
+
+class ToolRegistry:
+    """The tools of one agent, in registration order."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, Tool[Any]] = {}
+
+    def register(self, tool: Tool[Any]) -> Disposer:
+        """Add `tool`; returns the disposer that removes exactly this registration.
+
+        Raises `DuplicateTool` naming the tool if the name is taken, and
+        `TypeError` if `tool` is not a `Tool` with a valid name.
+        """
+        if not isinstance(tool, Tool):
+            raise TypeError(f"expected a dsh.tools.Tool, got {type(tool).__name__}")
+        if not TOOL_NAME_PATTERN.fullmatch(getattr(tool, "name", "") or ""):
+            raise TypeError(f"tool {tool!r} has an invalid name {getattr(tool, 'name', None)!r}")
+        if tool.name in self._tools:
+            raise DuplicateTool(
+                f"a tool named {tool.name!r} is already registered "
+                f"({type(self._tools[tool.name]).__qualname__})"
+            )
+        self._tools[tool.name] = tool
+
+        def unregister() -> None:
+            if self._tools.get(tool.name) is tool:
+                del self._tools[tool.name]
+
+        return unregister
+
+    def get(self, name: str) -> Tool[Any] | None:
+        return self._tools.get(name)
+
+    def names(self) -> list[str]:
+        return list(self._tools)
+
+    def schemas(self) -> list[dict[str, Any]]:
+        return [tool.schema() for tool in self._tools.values()]
+
+    def __iter__(self) -> Iterator[Tool[Any]]:
+        return iter(list(self._tools.values()))
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+
+def _describe(error: ValidationError) -> str:
+    parts = []
+    for item in error.errors(include_url=False):
+        where = ".".join(str(part) for part in item["loc"]) or "arguments"
+        parts.append(f"{where}: {item['msg']}")
+    return "; ".join(parts)
+
+
+def _parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
+    if isinstance(raw, str):
+        try:
+            raw = json.loads(raw) if raw.strip() else {}
+        except json.JSONDecodeError as error:
+            raise ToolError("invalid_arguments", f"arguments are not valid JSON: {error}") from None
+    if not isinstance(raw, dict):
+        raise ToolError("invalid_arguments", "arguments must be a JSON object")
+    return raw
+
+
+async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
+    """Run one call through the pipeline; never raises except on cancellation."""
+    tool = registry.get(call.name)
+    try:
+        if tool is None:
+            known = ", ".join(registry.names()) or "none"
+            raise ToolError("unknown_tool", f"no tool named {call.name!r} (available: {known})")
+        raw = _parse_arguments(call.arguments)
+        try:
+            args = tool.arguments.model_validate(raw)
+        except ValidationError as error:
+            raise ToolError("invalid_arguments", _describe(error)) from None
+        value = await tool.run(args, ctx)
+        try:
+            value = _JSON.validate_python(value, strict=True)
+            json.dumps(value, allow_nan=False)
+        except (ValidationError, ValueError, TypeError):
+            raise ToolError(
+                "invalid_result", f"tool {call.name!r} returned a value that is not JSON"
+            ) from None
+    except ToolError as error:
+        return ToolOutcome(call.id, call.name, error={"code": error.code, "message": error.message})
+    except Exception as error:
+        log.exception("tool %r failed in session %s", call.name, ctx.session.id)
+        return ToolOutcome(
+            call.id,
+            call.name,
+            error={"code": "internal_error", "message": f"{type(error).__name__}: {error}"},
+        )
+    return ToolOutcome(call.id, call.name, value=value)

@@ -1,0 +1,1 @@
+"""dsh-tool-schedule: durable, session-local reminders."""

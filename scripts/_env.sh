@@ -1,0 +1,34 @@
+# Shared by scripts/test and scripts/run: one virtual environment in .venv with
+# the host and every plugin distribution installed in editable mode.
+
+dsh_install() {
+  local extra="${1:-}"
+  local py="${PYTHON:-python3}"
+  if [ ! -x .venv/bin/python ]; then
+    echo "== creating .venv with $($py --version)"
+    "$py" -m venv .venv
+  fi
+  local spec="."
+  [ -n "$extra" ] && spec=".[$extra]"
+  local args=(-e "$spec")
+  local plugin
+  for plugin in plugins/*/; do
+    [ -f "$plugin/pyproject.toml" ] && args+=(-e "$plugin")
+  done
+  echo "== installing ${args[*]}"
+  .venv/bin/python -m pip install -q --disable-pip-version-check "${args[@]}"
+}
+
+# The browser scenario needs Debian's chromium; Playwright's own download does
+# not work on these machines. Install it when we can (root with apt-get).
+dsh_ensure_chromium() {
+  [ -x /usr/bin/chromium ] && return 0
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing Debian's chromium for the browser tests"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
+  else
+    echo "!! /usr/bin/chromium is missing: install Debian's chromium (apt-get install chromium)" >&2
+    return 1
+  fi
+}
