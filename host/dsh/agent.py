@@ -11,8 +11,8 @@ Phases: `idle`, `turn`, `maintenance`, `closed` (DESIGN §5).
 - `run_maintenance(task)` claims `maintenance` only from `idle` (no turn, no
   other maintenance) or raises `AgentBusy`. Input that arrives meanwhile stays
   parked and runs right after the task settles.
-- `when_idle()` returns at the next transition to `idle` — at once if the
-  agent is idle with nothing queued — and also returns (without raising) when
+- `when_idle()` returns at the next transition into `idle` (always a *next*
+  one, even if the agent is idle now), and also returns (without raising) when
   the agent closes, so waiters can notice `closed`.
 
 The driver is started on demand in the Agent's `TaskSet`, so an idle agent
@@ -166,13 +166,15 @@ class Agent:
         event.set()
 
     async def when_idle(self) -> None:
-        """Return at the next transition to idle (at once if idle with nothing queued).
+        """Return at the next transition into idle (the end of a turn or of maintenance).
 
-        Also returns when the agent closes; check `closed` afterwards.
+        It always waits for a *next* transition, even when the agent is idle
+        now: callers use it to retry after a refusal without spinning, and an
+        idle agent has nothing to retry against until something happens. Also
+        returns when the agent closes (at once if it is closed); check `closed`
+        afterwards.
         """
         if self._phase is AgentPhase.CLOSED:
-            return
-        if self._phase is AgentPhase.IDLE and not self._inbox:
             return
         await self._idle.wait()
 
@@ -219,6 +221,11 @@ class Agent:
         except anyio.get_cancelled_exc_class():
             self._end_turn({"code": "cancelled", "message": "the agent closed during this turn"})
             raise
+        except Exception as error:
+            # A started turn always ends in the log, whatever broke inside it
+            # (e.g. a reply whose tool arguments are not JSON and cannot be stored).
+            log.exception("turn failed in session %s", self.session.id)
+            status = {"code": "internal_error", "message": f"{type(error).__name__}: {error}"}
         self._end_turn(status)
 
     async def _steps(self) -> dict[str, JsonValue] | None:

@@ -42,6 +42,10 @@ class Scope:
         """True once closing has begun; nothing more can be added."""
         return self._closing
 
+    def __len__(self) -> int:
+        """How many disposers are registered and not yet run."""
+        return len(self._disposers)
+
     def add(self, disposer: Disposer) -> Disposer:
         """Register `disposer`; returns it. Raises `ScopeClosed` if closing began."""
         if self._closing:
@@ -63,11 +67,19 @@ class Scope:
         """A scope that closes when any of `parents` closes.
 
         Closing it on its own detaches it from every parent, so parents never
-        hold closed children.
+        hold closed children. Raises `ScopeClosed` (and registers nothing) if
+        any parent is already closing.
         """
         scope = Scope(name)
-        for parent in parents:
-            parent.add(scope.aclose)
+        joined: list[Scope] = []
+        try:
+            for parent in parents:
+                parent.add(scope.aclose)
+                joined.append(parent)
+        except ScopeClosed:
+            for parent in joined:
+                parent.discard(scope.aclose)
+            raise
 
         def detach() -> None:
             for parent in parents:

@@ -31,9 +31,10 @@ class TaskSet:
     def __init__(self, group: TaskGroup, name: str = "tasks") -> None:
         self._group = group
         self.name = name
-        self._scopes: set[anyio.CancelScope] = set()
+        # Each running task's cancel scope, mapped to its anyio task id once it starts.
+        self._scopes: dict[anyio.CancelScope, int | None] = {}
         self._closed = False
-        self._drained: anyio.Event | None = None
+        self._waiters: list[tuple[anyio.Event, anyio.CancelScope | None]] = []
 
     @property
     def closed(self) -> bool:
@@ -48,36 +49,51 @@ class TaskSet:
         """Start `func(*args)`; returns the cancel scope that stops just this task.
 
         An exception escaping `func` is logged with its traceback and does not
-        cancel sibling tasks: each owner contains its own failures.
+        cancel sibling tasks: each owner contains its own failures. Raises
+        `TaskSetClosed` once `aclose()` has been called.
         """
         if self._closed:
             raise TaskSetClosed(f"{self.name} is closed")
         scope = anyio.CancelScope()
-        self._scopes.add(scope)
+        self._scopes[scope] = None
         self._group.start_soon(self._run, scope, func, args, name=name or self.name)
         return scope
 
     async def _run(
         self, scope: anyio.CancelScope, func: Callable[..., Awaitable[Any]], args: tuple[Any, ...]
     ) -> None:
+        self._scopes[scope] = anyio.get_current_task().id
         try:
             with scope:
                 await func(*args)
         except Exception:
             log.exception("%s: task %r failed", self.name, func)
         finally:
-            self._scopes.discard(scope)
-            if not self._scopes and self._drained is not None:
-                self._drained.set()
+            del self._scopes[scope]
+            self._wake_closers()
+
+    def _wake_closers(self) -> None:
+        for waiter in list(self._waiters):
+            done, own = waiter
+            if all(scope is own for scope in self._scopes):
+                self._waiters.remove(waiter)
+                done.set()
 
     async def aclose(self) -> None:
-        """Cancel every task and wait until all have finished. Idempotent."""
+        """Cancel every task and wait until all have finished. Idempotent.
+
+        Called from inside one of this set's own tasks, it cancels that task
+        too but does not wait for it (a task cannot outlive its own wait). The
+        wait is shielded: a cancelled closer still lets every task finish.
+        """
         self._closed = True
-        if not self._scopes:
-            return
-        if self._drained is None:
-            self._drained = anyio.Event()
+        current = anyio.get_current_task().id
+        own = next((scope for scope, task in self._scopes.items() if task == current), None)
         for scope in list(self._scopes):
             scope.cancel()
+        if all(scope is own for scope in self._scopes):
+            return
+        done = anyio.Event()
+        self._waiters.append((done, own))
         with anyio.CancelScope(shield=True):
-            await self._drained.wait()
+            await done.wait()

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
     from .store import SessionStore
 
 __all__ = [
+    "DuplicateTool",
     "Tool",
     "ToolArguments",
     "ToolCall",
@@ -202,6 +203,20 @@ def _parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
     return raw
 
 
+def _validate_arguments(tool: Tool[Any], raw: str | dict[str, Any]) -> BaseModel:
+    """Parse and validate in JSON mode: arguments arrive as JSON, so strict fields
+    such as enums and dates must accept their JSON spellings."""
+    parsed = _parse_arguments(raw)
+    try:
+        text = json.dumps(parsed, allow_nan=False)
+    except (TypeError, ValueError) as error:
+        raise ToolError("invalid_arguments", f"arguments are not JSON: {error}") from None
+    try:
+        return tool.arguments.model_validate_json(text)
+    except ValidationError as error:
+        raise ToolError("invalid_arguments", _describe(error)) from None
+
+
 async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
     """Run one call through the pipeline; never raises except on cancellation."""
     tool = registry.get(call.name)
@@ -209,11 +224,7 @@ async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) 
         if tool is None:
             known = ", ".join(registry.names()) or "none"
             raise ToolError("unknown_tool", f"no tool named {call.name!r} (available: {known})")
-        raw = _parse_arguments(call.arguments)
-        try:
-            args = tool.arguments.model_validate(raw)
-        except ValidationError as error:
-            raise ToolError("invalid_arguments", _describe(error)) from None
+        args = _validate_arguments(tool, call.arguments)
         value = await tool.run(args, ctx)
         try:
             value = _JSON.validate_python(value, strict=True)

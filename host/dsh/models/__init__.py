@@ -1,5 +1,26 @@
-"""Model adapters: `absent`, `demo`, `scripted`, `openai` (see `base` for the interface)."""
+"""Model adapters: `absent`, `demo`, `scripted`, `openai` (see `base` for the interface).
 
+`resolve_model(spec)` turns a `--model` spec into an adapter (see `registry`).
+"""
+
+from .absent import AbsentModel
 from .base import DeltaSink, Message, ModelAdapter, ModelError, ModelReply, ModelRequest
+from .demo import DemoModel
+from .registry import MODEL_CHOICES, ModelChoice, resolve_model
+from .scripted import ScriptedModel, ScriptError
 
-__all__ = ["DeltaSink", "Message", "ModelAdapter", "ModelError", "ModelReply", "ModelRequest"]
+__all__ = [
+    "MODEL_CHOICES",
+    "AbsentModel",
+    "DeltaSink",
+    "DemoModel",
+    "Message",
+    "ModelAdapter",
+    "ModelChoice",
+    "ModelError",
+    "ModelReply",
+    "ModelRequest",
+    "ScriptError",
+    "ScriptedModel",
+    "resolve_model",
+]

@@ -17,6 +17,11 @@ __all__ = ["FakeClock"]
 
 
 class FakeClock:
+    """A `Clock` whose time moves only through `advance()` and `jump_wall()`.
+
+    `sleeps` records every requested sleep, in order, for assertions.
+    """
+
     def __init__(self, wall_ms: int = 1_767_225_600_000) -> None:
         self._wall_ms = wall_ms
         self._elapsed = 0.0
@@ -37,17 +42,32 @@ class FakeClock:
         return sum(1 for _, _, event in self._sleepers if not event.is_set())
 
     async def sleep(self, seconds: float) -> None:
+        """Wait until `advance()` has moved elapsed time `seconds` past now.
+
+        A sleep of zero or less returns after one checkpoint. A cancelled
+        sleep is forgotten (it no longer counts in `sleeping`).
+        """
         self.sleeps.append(seconds)
         event = anyio.Event()
-        heapq.heappush(
-            self._sleepers, (self._elapsed + max(seconds, 0.0), next(self._order), event)
-        )
+        entry = (self._elapsed + max(seconds, 0.0), next(self._order), event)
+        heapq.heappush(self._sleepers, entry)
         if seconds <= 0:
             self._wake()
-        await event.wait()
+        try:
+            await event.wait()
+        finally:
+            if not event.is_set():
+                self._sleepers.remove(entry)
+                heapq.heapify(self._sleepers)
 
     def advance(self, seconds: float) -> None:
-        """Move wall and elapsed time forward by `seconds` and wake due sleepers."""
+        """Move wall and elapsed time forward by `seconds` and wake due sleepers.
+
+        Raises `ValueError` for a negative step: elapsed time never goes back
+        (use `jump_wall` to move only the wall clock backwards).
+        """
+        if seconds < 0:
+            raise ValueError("FakeClock.advance: elapsed time cannot go back; use jump_wall")
         self._elapsed += seconds
         self._wall_ms += round(seconds * 1000)
         self._wake()

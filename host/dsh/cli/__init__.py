@@ -1,0 +1,28 @@
+"""The `dsh` command line (public entry point `dsh.cli:main`).
+
+`COMMANDS` is the registry of top-level subcommands, in help order; each lives
+in its own module with a `COMMAND` (see `dsh.cli.app` for the contract).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TextIO
+
+from .app import Command, CommandError, Streams, dispatch
+from .plugins import COMMAND as PLUGINS
+from .sessions import COMMAND as SESSIONS
+
+__all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
+
+COMMANDS: tuple[Command, ...] = (PLUGINS, SESSIONS)
+
+
+def main(
+    argv: Sequence[str] | None = None,
+    *,
+    stdout: TextIO | None = None,
+    stderr: TextIO | None = None,
+) -> int:
+    """Run `dsh` with `argv` (default: the process arguments); returns the exit code."""
+    return dispatch(COMMANDS, argv, stdout=stdout, stderr=stderr)

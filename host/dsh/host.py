@@ -1,0 +1,424 @@
+"""The Host: the composition root of one dsh process (or one test).
+
+A Host owns the process-wide task group, the `SessionStore`, the persistence
+coordinator, the pluggy `PluginManager` with its loader, and every live
+Session's agent. It is an async context manager:
+
+    async with Host(backend=JsonlBackend(data_dir), model=DemoModel()) as host:
+        agent = await host.create_session()
+
+Every agent that becomes live (new Session, resume, fork, child spawn) is
+*published* through `dsh_agent_published`, once, after its Session's storage
+acknowledged a flush. Reading a cold Session's stored log never publishes.
+Closing the Host closes every agent (flushing its Session), unloads the
+plugins newest first, and stops the coordinator.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import os
+import uuid
+from collections.abc import Sequence
+from contextlib import AsyncExitStack
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Any, Literal, Self
+
+import anyio
+import pluggy
+from anyio.abc import TaskGroup
+from pydantic import BaseModel, JsonValue
+
+from . import hookspecs
+from .agent import DEFAULT_MAX_STEPS, Agent
+from .clock import Clock, SystemClock
+from .loader import PluginLoader, PluginSpec
+from .models.base import ModelAdapter
+from .persistence.backend import Backend, StoredSession
+from .persistence.coordinator import PersistenceCoordinator
+from .plugins import ClientModule, PluginContext
+from .scope import Disposer, Scope
+from .session import Lineage, Session, SessionEvent, validate_session_id
+from .store import SessionStore
+
+__all__ = [
+    "Host",
+    "HostClosed",
+    "HostError",
+    "PersistenceUnavailable",
+    "PublishedModule",
+    "SessionNotFound",
+    "SessionSummary",
+]
+
+log = logging.getLogger(__name__)
+
+
+class HostError(Exception):
+    """A Host operation failed; the message says what and for which Session."""
+
+
+class HostClosed(HostError):
+    """The Host is not running."""
+
+
+class SessionNotFound(HostError, LookupError):
+    """No live or stored Session with that id."""
+
+
+class PersistenceUnavailable(HostError):
+    """A new Session's storage did not acknowledge its first flush."""
+
+
+@dataclass(frozen=True, slots=True)
+class SessionSummary:
+    """One row of the Session list."""
+
+    id: str
+    created_at: int
+    live: bool
+    length: int
+    lineage: Lineage | None
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        return {
+            "id": self.id,
+            "createdAt": self.created_at,
+            "live": self.live,
+            "length": self.length,
+            "lineage": None
+            if self.lineage is None
+            else self.lineage.model_dump(mode="json", by_alias=True),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedModule:
+    """A browser module contributed by a loaded plugin."""
+
+    plugin: str
+    module: ClientModule
+
+
+class Host:
+    """The composition root: store + persistence + plugins + agents."""
+
+    def __init__(
+        self,
+        *,
+        backend: Backend,
+        model: ModelAdapter,
+        plugins: Sequence[PluginSpec] = (),
+        clock: Clock | None = None,
+        cwd: str | None = None,
+        max_steps: int = DEFAULT_MAX_STEPS,
+    ) -> None:
+        self.clock: Clock = clock or SystemClock()
+        self.store = SessionStore(self.clock)
+        self.backend = backend
+        self.model = model
+        self.cwd = cwd or os.getcwd()
+        self.max_steps = max_steps
+        self.pm = pluggy.PluginManager(hookspecs.PROJECT)
+        self.pm.add_hookspecs(hookspecs)
+        self.scope = Scope("host")
+        self._plugin_specs = tuple(plugins)
+        self._agents: dict[str, Agent] = {}
+        self._stack: AsyncExitStack | None = None
+        self._group: TaskGroup | None = None
+        self._coordinator: PersistenceCoordinator | None = None
+        self._loader: PluginLoader | None = None
+        self._running = False
+
+    # -- lifecycle --------------------------------------------------------
+
+    async def __aenter__(self) -> Self:
+        stack = AsyncExitStack()
+        await stack.__aenter__()
+        try:
+            group = await stack.enter_async_context(anyio.create_task_group())
+            self._group = group
+            self._coordinator = PersistenceCoordinator(self.store, self.backend, group)
+            self._loader = PluginLoader(self.pm, self._plugin_context)
+            self._running = True
+            await self._loader.load_all(self._plugin_specs)
+        except BaseException:
+            self._running = False
+            await self._teardown()
+            await stack.__aexit__(None, None, None)
+            raise
+        self._stack = stack
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    async def aclose(self) -> None:
+        """Close every agent (flushing its Session), unload plugins, stop persistence."""
+        if self._stack is None:
+            return
+        stack, self._stack = self._stack, None
+        self._running = False
+        with anyio.CancelScope(shield=True):
+            await self._teardown()
+        assert self._group is not None
+        self._group.cancel_scope.cancel("host closing")
+        await stack.__aexit__(None, None, None)
+
+    async def _teardown(self) -> None:
+        for session_id in list(self._agents):
+            try:
+                await self.close_session(session_id)
+            except Exception:
+                log.exception("closing session %s failed", session_id)
+        if self._loader is not None:
+            await self._loader.aclose()
+        try:
+            await self.scope.aclose()
+        finally:
+            if self._coordinator is not None:
+                await self._coordinator.aclose()
+
+    def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext:
+        assert self._group is not None
+        return PluginContext(
+            name=name,
+            config=config,
+            scope=self.scope.child(f"plugin {name}"),
+            store=self.store,
+            clock=self.clock,
+            group=self._group,
+        )
+
+    @property
+    def loader(self) -> PluginLoader:
+        self._require_running()
+        assert self._loader is not None
+        return self._loader
+
+    @property
+    def coordinator(self) -> PersistenceCoordinator:
+        self._require_running()
+        assert self._coordinator is not None
+        return self._coordinator
+
+    def _require_running(self) -> None:
+        if not self._running:
+            raise HostClosed("the host is not running")
+
+    # -- agents -----------------------------------------------------------
+
+    def agent(self, session_id: str) -> Agent | None:
+        """The live agent of this Session, if it is live."""
+        return self._agents.get(session_id)
+
+    def agents(self) -> list[Agent]:
+        return list(self._agents.values())
+
+    async def create_session(
+        self, *, origin: Literal["web", "cli", "fork", "api"] = "web"
+    ) -> Agent:
+        """A new live Session and its root agent, stored before this returns."""
+        self._require_running()
+        session = Session.new(
+            self._new_id(), cwd=self.cwd, created_at=self.clock.wall_ms(), origin=origin
+        )
+        return await self._go_live(session, seed_end=0)
+
+    async def spawn_child(self, parent: Agent) -> Agent:
+        """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
+        self._require_running()
+        session = Session.new(
+            self._new_id(),
+            cwd=parent.session.header.cwd,
+            created_at=self.clock.wall_ms(),
+            origin="api",
+            delegation_depth=parent.session.header.depth + 1,
+        )
+        return await self._go_live(session, seed_end=0, parent=parent)
+
+    async def resume(self, session_id: str) -> tuple[Agent, bool]:
+        """Make a stored Session live. Returns `(agent, resumed)`.
+
+        Resuming a live Session is a no-op: `(its agent, False)`.
+        """
+        self._require_running()
+        validate_session_id(session_id)
+        live = self._agents.get(session_id)
+        if live is not None:
+            return live, False
+        stored = await self.read_stored(session_id)
+        session = Session.resume(stored.header, stored.events, resumed_at=self.clock.wall_ms())
+        return await self._go_live(session, seed_end=len(stored.events)), True
+
+    async def fork(self, session_id: str, at_seq: int | None = None) -> Agent:
+        """A new live child Session copying events `[0, at_seq)` of a live or cold Session."""
+        self._require_running()
+        validate_session_id(session_id)
+        live = self.store.find(session_id)
+        if live is not None:
+            header, events = live.header, list(live.events)
+        else:
+            stored = await self.read_stored(session_id)
+            header, events = stored.header, list(stored.events)
+        at = len(events) if at_seq is None else at_seq
+        if not 0 <= at <= len(events):
+            raise ValueError(
+                f"atSeq {at} is out of range for session {session_id} (0..{len(events)})"
+            )
+        child = Session.fork(header, events, self._new_id(), at=at, created_at=self.clock.wall_ms())
+        assert child.header.seed_length is not None
+        return await self._go_live(child, seed_end=child.header.seed_length)
+
+    async def close_session(self, session_id: str) -> None:
+        """Close the agent, flush the Session (best effort) and make it cold."""
+        agent = self._agents.pop(session_id, None)
+        if agent is None:
+            return
+        try:
+            await agent.aclose()
+        finally:
+            session = agent.session
+            try:
+                await self.store.flush(session)
+            except Exception:
+                log.exception("final flush of session %s failed", session_id)
+            self.store.close(session)
+
+    async def _go_live(
+        self, session: Session, *, seed_end: int, parent: Agent | None = None
+    ) -> Agent:
+        assert self._group is not None and self._coordinator is not None
+        close = self.store.open(session)
+        detach = self._coordinator.attach(session, seed_end=seed_end)
+        try:
+            durable = await self.store.flush(session)
+            if not durable:
+                raise PersistenceUnavailable(f"storage did not acknowledge session {session.id}")
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await _dispose(detach)
+                except Exception:
+                    log.warning("session %s was never stored", session.id, exc_info=True)
+            close()
+            raise
+        agent = Agent(
+            session=session,
+            store=self.store,
+            model=self.model,
+            group=self._group,
+            clock=self.clock,
+            parent=parent,
+            max_steps=self.max_steps,
+        )
+        agent.scope.add(detach)
+        self._agents[session.id] = agent
+        self._publish(agent)
+        return agent
+
+    def _publish(self, agent: Agent) -> None:
+        # Each plugin's failure is contained: one broken plugin must not keep
+        # the others from seeing the agent.
+        for impl in self.pm.hook.dsh_agent_published.get_hookimpls():
+            try:
+                impl.function(agent=agent)
+            except Exception:
+                log.exception(
+                    "plugin %s failed in dsh_agent_published for session %s",
+                    impl.plugin_name,
+                    agent.session.id,
+                )
+
+    def _new_id(self) -> str:
+        return uuid.uuid4().hex[:16]
+
+    # -- storage reads ----------------------------------------------------
+
+    async def read_stored(self, session_id: str) -> StoredSession:
+        """The stored log of a Session; never publishes an agent."""
+        validate_session_id(session_id)
+        stored = await self.backend.inspect(session_id)
+        if stored is None:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return stored
+
+    async def list_sessions(self) -> list[SessionSummary]:
+        """Every stored Session, newest first, with live ones marked."""
+        rows: dict[str, SessionSummary] = {}
+        for item in await self.backend.list():
+            live = self.store.find(item.id)
+            rows[item.id] = SessionSummary(
+                id=item.id,
+                created_at=item.created_at,
+                live=live is not None,
+                length=len(live) if live is not None else item.length,
+                lineage=item.lineage,
+            )
+        for session in self.store.live():
+            if session.id not in rows:
+                rows[session.id] = SessionSummary(
+                    session.id,
+                    session.header.created_at,
+                    True,
+                    len(session),
+                    session.header.lineage,
+                )
+        return sorted(rows.values(), key=lambda row: (row.created_at, row.id), reverse=True)
+
+    def summary(self, session: Session) -> SessionSummary:
+        return SessionSummary(
+            session.id,
+            session.header.created_at,
+            self.store.is_live(session),
+            len(session),
+            session.header.lineage,
+        )
+
+    # -- plugin contributions --------------------------------------------
+
+    def event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
+        """The first plugin view of a durable event, or None. Plugin failures are logged."""
+        try:
+            view = self.pm.hook.dsh_event_view(session=session, event=event)
+        except Exception:
+            log.exception("dsh_event_view failed for %s seq %d", session.id, event.seq)
+            return None
+        if view is not None and not isinstance(view, dict):
+            log.error("dsh_event_view returned %s, not a dict; ignored", type(view).__name__)
+            return None
+        return view
+
+    def client_modules(self) -> list[PublishedModule]:
+        """Browser modules from every loaded plugin, in load order."""
+        modules: list[PublishedModule] = []
+        for impl in self.pm.hook.dsh_client_modules.get_hookimpls():
+            try:
+                result: Any = impl.function()
+                contributed: list[object] = list(result or ())
+            except Exception:
+                log.exception("plugin %s failed in dsh_client_modules", impl.plugin_name)
+                continue
+            for module in contributed:
+                if not isinstance(module, ClientModule):
+                    log.error(
+                        "plugin %s returned %r from dsh_client_modules; expected ClientModule",
+                        impl.plugin_name,
+                        module,
+                    )
+                    continue
+                modules.append(PublishedModule(impl.plugin_name, module))
+        return modules
+
+
+async def _dispose(disposer: Disposer) -> None:
+    result = disposer()
+    if inspect.isawaitable(result):
+        await result

@@ -1,0 +1,266 @@
+"""`OpenAIAdapter`: a `ModelAdapter` for any OpenAI-compatible chat-completions server.
+
+One `complete()` is one `POST {base_url}/chat/completions`, streamed (SSE)
+when the caller passes `on_delta`, retried per `RetryPolicy`. Errors are
+`ModelError`s with these codes:
+
+- `model_auth_failed` — HTTP 401/403 (never retried);
+- `model_request_rejected` — any other 4xx except 408/409/429, or a redirect
+  (the server's own message is included);
+- `model_rate_limited` — HTTP 429 after the last retry, or a `Retry-After`
+  longer than the policy's cap;
+- `model_unavailable` — 5xx/408/409 after the last retry, transport failures
+  and timeouts, a stream that broke after text was passed on, a server error
+  reported inside the stream, or a closed adapter;
+- `bad_response` — a body or chunk that is not the protocol.
+
+Cancelling the calling task cancels the request and closes its connection.
+The API key is sent only in the `Authorization` header and is removed from
+every message this adapter produces.
+"""
+
+from __future__ import annotations
+
+import logging
+import random
+from collections.abc import Mapping
+from types import TracebackType
+from typing import Any, Self
+
+import httpx
+
+from ...clock import Clock, SystemClock
+from ..base import DeltaSink, ModelError, ModelReply, ModelRequest
+from .config import OpenAIConfig, resolve_config
+from .request import build_body
+from .response import ReplyBuilder, error_detail, parse_chunk, parse_completion, snippet
+from .retry import RetryPolicy, is_retryable_status, retry_after_seconds
+from .sse import server_events
+
+__all__ = ["OpenAIAdapter"]
+
+log = logging.getLogger(__name__)
+
+_KEY_HINT = "Check the key in DSH_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY."
+
+
+class _Retryable(Exception):
+    """One attempt failed in a way that may pass when asked again."""
+
+    def __init__(self, code: str, message: str, retry_after: float | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.retry_after = retry_after
+
+
+class _Progress:
+    """Whether any part of the reply was passed on (then nothing may be retried)."""
+
+    __slots__ = ("delivered",)
+
+    def __init__(self) -> None:
+        self.delivered = False
+
+
+class OpenAIAdapter:
+    """Talks to one OpenAI-compatible server; reuse one instance, `aclose()` it at the end.
+
+    Raises `ModelConfigError` when `config` has no key for a remote server.
+    `clock` paces retries (tests pass a `FakeClock`); `rng` draws the jitter.
+    """
+
+    name = "openai"
+
+    def __init__(
+        self,
+        config: OpenAIConfig,
+        *,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+        policy: RetryPolicy | None = None,
+    ) -> None:
+        config.require_key()
+        self.config = config
+        self.clock: Clock = clock or SystemClock()
+        self.policy = policy or RetryPolicy()
+        self._rng = rng or random.Random()
+        self._key = config.api_key.get_secret_value()
+        headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
+        self._client = httpx.AsyncClient(
+            headers=headers,
+            timeout=httpx.Timeout(
+                connect=config.connect_timeout,
+                read=config.read_timeout,
+                write=config.read_timeout,
+                pool=config.connect_timeout,
+            ),
+            # Proxy variables are meant for the outside world, not for a model on this machine.
+            trust_env=not config.loopback,
+        )
+
+    @classmethod
+    def from_env(
+        cls,
+        overrides: Mapping[str, Any] | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+        clock: Clock | None = None,
+        rng: random.Random | None = None,
+    ) -> OpenAIAdapter:
+        """An adapter configured by `resolve_config(overrides, env=env)` (see `config`)."""
+        return cls(resolve_config(overrides, env=env), clock=clock, rng=rng)
+
+    def __repr__(self) -> str:
+        return f"<OpenAIAdapter {self.config.model} at {self.config.base_url}>"
+
+    async def aclose(self) -> None:
+        """Close the connection pool; later calls fail with `model_unavailable`."""
+        await self._client.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        await self.aclose()
+
+    # -- one completion ----------------------------------------------------
+
+    async def complete(
+        self, request: ModelRequest, on_delta: DeltaSink | None = None
+    ) -> ModelReply:
+        """Answer `request`, streaming text to `on_delta` when given. Raises `ModelError`."""
+        body = build_body(request, model=self.config.model, stream=on_delta is not None)
+        retry = 0
+        while True:
+            try:
+                return await self._attempt(body, on_delta)
+            except ModelError as error:
+                if self._key and self._key in error.message:
+                    raise ModelError(error.code, self._redact(error.message)) from None
+                raise
+            except _Retryable as failure:
+                attempts = retry + 1
+                delay = None
+                if retry < self.config.max_retries:
+                    delay = self.policy.delay(retry, self._rng, failure.retry_after)
+                if delay is None:
+                    raise ModelError(failure.code, self._giving_up(failure, attempts)) from None
+                log.warning(
+                    "model request failed (%s); retry %d of %d in %.2f s",
+                    failure.message,
+                    attempts,
+                    self.config.max_retries,
+                    delay,
+                )
+                await self.clock.sleep(delay)
+                retry = attempts
+
+    def _giving_up(self, failure: _Retryable, attempts: int) -> str:
+        if failure.retry_after is not None and failure.retry_after > self.policy.retry_after_cap:
+            return (
+                f"{failure.message}; the server asks to wait {failure.retry_after:.0f} s, "
+                f"longer than dsh waits ({self.policy.retry_after_cap:.0f} s)"
+            )
+        return f"{failure.message} (gave up after {attempts} attempt{'s' * (attempts > 1)})"
+
+    async def _attempt(self, body: dict[str, Any], on_delta: DeltaSink | None) -> ModelReply:
+        """One request. Raises `_Retryable` only while nothing was passed to `on_delta`."""
+        progress = _Progress()
+        if self._client.is_closed:
+            raise ModelError("model_unavailable", f"{self!r} is closed")
+        try:
+            async with self._client.stream("POST", self.config.endpoint, json=body) as response:
+                if not response.is_success:
+                    await response.aread()
+                    raise self._status_error(response)
+                if "text/event-stream" in response.headers.get("content-type", ""):
+                    return await self._read_stream(response, on_delta, progress)
+                await response.aread()
+                reply = parse_completion(response.text)
+        except httpx.DecodingError as error:
+            raise ModelError("bad_response", f"the reply could not be decoded: {error}") from None
+        except httpx.TransportError as error:
+            reason = f"{type(error).__name__}: {error}".rstrip(": ")
+            where = self.config.base_url
+            if progress.delivered:
+                raise ModelError(
+                    "model_unavailable",
+                    f"the connection to {where} broke while streaming: {reason}",
+                ) from None
+            raise _Retryable(
+                "model_unavailable", f"could not reach the model server at {where}: {reason}"
+            ) from None
+        if on_delta is not None and reply.text:
+            on_delta(reply.text)
+        return reply
+
+    async def _read_stream(
+        self, response: httpx.Response, on_delta: DeltaSink | None, progress: _Progress
+    ) -> ModelReply:
+        builder = ReplyBuilder()
+        finished = False
+        async for event in server_events(response.aiter_lines()):
+            if event.data.strip() == "[DONE]":
+                finished = True
+                break
+            if event.name == "error":
+                raise ModelError(
+                    "model_unavailable",
+                    f"the server reported an error while streaming: {snippet(event.data)}",
+                )
+            choice = parse_chunk(event.data).first
+            if choice is None:
+                continue
+            finished = finished or choice.finish_reason is not None
+            delta = choice.delta
+            if delta is None:
+                continue
+            for fragment in delta.tool_calls or ():
+                builder.add_tool_call(fragment)
+            if delta.content:
+                progress.delivered = True
+                builder.add_text(delta.content)
+                if on_delta is not None:
+                    on_delta(delta.content)
+        if not finished:
+            raise ModelError(
+                "bad_response",
+                "the stream ended before the reply was complete (no finish_reason, no [DONE])",
+            )
+        return builder.reply()
+
+    def _status_error(self, response: httpx.Response) -> Exception:
+        status = response.status_code
+        detail = self._redact(error_detail(response.text))
+        where = f"the model server at {self.config.base_url}"
+        answered = f"{where} answered HTTP {status} {response.reason_phrase}".rstrip()
+        if status in (401, 403):
+            return ModelError(
+                "model_auth_failed",
+                f"{where} refused the API key (HTTP {status}: {detail}). {_KEY_HINT}",
+            )
+        if is_retryable_status(status):
+            return _Retryable(
+                "model_rate_limited" if status == 429 else "model_unavailable",
+                f"{answered}: {detail}",
+                retry_after_seconds(response.headers, self.clock.wall_ms()),
+            )
+        hint = ""
+        if status == 404:
+            hint = (
+                f" Check DSH_MODEL_BASE_URL ({self.config.base_url}) and "
+                f"DSH_MODEL ({self.config.model})."
+            )
+        return ModelError(
+            "model_request_rejected",
+            f"{where} rejected the request (HTTP {status}: {detail}).{hint}",
+        )
+
+    def _redact(self, text: str) -> str:
+        return text.replace(self._key, "***") if self._key else text

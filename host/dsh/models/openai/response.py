@@ -1,0 +1,218 @@
+"""Reading chat-completions answers: whole JSON replies, streamed chunks, error bodies.
+
+The server's JSON is foreign data: the models below read only the fields dsh
+uses and ignore the rest (servers add their own), but the fields they read are
+strictly typed, and anything malformed is a `ModelError("bad_response")` that
+says what was wrong. Only the first choice is used.
+
+Streamed tool calls arrive as fragments keyed by `index`: the first fragment
+of a call carries its `id` and function `name`, later ones append to its
+`arguments`. Servers that omit `index` are followed by `id` (a new id starts a
+new call; no id continues the latest). Calls come out ordered by index, with
+their arguments as the raw text the model produced, valid JSON or not.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from ...tools import ToolCall
+from ..base import ModelError, ModelReply
+
+__all__ = ["Chunk", "ReplyBuilder", "error_detail", "parse_chunk", "parse_completion", "snippet"]
+
+_SNIPPET = 300
+
+
+class _Foreign(BaseModel):
+    model_config = ConfigDict(strict=True, extra="ignore", frozen=True)
+
+
+class _Function(_Foreign):
+    name: str | None = None
+    arguments: str | dict[str, Any] | None = None
+
+
+class _ToolCall(_Foreign):
+    index: int | None = None
+    id: str | None = None
+    function: _Function | None = None
+
+
+class _Message(_Foreign):
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _Choice(_Foreign):
+    index: int = 0
+    message: _Message
+
+
+class _Completion(_Foreign):
+    choices: list[_Choice]
+
+
+class _Delta(_Foreign):
+    content: str | None = None
+    tool_calls: list[_ToolCall] | None = None
+
+
+class _ChunkChoice(_Foreign):
+    index: int = 0
+    delta: _Delta | None = None
+    finish_reason: str | None = None
+
+
+class Chunk(_Foreign):
+    """One streamed `chat.completion.chunk` (usage-only chunks have no choices)."""
+
+    choices: list[_ChunkChoice] = []
+
+    @property
+    def first(self) -> _ChunkChoice | None:
+        return next((choice for choice in self.choices if choice.index == 0), None)
+
+
+def snippet(text: str) -> str:
+    """`text` stripped and cut to a length that fits in an error message."""
+    text = text.strip()
+    return text if len(text) <= _SNIPPET else f"{text[:_SNIPPET]}…"
+
+
+def _describe(error: ValidationError) -> str:
+    return "; ".join(
+        f"{'.'.join(str(part) for part in item['loc']) or 'body'}: {item['msg']}"
+        for item in error.errors(include_url=False)
+    )
+
+
+def _json(text: str, what: str) -> Any:
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError:
+        raise ModelError("bad_response", f"{what} is not JSON: {snippet(text)!r}") from None
+
+
+def _server_error(data: Any) -> str | None:
+    """The message of an `{"error": ...}` object, if `data` is one."""
+    error = data.get("error") if isinstance(data, dict) else None
+    if error is None:
+        return None
+    if isinstance(error, dict) and isinstance(error.get("message"), str):
+        return str(error["message"])
+    return error if isinstance(error, str) else snippet(json.dumps(error))
+
+
+def parse_completion(text: str) -> ModelReply:
+    """A whole (non-streamed) reply. Raises `ModelError("bad_response")`."""
+    data = _json(text, "the reply")
+    try:
+        completion = _Completion.model_validate(data)
+    except ValidationError as error:
+        raise ModelError("bad_response", f"the reply is malformed: {_describe(error)}") from None
+    choice = next((choice for choice in completion.choices if choice.index == 0), None)
+    if choice is None:
+        raise ModelError("bad_response", "the reply has no choices")
+    builder = ReplyBuilder()
+    builder.add_text(choice.message.content or "")
+    for position, call in enumerate(choice.message.tool_calls or ()):
+        builder.add_tool_call(call.model_copy(update={"index": position}))
+    return builder.reply()
+
+
+def parse_chunk(text: str) -> Chunk:
+    """One streamed chunk. A chunk that reports a server error, or is malformed,
+    raises `ModelError` (`model_unavailable` or `bad_response`)."""
+    data = _json(text, "a streamed chunk")
+    message = _server_error(data)
+    if message is not None:
+        raise ModelError(
+            "model_unavailable", f"the server reported an error while streaming: {message}"
+        )
+    try:
+        return Chunk.model_validate(data)
+    except ValidationError as error:
+        raise ModelError(
+            "bad_response", f"a streamed chunk is malformed: {_describe(error)}"
+        ) from None
+
+
+def error_detail(body: str) -> str:
+    """The human part of an error response body (OpenAI, Ollama, vLLM, FastAPI styles)."""
+    try:
+        data = json.loads(body)
+    except json.JSONDecodeError:
+        return snippet(body) or "(empty body)"
+    message = _server_error(data)
+    if message is None and isinstance(data, dict):
+        found = data.get("message", data.get("detail"))
+        message = found if isinstance(found, str) else None
+    return snippet(message if message is not None else body)
+
+
+@dataclass(slots=True)
+class _Slot:
+    id: str = ""
+    name: str = ""
+    arguments: list[str] = field(default_factory=list)
+
+
+class ReplyBuilder:
+    """Accumulates text and tool-call fragments into the final `ModelReply`."""
+
+    def __init__(self) -> None:
+        self._text: list[str] = []
+        self._slots: dict[int, _Slot] = {}
+        self._latest: int | None = None
+
+    def add_text(self, text: str) -> None:
+        self._text.append(text)
+
+    def add_tool_call(self, fragment: _ToolCall) -> None:
+        """Merge one (possibly partial) tool call into its slot."""
+        key = self._key(fragment)
+        slot = self._slots.setdefault(key, _Slot())
+        self._latest = key
+        if fragment.id and not slot.id:
+            slot.id = fragment.id
+        function = fragment.function
+        if function is None:
+            return
+        if function.name and not slot.name:
+            slot.name = function.name
+        arguments = function.arguments
+        if isinstance(arguments, dict):
+            slot.arguments.append(json.dumps(arguments, ensure_ascii=False))
+        elif arguments:
+            slot.arguments.append(arguments)
+
+    def _key(self, fragment: _ToolCall) -> int:
+        if fragment.index is not None:
+            return fragment.index
+        if fragment.id:
+            for key, slot in self._slots.items():
+                if slot.id == fragment.id:
+                    return key
+            return max(self._slots, default=-1) + 1
+        return self._latest if self._latest is not None else 0
+
+    def reply(self) -> ModelReply:
+        """The whole reply. Raises `ModelError("bad_response")` for a call without a name."""
+        calls = []
+        for key in sorted(self._slots):
+            slot = self._slots[key]
+            if not slot.name:
+                raise ModelError(
+                    "bad_response", f"tool call {key} in the reply has no function name"
+                )
+            calls.append(
+                ToolCall(
+                    id=slot.id or f"call_{key}", name=slot.name, arguments="".join(slot.arguments)
+                )
+            )
+        return ModelReply(text="".join(self._text), tool_calls=tuple(calls))

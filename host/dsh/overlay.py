@@ -1,0 +1,271 @@
+"""Overlays (public format): which plugins a Host loads, with their configuration.
+
+An overlay is a TOML file, conventionally `overlays/<name>/overlay.toml`:
+
+```toml
+[host]                       # optional host settings
+model = "demo"               # a model adapter: demo | absent | openai | scripted:PATH
+
+[plugins.tool-schedule]      # a plugin by entry-point name; the table is its config
+# distribution = "dsh-tool-schedule"   reserved key: where the plugin ships
+
+[plugins.client-ui-schedule]
+```
+
+The overlay is the allowlist: only the plugins it names are loaded, in file
+order, and no overlay at all (`Overlay.default()`) loads none. Every value is
+parsed strictly (unknown keys and wrong types are errors); a problem raises
+`OverlayError`, which names the file and the offending key path. A relative
+`scripted:` model path is resolved against the overlay's directory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import MappingProxyType
+from typing import Annotated, Any
+
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    ValidationError,
+    field_validator,
+)
+from pydantic_core import ErrorDetails
+
+from .models.registry import MODEL_CHOICES
+
+__all__ = [
+    "OVERLAY_FILE",
+    "HostSettings",
+    "Overlay",
+    "OverlayError",
+    "PluginSpec",
+    "error_message",
+    "key_path",
+    "load_overlay",
+    "parse_overlay",
+    "validate_model",
+]
+
+OVERLAY_FILE = "overlay.toml"
+_SCRIPTED = "scripted:"
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+# Entry-point names become URL segments (`/plugins/<name>/...`), so keep them tame.
+_PLUGIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
+# PEP 508 distribution names.
+_DISTRIBUTION_NAME = re.compile(r"[A-Za-z0-9]([A-Za-z0-9._-]*[A-Za-z0-9])?")
+
+
+def _plugin_name(value: str) -> str:
+    if _PLUGIN_NAME.fullmatch(value) is None:
+        raise ValueError(
+            "not a plugin name: expected 1-64 letters, digits, '.', '_' or '-', "
+            "starting with a letter or digit"
+        )
+    return value
+
+
+def _distribution_name(value: str) -> str:
+    if _DISTRIBUTION_NAME.fullmatch(value) is None:
+        raise ValueError(
+            "not a distribution name: expected letters, digits, '.', '_' or '-', "
+            "starting and ending with a letter or digit"
+        )
+    return value
+
+
+def validate_model(value: str) -> str:
+    """Return `value` if it names a known model adapter (`dsh.models.registry`), else raise.
+
+    Only the name before any `:` is checked here; the adapter's own argument
+    (such as the script of `scripted:PATH`) is checked when the host builds
+    it. Raises `ValueError` listing the choices. The overlay's `[host] model`
+    and the command line's `--model` share this rule.
+    """
+    name = value.strip().partition(":")[0]
+    if name in MODEL_CHOICES:
+        return value
+    valid = ", ".join(choice.usage for choice in MODEL_CHOICES.values())
+    raise ValueError(f"unknown model {value!r}; choose one of: {valid}")
+
+
+class OverlayError(ValueError):
+    """An overlay that cannot be read or is not valid.
+
+    `path` is the overlay file; `problems` holds `(location, message)` pairs,
+    where a location is a TOML key path such as `plugins.tool-schedule.distribution`
+    (empty for problems with the whole file); `plugin` is the plugin the
+    problems belong to, when they all belong to one.
+    """
+
+    def __init__(
+        self, path: Path | None, problems: list[tuple[str, str]], plugin: str | None = None
+    ) -> None:
+        where = str(path) if path is not None else "<overlay>"
+        lines = [f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}" for loc, msg in problems]
+        super().__init__("\n".join(lines))
+        self.path = path
+        self.problems = tuple(problems)
+        self.plugin = plugin
+
+
+@dataclass(frozen=True, slots=True)
+class HostSettings:
+    """The overlay's `[host]` table. `model` is None when the overlay leaves it to the host."""
+
+    model: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class PluginSpec:
+    """One plugin an overlay enables.
+
+    `config` is the plugin's table without the reserved `distribution` key;
+    `distribution` is where the plugin ships, if the overlay says so; `source`
+    is the overlay file that named it (used in error messages).
+    """
+
+    name: str
+    config: Mapping[str, Any] = field(default_factory=lambda: MappingProxyType({}))
+    distribution: str | None = None
+    source: Path | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """A parsed overlay: host settings and the plugins to load, in file order."""
+
+    path: Path | None
+    host: HostSettings
+    plugins: tuple[PluginSpec, ...]
+
+    @classmethod
+    def default(cls) -> Overlay:
+        """The default tree: no overlay, so no plugin is loaded even if installed."""
+        return cls(path=None, host=HostSettings(), plugins=())
+
+
+_TABLE = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+_PluginName = Annotated[str, AfterValidator(_plugin_name)]
+
+
+class _HostTable(BaseModel):
+    model_config = _TABLE
+
+    model: str | None = None
+
+    @field_validator("model")
+    @classmethod
+    def _known_model(cls, value: str | None) -> str | None:
+        return None if value is None else validate_model(value)
+
+
+class _PluginTable(BaseModel):
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
+    distribution: Annotated[str, AfterValidator(_distribution_name)] | None = None
+
+
+class _OverlayFile(BaseModel):
+    model_config = _TABLE
+
+    host: _HostTable = Field(default_factory=_HostTable)
+    plugins: dict[_PluginName, _PluginTable] = Field(default_factory=dict)
+
+
+def load_overlay(path: str | Path) -> Overlay:
+    """Read and parse the overlay at `path` (the file, or a directory holding `overlay.toml`).
+
+    Raises `OverlayError` naming the file when it cannot be read, is not valid
+    TOML (with tomllib's line and column), or does not match the format.
+    """
+    file = Path(path)
+    if file.is_dir():
+        file = file / OVERLAY_FILE
+    try:
+        text = file.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as error:
+        raise OverlayError(file, [("", f"cannot read overlay: {error}")]) from error
+    return parse_overlay(text, file)
+
+
+def parse_overlay(text: str, path: Path | None = None) -> Overlay:
+    """Parse overlay TOML `text`; `path` is used in errors and to resolve relative paths."""
+    try:
+        raw = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as error:
+        raise OverlayError(path, [("", f"invalid TOML: {error}")]) from error
+    try:
+        parsed = _OverlayFile.model_validate(raw)
+    except ValidationError as error:
+        raise _invalid(path, error) from error
+    return Overlay(
+        path=path,
+        host=HostSettings(model=_resolve_model(parsed.host.model, path)),
+        plugins=tuple(_spec(name, table, path) for name, table in parsed.plugins.items()),
+    )
+
+
+def _spec(name: str, table: _PluginTable, path: Path | None) -> PluginSpec:
+    return PluginSpec(
+        name=name,
+        config=MappingProxyType(dict(table.model_extra or {})),
+        distribution=table.distribution,
+        source=path,
+    )
+
+
+def _resolve_model(model: str | None, path: Path | None) -> str | None:
+    if model is None or path is None or not model.startswith(_SCRIPTED):
+        return model
+    script = model[len(_SCRIPTED) :].strip()
+    if not script:
+        return model  # the adapter reports the missing script
+    resolved = Path(script).expanduser()
+    if not resolved.is_absolute():
+        resolved = path.parent / resolved
+    return f"{_SCRIPTED}{resolved}"
+
+
+def _invalid(path: Path | None, error: ValidationError) -> OverlayError:
+    details = error.errors(include_url=False)
+    plugins = {
+        str(detail["loc"][1])
+        for detail in details
+        if len(detail["loc"]) > 1 and detail["loc"][0] == "plugins"
+    }
+    return OverlayError(
+        path,
+        [
+            (key_path(_without_key_marker(detail["loc"])), error_message(detail))
+            for detail in details
+        ],
+        plugin=plugins.pop() if len(plugins) == 1 else None,
+    )
+
+
+def error_message(detail: ErrorDetails) -> str:
+    """A pydantic error's message, without the "Value error, " prefix of custom validators."""
+    return detail["msg"].removeprefix("Value error, ")
+
+
+def _without_key_marker(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
+    # pydantic locates a bad dict key as (..., key, "[key]"); the key path is enough.
+    return loc[:-1] if loc and loc[-1] == "[key]" else loc
+
+
+def key_path(parts: tuple[int | str, ...]) -> str:
+    """A TOML dotted key for `parts`, quoting parts that are not bare keys."""
+    return ".".join(
+        str(part) if _BARE_KEY.fullmatch(str(part)) else json.dumps(str(part)) for part in parts
+    )

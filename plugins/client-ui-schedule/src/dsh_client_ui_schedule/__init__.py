@@ -1,0 +1,7 @@
+"""dsh-client-ui-schedule: the browser renderer for `schedule/change` reminder receipts."""
+
+from __future__ import annotations
+
+from .plugin import MODULE_PATH, ScheduleUiPlugin
+
+__all__ = ["MODULE_PATH", "ScheduleUiPlugin"]

@@ -1,0 +1,235 @@
+from __future__ import annotations
+
+import argparse
+import io
+import runpy
+import sys
+from pathlib import Path
+
+import pytest
+
+from dsh.cli import COMMANDS, main
+from dsh.cli.app import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_USAGE,
+    Command,
+    CommandError,
+    Streams,
+    add_model_option,
+    add_overlay_option,
+    data_dir_of,
+    default_data_dir,
+    dispatch,
+    model_of,
+    overlay_of,
+)
+from dsh.overlay import Overlay, parse_overlay
+
+from .conftest import Cli
+
+
+def command(name: str, behaviour: BaseException | int) -> Command:
+    def configure(parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("--flag", action="store_true")
+
+        def run(args: argparse.Namespace, streams: Streams) -> int:
+            streams.line(f"{name} ran, flag={args.flag}")
+            if isinstance(behaviour, BaseException):
+                raise behaviour
+            return behaviour
+
+        parser.set_defaults(run=run)
+
+    return Command(name=name, help=f"the {name} command", configure=configure)
+
+
+def run(commands: list[Command], *argv: str) -> tuple[int, str, str]:
+    out, err = io.StringIO(), io.StringIO()
+    code = dispatch(commands, list(argv), stdout=out, stderr=err)
+    return code, out.getvalue(), err.getvalue()
+
+
+def test_help_lists_every_registered_command_on_stdout(dsh: Cli) -> None:
+    result = dsh("--help")
+
+    assert result.code == 0
+    assert result.out.startswith("usage: dsh ")
+    for registered in COMMANDS:
+        assert registered.name in result.out
+    assert result.err == ""
+
+
+@pytest.mark.parametrize(
+    "argv", [("plugins", "--help"), ("sessions", "--help"), ("sessions", "list", "--help")]
+)
+def test_every_command_has_help(dsh: Cli, argv: tuple[str, ...]) -> None:
+    result = dsh(*argv)
+
+    assert result.code == 0
+    assert result.out.startswith(f"usage: dsh {' '.join(argv[:-1])}")
+
+
+def test_no_command_is_a_usage_error(dsh: Cli) -> None:
+    result = dsh()
+
+    assert result.code == EXIT_USAGE
+    assert result.out == ""
+    assert result.err.startswith("usage: dsh ")
+    assert "the following arguments are required: COMMAND" in result.err
+
+
+def test_an_unknown_command_is_a_usage_error(dsh: Cli) -> None:
+    result = dsh("serve")
+
+    assert result.code == EXIT_USAGE
+    assert "invalid choice: 'serve'" in result.err
+
+
+def test_a_registered_command_is_parsed_and_run_with_its_exit_code() -> None:
+    code, out, err = run([command("alpha", 0), command("beta", 7)], "beta", "--flag")
+
+    assert (code, out, err) == (7, "beta ran, flag=True\n", "")
+
+
+def test_an_expected_failure_is_one_message_on_stderr_with_its_code() -> None:
+    failing = command("alpha", CommandError("it went wrong", code=EXIT_USAGE))
+
+    code, out, err = run([failing], "alpha")
+
+    assert code == EXIT_USAGE
+    assert out == "alpha ran, flag=False\n"
+    assert err == "dsh: error: it went wrong\n"
+
+
+def test_a_command_error_fails_with_exit_1_by_default() -> None:
+    code, _, err = run([command("alpha", CommandError("nope"))], "alpha")
+
+    assert code == EXIT_FAILURE
+    assert err == "dsh: error: nope\n"
+
+
+def test_an_interrupt_exits_130_without_a_traceback() -> None:
+    code, _, err = run([command("alpha", KeyboardInterrupt())], "alpha")
+
+    assert code == EXIT_INTERRUPTED
+    assert err == "dsh: interrupted\n"
+
+
+def test_an_unexpected_exception_keeps_its_traceback() -> None:
+    with pytest.raises(ZeroDivisionError):
+        run([command("alpha", ZeroDivisionError("bug"))], "alpha")
+
+
+def test_main_writes_to_the_process_streams_by_default(
+    dsh: Cli, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["--help"]) == 0
+    assert capsys.readouterr().out.startswith("usage: dsh ")
+
+
+def test_python_dash_m_dsh_cli_runs_the_command(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "argv", ["dsh", "--help"])
+
+    with pytest.raises(SystemExit) as caught:
+        runpy.run_module("dsh.cli", run_name="__main__")
+
+    assert caught.value.code == 0
+    assert "usage: dsh" in capsys.readouterr().out
+
+
+def test_a_table_aligns_its_columns_and_prints_nothing_without_rows() -> None:
+    out = io.StringIO()
+    streams = Streams(out, io.StringIO())
+
+    streams.table(["A", "BB"], [])
+    streams.table(["A", "BB"], [["long", "x"], ["s", "yyy"]])
+
+    assert out.getvalue() == "A     BB\nlong  x\ns     yyy\n"
+
+
+# -- the data directory -------------------------------------------------------------
+
+
+def test_the_data_directory_defaults_to_dsh_data_dir() -> None:
+    assert default_data_dir({"DSH_DATA_DIR": "/srv/dsh"}) == Path("/srv/dsh")
+
+
+def test_without_dsh_data_dir_the_data_directory_is_under_local_share(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+
+    assert default_data_dir({}) == tmp_path / ".local" / "share" / "dsh"
+    assert default_data_dir({"DSH_DATA_DIR": ""}) == tmp_path / ".local" / "share" / "dsh"
+
+
+def test_the_process_environment_is_read_when_none_is_given(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv("DSH_DATA_DIR", "/from/env")
+
+    assert default_data_dir() == Path("/from/env")
+
+
+def test_data_dir_option_wins_over_the_environment_and_expands_home(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("HOME", str(tmp_path))
+    given = argparse.Namespace(data_dir=Path("~/data"))
+    absent = argparse.Namespace(data_dir=None)
+
+    assert data_dir_of(given, {"DSH_DATA_DIR": "/env"}) == tmp_path / "data"
+    assert data_dir_of(absent, {"DSH_DATA_DIR": "/env"}) == Path("/env")
+
+
+# -- shared options for host commands ----------------------------------------------
+
+
+def model_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(exit_on_error=False)
+    add_model_option(parser)
+    add_overlay_option(parser)
+    return parser
+
+
+def test_the_model_option_overrides_the_overlay_which_overrides_the_default() -> None:
+    with_model = parse_overlay('[host]\nmodel = "absent"\n')
+    parser = model_parser()
+
+    assert model_of(parser.parse_args(["--model", "openai"]), with_model) == "openai"
+    assert model_of(parser.parse_args([]), with_model) == "absent"
+    assert model_of(parser.parse_args([]), Overlay.default()) == "demo"
+    assert model_of(parser.parse_args(["--model", "scripted:r.json"]), Overlay.default()) == (
+        "scripted:r.json"
+    )
+
+
+def test_an_unknown_model_option_is_rejected_with_the_choices() -> None:
+    with pytest.raises(argparse.ArgumentError) as caught:
+        model_parser().parse_args(["--model", "gpt"])
+
+    assert "choose one of: demo, absent, scripted:PATH, openai" in str(caught.value)
+
+
+def test_without_an_overlay_option_the_overlay_is_the_default_tree() -> None:
+    assert overlay_of(model_parser().parse_args([])) == Overlay.default()
+
+
+def test_the_overlay_option_loads_the_overlay(tmp_path: Path) -> None:
+    (tmp_path / "overlay.toml").write_text("[plugins.one]\n", encoding="utf-8")
+
+    overlay = overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))
+
+    assert [spec.name for spec in overlay.plugins] == ["one"]
+
+
+def test_an_invalid_overlay_option_is_a_command_error(tmp_path: Path) -> None:
+    (tmp_path / "overlay.toml").write_text("nonsense = 1\n", encoding="utf-8")
+
+    with pytest.raises(CommandError, match="nonsense: Extra inputs are not permitted") as caught:
+        overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))
+
+    assert caught.value.code == EXIT_FAILURE

@@ -1,0 +1,257 @@
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .conftest import Cli
+
+CREATED = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
+
+
+def header(session_id: str, **extra: Any) -> dict[str, Any]:
+    return {
+        "version": 1,
+        "id": session_id,
+        "cwd": "/work",
+        "createdAt": CREATED,
+        "origin": {"kind": "web"},
+        "lineage": None,
+        "delegationDepth": 0,
+        **extra,
+    }
+
+
+def event(seq: int, type: str, data: Any, time: int = CREATED) -> dict[str, Any]:
+    return {"seq": seq, "type": type, "time": time, "data": data}
+
+
+def line(record: dict[str, Any]) -> str:
+    return json.dumps(record, separators=(",", ":"), ensure_ascii=False) + "\n"
+
+
+def store(
+    data_dir: Path, head: dict[str, Any], events: list[dict[str, Any]], tail: str = ""
+) -> Path:
+    """Write one Session in the public JSONL format (README, "Storage format")."""
+    path = data_dir / "sessions" / f"{head['id']}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(line(head) + "".join(line(item) for item in events) + tail, encoding="utf-8")
+    return path
+
+
+CONVERSATION = [
+    event(
+        0,
+        "message/user",
+        {"text": "remind me in 10 seconds to stretch", "source": {"kind": "user"}},
+    ),
+    event(
+        1,
+        "message/assistant",
+        {
+            "text": "",
+            "toolCalls": [
+                {
+                    "id": "c1",
+                    "name": "schedule_create",
+                    "arguments": {"prompt": "stretch", "after_seconds": 10},
+                }
+            ],
+        },
+        time=CREATED + 5,
+    ),
+    event(
+        2,
+        "schedule/change",
+        {
+            "version": 1,
+            "change": "create",
+            "record": {
+                "id": "r1",
+                "kind": "after",
+                "prompt": "stretch",
+                "afterSeconds": 10,
+                "scheduledAt": "2026-01-01T00:00:10.000Z",
+            },
+        },
+    ),
+    event(3, "tool/result", {"callId": "c1", "name": "schedule_create", "value": {"id": "r1"}}),
+    event(4, "turn/end", {"status": "ok"}),
+]
+
+
+# -- list ----------------------------------------------------------------------------
+
+
+def test_sessions_list_shows_each_stored_session_by_id(dsh: Cli, tmp_path: Path) -> None:
+    store(tmp_path, header("beta"), CONVERSATION)
+    store(
+        tmp_path,
+        header("alpha", lineage={"parentId": "beta", "forkedAt": 2}, seedLength=3),
+        [*CONVERSATION[:2], event(2, "session/end-seed", {})],
+    )
+
+    result = dsh("sessions", "list", "--data-dir", str(tmp_path))
+
+    assert result.code == 0
+    assert result.err == ""
+    assert result.out.splitlines() == [
+        "ID     CREATED (UTC)             EVENTS  LINEAGE",
+        "alpha  2026-01-01T00:00:00.000Z  3       fork of beta (first 2 events)",
+        "beta   2026-01-01T00:00:00.000Z  5       -",
+    ]
+
+
+def test_sessions_list_reads_dsh_data_dir_by_default(
+    dsh: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    store(tmp_path, header("only"), [])
+    monkeypatch.setenv("DSH_DATA_DIR", str(tmp_path))
+
+    result = dsh("sessions", "list")
+
+    assert result.code == 0
+    assert result.out.splitlines()[1].split()[0] == "only"
+
+
+def test_sessions_list_of_an_empty_data_dir_says_so_and_creates_nothing(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "fresh"
+
+    result = dsh("sessions", "list", "--data-dir", str(data_dir))
+
+    assert result.code == 0
+    assert result.out == ""
+    assert result.err == f"no sessions in {data_dir}\n"
+    assert not data_dir.exists()
+
+
+def test_sessions_list_fails_on_a_corrupt_header_naming_the_file(dsh: Cli, tmp_path: Path) -> None:
+    path = tmp_path / "sessions" / "bad.jsonl"
+    path.parent.mkdir(parents=True)
+    path.write_text('{"version": 2}\n', encoding="utf-8")
+
+    result = dsh("sessions", "list", "--data-dir", str(tmp_path))
+
+    assert result.code == 1
+    assert result.err.startswith(f"dsh: error: {path}: line 1")
+    assert "Traceback" not in result.err
+
+
+def test_sessions_list_fails_cleanly_when_the_data_dir_is_not_a_directory(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("", encoding="utf-8")
+
+    result = dsh("sessions", "list", "--data-dir", str(not_a_directory))
+
+    assert result.code == 1
+    assert result.err.startswith("dsh: error: ")
+
+
+# -- show ----------------------------------------------------------------------------
+
+
+def test_sessions_show_prints_the_header_and_one_line_per_event(dsh: Cli, tmp_path: Path) -> None:
+    store(tmp_path, header("s1"), CONVERSATION)
+
+    result = dsh("sessions", "show", "s1", "--data-dir", str(tmp_path))
+
+    assert result.code == 0
+    assert result.err == ""
+    assert result.out.splitlines() == [
+        "session  s1",
+        "created  2026-01-01T00:00:00.000Z",
+        "origin   web",
+        "cwd      /work",
+        "lineage  -",
+        "depth    0",
+        "events   5",
+        "",
+        "0  2026-01-01T00:00:00.000Z  message/user       "
+        'user: "remind me in 10 seconds to stretch"',
+        "1  2026-01-01T00:00:00.005Z  message/assistant  "
+        '-> schedule_create({"prompt":"stretch","after_seconds":10})',
+        "2  2026-01-01T00:00:00.000Z  schedule/change    "
+        'create r1 after 10s (due 2026-01-01T00:00:10.000Z): "stretch"',
+        '3  2026-01-01T00:00:00.000Z  tool/result        schedule_create = {"id":"r1"}',
+        "4  2026-01-01T00:00:00.000Z  turn/end           ok",
+    ]
+
+
+def test_sessions_show_of_a_fork_names_its_parent_and_inherited_seed(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    store(
+        tmp_path,
+        header("child", lineage={"parentId": "s1", "forkedAt": 1}, seedLength=2),
+        [CONVERSATION[0], event(1, "session/end-seed", {})],
+    )
+
+    result = dsh("sessions", "show", "child", "--data-dir", str(tmp_path))
+
+    lines = result.out.splitlines()
+    assert "lineage  fork of s1 (first 1 events)" in lines
+    assert "seed     events 0-1 were inherited" in lines
+    assert lines[-1].endswith(
+        "session/end-seed  (end of the seed: a new live lifecycle starts here)"
+    )
+
+
+def test_sessions_show_notes_an_ignored_torn_tail(dsh: Cli, tmp_path: Path) -> None:
+    store(tmp_path, header("torn"), [CONVERSATION[0]], tail='{"seq":1,"type":"turn/en')
+
+    result = dsh("sessions", "show", "torn", "--data-dir", str(tmp_path))
+
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert "events     1" in lines
+    assert "torn tail  ignored (an incomplete last line, left by a crash)" in lines
+
+
+def test_sessions_show_of_a_session_without_events_prints_only_the_header(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    store(tmp_path, header("empty"), [])
+
+    result = dsh("sessions", "show", "empty", "--data-dir", str(tmp_path))
+
+    assert result.code == 0
+    assert result.out.splitlines()[-1] == "events   0"
+
+
+def test_sessions_show_of_an_unknown_id_fails_with_exit_1(dsh: Cli, tmp_path: Path) -> None:
+    result = dsh("sessions", "show", "nobody", "--data-dir", str(tmp_path))
+
+    assert result.code == 1
+    assert result.out == ""
+    assert result.err == f"dsh: error: no session 'nobody' in {tmp_path}\n"
+
+
+@pytest.mark.parametrize("bad", ["../etc/passwd", "a b", "-x", "x" * 65])
+def test_sessions_show_of_an_invalid_id_is_a_usage_error(
+    dsh: Cli, tmp_path: Path, bad: str
+) -> None:
+    result = dsh("sessions", "show", "--data-dir", str(tmp_path), "--", bad)
+
+    assert result.code == 2
+    assert result.out == ""
+    assert "argument ID: invalid session id" in result.err
+
+
+def test_sessions_show_fails_on_a_corrupt_line_naming_the_file_and_line(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    path = store(
+        tmp_path, header("broken"), [CONVERSATION[0]], tail="not json\n" + line(CONVERSATION[1])
+    )
+
+    result = dsh("sessions", "show", "broken", "--data-dir", str(tmp_path))
+
+    assert result.code == 1
+    assert result.err.startswith(f"dsh: error: {path}: line 3")

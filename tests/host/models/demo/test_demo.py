@@ -1,0 +1,292 @@
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import JsonValue
+
+from dsh.agent import Agent
+from dsh.models import DemoModel, Message, ModelAdapter, ModelRequest
+from dsh.models.demo import answer
+from dsh.session import Session
+from dsh.store import SessionStore
+from dsh.testing import FakeClock
+from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
+
+pytestmark = pytest.mark.anyio
+
+SCHEDULE = ("schedule_create", "schedule_list", "schedule_delete")
+
+
+def schema(name: str) -> dict[str, Any]:
+    return {"type": "function", "function": {"name": name, "parameters": {"type": "object"}}}
+
+
+def request(
+    text: str,
+    *,
+    tools: Sequence[str] = SCHEDULE,
+    source: dict[str, JsonValue] | None = None,
+    history: Sequence[Message] = (),
+) -> ModelRequest:
+    user = Message(role="user", text=text, source=source or {"kind": "user"})
+    return ModelRequest(messages=(*history, user), tools=[schema(name) for name in tools])
+
+
+# -- the pinned table: what the user says → what the model does --------------
+
+
+def create(prompt: str, seconds: int) -> tuple[str, dict[str, Any]]:
+    return "schedule_create", {"prompt": prompt, "after_seconds": seconds}
+
+
+TABLE: list[tuple[str, str, dict[str, Any]]] = [
+    ("remind me in 10 seconds to stretch", *create("stretch", 10)),
+    ("remind me to call mom in 5 minutes", *create("call mom", 300)),
+    ("in 2 hours remind me to check the oven", *create("check the oven", 7200)),
+    ("10秒后提醒我喝水", *create("喝水", 10)),
+    ("5分钟后提醒我开会", *create("开会", 300)),
+    ("list reminders", "schedule_list", {}),
+    ("列出提醒", "schedule_list", {}),
+    ("cancel reminder rem-7", "schedule_delete", {"id": "rem-7"}),
+    ("删除提醒 rem-7", "schedule_delete", {"id": "rem-7"}),
+]
+
+
+@pytest.mark.parametrize(("text", "name", "arguments"), TABLE)
+def test_each_pinned_request_becomes_its_tool_call(
+    text: str, name: str, arguments: dict[str, Any]
+) -> None:
+    reply = answer(request(text))
+
+    assert reply.tool_calls == (ToolCall("call_1", name, arguments),)
+    assert reply.text  # a short note accompanies the call
+
+
+@pytest.mark.parametrize(("text", "name", "arguments"), TABLE)
+def test_without_its_tool_a_reminder_request_says_reminders_are_not_enabled(
+    text: str, name: str, arguments: dict[str, Any]
+) -> None:
+    others = [tool for tool in SCHEDULE if tool != name]
+
+    for tools in ([], others):
+        reply = answer(request(text, tools=tools))
+        assert reply.tool_calls == ()
+        assert "dsh web --overlay overlays/web-schedule" in reply.text
+        chinese = any("\u4e00" <= char <= "\u9fff" for char in text)
+        expected = "此主机未启用提醒功能" if chinese else "Reminders are not enabled in this host"
+        assert reply.text.startswith(expected)
+
+
+def test_call_ids_count_every_earlier_call_in_the_conversation() -> None:
+    earlier = Message(
+        role="assistant", tool_calls=(ToolCall("call_1", "a", {}), ToolCall("call_2", "b", {}))
+    )
+
+    reply = answer(request("list reminders", history=[Message(role="user", text="x"), earlier]))
+
+    assert reply.tool_calls[0].id == "call_3"
+
+
+def test_an_unclear_reminder_request_explains_the_phrasing_when_enabled() -> None:
+    reply = answer(request("remind me to stretch"))
+
+    assert reply.tool_calls == ()
+    assert reply.text.startswith("I couldn't read that reminder.")
+
+
+def test_an_unclear_reminder_request_says_not_enabled_without_the_tools() -> None:
+    reply = answer(request("提醒我喝水", tools=[]))
+
+    assert reply.text.startswith("此主机未启用提醒功能")
+
+
+@pytest.mark.parametrize(
+    ("text", "marker"), [("hello", "I'm the dsh demo model"), ("你好", "我是 dsh 的演示模型")]
+)
+def test_anything_else_gets_help_in_the_users_language(text: str, marker: str) -> None:
+    reply = answer(request(text))
+
+    assert reply.tool_calls == ()
+    assert reply.text.startswith(marker)
+    assert "--model openai" in reply.text
+    assert "overlays/web-schedule" not in reply.text
+
+
+def test_help_without_reminder_tools_says_how_to_enable_them() -> None:
+    assert "dsh web --overlay overlays/web-schedule" in answer(request("hello", tools=[])).text
+
+
+@pytest.mark.parametrize(
+    "messages",
+    [(), (Message(role="assistant", text="hi"),)],
+    ids=["empty", "assistant-last"],
+)
+def test_a_conversation_not_ending_in_user_or_tool_messages_gets_help(
+    messages: tuple[Message, ...],
+) -> None:
+    reply = answer(ModelRequest(messages=messages, tools=[schema("schedule_create")]))
+
+    assert reply.text.startswith("I'm the dsh demo model")
+    assert "overlays/web-schedule" not in reply.text
+
+
+@pytest.mark.parametrize(
+    ("frame", "text"),
+    [
+        ('Reminder rem-1 is due.\nPrompt: "stretch"', "⏰ Reminder: stretch"),
+        ('Reminder rem-2 is due.\nPrompt: "\\u559d\\u6c34"', "⏰ 提醒：喝水"),
+        ("Stand up!\nno prompt line here", "⏰ Reminder: Stand up!"),
+    ],
+)
+def test_a_schedule_follow_up_is_answered_with_the_reminder_itself(frame: str, text: str) -> None:
+    reply = answer(request(frame, source={"kind": "schedule", "id": "rem-1"}))
+
+    assert reply == type(reply)(text=text)
+
+
+def test_tool_results_are_answered_together_in_the_language_of_the_user() -> None:
+    history = [
+        Message(role="user", text="列出提醒"),
+        Message(role="assistant", tool_calls=(ToolCall("call_1", "schedule_list", {}),)),
+        Message(
+            role="tool", name="schedule_list", tool_call_id="call_1", content={"reminders": []}
+        ),
+        Message(role="tool", name="weather", tool_call_id="call_2", content=1),
+    ]
+
+    reply = answer(ModelRequest(messages=history, tools=[]))
+
+    assert reply.tool_calls == ()
+    assert reply.text == "当前没有提醒。\n\nweather 返回：1"
+
+
+def test_the_demo_is_deterministic() -> None:
+    assert answer(request("remind me in 10 seconds to stretch")) == answer(
+        request("remind me in 10 seconds to stretch")
+    )
+
+
+async def test_the_adapter_streams_its_text_and_returns_the_whole_reply() -> None:
+    model = DemoModel()
+    deltas: list[str] = []
+
+    reply = await model.complete(request("hello"), on_delta=deltas.append)
+
+    assert isinstance(model, ModelAdapter)
+    assert model.name == "demo"
+    assert len(deltas) == 3
+    assert "".join(deltas) == reply.text
+    assert await model.complete(request("hello")) == reply
+
+
+# -- end to end through an Agent ---------------------------------------------
+
+
+class CreateArgs(ToolArguments):
+    prompt: str
+    after_seconds: int
+
+
+class FakeCreate(Tool[CreateArgs]):
+    """Answers like the schedule plugin's schedule_create."""
+
+    name = "schedule_create"
+    description = "create a reminder"
+    arguments = CreateArgs
+
+    async def run(self, args: CreateArgs, ctx: ToolContext) -> JsonValue:
+        return {
+            "id": "rem-1",
+            "kind": "after",
+            "prompt": args.prompt,
+            "afterSeconds": args.after_seconds,
+            "scheduledAt": "2026-01-01T00:00:10.000Z",
+            "state": "scheduled",
+            "deliveryMode": "session-local",
+        }
+
+
+async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
+    clock = FakeClock()
+    store = SessionStore(clock)
+    session = Session.new("demo-e2e", cwd="/", created_at=clock.wall_ms())
+    store.open(session)
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            agent = Agent(session=session, store=store, model=DemoModel(), group=group)
+            agent.tools.register(FakeCreate())
+
+            agent.submit("remind me in 10 seconds to stretch")
+            await agent.when_idle()
+            agent.followup('Reminder rem-1 is due.\nPrompt: "stretch"', {"kind": "schedule"})
+            await agent.when_idle()
+            await agent.aclose()
+
+    assert [event.type for event in session.events] == [
+        "message/user",
+        "message/assistant",
+        "tool/result",
+        "message/assistant",
+        "turn/end",
+        "message/user",
+        "message/assistant",
+        "turn/end",
+    ]
+    call = session.events[1].data
+    assert call == {
+        "text": "Setting a reminder in 10 seconds: “stretch”.",
+        "toolCalls": [
+            {
+                "id": "call_1",
+                "name": "schedule_create",
+                "arguments": {"prompt": "stretch", "after_seconds": 10},
+            }
+        ],
+    }
+    summary = session.events[3].data
+    assert isinstance(summary, dict)
+    text = summary["text"]
+    assert isinstance(text, str)
+    assert "rem-1" in text
+    assert "2026-01-01 00:00:10 UTC" in text
+    assert "session-local" in text
+    assert session.events[6].data == {"text": "⏰ Reminder: stretch", "toolCalls": []}
+
+
+def test_malformed_tool_schemas_are_ignored_when_reading_what_is_offered() -> None:
+    tools: list[dict[str, Any]] = [{"type": "function"}, {"function": {"name": 3}}, {}]
+
+    reply = answer(
+        ModelRequest(messages=[Message(role="user", text="list reminders")], tools=tools)
+    )
+
+    assert reply.text.startswith("Reminders are not enabled in this host")
+
+
+def test_a_conversation_of_only_tool_results_is_answered_in_english() -> None:
+    only = Message(role="tool", name="schedule_list", content={"reminders": []})
+
+    assert answer(ModelRequest(messages=[only], tools=[])).text == "You have no reminders."
+
+
+def test_the_schedule_plugins_eight_line_frame_is_answered_with_its_prompt() -> None:
+    # The frame format the schedule plugin queues (its `frame.py`), with its HTML-safe escapes.
+    frame = "\n".join(
+        [
+            "[Scheduled reminder]",
+            "This is a scheduled reminder that was set earlier in this Session.",
+            'Reminder id: "rem-1"',
+            'Prompt: "check \\u003coven\\u003e \\u0026 say \\"done\\""',
+            "Due at: 2026-01-01T00:00:10.000Z",
+            "Delivered at: 2026-01-01T00:00:10.004Z",
+            "Status: on time",
+            "Delivery: session-local (it fires only while this Session is live).",
+        ]
+    )
+
+    reply = answer(request(frame, source={"kind": "schedule"}))
+
+    assert reply.text == '⏰ Reminder: check <oven> & say "done"'

@@ -1,0 +1,248 @@
+"""How the `openai` adapter's server, key and model come from explicit config and the env."""
+
+from __future__ import annotations
+
+import pytest
+from pydantic import SecretStr
+
+from dsh.models.openai import ModelConfigError, OpenAIAdapter, OpenAIConfig, resolve_config
+from dsh.models.openai.config import is_loopback
+
+
+def key_of(config: OpenAIConfig) -> str:
+    return config.api_key.get_secret_value()
+
+
+def test_a_deepseek_key_alone_selects_deepseek_and_its_default_model() -> None:
+    config = resolve_config(env={"DEEPSEEK_API_KEY": "sk-ds"})
+
+    assert config.base_url == "https://api.deepseek.com"
+    assert config.endpoint == "https://api.deepseek.com/chat/completions"
+    assert config.model == "deepseek-chat"
+    assert key_of(config) == "sk-ds"
+
+
+def test_an_openai_key_alone_selects_openai_and_its_default_model() -> None:
+    config = resolve_config(env={"OPENAI_API_KEY": "sk-oa"})
+
+    assert (config.base_url, config.model, key_of(config)) == (
+        "https://api.openai.com/v1",
+        "gpt-4o-mini",
+        "sk-oa",
+    )
+
+
+def test_with_both_provider_keys_deepseek_comes_first() -> None:
+    config = resolve_config(env={"OPENAI_API_KEY": "sk-oa", "DEEPSEEK_API_KEY": "sk-ds"})
+
+    assert (config.base_url, key_of(config)) == ("https://api.deepseek.com", "sk-ds")
+
+
+def test_a_provider_base_url_takes_that_providers_key_and_default_model() -> None:
+    env = {
+        "DSH_MODEL_BASE_URL": "https://api.openai.com/v1/",
+        "OPENAI_API_KEY": "sk-oa",
+        "DEEPSEEK_API_KEY": "sk-ds",
+    }
+
+    config = resolve_config(env=env)
+
+    assert (config.base_url, config.model, key_of(config)) == (
+        "https://api.openai.com/v1",
+        "gpt-4o-mini",
+        "sk-oa",
+    )
+
+
+def test_dsh_model_overrides_the_providers_default_model() -> None:
+    config = resolve_config(env={"DEEPSEEK_API_KEY": "sk-ds", "DSH_MODEL": "deepseek-reasoner"})
+
+    assert config.model == "deepseek-reasoner"
+
+
+def test_a_generic_key_with_base_url_and_model_configures_any_server() -> None:
+    env = {
+        "DSH_API_KEY": "sk-any",
+        "DSH_MODEL_BASE_URL": "https://vllm.example.org/v1",
+        "DSH_MODEL": "qwen",
+        "DEEPSEEK_API_KEY": "sk-ds",
+    }
+
+    config = resolve_config(env=env)
+
+    assert (config.base_url, config.model, key_of(config)) == (
+        "https://vllm.example.org/v1",
+        "qwen",
+        "sk-any",
+    )
+
+
+def test_a_provider_key_is_never_sent_to_another_remote_server() -> None:
+    env = {
+        "DSH_MODEL_BASE_URL": "https://vllm.example.org/v1",
+        "DSH_MODEL": "qwen",
+        "DEEPSEEK_API_KEY": "sk-ds",
+        "OPENAI_API_KEY": "sk-oa",
+    }
+
+    with pytest.raises(ModelConfigError) as caught:
+        resolve_config(env=env)
+
+    assert str(caught.value).startswith(
+        "no API key for the model server at https://vllm.example.org/v1."
+    )
+    assert "export DSH_API_KEY=..." in str(caught.value)
+
+
+def test_a_local_server_needs_no_key_and_gets_none() -> None:
+    env = {
+        "DSH_MODEL_BASE_URL": "http://127.0.0.1:11434/v1",
+        "DSH_MODEL": "llama3.2",
+        "OPENAI_API_KEY": "sk-oa",
+    }
+
+    config = resolve_config(env=env)
+
+    assert (config.base_url, config.model, key_of(config)) == (
+        "http://127.0.0.1:11434/v1",
+        "llama3.2",
+        "",
+    )
+    assert config.loopback
+
+
+def test_a_local_server_without_a_model_name_asks_for_dsh_model() -> None:
+    with pytest.raises(ModelConfigError) as caught:
+        resolve_config(env={"DSH_MODEL_BASE_URL": "http://localhost:11434/v1"})
+
+    assert str(caught.value).startswith(
+        "no model name for the server at http://localhost:11434/v1: set DSH_MODEL "
+        "(e.g. export DSH_MODEL=llama3.2 for Ollama)."
+    )
+
+
+def test_no_configuration_at_all_says_exactly_what_to_set() -> None:
+    with pytest.raises(ModelConfigError) as caught:
+        resolve_config(env={"DSH_API_KEY": "  ", "DEEPSEEK_API_KEY": ""})
+
+    message = str(caught.value)
+    assert message.startswith("no model server or API key is configured.")
+    for line in (
+        "export DEEPSEEK_API_KEY=...",
+        "export OPENAI_API_KEY=...",
+        "export DSH_API_KEY=... DSH_MODEL_BASE_URL=https://host/v1 DSH_MODEL=name",
+        "export DSH_MODEL_BASE_URL=http://127.0.0.1:11434/v1 DSH_MODEL=llama3.2",
+    ):
+        assert line in message
+
+
+def test_a_generic_key_without_a_server_asks_for_the_base_url_instead_of_guessing() -> None:
+    with pytest.raises(ModelConfigError) as caught:
+        resolve_config(env={"DSH_API_KEY": "sk-any"})
+
+    assert str(caught.value).startswith(
+        "DSH_API_KEY (or an explicit api_key) is set but no server is: also set DSH_MODEL_BASE_URL"
+    )
+    assert "sk-any" not in str(caught.value)
+
+
+def test_explicit_settings_override_the_environment() -> None:
+    env = {
+        "DSH_MODEL_BASE_URL": "https://api.openai.com/v1",
+        "DSH_MODEL": "gpt-4o",
+        "DSH_API_KEY": "sk-env",
+    }
+    overrides = {
+        "base_url": "https://api.deepseek.com",
+        "model": "deepseek-chat",
+        "api_key": SecretStr("sk-explicit"),
+        "read_timeout": 30,
+        "max_retries": 1,
+        "connect_timeout": None,
+    }
+
+    config = resolve_config(overrides, env=env)
+
+    assert (config.base_url, config.model, key_of(config)) == (
+        "https://api.deepseek.com",
+        "deepseek-chat",
+        "sk-explicit",
+    )
+    assert (config.read_timeout, config.connect_timeout, config.max_retries) == (30.0, 10.0, 1)
+
+
+def test_an_explicit_base_url_uses_the_matching_provider_key_from_the_environment() -> None:
+    config = resolve_config(
+        {"base_url": "https://api.deepseek.com/"}, env={"DEEPSEEK_API_KEY": "k"}
+    )
+
+    assert (config.model, key_of(config)) == ("deepseek-chat", "k")
+
+
+def test_resolution_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in ("DSH_MODEL_BASE_URL", "DSH_MODEL", "DSH_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("OPENAI_API_KEY", "sk-from-environ")
+
+    assert key_of(resolve_config()) == "sk-from-environ"
+
+
+@pytest.mark.parametrize(
+    ("overrides", "expected"),
+    [
+        ({"base_url": "ftp://files.example.org"}, "base_url: Value error, must be an http"),
+        ({"base_url": "http://[::1"}, "base_url: Value error, not a URL: Invalid port"),
+        ({"max_retries": -1}, "max_retries: Input should be greater than or equal to 0"),
+        ({"read_timeout": "soon"}, "read_timeout: Input should be a valid number"),
+        ({"temperature": 0.2}, "temperature: Extra inputs are not permitted"),
+        (
+            {"api_key": 12345, "base_url": "https://api.deepseek.com"},
+            "api_key: Input should be a valid string",
+        ),
+    ],
+)
+def test_invalid_settings_are_a_config_error_naming_the_field(
+    overrides: dict[str, object], expected: str
+) -> None:
+    env = {"DEEPSEEK_API_KEY": "sk-secret-value", "DSH_MODEL": "m"}
+
+    with pytest.raises(ModelConfigError) as caught:
+        resolve_config(overrides, env=env)
+
+    assert str(caught.value).startswith(f"invalid model configuration: {expected}")
+    assert "sk-secret-value" not in str(caught.value)
+
+
+def test_the_key_is_masked_in_the_config_repr() -> None:
+    config = OpenAIConfig(
+        base_url="https://api.deepseek.com", model="m", api_key=SecretStr("sk-very-secret")
+    )
+
+    assert "sk-very-secret" not in repr(config)
+    assert "sk-very-secret" not in str(config)
+
+
+def test_an_adapter_for_a_remote_server_without_a_key_cannot_be_built() -> None:
+    config = OpenAIConfig(base_url="https://api.deepseek.com", model="deepseek-chat")
+
+    with pytest.raises(ModelConfigError, match="no API key for the model server"):
+        OpenAIAdapter(config)
+
+
+@pytest.mark.parametrize(
+    ("host", "loopback"),
+    [
+        ("localhost", True),
+        ("LOCALHOST.", True),
+        ("ollama.localhost", True),
+        ("127.0.0.1", True),
+        ("127.1.2.3", True),
+        ("::1", True),
+        ("10.0.0.1", False),
+        ("0.0.0.0", False),
+        ("api.deepseek.com", False),
+        ("localhost.example.org", False),
+    ],
+)
+def test_loopback_hosts_are_recognised(host: str, loopback: bool) -> None:
+    assert is_loopback(host) is loopback

@@ -1,0 +1,48 @@
+"""The `openai` entry of the `--model` registry."""
+
+from __future__ import annotations
+
+import pytest
+
+from dsh.models import resolve_model
+from dsh.models.openai import ModelConfigError, OpenAIAdapter
+
+pytestmark = pytest.mark.anyio
+
+VARIABLES = ("DSH_MODEL_BASE_URL", "DSH_MODEL", "DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+
+
+@pytest.fixture
+def clean_env(monkeypatch: pytest.MonkeyPatch) -> pytest.MonkeyPatch:
+    for name in VARIABLES:
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+async def test_model_openai_builds_the_adapter_from_the_environment(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    clean_env.setenv("DEEPSEEK_API_KEY", "sk-ds")
+
+    model = resolve_model("openai")
+
+    assert isinstance(model, OpenAIAdapter)
+    assert (model.config.base_url, model.config.model) == (
+        "https://api.deepseek.com",
+        "deepseek-chat",
+    )
+    await model.aclose()
+
+
+def test_model_openai_without_configuration_is_a_value_error_saying_what_to_set(
+    clean_env: pytest.MonkeyPatch,
+) -> None:
+    with pytest.raises(ModelConfigError, match="export DEEPSEEK_API_KEY=") as caught:
+        resolve_model("openai")
+
+    assert isinstance(caught.value, ValueError)
+
+
+def test_model_openai_takes_no_argument() -> None:
+    with pytest.raises(ValueError, match="takes no argument"):
+        resolve_model("openai:gpt-4o")

@@ -1,0 +1,814 @@
+from __future__ import annotations
+
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Awaitable, Callable
+from typing import Any
+
+import anyio
+import pytest
+from pydantic import JsonValue
+
+from dsh.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
+from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest
+from dsh.session import Session
+from dsh.store import SessionStore
+from dsh.testing import FakeClock
+from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
+
+pytestmark = pytest.mark.anyio
+
+Step = (
+    ModelReply | BaseException | Callable[[ModelRequest, DeltaSink | None], Awaitable[ModelReply]]
+)
+
+
+class FakeModel:
+    """Answers from a queue of steps; once empty it answers "done"."""
+
+    name = "fake"
+
+    def __init__(self, *steps: Step) -> None:
+        self.steps: deque[Step] = deque(steps)
+        self.requests: list[ModelRequest] = []
+
+    async def complete(
+        self, request: ModelRequest, on_delta: DeltaSink | None = None
+    ) -> ModelReply:
+        self.requests.append(request)
+        await anyio.lowlevel.checkpoint()
+        step = self.steps.popleft() if self.steps else ModelReply(text="done")
+        if isinstance(step, BaseException):
+            raise step
+        if isinstance(step, ModelReply):
+            return step
+        return await step(request, on_delta)
+
+
+class Gate:
+    """A model step that blocks until released, so a test can look inside a turn."""
+
+    def __init__(self, reply: ModelReply | None = None) -> None:
+        self.entered = anyio.Event()
+        self.release = anyio.Event()
+        self.reply = reply or ModelReply(text="released")
+
+    async def __call__(self, request: ModelRequest, on_delta: DeltaSink | None) -> ModelReply:
+        self.entered.set()
+        await self.release.wait()
+        return self.reply
+
+
+class NoArgs(ToolArguments):
+    pass
+
+
+class NoteTool(Tool[NoArgs]):
+    name = "note"
+    description = "returns a fixed note"
+    arguments = NoArgs
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    async def run(self, args: NoArgs, ctx: ToolContext) -> JsonValue:
+        self.calls += 1
+        return {"note": self.calls}
+
+
+class BlockingTool(Tool[NoArgs]):
+    name = "block"
+    description = "blocks until released"
+    arguments = NoArgs
+
+    def __init__(self) -> None:
+        self.entered = anyio.Event()
+        self.release = anyio.Event()
+        self.finished: list[str] = []
+
+    async def run(self, args: NoArgs, ctx: ToolContext) -> JsonValue:
+        self.entered.set()
+        try:
+            await self.release.wait()
+        finally:
+            self.finished.append("finally")
+        return "unblocked"
+
+
+def call(name: str, call_id: str = "c1", arguments: Any = "{}") -> ToolCall:
+    return ToolCall(call_id, name, arguments)
+
+
+class Harness:
+    def __init__(self, group: anyio.abc.TaskGroup) -> None:
+        self.group = group
+        self.clock = FakeClock()
+        self.store = SessionStore(self.clock)
+        self.agents: list[Agent] = []
+
+    def agent(self, model: Any, session_id: str = "s1", **options: Any) -> Agent:
+        session = Session.new(session_id, cwd="/", created_at=self.clock.wall_ms())
+        self.store.open(session)
+        agent = Agent(session=session, store=self.store, model=model, group=self.group, **options)
+        self.agents.append(agent)
+        return agent
+
+
+@pytest.fixture
+async def harness() -> AsyncIterator[Harness]:
+    async with anyio.create_task_group() as group:
+        harness = Harness(group)
+        yield harness
+        for agent in harness.agents:
+            await agent.aclose()
+
+
+def types(agent: Agent) -> list[str]:
+    return [event.type for event in agent.session.events]
+
+
+def data(agent: Agent, type: str) -> list[Any]:
+    return [event.data for event in agent.session.events if event.type == type]
+
+
+async def turn(agent: Agent, text: str) -> None:
+    """Submit and wait (with a deadline) for the turn to finish."""
+    agent.submit(text)
+    with anyio.fail_after(5):
+        await agent.when_idle()
+
+
+async def until(condition: Callable[[], bool]) -> None:
+    with anyio.fail_after(5):
+        while not condition():
+            await anyio.lowlevel.checkpoint()
+
+
+# -- a turn ------------------------------------------------------------------
+
+
+async def test_a_turn_appends_the_user_message_the_reply_and_an_ok_turn_end(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="hi there")))
+
+    await turn(agent, "hello")
+
+    assert types(agent) == ["message/user", "message/assistant", "turn/end"]
+    assert data(agent, "message/user") == [{"text": "hello", "source": {"kind": "user"}}]
+    assert data(agent, "message/assistant") == [{"text": "hi there", "toolCalls": []}]
+    assert data(agent, "turn/end") == [{"status": "ok"}]
+    assert agent.phase is AgentPhase.IDLE
+
+
+async def test_tool_calls_run_through_the_pipeline_until_the_model_stops_calling(
+    harness: Harness,
+) -> None:
+    model = FakeModel(
+        ModelReply(text="", tool_calls=(call("note", "a"), call("missing", "b"))),
+        ModelReply(text="noted"),
+    )
+    agent = harness.agent(model)
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "take a note")
+
+    assert types(agent) == [
+        "message/user",
+        "message/assistant",
+        "tool/result",
+        "tool/result",
+        "message/assistant",
+        "turn/end",
+    ]
+    first, second = data(agent, "tool/result")
+    assert first == {"callId": "a", "name": "note", "value": {"note": 1}}
+    assert second["error"]["code"] == "unknown_tool"
+    # The second request carries the whole conversation and the tool schemas.
+    request = model.requests[1]
+    assert [message.role for message in request.messages] == ["user", "assistant", "tool", "tool"]
+    assert [tool["function"]["name"] for tool in request.tools] == ["note"]
+    assert request.session_id == "s1"
+
+
+@pytest.mark.parametrize(
+    ("arguments", "stored"),
+    [
+        ('{"a": 1}', {"a": 1}),
+        ({"a": 1}, {"a": 1}),
+        ("not json", "not json"),
+        ("[1]", "[1]"),
+    ],
+)
+async def test_tool_call_arguments_are_stored_as_an_object_when_they_parse_else_raw(
+    harness: Harness, arguments: Any, stored: Any
+) -> None:
+    model = FakeModel(ModelReply(tool_calls=(call("note", arguments=arguments),)))
+    agent = harness.agent(model)
+
+    await turn(agent, "go")
+
+    [assistant, _] = data(agent, "message/assistant")
+    assert assistant["toolCalls"] == [{"id": "c1", "name": "note", "arguments": stored}]
+
+
+async def test_the_phase_is_turn_while_the_model_works(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    phases = [agent.phase]
+
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    phases.append(agent.phase)
+    assert phases == [AgentPhase.IDLE, AgentPhase.TURN]
+    assert types(agent) == ["message/user"]
+
+    gate.release.set()
+    with anyio.fail_after(5):
+        await agent.when_idle()
+    assert agent.phase is AgentPhase.IDLE
+
+
+async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness: Harness) -> None:
+    root = harness.agent(FakeModel())
+    child = harness.agent(FakeModel(), "child", parent=root)
+
+    assert root.is_root
+    assert not child.is_root
+    assert repr(root) == "<Agent s1 idle>"
+    root.submit("queued")
+    assert root.pending == 1
+    with anyio.fail_after(5):
+        await root.when_idle()
+    assert root.pending == 0
+
+
+def test_max_steps_must_be_at_least_one() -> None:
+    with pytest.raises(ValueError, match="max_steps must be at least 1"):
+        Agent(
+            session=Session.new("s", cwd="/", created_at=0),
+            store=SessionStore(FakeClock()),
+            model=FakeModel(),
+            group=None,  # type: ignore[arg-type]
+            max_steps=0,
+        )
+
+
+# -- model failures and the step bound ---------------------------------------
+
+
+async def test_a_model_error_ends_the_turn_with_its_code_and_keeps_earlier_events(
+    harness: Harness,
+) -> None:
+    model = FakeModel(
+        ModelReply(text="first answer"),
+        ModelReply(tool_calls=(call("note"),)),
+        ModelError("model_unavailable", "no model is configured"),
+    )
+    agent = harness.agent(model)
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "one")
+    await turn(agent, "two")
+
+    assert types(agent) == [
+        "message/user",
+        "message/assistant",
+        "turn/end",
+        "message/user",
+        "message/assistant",
+        "tool/result",
+        "turn/end",
+    ]
+    assert data(agent, "turn/end") == [
+        {"status": "ok"},
+        {
+            "status": "error",
+            "error": {"code": "model_unavailable", "message": "no model is configured"},
+        },
+    ]
+
+
+async def test_an_unexpected_model_exception_ends_the_turn_as_model_failed_and_is_logged(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = harness.agent(FakeModel(RuntimeError("socket closed")))
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+        await turn(agent, "hello")
+
+    assert types(agent) == ["message/user", "turn/end"]
+    assert data(agent, "turn/end") == [
+        {
+            "status": "error",
+            "error": {"code": "model_failed", "message": "RuntimeError: socket closed"},
+        }
+    ]
+    assert any(record.exc_info for record in caplog.records)
+
+
+async def test_a_reply_that_cannot_be_stored_still_ends_the_turn_with_an_error(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    unstorable = ModelReply(tool_calls=(call("note", arguments={"bad": {1, 2}}),))
+    agent = harness.agent(FakeModel(unstorable))
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+        await turn(agent, "hello")
+
+    assert types(agent) == ["message/user", "turn/end"]
+    [end] = data(agent, "turn/end")
+    assert end["status"] == "error"
+    assert end["error"]["code"] == "internal_error"
+    assert "turn failed in session s1" in caplog.text
+    # The agent keeps working afterwards.
+    await turn(agent, "again")
+    assert data(agent, "turn/end")[-1] == {"status": "ok"}
+
+
+async def test_the_step_loop_stops_after_the_default_bound_with_max_steps(
+    harness: Harness,
+) -> None:
+    model = FakeModel(*[ModelReply(tool_calls=(call("note", f"c{n}"),)) for n in range(20)])
+    agent = harness.agent(model)
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "loop forever")
+
+    assert DEFAULT_MAX_STEPS == 8
+    assert len(model.requests) == 8
+    assert types(agent).count("message/assistant") == 8
+    assert types(agent).count("tool/result") == 8
+    [end] = data(agent, "turn/end")
+    assert end["status"] == "error"
+    assert end["error"]["code"] == "max_steps"
+    assert "8 steps" in end["error"]["message"]
+
+
+async def test_a_custom_step_bound_is_respected(harness: Harness) -> None:
+    model = FakeModel(*[ModelReply(tool_calls=(call("note"),)) for _ in range(5)])
+    agent = harness.agent(model, max_steps=2)
+
+    await turn(agent, "loop")
+
+    assert len(model.requests) == 2
+    assert data(agent, "turn/end")[0]["error"]["code"] == "max_steps"
+
+
+# -- input -------------------------------------------------------------------
+
+
+async def test_followup_is_synchronous_and_keeps_order(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+
+    agent.followup("one", {"kind": "schedule"})
+    agent.followup("two", {"kind": "schedule", "id": "rem-1"})
+    agent.submit("three")
+    assert agent.pending >= 2  # queued before any task ran
+    await until(lambda: types(agent).count("turn/end") == 3)
+
+    assert data(agent, "message/user") == [
+        {"text": "one", "source": {"kind": "schedule"}},
+        {"text": "two", "source": {"kind": "schedule", "id": "rem-1"}},
+        {"text": "three", "source": {"kind": "user"}},
+    ]
+
+
+@pytest.mark.parametrize("source", [{}, {"kind": 3}, "schedule", None])
+async def test_followup_needs_a_source_with_a_string_kind(harness: Harness, source: Any) -> None:
+    agent = harness.agent(FakeModel())
+
+    with pytest.raises(TypeError, match="string 'kind'"):
+        agent.followup("x", source)
+    assert agent.pending == 0
+
+
+async def test_message_text_must_be_a_string(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+
+    with pytest.raises(TypeError, match="must be a string"):
+        agent.submit(42)  # type: ignore[arg-type]
+
+
+async def test_input_is_refused_after_close(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    await agent.aclose()
+
+    with pytest.raises(AgentClosed):
+        agent.followup("late", {"kind": "schedule"})
+    with pytest.raises(AgentClosed):
+        agent.submit("late")
+    assert agent.phase is AgentPhase.CLOSED
+    assert agent.closed
+
+
+# -- maintenance -------------------------------------------------------------
+
+
+async def test_maintenance_holds_the_maintenance_phase_and_returns_the_task_value(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel())
+    seen: list[AgentPhase] = []
+
+    async def task() -> str:
+        seen.append(agent.phase)
+        await anyio.lowlevel.checkpoint()
+        return "done"
+
+    assert await agent.run_maintenance(task) == "done"
+    assert seen == [AgentPhase.MAINTENANCE]
+    assert agent.phase is AgentPhase.IDLE
+
+
+async def test_a_failing_maintenance_task_raises_and_releases_the_agent(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+
+    async def task() -> None:
+        raise LookupError("fold broke")
+
+    with pytest.raises(LookupError, match="fold broke"):
+        await agent.run_maintenance(task)
+    assert agent.phase is AgentPhase.IDLE
+    await turn(agent, "still works")
+    assert data(agent, "turn/end") == [{"status": "ok"}]
+
+
+async def test_maintenance_is_refused_during_a_turn(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+
+    async def task() -> None:
+        raise AssertionError("unreachable: must not run during a turn")
+
+    with pytest.raises(AgentBusy, match="in turn"):
+        await agent.run_maintenance(task)
+    gate.release.set()
+
+
+async def test_maintenance_is_refused_during_other_maintenance(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    refused: list[Exception] = []
+
+    async def inner() -> None:
+        raise AssertionError("unreachable: must not run during other maintenance")
+
+    async def outer() -> None:
+        try:
+            await agent.run_maintenance(inner)
+        except AgentBusy as error:
+            refused.append(error)
+
+    await agent.run_maintenance(outer)
+
+    assert len(refused) == 1
+    assert "in maintenance" in str(refused[0])
+
+
+async def test_maintenance_is_refused_once_closed(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    await agent.aclose()
+
+    async def task() -> None:
+        raise AssertionError("unreachable: must not run after close")
+
+    with pytest.raises(AgentClosed):
+        await agent.run_maintenance(task)
+
+
+async def test_input_during_maintenance_is_parked_and_runs_right_after_in_order(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel())
+    during: list[list[str]] = []
+
+    async def task() -> None:
+        agent.submit("typed by the user")
+        agent.followup("reminder frame", {"kind": "schedule"})
+        for _ in range(10):
+            await anyio.lowlevel.checkpoint()
+        during.append(types(agent))
+
+    await agent.run_maintenance(task)
+    await until(lambda: types(agent).count("turn/end") == 2)
+
+    assert during == [[]]
+    assert [item["text"] for item in data(agent, "message/user")] == [
+        "typed by the user",
+        "reminder frame",
+    ]
+
+
+async def test_closing_during_maintenance_leaves_the_agent_closed(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+
+    async def task() -> str:
+        await agent.aclose()
+        return "closed inside"
+
+    assert await agent.run_maintenance(task) == "closed inside"
+    assert agent.phase is AgentPhase.CLOSED
+
+
+async def test_an_idle_waiter_can_claim_maintenance_before_the_next_queued_turn(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("first")
+    agent.submit("second")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    users_seen: list[int] = []
+
+    async def owner() -> None:
+        await agent.when_idle()
+
+        async def task() -> None:
+            users_seen.append(types(agent).count("message/user"))
+
+        await agent.run_maintenance(task)
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(owner)
+            await anyio.lowlevel.checkpoint()
+            gate.release.set()
+
+    await until(lambda: types(agent).count("turn/end") == 2)
+    assert users_seen == [1]
+
+
+# -- when_idle ---------------------------------------------------------------
+
+
+async def test_when_idle_waits_for_a_next_transition_even_when_idle_now(harness: Harness) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="ok")))
+    woke: list[int] = []
+
+    async def waiter() -> None:
+        await agent.when_idle()
+        woke.append(len(agent.session))
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter)
+            for _ in range(10):
+                await anyio.lowlevel.checkpoint()
+            assert woke == []
+            agent.submit("hello")
+
+    assert woke == [3]
+
+
+async def test_when_idle_returns_at_once_when_closed(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    await agent.aclose()
+
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await agent.when_idle()
+
+    assert not scope.cancelled_caught
+
+
+async def test_when_idle_wakes_at_the_next_transition_to_idle(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    woke: list[AgentPhase] = []
+
+    async def waiter() -> None:
+        await agent.when_idle()
+        woke.append(agent.phase)
+
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter)
+            for _ in range(10):
+                await anyio.lowlevel.checkpoint()
+            assert woke == []
+            gate.release.set()
+
+    assert woke == [AgentPhase.IDLE]
+
+
+async def test_when_idle_waits_for_queued_input_to_be_handled(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await agent.when_idle()
+
+    assert types(agent)[-1] == "turn/end"
+
+
+async def test_when_idle_wakes_after_maintenance(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    release = anyio.Event()
+    woke: list[str] = []
+
+    async def task() -> None:
+        await release.wait()
+
+    async def waiter() -> None:
+        await agent.when_idle()
+        woke.append("woke")
+
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(agent.run_maintenance, task)
+            await until(lambda: agent.phase is AgentPhase.MAINTENANCE)
+            group.start_soon(waiter)
+            for _ in range(10):
+                await anyio.lowlevel.checkpoint()
+            assert woke == []
+            release.set()
+
+    assert woke == ["woke"]
+
+
+async def test_when_idle_returns_when_the_agent_closes(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    woke: list[bool] = []
+
+    async def waiter() -> None:
+        await agent.when_idle()
+        woke.append(agent.closed)
+
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    with anyio.fail_after(5):
+        async with anyio.create_task_group() as group:
+            group.start_soon(waiter)
+            await anyio.lowlevel.checkpoint()
+            await agent.aclose()
+
+    assert woke == [True]
+
+
+# -- concurrency and closing -------------------------------------------------
+
+
+async def test_a_slow_tool_in_one_agent_does_not_block_another_agent(harness: Harness) -> None:
+    blocking = BlockingTool()
+    slow = harness.agent(FakeModel(ModelReply(tool_calls=(call("block"),))), "agent-a")
+    slow.tools.register(blocking)
+    fast = harness.agent(FakeModel(ModelReply(text="B answered")), "agent-b")
+
+    slow.submit("wait for me")
+    with anyio.fail_after(5):
+        await blocking.entered.wait()
+    await turn(fast, "quick question")
+
+    assert types(fast) == ["message/user", "message/assistant", "turn/end"]
+    assert slow.phase is AgentPhase.TURN
+    assert "turn/end" not in types(slow)
+
+    blocking.release.set()
+    with anyio.fail_after(5):
+        await slow.when_idle()
+    assert data(slow, "turn/end") == [{"status": "ok"}]
+
+
+async def test_closing_mid_turn_cancels_and_awaits_the_work_and_records_cancelled(
+    harness: Harness,
+) -> None:
+    blocking = BlockingTool()
+    agent = harness.agent(FakeModel(ModelReply(tool_calls=(call("block"),))))
+    agent.tools.register(blocking)
+    disposed: list[str] = []
+    agent.scope.add(lambda: disposed.append("installation"))
+    agent.submit("hello")
+    agent.submit("parked and dropped")
+    with anyio.fail_after(5):
+        await blocking.entered.wait()
+
+    await agent.aclose()
+
+    assert blocking.finished == ["finally"]  # awaited, not just cancelled
+    assert types(agent) == ["message/user", "message/assistant", "turn/end"]
+    assert data(agent, "turn/end") == [
+        {
+            "status": "error",
+            "error": {"code": "cancelled", "message": "the agent closed during this turn"},
+        }
+    ]
+    assert agent.phase is AgentPhase.CLOSED
+    assert agent.pending == 0
+    assert agent.scope.closed
+    assert disposed == ["installation"]
+    assert agent.tasks.closed
+
+
+async def test_closing_twice_is_harmless(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    disposed: list[str] = []
+    agent.scope.add(lambda: disposed.append("x"))
+
+    await agent.aclose()
+    await agent.aclose()
+
+    assert disposed == ["x"]
+
+
+async def test_a_turn_cut_short_after_its_session_closed_appends_nothing_more(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+
+    harness.store.close(agent.session)
+    await agent.aclose()
+
+    assert types(agent) == ["message/user"]
+
+
+# -- streaming ---------------------------------------------------------------
+
+
+async def test_delta_listeners_receive_streamed_text_until_removed(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def stream(request: ModelRequest, on_delta: DeltaSink | None) -> ModelReply:
+        assert on_delta is not None
+        for fragment in ("Hel", "lo"):
+            on_delta(fragment)
+        return ModelReply(text="Hello")
+
+    agent = harness.agent(FakeModel(stream, stream))
+    received: list[str] = []
+
+    def broken(text: str) -> None:
+        raise RuntimeError("listener bug")
+
+    agent.add_delta_listener(broken)
+    remove = agent.add_delta_listener(received.append)
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+        await turn(agent, "hi")
+    assert received == ["Hel", "lo"]
+    assert "delta listener" in caplog.text
+    assert data(agent, "message/assistant") == [{"text": "Hello", "toolCalls": []}]
+
+    remove()
+    remove()  # removing twice is harmless
+    await turn(agent, "again")
+    assert received == ["Hel", "lo"]
+
+
+async def test_a_tool_that_closes_its_own_agent_ends_the_turn_as_cancelled(
+    harness: Harness,
+) -> None:
+    class Quit(Tool[NoArgs]):
+        name = "quit"
+        description = "closes the agent"
+        arguments = NoArgs
+
+        async def run(self, args: NoArgs, ctx: ToolContext) -> JsonValue:
+            await ctx.agent.aclose()  # must not wait for its own task
+            return "bye"
+
+    agent = harness.agent(FakeModel(ModelReply(tool_calls=(call("quit"),))))
+    agent.tools.register(Quit())
+
+    agent.submit("quit please")
+    await until(lambda: "turn/end" in types(agent))
+
+    assert types(agent) == ["message/user", "message/assistant", "tool/result", "turn/end"]
+    assert data(agent, "tool/result")[0]["value"] == "bye"
+    assert data(agent, "turn/end")[0]["error"]["code"] == "cancelled"
+    assert agent.closed
+    await until(lambda: len(agent.tasks) == 0)
+
+
+async def test_a_turn_that_completes_after_its_agent_closed_leaves_it_closed(
+    harness: Harness,
+) -> None:
+    holder: list[Agent] = []
+
+    async def close_then_answer(request: ModelRequest, on_delta: DeltaSink | None) -> ModelReply:
+        await holder[0].aclose()
+        return ModelReply(text="last words")
+
+    agent = harness.agent(FakeModel(close_then_answer))
+    holder.append(agent)
+
+    agent.submit("hello")
+    await until(lambda: "turn/end" in types(agent))
+
+    assert data(agent, "message/assistant") == [{"text": "last words", "toolCalls": []}]
+    assert data(agent, "turn/end") == [{"status": "ok"}]
+    assert agent.phase is AgentPhase.CLOSED
+    await until(lambda: len(agent.tasks) == 0)

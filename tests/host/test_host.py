@@ -1,0 +1,365 @@
+"""The Host: Session lifecycles, publication, storage reads and plugin contributions."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh import Agent, ClientModule, Session, SessionEvent, hookimpl
+from dsh.host import Host, HostClosed, PersistenceUnavailable, SessionNotFound
+from dsh.loader import PluginSpec
+from dsh.models.base import ModelReply, ModelRequest
+from dsh.persistence.memory import MemoryBackend
+from dsh.session import END_SEED, InvalidSessionId
+from dsh.store import FlushError
+from dsh.testing import FakeClock
+from dsh.testing.faults import FaultyBackend
+
+pytestmark = pytest.mark.anyio
+
+
+class EchoModel:
+    name = "echo"
+
+    async def complete(
+        self, request: ModelRequest, on_delta: Callable[[str], None] | None = None
+    ) -> ModelReply:
+        return ModelReply(text=f"echo: {request.messages[-1].text}")
+
+
+class Recorder:
+    """A test plugin that records publications and contributes views and modules."""
+
+    def __init__(self) -> None:
+        self.published: list[Agent] = []
+
+    @hookimpl
+    def dsh_agent_published(self, agent: Agent) -> None:
+        self.published.append(agent)
+
+    @hookimpl
+    def dsh_event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
+        if event.type == "message/user":
+            return {"marked": event.seq}
+        return None
+
+    @hookimpl
+    def dsh_client_modules(self) -> list[ClientModule]:
+        return [ClientModule(path=Path(__file__), event_types=("message/user",))]
+
+
+class Broken:
+    @hookimpl
+    def dsh_agent_published(self, agent: Agent) -> None:
+        raise RuntimeError("broken plugin")
+
+    @hookimpl
+    def dsh_event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
+        raise RuntimeError("broken view")
+
+    @hookimpl
+    def dsh_client_modules(self) -> list[object]:
+        raise RuntimeError("broken modules")
+
+
+class WrongTypes:
+    @hookimpl
+    def dsh_client_modules(self) -> list[object]:
+        return ["not a module"]
+
+
+@pytest.fixture
+def backend() -> MemoryBackend:
+    return MemoryBackend()
+
+
+@pytest.fixture
+async def host(backend: MemoryBackend) -> AsyncIterator[Host]:
+    async with Host(backend=backend, model=EchoModel(), clock=FakeClock(), cwd="/work") as host:
+        yield host
+
+
+@pytest.fixture
+def recorder(host: Host) -> Recorder:
+    plugin = Recorder()
+    host.pm.register(plugin, name="recorder")
+    return plugin
+
+
+async def settled(agent: Agent) -> None:
+    with anyio.fail_after(5):
+        while agent.pending or agent.phase != "idle":
+            await agent.when_idle()
+
+
+async def test_a_new_session_is_stored_before_its_agent_is_published(
+    host: Host, backend: MemoryBackend, recorder: Recorder
+) -> None:
+    agent = await host.create_session()
+
+    stored = await backend.inspect(agent.session.id)
+    assert stored is not None
+    assert stored.header.identity_equals(agent.session.header)
+    assert recorder.published == [agent]
+    assert agent.is_root
+    assert host.agent(agent.session.id) is agent
+    assert agent.session.header.cwd == "/work"
+
+
+async def test_a_session_whose_storage_refuses_is_not_made_live() -> None:
+    faulty = FaultyBackend(MemoryBackend())
+    faulty.fail("initialize", times=None)
+    async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
+        with pytest.raises(FlushError):
+            await host.create_session()
+        assert host.agents() == []
+        assert list(host.store.live()) == []
+
+
+async def test_a_store_without_durable_acknowledgement_raises_persistence_unavailable(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def never_durable(session: Session) -> bool:
+        return False
+
+    monkeypatch.setattr(host.store, "flush", never_durable)
+    with pytest.raises(PersistenceUnavailable, match="did not acknowledge"):
+        await host.create_session()
+    assert host.agents() == []
+
+
+async def test_a_turn_runs_and_closing_makes_the_session_cold(
+    host: Host, backend: MemoryBackend
+) -> None:
+    agent = await host.create_session()
+    agent.submit("hello")
+    await settled(agent)
+
+    await host.close_session(agent.session.id)
+
+    assert host.agent(agent.session.id) is None
+    assert agent.closed
+    stored = await host.read_stored(agent.session.id)
+    assert [event.type for event in stored.events] == [
+        "message/user",
+        "message/assistant",
+        "turn/end",
+    ]
+    await host.close_session(agent.session.id)  # closing a cold Session is harmless
+
+
+async def test_resume_builds_a_new_live_object_with_an_end_seed_and_publishes_it(
+    host: Host, recorder: Recorder
+) -> None:
+    first = await host.create_session()
+    first.submit("hello")
+    await settled(first)
+    session_id = first.session.id
+    await host.close_session(session_id)
+
+    resumed, did_resume = await host.resume(session_id)
+
+    assert did_resume
+    assert resumed.session is not first.session
+    assert [event.type for event in resumed.session.events][-1] == END_SEED
+    assert len(resumed.session) == 4
+    assert recorder.published == [first, resumed]
+    stored = await host.read_stored(session_id)
+    assert len(stored.events) == 4
+
+
+async def test_resuming_a_live_session_is_a_no_op(host: Host, recorder: Recorder) -> None:
+    agent = await host.create_session()
+
+    again, did_resume = await host.resume(agent.session.id)
+
+    assert again is agent
+    assert not did_resume
+    assert recorder.published == [agent]
+
+
+async def test_resume_of_an_unknown_or_invalid_id_fails_before_storage(host: Host) -> None:
+    with pytest.raises(SessionNotFound):
+        await host.resume("missing")
+    with pytest.raises(InvalidSessionId):
+        await host.resume("../etc/passwd")
+
+
+async def test_fork_of_a_live_session_copies_the_prefix_and_marks_the_seed(
+    host: Host, recorder: Recorder
+) -> None:
+    parent = await host.create_session()
+    parent.submit("hello")
+    await settled(parent)
+
+    child = await host.fork(parent.session.id, at_seq=2)
+
+    header = child.session.header
+    assert header.seed_length == 3
+    assert header.lineage is not None
+    assert header.lineage.parent_id == parent.session.id
+    assert header.lineage.forked_at == 2
+    assert header.origin.kind == "fork"
+    assert list(child.session.events)[:2] == list(parent.session.events)[:2]
+    assert child.session.events[2].type == END_SEED
+    assert recorder.published == [parent, child]
+    stored = await host.read_stored(child.session.id)
+    assert len(stored.events) == 3
+
+
+async def test_fork_of_a_cold_session_reads_storage_and_defaults_to_the_whole_log(
+    host: Host,
+) -> None:
+    parent = await host.create_session()
+    parent.submit("hello")
+    await settled(parent)
+    await host.close_session(parent.session.id)
+
+    child = await host.fork(parent.session.id)
+
+    assert child.session.header.seed_length == 4
+    assert host.agent(parent.session.id) is None
+
+
+async def test_fork_out_of_range_is_a_clear_error(host: Host) -> None:
+    parent = await host.create_session()
+    with pytest.raises(ValueError, match="out of range"):
+        await host.fork(parent.session.id, at_seq=5)
+
+
+async def test_a_child_agent_is_one_level_deeper_and_published(
+    host: Host, recorder: Recorder
+) -> None:
+    root = await host.create_session()
+
+    child = await host.spawn_child(root)
+
+    assert child.parent is root
+    assert not child.is_root
+    assert child.session.header.depth == 1
+    assert recorder.published == [root, child]
+
+
+async def test_reading_a_cold_session_never_publishes(host: Host, recorder: Recorder) -> None:
+    agent = await host.create_session()
+    await host.close_session(agent.session.id)
+    recorder.published.clear()
+
+    stored = await host.read_stored(agent.session.id)
+
+    assert stored.header.id == agent.session.id
+    assert recorder.published == []
+    assert host.agent(agent.session.id) is None
+
+
+async def test_sessions_are_listed_newest_first_with_live_flags(host: Host) -> None:
+    clock = host.clock
+    assert isinstance(clock, FakeClock)
+    older = await host.create_session()
+    clock.advance(1)
+    newer = await host.create_session()
+    await host.close_session(older.session.id)
+
+    rows = await host.list_sessions()
+
+    assert [row.id for row in rows] == [newer.session.id, older.session.id]
+    assert [row.live for row in rows] == [True, False]
+    assert rows[0].to_dict()["lineage"] is None
+    assert host.summary(newer.session).live
+
+
+async def test_a_failing_plugin_does_not_keep_others_from_seeing_an_agent(
+    host: Host, recorder: Recorder, caplog: pytest.LogCaptureFixture
+) -> None:
+    host.pm.register(Broken(), name="broken")
+
+    agent = await host.create_session()
+
+    assert recorder.published == [agent]
+    assert "plugin broken failed in dsh_agent_published" in caplog.text
+
+
+async def test_event_views_come_from_plugins_and_failures_are_contained(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    host.pm.register(Recorder(), name="recorder")
+    agent = await host.create_session()
+    agent.submit("hi")
+    await settled(agent)
+    user_event = agent.session.events[0]
+
+    assert host.event_view(agent.session, user_event) == {"marked": 0}
+    assert host.event_view(agent.session, agent.session.events[1]) is None
+
+    host.pm.register(Broken(), name="broken")
+    assert host.event_view(agent.session, user_event) is None
+    assert "dsh_event_view failed" in caplog.text
+
+
+async def test_a_view_that_is_not_a_dict_is_ignored(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    class ListView:
+        @hookimpl
+        def dsh_event_view(self, session: Session, event: SessionEvent) -> object:
+            return ["not", "a", "dict"]
+
+    host.pm.register(ListView(), name="list-view")
+    agent = await host.create_session()
+    agent.submit("hi")
+    await settled(agent)
+
+    assert host.event_view(agent.session, agent.session.events[0]) is None
+    assert "not a dict" in caplog.text
+
+
+async def test_client_modules_are_collected_per_plugin_and_bad_ones_skipped(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    host.pm.register(Recorder(), name="recorder")
+    host.pm.register(Broken(), name="broken")
+    host.pm.register(WrongTypes(), name="wrong")
+
+    modules = host.client_modules()
+
+    assert [(item.plugin, item.module.event_types) for item in modules] == [
+        ("recorder", ("message/user",))
+    ]
+    assert "plugin broken failed in dsh_client_modules" in caplog.text
+    assert "expected ClientModule" in caplog.text
+
+
+async def test_closing_the_host_closes_agents_and_refuses_more_work(
+    backend: MemoryBackend,
+) -> None:
+    host = Host(backend=backend, model=EchoModel(), clock=FakeClock())
+    async with host:
+        agent = await host.create_session()
+        agent.submit("hello")
+        await settled(agent)
+    assert agent.closed
+    assert host.agents() == []
+    with pytest.raises(HostClosed):
+        await host.create_session()
+    with pytest.raises(HostClosed):
+        _ = host.loader
+    stored = await backend.inspect(agent.session.id)
+    assert stored is not None
+    assert [event.type for event in stored.events][-1] == "turn/end"
+    await host.aclose()  # closing twice is harmless
+
+
+async def test_a_missing_plugin_in_the_overlay_stops_the_host_from_starting(
+    backend: MemoryBackend,
+) -> None:
+    spec = PluginSpec(name="not-installed-anywhere", config={}, distribution=None, source=None)
+    host = Host(backend=backend, model=EchoModel(), plugins=[spec])
+    with pytest.raises(Exception, match="not-installed-anywhere"):
+        async with host:
+            pass
+    with pytest.raises(HostClosed):
+        _ = host.coordinator
