@@ -12,10 +12,11 @@ from typing import TextIO
 from .app import Command, CommandError, Streams, dispatch
 from .plugins import COMMAND as PLUGINS
 from .sessions import COMMAND as SESSIONS
+from .web import COMMAND as WEB
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
 
-COMMANDS: tuple[Command, ...] = (PLUGINS, SESSIONS)
+COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS)
 
 
 def main(

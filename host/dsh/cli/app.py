@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import argparse
 import functools
-import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from ..datadir import DATA_DIR_ENV, default_data_dir
 from ..overlay import Overlay, OverlayError, load_overlay, validate_model
 
 __all__ = [
@@ -49,7 +49,6 @@ EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
-DATA_DIR_ENV = "DSH_DATA_DIR"
 PROG = "dsh"
 
 
@@ -165,15 +164,6 @@ def dispatch(
     except KeyboardInterrupt:
         streams.note(f"{PROG}: interrupted")
         return EXIT_INTERRUPTED
-
-
-def default_data_dir(environ: Mapping[str, str] | None = None) -> Path:
-    """`$DSH_DATA_DIR` if set and not empty, else `~/.local/share/dsh`."""
-    env = os.environ if environ is None else environ
-    configured = env.get(DATA_DIR_ENV)
-    if configured:
-        return Path(configured).expanduser()
-    return Path.home() / ".local" / "share" / "dsh"
 
 
 def add_data_dir_option(parser: argparse.ArgumentParser) -> None:

@@ -28,6 +28,7 @@ __all__ = [
     "chunk",
     "closed_port",
     "completion",
+    "drop",
     "error_reply",
     "json_reply",
     "raw_reply",
@@ -73,6 +74,11 @@ class Exchange:
 
     async def end(self) -> None:
         await self._stream.send(self._conn.send(h11.EndOfMessage()))
+
+    async def abort(self) -> None:
+        """Close the connection now, whatever state the answer is in."""
+        self.close_after = True
+        await self._stream.aclose()
 
     async def wait_for_disconnect(self) -> None:
         """Return once the client closed the connection."""
@@ -250,6 +256,18 @@ def sse_reply(*events: dict[str, Any] | str, done: bool = True) -> Reply:
     if done:
         pieces.append(b"data: [DONE]\n\n")
     return raw_reply(200, pieces, [("content-type", "text/event-stream")])
+
+
+def drop(*pieces: bytes) -> Reply:
+    """Start an SSE answer, send `pieces`, then close the connection mid-body."""
+
+    async def reply(exchange: Exchange) -> None:
+        await exchange.head(200, [("content-type", "text/event-stream")])
+        for piece in pieces:
+            await exchange.body(piece)
+        await exchange.abort()
+
+    return reply
 
 
 def stall(*pieces: bytes, stream: bool = True) -> Reply:

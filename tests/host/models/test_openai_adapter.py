@@ -25,6 +25,7 @@ from .fake_openai import (
     chunk,
     closed_port,
     completion,
+    drop,
     error_reply,
     json_reply,
     raw_reply,
@@ -606,15 +607,15 @@ async def test_a_read_timeout_counts_as_unavailable_and_is_retried(
 async def test_a_stream_that_breaks_after_text_was_passed_on_is_not_retried(
     server: FakeOpenAIServer, clock: WatchedClock
 ) -> None:
-    server.push(stall(b"data: " + json.dumps(chunk("partial")).encode() + b"\n\n"))
+    server.push(drop(b"data: " + json.dumps(chunk("partial")).encode() + b"\n\n"))
     deltas = Deltas()
-    async with make_adapter(server.base_url, clock, read_timeout=0.05) as adapter:
+    async with make_adapter(server.base_url, clock) as adapter:
         with pytest.raises(ModelError) as caught:
             await adapter.complete(HELLO, on_delta=deltas)
 
     assert deltas == ["partial"]
     assert caught.value.code == "model_unavailable"
-    assert "broke while streaming: ReadTimeout" in caught.value.message
+    assert "broke while streaming: RemoteProtocolError" in caught.value.message
     assert len(server.requests) == 1
     assert clock.sleeps == []
 
@@ -683,7 +684,8 @@ async def test_closing_an_agent_cancels_its_stalled_model_request_promptly(
         with anyio.fail_after(5):
             await server.stalled.wait()
             await server.wait_for_requests(1)
-        with anyio.fail_after(1):
+        # The server never answers: returning at all proves the request was cancelled.
+        with anyio.fail_after(5):
             await agent.aclose()
         with anyio.fail_after(5):
             await server.disconnected.wait()
@@ -715,11 +717,11 @@ async def test_a_stream_that_breaks_before_any_text_was_passed_on_is_retried(
 ) -> None:
     fragment = {"index": 0, "id": "c", "function": {"name": "echo", "arguments": "{"}}
     server.push(
-        stall(b"data: " + json.dumps(chunk(tool_calls=[fragment])).encode() + b"\n\n"),
+        drop(b"data: " + json.dumps(chunk(tool_calls=[fragment])).encode() + b"\n\n"),
         sse_reply(chunk("changed my mind", finish_reason="stop")),
     )
     deltas = Deltas()
-    async with make_adapter(server.base_url, clock, read_timeout=0.05) as adapter:
+    async with make_adapter(server.base_url, clock) as adapter:
         reply = await run_advancing(clock, lambda: adapter.complete(HELLO, on_delta=deltas))
 
     assert reply == ModelReply(text="changed my mind")

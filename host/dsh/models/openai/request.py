@@ -37,7 +37,7 @@ __all__ = ["NOT_COMPLETED", "SYSTEM_PROMPT", "build_body", "wire_messages"]
 SYSTEM_PROMPT = (
     "You are the assistant in dsh, a small agent host. Reminders you create with the "
     "schedule tools are session-local: they belong to this conversation only and fire "
-    "only while it is open. Be brief."
+    "only while it is open."
 )
 
 NOT_COMPLETED = {

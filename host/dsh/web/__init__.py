@@ -1,0 +1,33 @@
+"""The web host: the HTTP API, the live WebSocket stream, the static browser client.
+
+Modules, one idea each:
+
+- `app`: the app factories (`create_app` for a running Host, `build_web_app`
+  for `dsh web`, whose lifespan runs the Host);
+- `api`: the public HTTP routes under `/api`; `stream`: the live WebSocket;
+- `live`: the fan-out of store observations and the commit-aware sidecars;
+- `history`: history pages with the views storage can vouch for;
+- `static`: the browser client's files and plugin modules;
+- `guards`: Host allowlist, token, Origin, security headers;
+  `limits`: the request body limit; `errors`: the one error shape;
+- `state`: what the routes share; `settings`: `WebSettings`;
+- `server`: uvicorn, programmatically; `cli`: the `dsh web` arguments.
+"""
+
+from __future__ import annotations
+
+from .app import build_web_app, create_app
+from .cli import add_web_arguments, run_from_args
+from .server import WebServer, WebStartupError, serve
+from .settings import WebSettings
+
+__all__ = [
+    "WebServer",
+    "WebSettings",
+    "WebStartupError",
+    "add_web_arguments",
+    "build_web_app",
+    "create_app",
+    "run_from_args",
+    "serve",
+]

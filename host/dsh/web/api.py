@@ -1,0 +1,180 @@
+"""The public HTTP API under `/api` (DESIGN §9), as one FastAPI router.
+
+Every body is a strict pydantic model (unknown fields are errors). Every id
+is checked with `validate_session_id` before anything touches storage.
+Acknowledgements mean what they say: 201 for a new or forked Session only
+after its storage acknowledged a flush (`Host.create_session` / `Host.fork`
+guarantee it); 202 for a message means *queued*, not stored. Reading a cold
+Session (its header or its history) never makes it live and never publishes
+an agent.
+"""
+
+from __future__ import annotations
+
+from typing import Annotated, Any
+
+from fastapi import APIRouter, Body, Query, Request
+from fastapi.responses import JSONResponse
+from pydantic import BaseModel, ConfigDict, Field, field_validator
+
+from .. import __version__
+from ..host import Host
+from ..session import validate_session_id
+from .errors import ApiError
+from .history import PageRequest
+from .state import web_state
+from .static import module_url
+
+__all__ = ["ForkBody", "MessageBody", "router"]
+
+MAX_PAGE = 500
+
+router = APIRouter(prefix="/api")
+
+_BODY = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+
+class ForkBody(BaseModel):
+    """`POST /api/sessions/{id}/fork`: copy events `[0, atSeq)`; absent: the whole log."""
+
+    model_config = _BODY
+
+    at_seq: Annotated[int | None, Field(alias="atSeq", ge=0)] = None
+
+
+class MessageBody(BaseModel):
+    """`POST /api/sessions/{id}/messages`: the user's message."""
+
+    model_config = _BODY
+
+    text: Annotated[str, Field(min_length=1)]
+
+    @field_validator("text")
+    @classmethod
+    def _not_blank(cls, value: str) -> str:
+        if not value.strip():
+            raise ValueError("the message is empty")
+        return value
+
+
+def _host(request: Request) -> Host:
+    return web_state(request.app).host
+
+
+def _checked(session_id: str) -> str:
+    validate_session_id(session_id)  # InvalidSessionId → 404 invalid_session_id
+    return session_id
+
+
+def _json(status: int, content: dict[str, Any]) -> JSONResponse:
+    return JSONResponse(content, status_code=status)
+
+
+@router.get("/health", summary="Liveness and version")
+async def health() -> JSONResponse:
+    return _json(200, {"ok": True, "version": __version__})
+
+
+@router.get("/sessions", summary="Every stored or live Session, newest first")
+async def list_sessions(request: Request) -> JSONResponse:
+    rows = await _host(request).list_sessions()
+    return _json(200, {"sessions": [row.to_dict() for row in rows]})
+
+
+@router.post("/sessions", status_code=201, summary="A new live Session and its root agent")
+async def create_session(request: Request) -> JSONResponse:
+    host = _host(request)
+    agent = await host.create_session(origin="web")
+    return _json(201, {"session": host.summary(agent.session).to_dict()})
+
+
+@router.get("/sessions/{session_id}", summary="A Session's header, length and agent")
+async def read_session(request: Request, session_id: str) -> JSONResponse:
+    host = _host(request)
+    live = host.store.find(_checked(session_id))
+    if live is None:
+        stored = await host.read_stored(session_id)
+        return _json(
+            200,
+            {
+                "header": stored.header.to_dict(),
+                "live": False,
+                "length": len(stored.events),
+                "agent": None,
+            },
+        )
+    agent = host.agent(session_id)
+    described = None
+    if agent is not None and agent.session is live:
+        described = {"root": agent.is_root, "tools": agent.tools.names()}
+    return _json(
+        200,
+        {"header": live.header.to_dict(), "live": True, "length": len(live), "agent": described},
+    )
+
+
+@router.post("/sessions/{session_id}/resume", summary="Make a cold Session live (200)")
+async def resume_session(request: Request, session_id: str) -> JSONResponse:
+    host = _host(request)
+    agent, _ = await host.resume(_checked(session_id))
+    return _json(200, {"session": host.summary(agent.session).to_dict()})
+
+
+@router.post("/sessions/{session_id}/fork", status_code=201, summary="A new live child Session")
+async def fork_session(
+    request: Request, session_id: str, body: Annotated[ForkBody | None, Body()] = None
+) -> JSONResponse:
+    host = _host(request)
+    at_seq = None if body is None else body.at_seq
+    _checked(session_id)
+    try:
+        agent = await host.fork(session_id, at_seq)
+    except ValueError as error:
+        raise ApiError(422, "invalid_body", f"field 'atSeq': {error}") from error
+    return _json(201, {"session": host.summary(agent.session).to_dict()})
+
+
+@router.post(
+    "/sessions/{session_id}/messages",
+    status_code=202,
+    summary="Queue a user message (resumes a cold Session first)",
+)
+async def post_message(request: Request, session_id: str, body: MessageBody) -> JSONResponse:
+    host = _host(request)
+    agent, resumed = await host.resume(_checked(session_id))
+    agent.submit(body.text, {"kind": "user"})
+    return _json(
+        202,
+        {"queued": True, "resumed": resumed, "session": host.summary(agent.session).to_dict()},
+    )
+
+
+@router.get("/sessions/{session_id}/events", summary="A page of history with durable views")
+async def read_events(
+    request: Request,
+    session_id: str,
+    from_seq: Annotated[int | None, Query(alias="from", ge=0)] = None,
+    before: Annotated[int | None, Query(ge=0)] = None,
+    limit: Annotated[int, Query(ge=1, le=MAX_PAGE)] = 100,
+) -> JSONResponse:
+    state = web_state(request.app)
+    _checked(session_id)
+    if from_seq is not None and before is not None:
+        raise ApiError(422, "invalid_query", "use either 'from' or 'before', not both")
+    page = await state.history.page(
+        session_id, PageRequest(from_seq=from_seq, before=before, limit=limit)
+    )
+    return _json(200, page)
+
+
+@router.get("/client-modules", summary="Browser modules shipped by loaded plugins")
+async def client_modules(request: Request) -> JSONResponse:
+    modules = [
+        {
+            "plugin": published.plugin,
+            "url": module_url(published.plugin, published.module.path.name),
+            "eventTypes": list(published.module.event_types),
+        }
+        for published in _host(request).client_modules()
+    ]
+    return _json(200, {"modules": modules})

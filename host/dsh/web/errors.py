@@ -1,0 +1,215 @@
+"""The one error shape of the web API, and every path that produces it.
+
+Every failure answers `{"error": {"code", "message"}}` with a fitting status
+(DESIGN §9): `ApiError` for failures the routes decide; handlers that map
+FastAPI's validation errors (422 `invalid_body` / `invalid_query`), Starlette's
+routing errors (404 `not_found`, 405 `method_not_allowed`) and the Host's and
+storage's typed exceptions; and `CatchAll`, an ASGI middleware that turns any
+other exception into a logged 500 `internal_error` instead of a bare text page.
+`deny_websocket` refuses a WebSocket handshake with the same shape.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from typing import Any
+
+from fastapi import FastAPI
+from fastapi.exceptions import RequestValidationError
+from pydantic import JsonValue
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from ..agent import AgentClosed
+from ..host import HostClosed, PersistenceUnavailable, SessionNotFound
+from ..persistence.backend import CorruptLog, StorageError
+from ..session import InvalidSessionId
+from ..store import FlushError
+
+__all__ = [
+    "ApiError",
+    "CatchAll",
+    "deny_websocket",
+    "error_body",
+    "error_response",
+    "install_error_handlers",
+]
+
+log = logging.getLogger(__name__)
+
+POLICY_VIOLATION = 1008
+
+
+class ApiError(Exception):
+    """A failure with its HTTP status, machine-readable code and human message."""
+
+    def __init__(
+        self, status: int, code: str, message: str, headers: dict[str, str] | None = None
+    ) -> None:
+        super().__init__(f"{status} {code}: {message}")
+        self.status = status
+        self.code = code
+        self.message = message
+        self.headers = headers
+
+
+def error_body(code: str, message: str) -> dict[str, JsonValue]:
+    """`{"error": {"code", "message"}}`."""
+    return {"error": {"code": code, "message": message}}
+
+
+def error_response(
+    status: int, code: str, message: str, headers: dict[str, str] | None = None
+) -> JSONResponse:
+    return JSONResponse(error_body(code, message), status_code=status, headers=headers)
+
+
+def api_error_for(error: Exception) -> ApiError | None:
+    """The API error a known Host or storage exception stands for, or None."""
+    if isinstance(error, ApiError):
+        return error
+    if isinstance(error, InvalidSessionId):
+        return ApiError(404, "invalid_session_id", str(error))
+    if isinstance(error, SessionNotFound):
+        return ApiError(404, "session_not_found", str(error))
+    if isinstance(error, HostClosed):
+        return ApiError(503, "host_closed", str(error))
+    if isinstance(error, PersistenceUnavailable):
+        return ApiError(503, "persistence_unavailable", str(error))
+    if isinstance(error, FlushError):
+        return ApiError(503, "persistence_failed", str(error))
+    if isinstance(error, AgentClosed):
+        return ApiError(409, "session_closed", f"{error}; resume the session and retry")
+    if isinstance(error, CorruptLog):
+        return ApiError(500, "storage_corrupt", str(error))
+    if isinstance(error, StorageError | OSError):
+        return ApiError(503, "storage_unavailable", f"storage failed: {error}")
+    return None
+
+
+async def _known_error(request: Request, error: Exception) -> Response:
+    api_error = api_error_for(error)
+    assert api_error is not None, "registered only for mapped exception types"
+    if api_error.status >= 500:
+        log.error("%s %s failed: %s", request.method, request.url.path, error)
+    return error_response(api_error.status, api_error.code, api_error.message, api_error.headers)
+
+
+async def _http_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, HTTPException)
+    codes = {404: "not_found", 405: "method_not_allowed"}
+    code = codes.get(error.status_code, "http_error")
+    message = error.detail
+    if error.status_code == 404:
+        message = f"no route {request.url.path}"
+    elif error.status_code == 405:
+        message = f"{request.method} is not allowed on {request.url.path}"
+    return error_response(error.status_code, code, message, dict(error.headers or {}))
+
+
+async def _validation_error(request: Request, error: Exception) -> Response:
+    assert isinstance(error, RequestValidationError)
+    return describe_validation(error.errors())
+
+
+def describe_validation(errors: Sequence[Any]) -> JSONResponse:
+    """422 naming each offending field: `invalid_body` when the body is at fault."""
+    parts: list[str] = []
+    in_body = False
+    for detail in errors:
+        location = tuple(detail.get("loc", ()))
+        where = str(location[0]) if location else "request"
+        in_body = in_body or where == "body"
+        if detail.get("type") == "json_invalid":
+            reason = (detail.get("ctx") or {}).get("error", "")
+            parts.append(f"the body is not valid JSON: {reason}".rstrip(": "))
+            continue
+        field = ".".join(str(part) for part in location[1:])
+        if not field and where == "body" and detail.get("type") == "missing":
+            parts.append("a JSON body is required")
+            continue
+        if not field:
+            subject = f"the {where}"
+        elif where == "body":
+            subject = f"field {field!r}"
+        else:
+            subject = f"{where} parameter {field!r}"
+        parts.append(f"{subject}: {detail.get('msg', 'is invalid')}")
+    code = "invalid_body" if in_body else "invalid_query"
+    return error_response(422, code, "; ".join(parts) or "the request is invalid")
+
+
+def install_error_handlers(app: FastAPI) -> None:
+    """Answer every handled failure of `app` in the one error shape."""
+    app.add_exception_handler(HTTPException, _http_error)
+    app.add_exception_handler(RequestValidationError, _validation_error)
+    for known in (
+        ApiError,
+        InvalidSessionId,
+        SessionNotFound,
+        HostClosed,
+        PersistenceUnavailable,
+        FlushError,
+        AgentClosed,
+        StorageError,
+        OSError,
+    ):
+        app.add_exception_handler(known, _known_error)
+
+
+class CatchAll:
+    """Turn an unexpected exception in an HTTP request into a logged JSON 500.
+
+    If the response had already started there is nothing left to answer, so
+    the exception is re-raised for the server to close the connection.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        started = False
+
+        async def tracking_send(message: Message) -> None:
+            nonlocal started
+            if message["type"] == "http.response.start":
+                started = True
+            await send(message)
+
+        try:
+            await self.app(scope, receive, tracking_send)
+        except Exception:
+            log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
+            if started:
+                raise
+            response = error_response(
+                500, "internal_error", "an unexpected error occurred; see the server log"
+            )
+            await response(scope, receive, send)
+
+
+async def deny_websocket(send: Send, scope: Scope, status: int, code: str, message: str) -> None:
+    """Refuse a WebSocket handshake before accepting it.
+
+    With the ASGI `websocket.http.response` extension the client gets an HTTP
+    `status` with the error shape; without it, a close with 1008 (policy
+    violation), which servers turn into a 403 handshake response.
+    """
+    if "websocket.http.response" in scope.get("extensions", {}):
+        response = error_response(status, code, message)
+        await send(
+            {
+                "type": "websocket.http.response.start",
+                "status": status,
+                "headers": response.raw_headers,
+            }
+        )
+        await send({"type": "websocket.http.response.body", "body": response.body})
+        return
+    await send({"type": "websocket.close", "code": POLICY_VIOLATION, "reason": message[:120]})

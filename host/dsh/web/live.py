@@ -1,0 +1,317 @@
+"""The live stream: store observations fanned out to WebSocket subscriptions.
+
+`LiveHub` observes one Host's `SessionStore` and turns observations into
+frames (pre-encoded JSON text, encoded once per observation):
+
+- `{"kind":"hello","tail":N}` first, when a subscription starts;
+- `{"kind":"event","event":{...}}` for every appended event, raw, on append;
+- `{"kind":"event","event":{...},"sidecar":{"for":"event","view":{...}}}`
+  when a durable event that has a view is redelivered (below);
+- `{"kind":"delta","text":...}` for streamed assistant text (ephemeral:
+  never stored, never replayed).
+
+**Commit-aware sidecars** (DESIGN §9). A view is never attached on append:
+the append observation precedes the durability result, so it would show a
+receipt whose flush may still fail. The hub keeps one watermark per exact
+live Session *object* in a `WeakKeyDictionary`; a `session/flushed`
+observation that advances it (the max wins, since concurrent flushes can
+complete in reverse order) redelivers the newly covered events that have a
+view to that object's subscribers. A Session reopened under the same id is a
+new object and starts from nothing. With no subscriber at flush time the
+watermark just advances: nobody could receive the sidecars, and a client that
+connects later gets views from history instead.
+
+**Subscriptions** are per Session *id*. A subscription is bound to the live
+object it streams; at subscription time that is the current live object, if
+any. A subscription to a cold Session waits, and is bound to the next live
+object with that id as soon as the store reports anything about it (a
+resume's first flush, an append); the same happens when a live Session is
+closed and reopened. Binding first catches the client up from the tail it
+was last told about (raw events, plus sidecars for those already below the
+watermark), so the stream never has a hole. If the new object is shorter
+than what the client already saw, the two histories cannot be joined and the
+subscription ends with 1012 so that the client reconnects and resyncs.
+
+**Nobody blocks an agent.** Observers run synchronously inside `append` and
+`flush`; every put is `send_nowait` into a bounded per-subscription buffer.
+A subscription whose buffer is full ends with 1013 ("try again later"), and
+its connection is cancelled; the client reconnects and resyncs from history.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import weakref
+from collections.abc import Callable
+from typing import Any
+
+import anyio
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..host import Host
+from ..scope import Disposer
+from ..session import Session, SessionEvent
+from ..store import Observation, SessionFlushed
+
+__all__ = [
+    "GOING_AWAY",
+    "RESYNC",
+    "TRY_AGAIN_LATER",
+    "LiveHub",
+    "Subscription",
+    "encode_frame",
+]
+
+log = logging.getLogger(__name__)
+
+GOING_AWAY = 1001
+RESYNC = 1012
+TRY_AGAIN_LATER = 1013
+
+
+def encode_frame(frame: dict[str, Any]) -> str:
+    """One frame as compact JSON text (non-ASCII kept)."""
+    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
+
+
+def event_frame(event: SessionEvent) -> str:
+    return encode_frame({"kind": "event", "event": event.model_dump(mode="json")})
+
+
+def sidecar_frame(event: SessionEvent, view: dict[str, Any]) -> str:
+    return encode_frame(
+        {
+            "kind": "event",
+            "event": event.model_dump(mode="json"),
+            "sidecar": {"for": "event", "view": view},
+        }
+    )
+
+
+class Subscription:
+    """One WebSocket's bounded queue of frames for one Session id.
+
+    `end_code` is None while it runs; once ended it holds the WebSocket close
+    code the connection should send. `on_overflow` is called (synchronously)
+    when the buffer overflows, to cancel the connection promptly.
+    """
+
+    def __init__(
+        self, session_id: str, next_seq: int, capacity: int, on_overflow: Callable[[], None]
+    ) -> None:
+        self.session_id = session_id
+        self.next_seq = next_seq
+        self.session: Session | None = None
+        self.end_code: int | None = None
+        self._on_overflow = on_overflow
+        self._send: MemoryObjectSendStream[str]
+        self._receive: MemoryObjectReceiveStream[str]
+        self._send, self._receive = anyio.create_memory_object_stream[str](capacity)
+
+    @property
+    def ended(self) -> bool:
+        return self.end_code is not None
+
+    def put(self, frame: str) -> None:
+        """Queue `frame` without waiting; a full buffer ends the subscription (1013)."""
+        if self.end_code is not None:
+            return
+        try:
+            self._send.send_nowait(frame)
+        except anyio.WouldBlock:
+            self.end(TRY_AGAIN_LATER)
+            self._on_overflow()
+
+    def end(self, code: int) -> None:
+        """Stop queueing; the consumer drains what is queued, then stops."""
+        if self.end_code is None:
+            self.end_code = code
+            self._send.close()
+
+    def close(self) -> None:
+        """Release both ends of the queue (the consumer is done with it)."""
+        self._send.close()
+        self._receive.close()
+
+    @property
+    def frames(self) -> MemoryObjectReceiveStream[str]:
+        """The queued frames, in order; iteration stops once the subscription ended."""
+        return self._receive
+
+
+class LiveHub:
+    """Fans one Host's store observations out to subscriptions (see the module docstring)."""
+
+    def __init__(self, host: Host, *, queue_frames: int = 1024) -> None:
+        self._host = host
+        self._queue_frames = queue_frames
+        self._watermarks: weakref.WeakKeyDictionary[Session, int] = weakref.WeakKeyDictionary()
+        self._streaming_deltas: weakref.WeakSet[Session] = weakref.WeakSet()
+        self._subscriptions: dict[str, list[Subscription]] = {}
+        self._stop: Disposer | None = None
+        self._closed = False
+
+    # -- lifecycle --------------------------------------------------------
+
+    def start(self) -> None:
+        """Begin observing the Host's store."""
+        if self._stop is None and not self._closed:
+            self._stop = self._host.store.observe(self._observe)
+
+    def close(self) -> None:
+        """Stop observing and end every subscription with 1001 (idempotent)."""
+        self._closed = True
+        if self._stop is not None:
+            stop, self._stop = self._stop, None
+            stop()
+        for subscriptions in list(self._subscriptions.values()):
+            for subscription in subscriptions:
+                subscription.end(GOING_AWAY)
+        self._subscriptions.clear()
+
+    def watermark(self, session: Session) -> int:
+        """How many leading events of this exact object a flush proved durable (0: none)."""
+        return self._watermarks.get(session, 0)
+
+    # -- subscriptions ----------------------------------------------------
+
+    def subscribe(
+        self, session_id: str, tail: int, on_overflow: Callable[[], None]
+    ) -> Subscription:
+        """Start streaming `session_id` to a new subscription, from `tail`.
+
+        Synchronous on purpose: the hello frame with `tail` is queued first,
+        and if the Session is live now the subscription is bound (and caught
+        up from `tail`) before any other observation can run.
+        """
+        subscription = Subscription(session_id, tail, self._queue_frames, on_overflow)
+        if self._closed:
+            subscription.end(GOING_AWAY)
+            return subscription
+        self._subscriptions.setdefault(session_id, []).append(subscription)
+        subscription.put(encode_frame({"kind": "hello", "tail": tail}))
+        live = self._host.store.find(session_id)
+        if live is not None:
+            self._bind(subscription, live)
+        return subscription
+
+    def unsubscribe(self, subscription: Subscription) -> None:
+        """Forget `subscription` and release its queue (idempotent)."""
+        subscription.close()
+        self._forget(subscription)
+
+    def _forget(self, subscription: Subscription) -> None:
+        subscriptions = self._subscriptions.get(subscription.session_id)
+        if subscriptions is not None and subscription in subscriptions:
+            subscriptions.remove(subscription)
+            if not subscriptions:
+                del self._subscriptions[subscription.session_id]
+
+    def subscribers(self, session_id: str) -> int:
+        return len(self._subscriptions.get(session_id, ()))
+
+    def _bind(self, subscription: Subscription, session: Session) -> None:
+        if subscription.next_seq > len(session):
+            subscription.end(RESYNC)
+            self._forget(subscription)
+            return
+        subscription.session = session
+        durable = self.watermark(session)
+        events = session.events
+        for seq in range(subscription.next_seq, len(events)):
+            event = events[seq]
+            subscription.put(event_frame(event))
+            if seq < durable:
+                frame = self._view_frame(session, event)
+                if frame is not None:
+                    subscription.put(frame)
+        subscription.next_seq = len(events)
+        self._stream_deltas(session)
+
+    def _bind_all(self, subscriptions: list[Subscription], session: Session) -> None:
+        """Bind every subscription of `session.id` that is not yet bound to `session`."""
+        for subscription in list(subscriptions):
+            if subscription.session is not session:
+                self._bind(subscription, session)
+
+    # -- observations -----------------------------------------------------
+
+    def _observe(self, observation: Observation) -> None:
+        session = observation.session
+        subscriptions = self._subscriptions.get(session.id)
+        if isinstance(observation, SessionFlushed):
+            self._flushed(session, observation.through, subscriptions)
+        elif subscriptions:
+            self._appended(session, observation.event, subscriptions)
+
+    def _appended(
+        self, session: Session, event: SessionEvent, subscriptions: list[Subscription]
+    ) -> None:
+        self._stream_deltas(session)
+        frame: str | None = None
+        for subscription in list(subscriptions):
+            if subscription.session is not session:
+                self._bind(subscription, session)  # catches up through `event` too
+                continue
+            # Bound subscriptions are always exactly at `event.seq` (each append
+            # is observed), so the frame is encoded once for all of them.
+            frame = frame or event_frame(event)
+            subscription.put(frame)
+            subscription.next_seq = event.seq + 1
+
+    def _flushed(
+        self, session: Session, through: int, subscriptions: list[Subscription] | None
+    ) -> None:
+        if subscriptions:
+            # Bind first, against the old watermark: binding sends the sidecars
+            # below it, and the loop below sends the ones this flush adds.
+            self._bind_all(subscriptions, session)
+        old = self.watermark(session)
+        if through <= old:
+            return
+        self._watermarks[session] = through
+        current = self._subscriptions.get(session.id)
+        if not current:
+            return
+        frames = [
+            frame
+            for event in session.events[old:through]
+            if (frame := self._view_frame(session, event)) is not None
+        ]
+        for subscription in list(current):  # all bound to `session` just above
+            for frame in frames:
+                subscription.put(frame)
+
+    def _view_frame(self, session: Session, event: SessionEvent) -> str | None:
+        view = self._host.event_view(session, event)
+        if view is None:
+            return None
+        try:
+            return sidecar_frame(event, view)
+        except (TypeError, ValueError):
+            log.error("the view of %s seq %d is not JSON; not sent", session.id, event.seq)
+            return None
+
+    # -- streamed text ----------------------------------------------------
+
+    def _stream_deltas(self, session: Session) -> None:
+        """Listen to the agent of `session` for streamed text, once per Session object."""
+        if session in self._streaming_deltas:
+            return
+        agent = self._host.agent(session.id)
+        if agent is None or agent.session is not session:
+            return  # not published yet: the next observation of this object retries
+        self._streaming_deltas.add(session)
+        agent.add_delta_listener(lambda text: self._delta(session, text))
+
+    def _delta(self, session: Session, text: str) -> None:
+        if self._closed:
+            return
+        subscriptions = self._subscriptions.get(session.id)
+        if not subscriptions:
+            return
+        frame = encode_frame({"kind": "delta", "text": text})
+        for subscription in list(subscriptions):
+            if subscription.session is session:
+                subscription.put(frame)

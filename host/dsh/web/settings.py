@@ -1,0 +1,66 @@
+"""Settings of one web host: where it listens, who may talk to it, and its limits.
+
+`WebSettings` is a strict, frozen pydantic record. The access token is
+required; `resolve_token()` reads `DSH_TOKEN` or generates one, so a caller
+decides once, at start-up, where the token comes from.
+"""
+
+from __future__ import annotations
+
+import os
+import secrets
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from ..datadir import default_data_dir
+
+__all__ = [
+    "DEFAULT_HOST",
+    "DEFAULT_PORT",
+    "STATIC_DIR",
+    "WebSettings",
+    "default_data_dir",
+    "resolve_token",
+]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_PORT = 8765
+MIB = 1024 * 1024
+STATIC_DIR = Path(__file__).parent / "static"
+TOKEN_ENV = "DSH_TOKEN"
+
+
+class WebSettings(BaseModel):
+    """How the web host listens and what it accepts.
+
+    - `token`: the access token every `/api` request and WebSocket must carry.
+    - `host`, `port`: the bind address; port 0 picks a free port.
+    - `allowed_hosts`: extra `Host` header values (`name` or `name:port`)
+      accepted besides the bind host, `127.0.0.1`, `localhost` and `[::1]`
+      on the real port (a defence against DNS rebinding).
+    - `max_body_bytes`: the largest request body (and WebSocket message).
+    - `queue_frames`: how many frames one WebSocket may have waiting; a
+      client that falls further behind is disconnected (close code 1013).
+    - `close_timeout`: how long closing one WebSocket may take, in seconds.
+    - `static_dir`: the browser client's folder.
+    """
+
+    model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
+
+    token: Annotated[str, Field(min_length=1)]
+    host: str = DEFAULT_HOST
+    port: Annotated[int, Field(ge=0, le=65535)] = DEFAULT_PORT
+    allowed_hosts: tuple[str, ...] = ()
+    max_body_bytes: Annotated[int, Field(gt=0)] = MIB
+    queue_frames: Annotated[int, Field(gt=0)] = 1024
+    close_timeout: Annotated[float, Field(gt=0)] = 5.0
+    static_dir: Path = STATIC_DIR
+
+
+def resolve_token(environ: Mapping[str, str] | None = None) -> str:
+    """`DSH_TOKEN` when it is set and not empty, else a fresh random token."""
+    env = os.environ if environ is None else environ
+    return env.get(TOKEN_ENV) or secrets.token_urlsafe(24)

@@ -1,0 +1,49 @@
+"""What the routes of one web app share: the running Host and the app's helpers.
+
+The app is built before its Host may be running (`dsh web` enters the Host
+in the app's lifespan), so routes look the state up per request through
+`web_state()`; until it is attached they answer 503 `host_starting`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from starlette.types import ASGIApp
+
+from ..host import Host
+from .errors import ApiError
+from .history import History
+from .live import LiveHub
+from .settings import WebSettings
+
+__all__ = ["WebState", "web_state"]
+
+
+@dataclass(slots=True)
+class WebState:
+    """The running Host, the live-stream hub and the history reader of one app."""
+
+    host: Host
+    settings: WebSettings
+    hub: LiveHub
+    history: History
+
+    @classmethod
+    def start(cls, host: Host, settings: WebSettings) -> WebState:
+        """Build the helpers and start observing `host`'s store."""
+        hub = LiveHub(host, queue_frames=settings.queue_frames)
+        hub.start()
+        return cls(host=host, settings=settings, hub=hub, history=History(host))
+
+    def close(self) -> None:
+        """Stop observing and end every live stream (idempotent)."""
+        self.hub.close()
+
+
+def web_state(app: ASGIApp) -> WebState:
+    """The state attached to `app`; raises `ApiError` 503 before it is attached."""
+    state = getattr(getattr(app, "state", None), "web", None)
+    if not isinstance(state, WebState):
+        raise ApiError(503, "host_starting", "the host is not running yet; retry shortly")
+    return state

@@ -1,0 +1,88 @@
+// The HTTP API client: one function per endpoint of DESIGN §9, every request
+// carrying `Authorization: Bearer <token>`, every error an ApiError.
+
+/** A refused or failed request: `status` (0 for a network failure), `code`, `message`. */
+export class ApiError extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.name = "ApiError";
+    this.status = status;
+    this.code = code;
+  }
+}
+
+/**
+ * Create the client. `base` is the origin ("" for same-origin), `token` the
+ * access token, `fetch` the fetch implementation (injected for tests).
+ */
+export function createApi({ base = "", token, fetch: fetchImpl = globalThis.fetch }) {
+  async function call(method, path, body) {
+    const headers = { Accept: "application/json", Authorization: `Bearer ${token}` };
+    const init = { method, headers };
+    if (body !== undefined) {
+      headers["Content-Type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    let response;
+    try {
+      response = await fetchImpl(`${base}${path}`, init);
+    } catch (err) {
+      throw new ApiError(0, "network", err?.message ?? "network error");
+    }
+    const payload = await readJson(response);
+    if (!response.ok) {
+      const error = payload?.error;
+      throw new ApiError(
+        response.status,
+        typeof error?.code === "string" ? error.code : "http_error",
+        typeof error?.message === "string" ? error.message : `HTTP ${response.status}`,
+      );
+    }
+    return payload;
+  }
+
+  const session = (id) => `/api/sessions/${encodeURIComponent(id)}`;
+
+  return Object.freeze({
+    health: () => call("GET", "/api/health"),
+    listSessions: async () => (await call("GET", "/api/sessions")).sessions ?? [],
+    createSession: async () => (await call("POST", "/api/sessions", {})).session,
+    getSession: (id) => call("GET", session(id)),
+    resume: (id) => call("POST", `${session(id)}/resume`, {}),
+    fork: async (id, atSeq) =>
+      (await call("POST", `${session(id)}/fork`, atSeq === undefined ? {} : { atSeq })).session,
+    sendMessage: (id, text) => call("POST", `${session(id)}/messages`, { text }),
+    /** `params`: `{limit}`, `{from, limit}` or `{before, limit}`. */
+    events: (id, params = {}) => call("GET", `${session(id)}/events${query(params)}`),
+    clientModules: async () => (await call("GET", "/api/client-modules")).modules ?? [],
+    /** The WebSocket URL of the live stream, the token as a query parameter. */
+    liveUrl: (id, location = globalThis.location) => {
+      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+      return `${scheme}//${location.host}${session(id)}/live?token=${encodeURIComponent(token)}`;
+    },
+  });
+}
+
+function query(params) {
+  const search = new URLSearchParams();
+  for (const key of ["from", "before", "limit"]) {
+    if (params[key] !== undefined && params[key] !== null) search.set(key, String(params[key]));
+  }
+  const text = search.toString();
+  return text === "" ? "" : `?${text}`;
+}
+
+async function readJson(response) {
+  let text;
+  try {
+    text = await response.text();
+  } catch {
+    return null;
+  }
+  if (text === "") return null;
+  try {
+    return JSON.parse(text);
+  } catch {
+    return null;
+  }
+}

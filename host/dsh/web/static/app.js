@@ -1,0 +1,62 @@
+// The page entry point: reads the token, builds the API client and the live
+// transport, mounts the shell on [data-role=app] and follows the URL hash
+// (#/s/<session id>). The only module that touches browser globals at load.
+
+import { createApi } from "./api.js";
+import { openWebSocket } from "./live.js";
+import { mountApp } from "./shell.js";
+import { takeToken } from "./token.js";
+
+const SESSION_HASH = /^#\/s\/(.+)$/;
+
+function sessionFromHash(hash) {
+  const match = SESSION_HASH.exec(hash);
+  if (match === null) return null;
+  try {
+    return decodeURIComponent(match[1]);
+  } catch {
+    return null;
+  }
+}
+
+function storageOrNull(name) {
+  try {
+    return window[name] ?? null;
+  } catch {
+    // Disabled storage throws on access (sandboxed frames, strict privacy modes).
+    return null;
+  }
+}
+
+const token = takeToken({
+  location: window.location,
+  history: window.history,
+  storage: storageOrNull("sessionStorage"),
+});
+const api = token === null ? null : createApi({ token, fetch: window.fetch.bind(window) });
+
+const controller = mountApp({
+  document,
+  root: document.querySelector("[data-role=app]"),
+  api,
+  openLive: (sessionId, handlers) => openWebSocket({ url: api.liveUrl(sessionId), ...handlers }),
+  storage: storageOrNull("localStorage"),
+  navigatorLanguages: navigator.languages ?? [navigator.language],
+  importModule: (url) => import(url),
+  timers: window,
+  initialSession: sessionFromHash(window.location.hash),
+  onNavigate: (id) => {
+    const base = `${window.location.pathname}${window.location.search}`;
+    const next = id ? `${base}#/s/${encodeURIComponent(id)}` : base;
+    window.history.replaceState(window.history.state, "", next);
+  },
+});
+
+window.addEventListener("hashchange", () => {
+  const id = sessionFromHash(window.location.hash);
+  if (id !== null) controller.openSession(id);
+});
+document.addEventListener("visibilitychange", () => {
+  if (!document.hidden) controller.refreshSessions();
+});
+controller.start();

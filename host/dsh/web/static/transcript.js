@@ -1,0 +1,106 @@
+// The transcript adapter: Session events (plus their views) become node
+// descriptors, plain data the conversation view renders. No DOM here.
+//
+// Node kinds (every node carries `kind`, `seq` and `eventType`):
+// - "user"        {text, source}                    a message/user event
+// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq}]}
+// - "tool-result" {callId, name, ok, value?, error?, callSeq}
+// - "turn-error"  {error: {code, message}}           a turn/end with status "error"
+// - "presented"   {view, data}                       any event that has a view,
+//                                                    keyed by its event type
+// Markers (session/end-seed, a successful turn/end) and plugin events without
+// a view produce no node.
+
+/**
+ * Turn `events` (ascending by seq) and `views` (a Map or a plain object keyed
+ * by seq) into node descriptors, in event order.
+ */
+export function toNodes(events, views = new Map()) {
+  const viewOf = viewLookup(views);
+  const calls = new Map();
+  const nodes = [];
+  for (const event of events) {
+    const node = toNode(event, viewOf(event.seq));
+    if (node === null) continue;
+    if (node.kind === "assistant") {
+      // An empty id links nothing: two malformed calls must not share a result.
+      for (const call of node.toolCalls) if (call.id !== "") calls.set(call.id, { node, call });
+    } else if (node.kind === "tool-result") {
+      const owner = calls.get(node.callId);
+      if (owner !== undefined) {
+        node.callSeq = owner.node.seq;
+        owner.call.resultSeq = node.seq;
+      }
+    }
+    nodes.push(node);
+  }
+  return nodes;
+}
+
+/** The descriptor for one event, or null when the event is not shown. */
+export function toNode(event, view) {
+  const base = { seq: event.seq, eventType: event.type, time: event.time ?? null };
+  if (view !== undefined && view !== null) {
+    return { ...base, kind: "presented", view, data: event.data };
+  }
+  const data = isObject(event.data) ? event.data : {};
+  switch (event.type) {
+    case "message/user":
+      return { ...base, kind: "user", text: text(data.text), source: sourceOf(data.source) };
+    case "message/assistant":
+      return { ...base, kind: "assistant", text: text(data.text), toolCalls: toolCalls(data) };
+    case "tool/result":
+      return toolResult(base, data);
+    case "turn/end":
+      if (data.status !== "error") return null;
+      return { ...base, kind: "turn-error", error: errorOf(data.error) };
+    default:
+      return null;
+  }
+}
+
+function toolCalls(data) {
+  if (!Array.isArray(data.toolCalls)) return [];
+  return data.toolCalls.filter(isObject).map((call) => ({
+    id: text(call.id),
+    name: text(call.name),
+    arguments: call.arguments ?? null,
+    resultSeq: null,
+  }));
+}
+
+function toolResult(base, data) {
+  const node = {
+    ...base,
+    kind: "tool-result",
+    callId: text(data.callId),
+    name: text(data.name),
+    callSeq: null,
+  };
+  if (isObject(data.error)) return { ...node, ok: false, error: errorOf(data.error) };
+  return { ...node, ok: true, value: data.value ?? null };
+}
+
+function sourceOf(source) {
+  if (!isObject(source)) return { kind: "user" };
+  return { ...source, kind: typeof source.kind === "string" ? source.kind : "user" };
+}
+
+function errorOf(error) {
+  if (!isObject(error)) return { code: "error", message: "" };
+  return { code: text(error.code) || "error", message: text(error.message) };
+}
+
+function viewLookup(views) {
+  if (views instanceof Map) return (seq) => views.get(seq);
+  if (isObject(views)) return (seq) => views[String(seq)];
+  return () => undefined;
+}
+
+function text(value) {
+  return typeof value === "string" ? value : "";
+}
+
+function isObject(value) {
+  return value !== null && typeof value === "object" && !Array.isArray(value);
+}

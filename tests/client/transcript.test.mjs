@@ -1,0 +1,119 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { toNode, toNodes } from "../../host/dsh/web/static/transcript.js";
+
+const user = (seq, text, source = { kind: "user" }) => ({
+  seq,
+  type: "message/user",
+  time: 10 + seq,
+  data: { text, source },
+});
+const assistant = (seq, text, toolCalls = []) => ({
+  seq,
+  type: "message/assistant",
+  time: 10 + seq,
+  data: { text, toolCalls },
+});
+const result = (seq, callId, outcome) => ({
+  seq,
+  type: "tool/result",
+  time: 10 + seq,
+  data: { callId, name: "schedule_create", ...outcome },
+});
+
+test("a user message becomes a user node with its text and source", () => {
+  const [node] = toNodes([user(0, "hello", { kind: "schedule", id: "r1" })]);
+  assert.deepEqual(node, {
+    seq: 0,
+    eventType: "message/user",
+    time: 10,
+    kind: "user",
+    text: "hello",
+    source: { kind: "schedule", id: "r1" },
+  });
+});
+
+test("an assistant message keeps its tool calls, linked to their results both ways", () => {
+  const nodes = toNodes([
+    assistant(1, "on it", [
+      { id: "c1", name: "schedule_create", arguments: { prompt: "tea", after_seconds: 60 } },
+      { id: "c2", name: "schedule_list", arguments: {} },
+    ]),
+    result(2, "c1", { value: { id: "r1" } }),
+  ]);
+  assert.equal(nodes.length, 2);
+  const [message, toolResult] = nodes;
+  assert.equal(message.kind, "assistant");
+  assert.equal(message.text, "on it");
+  assert.deepEqual(
+    message.toolCalls.map((call) => [call.id, call.resultSeq]),
+    [
+      ["c1", 2],
+      ["c2", null],
+    ],
+  );
+  assert.deepEqual(message.toolCalls[0].arguments, { prompt: "tea", after_seconds: 60 });
+  assert.equal(toolResult.kind, "tool-result");
+  assert.equal(toolResult.ok, true);
+  assert.equal(toolResult.callSeq, 1);
+  assert.deepEqual(toolResult.value, { id: "r1" });
+});
+
+test("a failed tool result carries its error, and an orphan result has no call", () => {
+  const [node] = toNodes([result(5, "nope", { error: { code: "bad_args", message: "after_seconds" } })]);
+  assert.equal(node.ok, false);
+  assert.deepEqual(node.error, { code: "bad_args", message: "after_seconds" });
+  assert.equal(node.callSeq, null);
+});
+
+test("a failed turn is shown plainly; a successful one and markers are hidden", () => {
+  const nodes = toNodes([
+    { seq: 0, type: "session/end-seed", time: 1, data: {} },
+    { seq: 1, type: "turn/end", time: 2, data: { status: "ok" } },
+    { seq: 2, type: "turn/end", time: 3, data: { status: "error", error: { code: "model_absent", message: "no model" } } },
+    { seq: 3, type: "turn/end", time: 4, data: { status: "error" } },
+  ]);
+  assert.deepEqual(
+    nodes.map((node) => [node.seq, node.kind, node.error]),
+    [
+      [2, "turn-error", { code: "model_absent", message: "no model" }],
+      [3, "turn-error", { code: "error", message: "" }],
+    ],
+  );
+});
+
+test("any event with a view becomes a presented node keyed by its event type", () => {
+  const dispatch = { seq: 7, type: "schedule/change", time: 9, data: { op: "dispatch", id: "r1" } };
+  const view = { scheduleId: "r1", prompt: "tea", occurrenceAt: "2024-01-01T00:00:00.000Z", deliveryMode: "session-local" };
+  for (const views of [new Map([[7, view]]), { 7: view }]) {
+    const [node] = toNodes([dispatch], views);
+    assert.equal(node.kind, "presented");
+    assert.equal(node.eventType, "schedule/change");
+    assert.deepEqual(node.view, view);
+    assert.deepEqual(node.data, dispatch.data);
+  }
+  // A host type with a view is presented too: the view wins.
+  assert.equal(toNode(user(1, "x"), { custom: true }).kind, "presented");
+});
+
+test("plugin events without a view produce no node", () => {
+  const create = { seq: 3, type: "schedule/change", time: 1, data: { op: "create" } };
+  assert.deepEqual(toNodes([create]), []);
+  assert.deepEqual(toNodes([create], "not views"), []);
+});
+
+test("malformed data degrades to empty text instead of throwing", () => {
+  const nodes = toNodes([
+    { seq: 0, type: "message/user", time: 1, data: null },
+    { seq: 1, type: "message/assistant", time: 1, data: { text: 5, toolCalls: [null, { id: 1 }] } },
+    { seq: 2, type: "tool/result", time: 1, data: [] },
+  ]);
+  assert.deepEqual(nodes[0].source, { kind: "user" });
+  assert.equal(nodes[0].text, "");
+  assert.equal(nodes[1].text, "");
+  assert.deepEqual(nodes[1].toolCalls, [{ id: "", name: "", arguments: null, resultSeq: null }]);
+  assert.equal(nodes[2].ok, true);
+  assert.equal(nodes[2].value, null);
+  assert.equal(toNode({ seq: 0, type: "message/user", data: { text: "a", source: { id: 1 } } }).source.kind, "user");
+});

@@ -1,0 +1,524 @@
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import dsh
+from dsh.host import Host, PersistenceUnavailable
+from dsh.persistence.backend import CorruptLog, StorageError
+from dsh.plugins import ClientModule
+from dsh.session import Session
+from dsh.store import FlushError
+from dsh.testing import FakeClock
+
+from .conftest import MARKED, PLAIN, PublicationCounter, StorageDouble, UiPlugin, wait_until
+
+pytestmark = pytest.mark.anyio
+
+
+async def new_session(client: httpx.AsyncClient) -> dict[str, Any]:
+    response = await client.post("/api/sessions")
+    assert response.status_code == 201
+    session: dict[str, Any] = response.json()["session"]
+    return session
+
+
+def error_of(response: httpx.Response) -> tuple[int, str]:
+    body = response.json()
+    assert set(body) == {"error"}
+    assert set(body["error"]) == {"code", "message"}
+    assert body["error"]["message"]
+    return response.status_code, body["error"]["code"]
+
+
+# -- health, list, create -------------------------------------------------
+
+
+async def test_health_reports_ok_and_the_version(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/health")
+    assert response.status_code == 200
+    assert response.json() == {"ok": True, "version": dsh.__version__}
+
+
+async def test_creating_a_session_answers_201_after_it_is_stored(
+    client: httpx.AsyncClient, host: Host, backend: StorageDouble, clock: FakeClock
+) -> None:
+    response = await client.post("/api/sessions")
+    assert response.status_code == 201
+    session = response.json()["session"]
+    assert session == {
+        "id": session["id"],
+        "createdAt": clock.wall_ms(),
+        "live": True,
+        "length": 0,
+        "lineage": None,
+    }
+    assert await backend.cursor(session["id"]) == 0
+    assert host.agent(session["id"]) is not None
+
+
+@pytest.mark.parametrize(
+    ("error", "code"),
+    [
+        (
+            PersistenceUnavailable("storage did not acknowledge session s"),
+            "persistence_unavailable",
+        ),
+        (StorageError("read-only file system"), "storage_unavailable"),
+    ],
+)
+async def test_creating_a_session_whose_storage_fails_answers_503(
+    client: httpx.AsyncClient,
+    host: Host,
+    monkeypatch: pytest.MonkeyPatch,
+    error: Exception,
+    code: str,
+) -> None:
+    async def refuse(**_: Any) -> Any:
+        raise error
+
+    monkeypatch.setattr(host, "create_session", refuse)
+    assert error_of(await client.post("/api/sessions")) == (503, code)
+
+
+async def test_a_failed_flush_barrier_answers_503(
+    client: httpx.AsyncClient, host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def refuse(**_: Any) -> Any:
+        session = Session.new("s", cwd="/", created_at=0)
+        raise FlushError(session, [StorageError("disk full")])
+
+    monkeypatch.setattr(host, "create_session", refuse)
+    assert error_of(await client.post("/api/sessions")) == (503, "persistence_failed")
+
+
+async def test_sessions_are_listed_newest_first(
+    client: httpx.AsyncClient, clock: FakeClock
+) -> None:
+    first = await new_session(client)
+    clock.advance(1)
+    second = await new_session(client)
+    response = await client.get("/api/sessions")
+    assert response.status_code == 200
+    assert [row["id"] for row in response.json()["sessions"]] == [second["id"], first["id"]]
+    assert response.json()["sessions"][0] == second
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (StorageError("backend offline"), 503, "storage_unavailable"),
+        (OSError(5, "I/O error"), 503, "storage_unavailable"),
+        (CorruptLog("x.jsonl", 3, "not JSON"), 500, "storage_corrupt"),
+    ],
+)
+async def test_storage_errors_answer_in_the_error_shape(
+    client: httpx.AsyncClient,
+    backend: StorageDouble,
+    error: Exception,
+    status: int,
+    code: str,
+) -> None:
+    backend.list_error = error
+    assert error_of(await client.get("/api/sessions")) == (status, code)
+
+
+# -- one session -----------------------------------------------------------
+
+
+async def test_a_live_session_shows_its_header_length_and_agent(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    assert agent is not None
+    host.store.append(agent.session, PLAIN, {})
+    response = await client.get(f"/api/sessions/{created['id']}")
+    assert response.status_code == 200
+    assert response.json() == {
+        "header": agent.session.header.to_dict(),
+        "live": True,
+        "length": 1,
+        "agent": {"root": True, "tools": []},
+    }
+
+
+async def test_a_cold_session_is_read_from_storage_without_publishing_an_agent(
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+) -> None:
+    created = await new_session(client)
+    await host.close_session(created["id"])
+    published = list(publications.published)
+    response = await client.get(f"/api/sessions/{created['id']}")
+    assert response.status_code == 200
+    body = response.json()
+    assert body["live"] is False and body["agent"] is None and body["length"] == 0
+    assert body["header"]["id"] == created["id"]
+    assert publications.published == published
+    assert host.store.find(created["id"]) is None
+
+
+async def test_a_live_session_without_its_agent_yet_shows_agent_null(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    assert agent is not None
+    host._agents.pop(created["id"])  # the moment between going live and publication
+    try:
+        response = await client.get(f"/api/sessions/{created['id']}")
+        assert response.json()["agent"] is None
+        assert response.json()["live"] is True
+    finally:
+        host._agents[created["id"]] = agent
+
+
+@pytest.mark.parametrize(
+    ("method", "suffix"),
+    [
+        ("GET", ""),
+        ("POST", "/resume"),
+        ("POST", "/fork"),
+        ("GET", "/events"),
+    ],
+)
+async def test_an_unknown_session_is_404_session_not_found(
+    client: httpx.AsyncClient, method: str, suffix: str
+) -> None:
+    response = await client.request(method, f"/api/sessions/nobody{suffix}")
+    assert error_of(response) == (404, "session_not_found")
+
+
+async def test_posting_to_an_unknown_session_is_404(client: httpx.AsyncClient) -> None:
+    response = await client.post("/api/sessions/nobody/messages", json={"text": "hi"})
+    assert error_of(response) == (404, "session_not_found")
+
+
+@pytest.mark.parametrize("bad", [".hidden", "a.b", "-dash", "x" * 65, "%20space", "a%00b"])
+@pytest.mark.parametrize("suffix", ["", "/resume", "/fork", "/events", "/messages"])
+async def test_an_invalid_id_is_refused_before_storage_is_touched(
+    client: httpx.AsyncClient, backend: StorageDouble, bad: str, suffix: str
+) -> None:
+    method = "GET" if suffix in ("", "/events") else "POST"
+    body = {"text": "hi"} if suffix == "/messages" else None
+    response = await client.request(method, f"/api/sessions/{bad}{suffix}", json=body)
+    assert error_of(response) == (404, "invalid_session_id")
+    assert backend.inspect_calls == 0 and backend.cursor_calls == 0
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/api/sessions/..%2Fetc",
+        "/api/sessions/..%2F..%2Fetc%2Fpasswd/events",
+        "/api/sessions/%2E%2E",
+    ],
+)
+async def test_a_traversal_id_is_404(
+    client: httpx.AsyncClient, backend: StorageDouble, path: str
+) -> None:
+    response = await client.get(httpx.URL(path))
+    status, code = error_of(response)
+    assert status == 404 and code in ("not_found", "invalid_session_id")
+    assert backend.inspect_calls == 0
+
+
+# -- resume ----------------------------------------------------------------
+
+
+async def test_resuming_a_cold_session_makes_it_live_and_publishes_its_agent(
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+) -> None:
+    created = await new_session(client)
+    await host.close_session(created["id"])
+    response = await client.post(f"/api/sessions/{created['id']}/resume")
+    assert response.status_code == 200
+    session = response.json()["session"]
+    assert session["live"] is True and session["length"] == 1  # the end-seed marker
+    assert publications.published.count(created["id"]) == 2
+
+
+async def test_resuming_a_live_session_is_a_200_no_op(
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+) -> None:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    response = await client.post(f"/api/sessions/{created['id']}/resume")
+    assert response.status_code == 200
+    assert response.json()["session"] == created
+    assert host.agent(created["id"]) is agent
+    assert publications.published.count(created["id"]) == 1
+
+
+# -- fork -----------------------------------------------------------------
+
+
+async def test_forking_without_a_body_copies_the_whole_log(
+    client: httpx.AsyncClient, host: Host, backend: StorageDouble
+) -> None:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    assert agent is not None
+    host.store.append(agent.session, PLAIN, {})
+    response = await client.post(f"/api/sessions/{created['id']}/fork")
+    assert response.status_code == 201
+    child = response.json()["session"]
+    assert child["lineage"] == {"parentId": created["id"], "forkedAt": 1}
+    assert child["length"] == 2 and child["live"] is True
+    assert await backend.cursor(child["id"]) == 2
+
+
+async def test_forking_at_a_seq_copies_that_prefix(client: httpx.AsyncClient, host: Host) -> None:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    assert agent is not None
+    host.store.append(agent.session, PLAIN, {})
+    host.store.append(agent.session, PLAIN, {})
+    response = await client.post(f"/api/sessions/{created['id']}/fork", json={"atSeq": 1})
+    assert response.status_code == 201
+    assert response.json()["session"]["lineage"]["forkedAt"] == 1
+
+
+async def test_forking_a_cold_session_works(client: httpx.AsyncClient, host: Host) -> None:
+    created = await new_session(client)
+    await host.close_session(created["id"])
+    response = await client.post(f"/api/sessions/{created['id']}/fork", json={"atSeq": 0})
+    assert response.status_code == 201
+    assert host.store.find(created["id"]) is None
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        ({"atSeq": 5}, "atSeq"),
+        ({"atSeq": -1}, "atSeq"),
+        ({"atSeq": "1"}, "atSeq"),
+        ({"atSeq": True}, "atSeq"),
+        ({"at": 1}, "at"),
+        ([1], ""),
+    ],
+)
+async def test_a_bad_fork_body_is_422_naming_the_field(
+    client: httpx.AsyncClient, body: Any, field: str
+) -> None:
+    created = await new_session(client)
+    response = await client.post(f"/api/sessions/{created['id']}/fork", json=body)
+    assert error_of(response) == (422, "invalid_body")
+    assert field in response.json()["error"]["message"]
+
+
+# -- messages --------------------------------------------------------------
+
+
+async def test_a_message_is_queued_with_202(client: httpx.AsyncClient, host: Host) -> None:
+    created = await new_session(client)
+    response = await client.post(f"/api/sessions/{created['id']}/messages", json={"text": "hi"})
+    assert response.status_code == 202
+    body = response.json()
+    assert body["queued"] is True and body["resumed"] is False
+    assert body["session"]["id"] == created["id"]
+    agent = host.agent(created["id"])
+    assert agent is not None
+    await wait_until(lambda: len(agent.session) == 3)
+    assert agent.session.events[0].data == {"text": "hi", "source": {"kind": "user"}}
+
+
+async def test_a_message_to_a_cold_session_resumes_it_first(
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+) -> None:
+    created = await new_session(client)
+    await host.close_session(created["id"])
+    response = await client.post(f"/api/sessions/{created['id']}/messages", json={"text": "hi"})
+    assert response.status_code == 202
+    assert response.json()["resumed"] is True
+    assert host.agent(created["id"]) is not None
+    assert publications.published.count(created["id"]) == 2
+
+
+@pytest.mark.parametrize(
+    ("content", "headers", "needle"),
+    [
+        (b'{"text": ""}', {"content-type": "application/json"}, "text"),
+        (b'{"text": "   "}', {"content-type": "application/json"}, "text"),
+        (b'{"text": 5}', {"content-type": "application/json"}, "text"),
+        (b'{"text": "hi", "extra": 1}', {"content-type": "application/json"}, "extra"),
+        (b"{}", {"content-type": "application/json"}, "text"),
+        (b"", {}, "body"),
+        (b"{not json", {"content-type": "application/json"}, "JSON"),
+        (b'"just a string"', {"content-type": "application/json"}, "body"),
+    ],
+)
+async def test_a_bad_message_body_is_422_invalid_body(
+    client: httpx.AsyncClient, content: bytes, headers: dict[str, str], needle: str
+) -> None:
+    created = await new_session(client)
+    response = await client.post(
+        f"/api/sessions/{created['id']}/messages", content=content, headers=headers
+    )
+    assert error_of(response) == (422, "invalid_body")
+    assert needle in response.json()["error"]["message"]
+
+
+async def test_a_message_to_a_closing_agent_is_409(client: httpx.AsyncClient, host: Host) -> None:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    assert agent is not None
+    await agent.aclose()  # closed, but still registered: the race with close_session
+    response = await client.post(f"/api/sessions/{created['id']}/messages", json={"text": "hi"})
+    assert error_of(response) == (409, "session_closed")
+
+
+# -- events ----------------------------------------------------------------
+
+
+async def seeded(client: httpx.AsyncClient, host: Host, count: int) -> str:
+    created = await new_session(client)
+    agent = host.agent(created["id"])
+    assert agent is not None
+    for n in range(count):
+        host.store.append(agent.session, MARKED if n % 2 == 0 else PLAIN, {"n": n})
+    await host.store.flush(agent.session)
+    return str(created["id"])
+
+
+async def test_events_without_paging_are_the_last_limit(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    session_id = await seeded(client, host, 5)
+    response = await client.get(f"/api/sessions/{session_id}/events", params={"limit": 2})
+    assert response.status_code == 200
+    body = response.json()
+    assert set(body) == {"header", "events", "views", "attached", "tail"}
+    assert [event["seq"] for event in body["events"]] == [3, 4]
+    assert body["views"] == {"4": {"marked": {"n": 4}, "seq": 4}}
+    assert body["attached"] is True and body["tail"] == 5
+
+
+async def test_events_from_a_seq_are_oldest_first(client: httpx.AsyncClient, host: Host) -> None:
+    session_id = await seeded(client, host, 5)
+    response = await client.get(
+        f"/api/sessions/{session_id}/events", params={"from": 1, "limit": 2}
+    )
+    assert [event["seq"] for event in response.json()["events"]] == [1, 2]
+
+
+async def test_events_before_a_seq_are_the_ones_just_below_it(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    session_id = await seeded(client, host, 5)
+    response = await client.get(
+        f"/api/sessions/{session_id}/events", params={"before": 4, "limit": 2}
+    )
+    assert [event["seq"] for event in response.json()["events"]] == [2, 3]
+
+
+async def test_cold_events_are_detached_with_views_and_publish_nothing(
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+) -> None:
+    session_id = await seeded(client, host, 3)
+    await host.close_session(session_id)
+    published = list(publications.published)
+    body = (await client.get(f"/api/sessions/{session_id}/events")).json()
+    assert body["attached"] is False
+    assert set(body["views"]) == {"0", "2"}
+    assert publications.published == published
+    assert host.store.find(session_id) is None
+
+
+@pytest.mark.parametrize(
+    ("params", "needle"),
+    [
+        ({"from": 1, "before": 2}, "not both"),
+        ({"limit": 501}, "limit"),
+        ({"limit": 0}, "limit"),
+        ({"from": -1}, "from"),
+        ({"before": "x"}, "before"),
+    ],
+)
+async def test_bad_paging_is_422_invalid_query(
+    client: httpx.AsyncClient, host: Host, params: dict[str, Any], needle: str
+) -> None:
+    session_id = await seeded(client, host, 1)
+    response = await client.get(f"/api/sessions/{session_id}/events", params=params)
+    assert error_of(response) == (422, "invalid_query")
+    assert needle in response.json()["error"]["message"]
+
+
+async def test_the_largest_page_is_500(client: httpx.AsyncClient, host: Host) -> None:
+    session_id = await seeded(client, host, 2)
+    response = await client.get(f"/api/sessions/{session_id}/events", params={"limit": 500})
+    assert response.status_code == 200
+
+
+# -- client modules, documents, routing errors ----------------------------
+
+
+async def test_client_modules_list_each_plugin_module_with_its_url(
+    client: httpx.AsyncClient, host: Host, tmp_path: Path
+) -> None:
+    module = tmp_path / "schedule.js"
+    module.write_text("export function register() {}\n", encoding="utf-8")
+    host.pm.register(
+        UiPlugin([ClientModule(module, event_types=("schedule/change",))]), name="ui-test"
+    )
+    response = await client.get("/api/client-modules")
+    assert response.status_code == 200
+    assert response.json() == {
+        "modules": [
+            {
+                "plugin": "ui-test",
+                "url": "/plugins/ui-test/schedule.js",
+                "eventTypes": ["schedule/change"],
+            }
+        ]
+    }
+
+
+async def test_no_plugin_means_no_client_modules(client: httpx.AsyncClient) -> None:
+    assert (await client.get("/api/client-modules")).json() == {"modules": []}
+
+
+async def test_the_openapi_document_is_served_under_api(client: httpx.AsyncClient) -> None:
+    response = await client.get("/api/openapi.json")
+    assert response.status_code == 200
+    paths = response.json()["paths"]
+    assert "/api/sessions/{session_id}/events" in paths
+    assert "/" not in paths
+
+
+@pytest.mark.parametrize("path", ["/docs", "/redoc", "/openapi.json"])
+async def test_fastapis_default_documents_are_not_served(
+    client: httpx.AsyncClient, path: str
+) -> None:
+    assert error_of(await client.get(path)) == (404, "not_found")
+
+
+async def test_an_unknown_route_is_404(client: httpx.AsyncClient) -> None:
+    assert error_of(await client.get("/api/nothing-here")) == (404, "not_found")
+
+
+async def test_a_wrong_method_is_405_with_allow(client: httpx.AsyncClient) -> None:
+    response = await client.delete("/api/sessions")
+    assert error_of(response) == (405, "method_not_allowed")
+    assert "GET" in response.headers["allow"]
+
+
+async def test_an_unexpected_error_is_a_json_500_with_security_headers(
+    client: httpx.AsyncClient, host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    async def broken() -> list[Any]:
+        raise RuntimeError("boom")
+
+    monkeypatch.setattr(host, "list_sessions", broken)
+    response = await client.get("/api/sessions")
+    assert error_of(response) == (500, "internal_error")
+    assert "boom" not in response.text
+    assert response.headers["x-content-type-options"] == "nosniff"
+
+
+async def test_a_closed_host_answers_503(client: httpx.AsyncClient, host: Host) -> None:
+    await host.aclose()
+    assert error_of(await client.post("/api/sessions")) == (503, "host_closed")

@@ -1,0 +1,213 @@
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import logging
+import os
+import signal
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+from websockets.sync.client import connect
+
+from dsh.host import Host
+from dsh.overlay import Overlay
+from dsh.persistence import JsonlBackend
+from dsh.web import add_web_arguments, run_from_args
+from dsh.web import cli as web_cli
+from dsh.web.cli import make_host_factory, read_overlay
+
+TOKEN = "cli-token-Qw7"
+
+
+def parse(*argv: str) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(prog="dsh web")
+    add_web_arguments(parser)
+    return parser.parse_args(argv)
+
+
+def test_the_defaults_are_loopback_8765_and_no_overlay() -> None:
+    args = parse()
+    assert (args.overlay, args.data_dir, args.host, args.port, args.model, args.allow_host) == (
+        None,
+        None,
+        "127.0.0.1",
+        8765,
+        None,
+        [],
+    )
+
+
+def test_every_option_is_read() -> None:
+    args = parse(
+        "--overlay",
+        "o",
+        "--data-dir",
+        "d",
+        "--host",
+        "::1",
+        "--port",
+        "0",
+        "--model",
+        "absent",
+        "--allow-host",
+        "a",
+        "--allow-host",
+        "b:1",
+    )
+    assert args.overlay == Path("o") and args.data_dir == Path("d")
+    assert (args.host, args.port, args.model, args.allow_host) == ("::1", 0, "absent", ["a", "b:1"])
+
+
+def test_no_overlay_is_the_default_tree(tmp_path: Path) -> None:
+    assert read_overlay(None) == Overlay.default()
+    (tmp_path / "overlay.toml").write_text('[host]\nmodel = "absent"\n', encoding="utf-8")
+    assert read_overlay(tmp_path).host.model == "absent"
+
+
+def test_the_host_factory_uses_jsonl_storage_and_the_overlay_plugins(tmp_path: Path) -> None:
+    make_host = make_host_factory(Overlay.default(), tmp_path, "absent")
+    host = make_host()
+    assert isinstance(host, Host) and isinstance(host.backend, JsonlBackend)
+    assert host.backend.directory == tmp_path / "sessions"
+    assert host.model.name == "absent"
+    assert make_host() is not host
+
+
+def test_a_missing_overlay_is_a_usage_error(tmp_path: Path) -> None:
+    err = io.StringIO()
+    code = run_from_args(parse("--overlay", str(tmp_path / "none.toml")), io.StringIO(), err)
+    assert code == 2
+    assert err.getvalue().startswith("dsh web: error: ") and "none.toml" in err.getvalue()
+
+
+def test_an_unknown_model_is_a_usage_error() -> None:
+    err = io.StringIO()
+    assert run_from_args(parse("--model", "nonsense"), io.StringIO(), err) == 2
+    assert "nonsense" in err.getvalue()
+
+
+@pytest.fixture
+def quiet_uvicorn() -> Iterator[None]:
+    """uvicorn installs its own log handlers; put the loggers back afterwards."""
+    loggers = [logging.getLogger(name) for name in ("uvicorn", "uvicorn.error", "uvicorn.access")]
+    saved = [(logger.handlers[:], logger.propagate, logger.level) for logger in loggers]
+    yield
+    for logger, (handlers, propagate, level) in zip(loggers, saved, strict=True):
+        logger.handlers[:] = handlers
+        logger.propagate = propagate
+        logger.setLevel(level)
+
+
+def test_a_plugin_that_is_not_installed_fails_with_exit_1(
+    tmp_path: Path, quiet_uvicorn: None
+) -> None:
+    overlay = tmp_path / "overlay.toml"
+    overlay.write_text("[plugins.not-installed-anywhere]\n", encoding="utf-8")
+    err = io.StringIO()
+    code = run_from_args(
+        parse("--overlay", str(overlay), "--port", "0", "--data-dir", str(tmp_path)),
+        io.StringIO(),
+        err,
+    )
+    assert code == 1
+    assert "not-installed-anywhere" in err.getvalue()
+
+
+def test_an_interrupt_before_the_server_runs_exits_130(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    async def interrupted(*_: object) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(web_cli, "_serve", interrupted)
+    err = io.StringIO()
+    assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), err) == 130
+    assert "interrupted" in err.getvalue()
+
+
+class Announcements(io.StringIO):
+    def __init__(self) -> None:
+        super().__init__()
+        self.announced = threading.Event()
+
+    def write(self, text: str) -> int:
+        written = super().write(text)
+        self.announced.set()
+        return written
+
+
+def test_dsh_web_serves_until_sigterm_then_exits_0_with_sessions_stored(
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    capfd: pytest.CaptureFixture[str],
+    quiet_uvicorn: None,
+) -> None:
+    monkeypatch.setenv("DSH_TOKEN", TOKEN)
+    stdout = Announcements()
+    seen: dict[str, object] = {}
+
+    def drive() -> None:
+        try:
+            assert stdout.announced.wait(10)
+            url = stdout.getvalue().removeprefix("dsh web: ").strip()
+            base = url.split("/?")[0]
+            with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
+                created = http.post("/api/sessions").json()["session"]
+                seen["id"] = created["id"]
+                live = base.replace("http://", "ws://")
+                with connect(
+                    f"{live}/api/sessions/{created['id']}/live?token={TOKEN}",
+                    origin=base,  # type: ignore[arg-type]
+                    open_timeout=5,
+                ) as ws:
+                    seen["hello"] = json.loads(ws.recv(timeout=5))
+                    http.post(f"/api/sessions/{created['id']}/messages", json={"text": "hi"})
+                    seen["first"] = json.loads(ws.recv(timeout=5))
+            seen["url"] = url
+        finally:
+            os.kill(os.getpid(), signal.SIGTERM)
+
+    helper = threading.Thread(target=drive)
+    helper.start()
+    code = run_from_args(
+        parse("--port", "0", "--data-dir", str(tmp_path), "--model", "absent"), stdout
+    )
+    helper.join(10)
+    assert code == 0
+    assert str(seen["url"]).endswith(f"/?token={TOKEN}")
+    assert seen["hello"] == {"kind": "hello", "tail": 0}
+    assert seen["first"] == {
+        "kind": "event",
+        "event": {
+            "seq": 0,
+            "type": "message/user",
+            "time": seen["first"]["event"]["time"],  # type: ignore[index]
+            "data": {"text": "hi", "source": {"kind": "user"}},
+        },
+    }
+    stored = tmp_path / "sessions" / f"{seen['id']}.jsonl"
+    lines = stored.read_text(encoding="utf-8").splitlines()
+    assert json.loads(lines[1])["type"] == "message/user"
+    logged = capfd.readouterr().err
+    assert TOKEN not in logged
+    assert "token=[redacted]" in logged
+
+
+def test_logging_is_configured_only_when_nothing_else_did(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    configured: list[dict[str, object]] = []
+
+    async def served(*_: object) -> None:
+        return None
+
+    monkeypatch.setattr(web_cli, "_serve", served)
+    monkeypatch.setattr(logging.getLogger(), "handlers", [])
+    monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: configured.append(kwargs))
+    assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), io.StringIO()) == 0
+    assert configured and configured[0]["level"] == logging.INFO

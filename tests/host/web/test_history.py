@@ -1,0 +1,277 @@
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from dsh.host import Host, SessionNotFound
+from dsh.persistence import StoredSession
+from dsh.persistence.backend import StorageError
+from dsh.session import Lineage, Origin, Session, SessionEvent
+from dsh.web.history import History, PageRequest, page_bounds
+
+from .conftest import MARKED, PLAIN, MarkerPlugin, PublicationCounter, StorageDouble
+
+pytestmark = pytest.mark.anyio
+
+
+async def live_with_marks(host: Host) -> Session:
+    """A live Session: marked, plain, marked — all stored."""
+    session = (await host.create_session()).session
+    host.store.append(session, MARKED, {"n": 0})
+    host.store.append(session, PLAIN, {})
+    host.store.append(session, MARKED, {"n": 2})
+    assert await host.store.flush(session) is True
+    return session
+
+
+def header_with(stored: StoredSession, **changes: Any) -> Callable[[StoredSession], StoredSession]:
+    header = stored.header.model_copy(update=changes)
+    return lambda current: StoredSession(header, current.events, current.torn_tail)
+
+
+async def test_attached_history_views_the_stored_prefix(host: Host) -> None:
+    session = await live_with_marks(host)
+    page = await History(host).page(session.id, PageRequest())
+    assert page["attached"] is True
+    assert page["tail"] == 3
+    assert [event["seq"] for event in page["events"]] == [0, 1, 2]
+    assert page["views"] == {
+        "0": {"marked": {"n": 0}, "seq": 0},
+        "2": {"marked": {"n": 2}, "seq": 2},
+    }
+    assert page["header"] == session.header.to_dict()
+
+
+async def test_an_absent_delegation_depth_is_identity_equivalent_to_zero(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    assert session.header.delegation_depth is None
+    stored = await backend.inspect(session.id)
+    assert stored is not None and stored.header.delegation_depth == 0
+    page = await History(host).page(session.id, PageRequest())
+    assert set(page["views"]) == {"0", "2"}
+
+
+async def test_a_live_delegation_depth_of_zero_matches_an_absent_stored_one(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    stored = await backend.inspect(session.id)
+    assert stored is not None
+    backend.rewrite = header_with(stored, delegation_depth=None)
+    page = await History(host).page(session.id, PageRequest())
+    assert set(page["views"]) == {"0", "2"}
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"cwd": "/somewhere/else"},
+        {"lineage": Lineage(parentId="parent", forkedAt=0)},
+        {"origin": Origin(kind="cli")},
+        {"created_at": 1},
+        {"id": "another"},
+        {"delegation_depth": 1},
+    ],
+    ids=["cwd", "lineage", "origin", "createdAt", "id", "delegationDepth"],
+)
+async def test_a_stored_header_that_differs_withholds_every_view(
+    host: Host, backend: StorageDouble, changes: dict[str, Any]
+) -> None:
+    session = await live_with_marks(host)
+    stored = await backend.inspect(session.id)
+    assert stored is not None
+    backend.rewrite = header_with(stored, **changes)
+    page = await History(host).page(session.id, PageRequest())
+    assert page["views"] == {}
+    assert len(page["events"]) == 3
+
+
+async def test_one_stored_event_that_differs_withholds_every_view(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+
+    def tamper(stored: StoredSession) -> StoredSession:
+        events = list(stored.events)
+        events[1] = events[1].model_copy(update={"data": {"changed": True}})
+        return StoredSession(stored.header, tuple(events), False)
+
+    backend.rewrite = tamper
+    page = await History(host).page(session.id, PageRequest())
+    assert page["views"] == {}
+    assert page["events"][1]["data"] == {}
+
+
+async def test_a_stored_event_equal_in_python_but_not_in_json_is_a_difference(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = (await host.create_session()).session
+    host.store.append(session, MARKED, {"flag": True})
+    await host.store.flush(session)
+
+    def tamper(stored: StoredSession) -> StoredSession:
+        event = SessionEvent(seq=0, type=MARKED, time=stored.events[0].time, data={"flag": 1})
+        return StoredSession(stored.header, (event,), False)
+
+    backend.rewrite = tamper
+    assert (await History(host).page(session.id, PageRequest()))["views"] == {}
+
+
+async def test_storage_longer_than_the_live_session_withholds_every_view(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+
+    def longer(stored: StoredSession) -> StoredSession:
+        extra = SessionEvent(seq=3, type=PLAIN, time=0, data={})
+        return StoredSession(stored.header, (*stored.events, extra), False)
+
+    backend.rewrite = longer
+    assert (await History(host).page(session.id, PageRequest()))["views"] == {}
+
+
+async def test_missing_storage_withholds_every_view(host: Host, backend: StorageDouble) -> None:
+    session = await live_with_marks(host)
+    backend.rewrite = lambda stored: None
+    page = await History(host).page(session.id, PageRequest())
+    assert page["views"] == {}
+    assert page["attached"] is True
+
+
+async def test_failing_storage_withholds_every_view_and_still_returns_raw_events(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    backend.inspect_error = StorageError("unreadable")
+    page = await History(host).page(session.id, PageRequest())
+    assert page["views"] == {}
+    assert [event["type"] for event in page["events"]] == [MARKED, PLAIN, MARKED]
+
+
+async def test_views_stop_at_the_end_of_the_stored_prefix(host: Host) -> None:
+    session = await live_with_marks(host)
+    host.store.append(session, MARKED, {"n": 3})  # not flushed: may not be stored yet
+
+    def first_three(stored: StoredSession) -> StoredSession:
+        return StoredSession(stored.header, stored.events[:3], False)
+
+    backend = host.backend
+    assert isinstance(backend, StorageDouble)
+    backend.rewrite = first_three
+    page = await History(host).page(session.id, PageRequest())
+    assert set(page["views"]) == {"0", "2"}
+    assert page["tail"] == 4
+
+
+async def test_a_verified_prefix_is_not_read_again_while_storage_holds_no_more(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    history = History(host)
+    await history.page(session.id, PageRequest())
+    reads = backend.inspect_calls
+    page = await history.page(session.id, PageRequest())
+    assert backend.inspect_calls == reads
+    assert set(page["views"]) == {"0", "2"}
+
+
+async def test_a_grown_log_is_read_again_and_compared_from_the_verified_prefix(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    history = History(host)
+    assert await history.proven_prefix(session) == 3
+    host.store.append(session, MARKED, {"n": 3})
+    await host.store.flush(session)
+    reads = backend.inspect_calls
+    assert await history.proven_prefix(session) == 4
+    assert backend.inspect_calls == reads + 1
+
+
+async def test_a_cursor_failure_after_verification_withholds_views(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    history = History(host)
+    await history.proven_prefix(session)
+    backend.cursor_error = StorageError("gone")
+    assert await history.proven_prefix(session) == 0
+
+
+async def test_a_stored_log_that_vanished_after_verification_withholds_views(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    history = History(host)
+    await history.proven_prefix(session)
+    backend._logs.clear()
+    assert await history.proven_prefix(session) == 0
+
+
+async def test_a_shrunk_log_after_verification_is_compared_from_the_start(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    history = History(host)
+    await history.proven_prefix(session)
+    header, events = backend._logs[session.id]
+    backend._logs[session.id] = (header, events[:1])
+    assert await history.proven_prefix(session) == 1
+
+
+async def test_cold_history_computes_views_from_storage_without_activation(
+    host: Host, publications: PublicationCounter, marker: MarkerPlugin
+) -> None:
+    session = await live_with_marks(host)
+    await host.close_session(session.id)
+    published = list(publications.published)
+    page = await History(host).page(session.id, PageRequest())
+    assert page["attached"] is False
+    assert set(page["views"]) == {"0", "2"}
+    assert page["tail"] == 3
+    assert host.store.find(session.id) is None
+    assert host.agent(session.id) is None
+    assert publications.published == published
+
+
+async def test_an_unknown_session_raises_session_not_found(host: Host) -> None:
+    with pytest.raises(SessionNotFound):
+        await History(host).page("nobody", PageRequest())
+
+
+@pytest.mark.parametrize(
+    ("tail", "request_", "bounds"),
+    [
+        (10, PageRequest(), (0, 10)),
+        (10, PageRequest(limit=3), (7, 10)),
+        (10, PageRequest(from_seq=2, limit=3), (2, 5)),
+        (10, PageRequest(from_seq=9, limit=3), (9, 10)),
+        (10, PageRequest(from_seq=12, limit=3), (10, 10)),
+        (10, PageRequest(before=5, limit=3), (2, 5)),
+        (10, PageRequest(before=2, limit=3), (0, 2)),
+        (10, PageRequest(before=50, limit=3), (7, 10)),
+        (0, PageRequest(), (0, 0)),
+    ],
+)
+def test_page_bounds_select_from_before_or_the_tail(
+    tail: int, request_: PageRequest, bounds: tuple[int, int]
+) -> None:
+    assert page_bounds(tail, request_) == bounds
+
+
+def test_a_page_request_cannot_be_both_from_and_before() -> None:
+    with pytest.raises(ValueError, match="not both"):
+        PageRequest(from_seq=1, before=2)
+
+
+async def test_views_are_computed_only_for_the_page(host: Host, marker: MarkerPlugin) -> None:
+    session = await live_with_marks(host)
+    asked = marker.asked
+    page = await History(host).page(session.id, PageRequest(from_seq=1, limit=1))
+    assert [event["seq"] for event in page["events"]] == [1]
+    assert page["views"] == {}
+    assert marker.asked == asked + 1
