@@ -1,0 +1,73 @@
+"""One installation of the schedule plugin in one root agent.
+
+An installation is the agent's ledger, its three tools and its owner, all
+disposed together when the installation scope closes (the agent closed or the
+plugin unloaded). Disposal, in order: refuse management operations that have
+not started, stop the owner and await its task (cancelling a sleep, an idle
+wait or an in-flight preflight), unregister the three tools, then await a
+management operation already in flight. It never deletes a record.
+"""
+
+from __future__ import annotations
+
+from contextlib import ExitStack
+from typing import TYPE_CHECKING
+
+from .config import ScheduleConfig
+from .ledger import ScheduleLedger
+from .owner import ReminderOwner
+from .tools import schedule_tools
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
+    from dsh.plugins import PluginContext
+
+__all__ = ["InstallationError", "ScheduleInstallation", "install"]
+
+
+class InstallationError(RuntimeError):
+    """The plugin could not install in an agent; nothing of it stayed registered."""
+
+
+class ScheduleInstallation:
+    """The installed parts; `aclose` disposes them in order (see the module docstring)."""
+
+    def __init__(self, ledger: ScheduleLedger, owner: ReminderOwner, tools: ExitStack) -> None:
+        self._ledger = ledger
+        self._owner = owner
+        self._tools = tools
+
+    async def aclose(self) -> None:
+        self._ledger.close()
+        await self._owner.aclose()
+        self._tools.close()
+        await self._ledger.drain()
+
+
+def install(context: PluginContext, agent: Agent, config: ScheduleConfig) -> ScheduleInstallation:
+    """Install the tools and the owner in `agent`, in one installation scope.
+
+    Every step that can fail runs before the scope exists, so a failure (a tool
+    name already taken, a closed agent or plugin) is rolled back synchronously
+    — the publication hook cannot await — and re-raised as `InstallationError`
+    naming the plugin and the Session.
+    """
+    ledger = ScheduleLedger(session=agent.session, store=agent.store, clock=agent.clock)
+    tools = ExitStack()
+    try:
+        with ExitStack() as undo:
+            undo.push(tools)
+            for tool in schedule_tools(ledger):
+                tools.callback(agent.tools.register(tool))
+            owner = ReminderOwner(agent, ledger, config)
+            undo.callback(owner.cancel)
+            scope = context.install(agent)
+            undo.pop_all()  # installed: nothing to undo; `tools` now belongs to the scope
+    except Exception as error:
+        raise InstallationError(
+            f"plugin {context.name!r} (dsh-tool-schedule) could not install in session "
+            f"{agent.session.id}: {type(error).__name__}: {error}"
+        ) from error
+    installation = ScheduleInstallation(ledger, owner, tools)
+    scope.add(installation.aclose)
+    return installation

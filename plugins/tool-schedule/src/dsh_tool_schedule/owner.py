@@ -1,0 +1,217 @@
+"""The owner: the live, disposable wait that delivers one agent's due reminders.
+
+One owner runs per installation (one root agent), as a task in `agent.tasks`.
+It holds no state of its own beyond its current wait: every decision comes
+from the ledger's fold of the Session log.
+
+The loop derives the earliest active target and sleeps toward it on the
+agent's clock in segments of at most `max_segment_seconds` (60 s), ending the
+last long segment `early_wake_seconds` before the target and sleeping the short
+remainder, and re-reads `clock.wall_ms()` at every wake: a wall-clock rollback
+never fires early, a forward jump makes the target overdue at the next wake.
+
+When a target is due:
+
+1. if the agent is not idle, wait for its next transition to idle, then start
+   over;
+2. take the ledger lock (management operations and due work run one at a
+   time) and preflight the store: a rejected barrier leaves the record active
+   and waits, with no timer, for the next idle transition or management
+   preflight;
+3. claim `agent.run_maintenance()` (`AgentBusy` waits for idle as in 1.); inside
+   the task, catch the fold up, check that the earliest active record is still
+   due, sample the clock once, build the frame, queue exactly one `followup()`
+   and append the id-only `dispatch` — with no await in between, so
+   cancellation never splits them. A framing or enqueue failure appends nothing
+   and waits like a rejected preflight; an append failure after the enqueue
+   faults the owner (logged; it stops: the message may already be queued);
+4. once the task has released the agent, await the dispatch barrier (a failure
+   is logged: storage retries its retained batch at the next flush), then
+   start over.
+
+`recompute()` interrupts a sleep or an idle wait so that the target is derived
+again; it is what management preflights call. `aclose()` stops the owner and
+returns once its task has finished; it never touches the log.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable
+from enum import Enum
+from functools import partial
+from typing import TYPE_CHECKING
+
+import anyio
+
+from dsh.agent import AgentBusy, AgentClosed, AgentPhase
+
+from .config import ScheduleConfig
+from .frame import reminder_frame
+from .ledger import BarrierFailed, ScheduleLedger
+
+if TYPE_CHECKING:
+    from dsh.agent import Agent
+
+__all__ = ["ReminderOwner"]
+
+log = logging.getLogger(__name__)
+
+
+class _Attempt(Enum):
+    DISPATCHED = "dispatched"
+    STALE = "stale"
+    BUSY = "busy"
+    WAITING = "waiting"
+    FAULTED = "faulted"
+
+
+class ReminderOwner:
+    """Delivers due reminders of one root agent. Constructing one starts its task."""
+
+    def __init__(self, agent: Agent, ledger: ScheduleLedger, config: ScheduleConfig) -> None:
+        self._agent = agent
+        self._ledger = ledger
+        self._config = config
+        self._dirty = False
+        self._wait_scope: anyio.CancelScope | None = None
+        self._done = anyio.Event()
+        ledger.watch(self.recompute)
+        self._task = agent.tasks.start_soon(self._run, name=f"schedule owner {agent.session.id}")
+
+    def recompute(self) -> None:
+        """Derive the target again: end the current sleep or idle wait, if any."""
+        self._dirty = True
+        if self._wait_scope is not None:
+            self._wait_scope.cancel()
+
+    def cancel(self) -> None:
+        """Stop at the next await without waiting for the task to finish."""
+        self._task.cancel()
+
+    async def aclose(self) -> None:
+        """Stop, and return once the owner task has finished."""
+        self.cancel()
+        await self._done.wait()
+
+    # -- the loop ---------------------------------------------------------
+
+    async def _run(self) -> None:
+        try:
+            await self._loop()
+        finally:
+            self._done.set()
+
+    async def _loop(self) -> None:
+        agent = self._agent
+        # `when_idle()` returns at once for a closed agent: stop rather than spin.
+        while not agent.closed:
+            self._dirty = False
+            waiter = await self._step()
+            if waiter is None:
+                return
+            if self._dirty:
+                continue
+            # `recompute()` cancels just this scope; the loop then derives again.
+            with anyio.CancelScope() as scope:
+                self._wait_scope = scope
+                try:
+                    await waiter()
+                finally:
+                    self._wait_scope = None
+
+    async def _step(self) -> Callable[[], Awaitable[None]] | None:
+        """Act on the fold once; return what to wait for next, or None to stop."""
+        agent = self._agent
+        fold = self._ledger.fold()
+        if fold.error is not None:
+            log.warning(
+                "session %s: the schedule log is invalid at seq %d (%s); "
+                "no reminder of this Session will be delivered",
+                agent.session.id,
+                fold.error.seq,
+                fold.error.reason,
+            )
+            return None
+        reminder = fold.earliest()
+        if reminder is None:
+            return anyio.sleep_forever
+        remaining_ms = reminder.due_ms - agent.clock.wall_ms()
+        if remaining_ms > 0:
+            return partial(agent.clock.sleep, self._segment(remaining_ms))
+        attempt = await self._attempt()
+        if attempt is _Attempt.FAULTED:
+            return None
+        if attempt in (_Attempt.BUSY, _Attempt.WAITING):
+            return agent.when_idle
+        return anyio.lowlevel.checkpoint
+
+    def _segment(self, remaining_ms: int) -> float:
+        # Wake `early` before the target, then sleep the short rest: a long
+        # sleep lands late by about 0.1% (timer slack), a short one barely.
+        remaining = remaining_ms / 1000
+        early = self._config.early_wake_seconds
+        wanted = remaining - early if remaining > early else remaining
+        return min(self._config.max_segment_seconds, wanted)
+
+    # -- delivery ---------------------------------------------------------
+
+    async def _attempt(self) -> _Attempt:
+        agent = self._agent
+        if agent.phase is not AgentPhase.IDLE:
+            return _Attempt.BUSY
+        async with self._ledger.lock:
+            try:
+                await self._ledger.barrier()
+            except BarrierFailed as failure:
+                log.warning(
+                    "session %s: a reminder is due but the store was not confirmed (%s); "
+                    "it stays active until the agent is next idle or reminders are managed",
+                    agent.session.id,
+                    failure,
+                )
+                return _Attempt.WAITING
+            try:
+                attempt = await agent.run_maintenance(self._dispatch_due)
+            except (AgentBusy, AgentClosed):
+                return _Attempt.BUSY
+            if attempt is _Attempt.DISPATCHED:
+                try:
+                    await self._ledger.barrier()
+                except BarrierFailed as failure:
+                    log.warning(
+                        "session %s: a reminder dispatch was appended but not confirmed (%s)",
+                        agent.session.id,
+                        failure,
+                    )
+            return attempt
+
+    async def _dispatch_due(self) -> _Attempt:
+        agent = self._agent
+        fold = self._ledger.fold()
+        reminder = fold.earliest()
+        now = agent.clock.wall_ms()
+        if fold.error is not None or reminder is None or now < reminder.due_ms:
+            return _Attempt.STALE
+        try:
+            frame = reminder_frame(reminder, now)
+            agent.followup(frame, {"kind": "schedule", "scheduleId": reminder.id})
+        except Exception:
+            log.exception(
+                "session %s: reminder %s could not be queued; it stays active until the "
+                "agent is next idle or reminders are managed",
+                agent.session.id,
+                reminder.id,
+            )
+            return _Attempt.WAITING
+        try:
+            self._ledger.append_dispatch(reminder.id)
+        except Exception:
+            log.exception(
+                "session %s: reminder %s was queued but its dispatch could not be appended; "
+                "the schedule owner of this agent stops",
+                agent.session.id,
+                reminder.id,
+            )
+            return _Attempt.FAULTED
+        return _Attempt.DISPATCHED

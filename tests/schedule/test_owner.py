@@ -1,0 +1,585 @@
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from functools import partial
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh.agent import Agent, AgentPhase
+from dsh.models.base import ModelReply
+from dsh.store import Observation, SessionEventObserved
+from dsh.testing import FakeClock
+from dsh_tool_schedule import ScheduleConfig
+from dsh_tool_schedule.timefmt import MAX_TIMESTAMP_MS
+
+from .conftest import (
+    START_MS,
+    FakeModel,
+    Harness,
+    Outcome,
+    changes,
+    data,
+    dispatches,
+    reminder_messages,
+    settle,
+    tool_call,
+)
+from .logs import create, fork, raw, resume, session
+
+pytestmark = pytest.mark.anyio
+
+
+async def follow(harness: Harness, until: Callable[[], bool], limit: int = 1000) -> None:
+    """Advance fake time by exactly the sleep the owner is in, until `until()` holds."""
+    for _ in range(limit):
+        await settle()
+        if until():
+            return
+        assert harness.clock.sleeping == 1, "the owner should be sleeping"
+        harness.clock.advance(harness.clock.sleeps[-1])
+    raise AssertionError("condition not reached")
+
+
+def frame_of(agent: Agent, index: int = 0) -> str:
+    text = data(reminder_messages(agent.session)[index])["text"]
+    assert isinstance(text, str)
+    return text
+
+
+def status_of(agent: Agent, index: int = 0) -> str:
+    return frame_of(agent, index).split("\n")[6]
+
+
+class Gate:
+    """A model step that waits until the test opens it."""
+
+    def __init__(self, reply: ModelReply | None = None) -> None:
+        self.entered = anyio.Event()
+        self.opened = anyio.Event()
+        self.reply = reply or ModelReply(text="done")
+
+    async def __call__(self) -> ModelReply:
+        self.entered.set()
+        await self.opened.wait()
+        return self.reply
+
+
+async def test_a_reminder_fires_once_on_time_with_its_frame(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+
+    await follow(harness, lambda: bool(dispatches(agent.session)))
+    await settle()
+
+    assert harness.clock.wall_ms() == START_MS + 10_000
+    assert changes(agent.session)[-1] == {"version": 1, "change": "dispatch", "id": "rem-1"}
+    [message] = reminder_messages(agent.session)
+    assert data(message)["source"] == {"kind": "schedule", "scheduleId": "rem-1"}
+    assert frame_of(agent) == (
+        "[Scheduled reminder]\n"
+        "This is a scheduled reminder that was set earlier in this Session.\n"
+        'Reminder id: "rem-1"\n'
+        'Prompt: "stretch"\n'
+        "Due at: 2026-01-01T00:00:10.000Z\n"
+        "Delivered at: 2026-01-01T00:00:10.000Z\n"
+        "Status: on time\n"
+        "Delivery: session-local (it fires only while this Session is live)."
+    )
+    assert await harness.value(agent, "schedule_list") == {"reminders": []}
+    harness.clock.advance(3600)
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_long_waits_sleep_in_segments_of_at_most_60_seconds(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=3 * 3600)
+
+    await follow(harness, lambda: bool(dispatches(agent.session)), limit=400)
+
+    assert max(harness.clock.sleeps) <= 60
+    assert len(harness.clock.sleeps) >= 3 * 60
+    assert harness.clock.wall_ms() == START_MS + 3 * 3600 * 1000
+    assert status_of(agent) == "Status: on time"
+
+
+async def test_the_last_long_sleep_ends_early_and_a_short_one_lands_on_the_target(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=100)
+    await follow(harness, lambda: bool(dispatches(agent.session)))
+    requested = [round(sleep, 3) for sleep in harness.clock.sleeps]
+    assert requested[-3:] == [60.0, 39.75, 0.25]
+
+
+async def test_segments_and_the_early_margin_follow_the_config() -> None:
+    async with anyio.create_task_group() as group:
+        config = ScheduleConfig(max_segment_seconds=30, early_wake_seconds=0)
+        host = Harness(group, FakeClock(START_MS), config)
+        agent = host.open()
+        await host.value(agent, "schedule_create", prompt="tea", after_seconds=75)
+        await follow(host, lambda: bool(dispatches(agent.session)))
+        assert [round(sleep, 3) for sleep in host.clock.sleeps][-3:] == [30.0, 30.0, 15.0]
+        await host.aclose()
+        group.cancel_scope.cancel()
+
+
+async def test_a_wall_clock_rollback_never_fires_early(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    await settle()
+    harness.clock.jump_wall(-3600)
+
+    fired_at: list[int] = []
+
+    def fired() -> bool:
+        if dispatches(agent.session) and not fired_at:
+            fired_at.append(harness.clock.wall_ms())
+        return bool(fired_at)
+
+    await follow(harness, fired, limit=200)
+
+    assert fired_at == [START_MS + 10_000]
+    assert max(harness.clock.sleeps) <= 60
+    assert status_of(agent) == "Status: on time"
+
+
+async def test_a_forward_jump_makes_the_target_overdue_and_it_fires_once(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=3 * 3600)
+    await settle()
+    harness.clock.jump_wall(4 * 3600)
+    assert dispatches(agent.session) == []  # a wall jump wakes no timer
+
+    harness.clock.advance(60)
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+    assert status_of(agent) == "Status: overdue by 1h 01m 00s"
+    harness.clock.advance(600)
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_an_overdue_reminder_fires_once_right_after_a_resume(harness: Harness) -> None:
+    stored = session(create("rem-1", 10, prompt="stretch"))
+    harness.clock.jump_wall(3600)
+    agent = harness.open(resume(stored, at_ms=harness.clock.wall_ms()))
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+    assert status_of(agent) == "Status: overdue by 59m 50s"
+    assert "Due at: 2026-01-01T00:00:10.000Z" in frame_of(agent)
+    harness.clock.advance(600)
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_due_reminders_fire_earliest_first_each_in_its_own_turn(harness: Harness) -> None:
+    stored = session(create("rem-1", 20, prompt="second"), create("rem-2", 10, prompt="first"))
+    harness.clock.jump_wall(60)
+    agent = harness.open(resume(stored, at_ms=harness.clock.wall_ms()))
+    await settle()
+
+    assert [data(event)["id"] for event in dispatches(agent.session)] == ["rem-2", "rem-1"]
+    assert [frame_of(agent, index).split("\n")[3] for index in (0, 1)] == [
+        'Prompt: "first"',
+        'Prompt: "second"',
+    ]
+
+
+async def test_a_reminder_due_during_a_turn_fires_once_after_the_turn(harness: Harness) -> None:
+    gate = Gate()
+    model = FakeModel(tool_call("schedule_create", prompt="stretch", after_seconds=10), gate)
+    agent = harness.open(model=model)
+    agent.submit("remind me in 10 seconds to stretch")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    assert agent.phase is AgentPhase.TURN
+
+    await follow(harness, lambda: harness.clock.wall_ms() >= START_MS + 10_000)
+    harness.clock.advance(5)
+    await settle()
+    assert dispatches(agent.session) == []
+    assert harness.clock.sleeping == 0  # waiting for idle, not polling
+
+    gate.opened.set()
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+    assert len(reminder_messages(agent.session)) == 1
+    assert status_of(agent) == "Status: overdue by 5s"
+    assert agent.phase is AgentPhase.IDLE
+
+
+async def test_the_dispatch_is_appended_in_maintenance_before_the_reminder_message(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    seen: list[tuple[str, Any, AgentPhase]] = []
+
+    def observe(observation: Observation) -> None:
+        if isinstance(observation, SessionEventObserved) and observation.session is agent.session:
+            event = observation.event
+            change = event.data.get("change") if isinstance(event.data, dict) else None
+            seen.append((event.type, change, agent.phase))
+
+    harness.store.observe(observe)
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    await follow(harness, lambda: bool(reminder_messages(agent.session)))
+    await settle()
+
+    after_create = seen[1:]
+    assert after_create[0] == ("schedule/change", "dispatch", AgentPhase.MAINTENANCE)
+    assert after_create[1] == ("message/user", None, AgentPhase.TURN)
+    assert [item[0] for item in after_create[2:]] == ["message/assistant", "turn/end"]
+
+
+async def test_the_followup_turn_shows_the_frame_to_the_model(harness: Harness) -> None:
+    model = FakeModel()
+    agent = harness.open(model=model)
+    await harness.value(agent, "schedule_create", prompt='say "hi" </script>', after_seconds=1)
+    await follow(harness, lambda: bool(model.requests))
+    await settle()
+    [request] = model.requests
+    last = request.messages[-1]
+    assert last.role == "user"
+    assert last.source == {"kind": "schedule", "scheduleId": "rem-1"}
+    assert 'Prompt: "say \\"hi\\" \\u003c/script\\u003e"' in last.text
+
+
+async def test_an_enqueue_failure_appends_nothing_and_retries_at_the_next_idle(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = harness.open()
+    real_followup = agent.followup
+    attempts: list[str] = []
+
+    def failing_followup(text: str, source: dict[str, Any]) -> None:
+        attempts.append(text)
+        if len(attempts) == 1:
+            raise RuntimeError("inbox full")
+        real_followup(text, source)
+
+    monkeypatch.setattr(agent, "followup", failing_followup)
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    await follow(harness, lambda: bool(attempts))
+    await settle()
+
+    assert dispatches(agent.session) == []
+    assert "could not be queued" in caplog.text
+    assert harness.clock.sleeping == 0  # no private retry timer
+    harness.clock.advance(120)
+    await settle()
+    assert len(attempts) == 1
+    listing = await harness.value(agent, "schedule_list")
+    assert [item["state"] for item in listing["reminders"]] == ["overdue"]
+    await settle()
+
+    agent.submit("hello")  # a turn ends: the agent becomes idle again
+    await settle()
+
+    assert len(attempts) >= 2
+    assert len(dispatches(agent.session)) == 1
+    assert len(reminder_messages(agent.session)) == 1
+
+
+async def test_a_framing_failure_appends_nothing_and_leaves_the_record_active(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = harness.open()
+    latest = (MAX_TIMESTAMP_MS - START_MS) // 1000
+    await harness.value(agent, "schedule_create", prompt="far", after_seconds=latest)
+    await settle()
+    harness.clock.jump_wall(latest + 1)  # past 9999-12-31: the delivery time has no spelling
+    harness.clock.advance(60)
+    await settle()
+
+    assert dispatches(agent.session) == []
+    assert reminder_messages(agent.session) == []
+    assert "could not be queued" in caplog.text
+    assert len(changes(agent.session)) == 1
+
+
+async def test_an_append_failure_after_enqueue_faults_the_owner_without_retrying(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    real_append = harness.store.append
+    refused: list[Any] = []
+
+    def append(session: Any, type: str, data: Any) -> Any:
+        if type == "schedule/change" and data.get("change") == "dispatch":
+            refused.append(data)
+            raise OSError("log is read-only")
+        return real_append(session, type, data)
+
+    monkeypatch.setattr(harness.store, "append", append)
+    await follow(harness, lambda: bool(refused))
+    await settle()
+
+    assert "the schedule owner of this agent stops" in caplog.text
+    assert dispatches(agent.session) == []
+    assert len(reminder_messages(agent.session)) == 1  # the message was already queued
+    assert agent.phase is AgentPhase.IDLE
+    agent.submit("and now?")
+    await settle()
+    harness.clock.advance(3600)
+    await settle()
+    assert len(refused) == 1
+    assert harness.clock.sleeping == 0
+    listing = await harness.value(agent, "schedule_list")
+    assert [item["id"] for item in listing["reminders"]] == ["rem-1"]
+
+
+@pytest.mark.parametrize("outcome", ["raise", "refuse"])
+async def test_a_rejected_preflight_waits_for_a_management_preflight(
+    harness: Harness, outcome: Outcome, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    listener.mode = outcome
+    harness.clock.advance(0.25)
+    await settle()
+
+    assert dispatches(agent.session) == []
+    assert "was not confirmed" in caplog.text
+    assert harness.clock.sleeping == 0  # no private retry timer
+    flushes = listener.flushes
+    harness.clock.advance(600)
+    await settle()
+    assert listener.flushes == flushes
+
+    listener.mode = "ok"
+    listing = await harness.value(agent, "schedule_list")
+    assert [item["state"] for item in listing["reminders"]] == ["overdue"]
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_a_rejected_preflight_is_retried_at_the_next_idle_transition(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    listener.mode = "raise"
+    await follow(harness, lambda: listener.flushes == 3)  # two for the create, one for the owner
+    await settle()
+    assert dispatches(agent.session) == []
+    assert harness.clock.sleeping == 0
+
+    listener.mode = "ok"
+    agent.submit("hello")
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_a_failed_dispatch_barrier_is_logged_and_never_duplicates(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    listener.script("ok", "raise")
+    harness.clock.advance(0.25)
+    await settle()
+
+    assert "dispatch was appended but not confirmed" in caplog.text
+    assert len(dispatches(agent.session)) == 1
+    harness.clock.advance(600)
+    await settle()
+    agent.submit("hello")
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+    assert len(reminder_messages(agent.session)) == 1
+
+
+async def test_create_whose_barrier_failed_is_recovered_by_a_later_list(harness: Harness) -> None:
+    agent = harness.open()
+    listener = harness.listener(agent)
+    listener.script("ok", "raise")
+    error = await harness.error(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    assert error["code"] == "persistence_uncertain"
+
+    listing = await harness.value(agent, "schedule_list")
+
+    assert [item["id"] for item in listing["reminders"]] == ["rem-1"]
+    await follow(harness, lambda: bool(dispatches(agent.session)))
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+    assert status_of(agent) == "Status: on time"
+
+
+async def test_deleting_a_reminder_disarms_its_timer(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    await settle()
+    assert harness.clock.sleeping == 1
+    await harness.value(agent, "schedule_delete", id="rem-1")
+    await settle()
+    assert harness.clock.sleeping == 0
+    harness.clock.advance(60)
+    await settle()
+    assert dispatches(agent.session) == []
+
+
+async def test_a_delete_that_wins_the_race_is_never_followed_by_a_dispatch(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    hold = listener.hold()  # the delete's preflight pauses while holding the lock
+    async with anyio.create_task_group() as group:
+        group.start_soon(partial(harness.value, agent, "schedule_delete", id="rem-1"))
+        with anyio.fail_after(5):
+            await hold.entered.wait()
+        harness.clock.advance(0.25)  # the reminder is due while the delete holds the lock
+        await settle()
+        assert agent.phase is AgentPhase.IDLE
+        hold.release()
+    await settle()
+
+    assert changes(agent.session)[-1] == {"version": 1, "change": "delete", "id": "rem-1"}
+    assert dispatches(agent.session) == []
+    assert reminder_messages(agent.session) == []
+
+
+async def test_a_rollback_during_the_preflight_is_rechecked_inside_maintenance(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    hold = listener.hold()
+    harness.clock.advance(0.25)
+    with anyio.fail_after(5):
+        await hold.entered.wait()  # the owner's preflight
+    harness.clock.jump_wall(-30)
+    hold.release()
+    await settle()
+
+    assert dispatches(agent.session) == []
+    assert harness.clock.sleeping == 1
+    await follow(harness, lambda: bool(dispatches(agent.session)))
+    assert harness.clock.wall_ms() == START_MS + 10_000
+
+
+async def test_a_turn_that_claims_the_agent_during_the_preflight_defers_delivery(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.open(model=FakeModel(gate))
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    hold = listener.hold()
+    harness.clock.advance(0.25)
+    with anyio.fail_after(5):
+        await hold.entered.wait()
+    agent.submit("hi")  # the turn starts while the owner waits on its barrier
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    hold.release()
+    await settle()
+    assert dispatches(agent.session) == []
+
+    gate.opened.set()
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+    assert len(reminder_messages(agent.session)) == 1
+
+
+async def test_a_management_preflight_during_a_failed_attempt_retries_at_once(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    hold = listener.hold()  # the list's preflight, while the reminder falls due
+    listener.script("ok", "raise")  # list: ok; then the owner's own preflight fails
+    async with anyio.create_task_group() as group:
+        group.start_soon(harness.value, agent, "schedule_list")
+        with anyio.fail_after(5):
+            await hold.entered.wait()
+        harness.clock.advance(0.25)
+        await settle()  # the owner now waits for the lock the list holds
+        hold.release()
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_an_invalid_log_keeps_the_owner_idle(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored = session(create("rem-1", 10), raw({"version": 1, "change": "delete", "id": "rem-5"}))
+    harness.clock.jump_wall(60)
+    agent = harness.open(resume(stored, at_ms=harness.clock.wall_ms()))
+    await settle()
+
+    assert dispatches(agent.session) == []
+    assert harness.clock.sleeping == 0
+    with caplog.at_level(logging.WARNING):
+        assert "invalid at seq 1" in caplog.text
+
+
+async def test_a_log_broken_while_live_stops_delivery(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    harness.store.append(agent.session, "schedule/change", {"version": 1, "change": "dispatch"})
+    harness.clock.advance(0.25)
+    await settle()
+    assert len(changes(agent.session)) == 2
+    assert reminder_messages(agent.session) == []
+    assert harness.clock.sleeping == 0
+
+
+async def test_a_fork_never_fires_its_parents_reminders(harness: Harness) -> None:
+    parent = harness.open()
+    await harness.value(parent, "schedule_create", prompt="parent", after_seconds=10)
+    child = harness.open(fork(parent.session, "child"))
+    await harness.value(child, "schedule_create", prompt="child", after_seconds=20)
+
+    harness.clock.advance(9.75)
+    await settle()
+    harness.clock.advance(0.25)
+    await settle()
+    assert [data(event)["id"] for event in dispatches(parent.session)] == ["rem-1"]
+    assert dispatches(child.session) == []
+
+    harness.clock.advance(10)
+    await settle()
+    assert len(dispatches(parent.session)) == 1
+    assert [data(event)["id"] for event in dispatches(child.session)] == ["rem-1"]
+    assert 'Prompt: "child"' in frame_of(child)
+
+
+async def test_no_sleep_exceeds_the_segment_even_with_a_larger_early_margin() -> None:
+    async with anyio.create_task_group() as group:
+        config = ScheduleConfig(max_segment_seconds=1, early_wake_seconds=3)
+        host = Harness(group, FakeClock(START_MS), config)
+        agent = host.open()
+        await host.value(agent, "schedule_create", prompt="tea", after_seconds=10)
+        await follow(host, lambda: bool(dispatches(agent.session)), limit=50)
+        assert max(host.clock.sleeps) <= 1
+        assert host.clock.wall_ms() == START_MS + 10_000
+        await host.aclose()
+        group.cancel_scope.cancel()

@@ -1,0 +1,161 @@
+from __future__ import annotations
+
+from dataclasses import replace
+from importlib.metadata import entry_points
+
+import anyio
+import pluggy
+import pytest
+from pydantic import BaseModel
+
+from dsh import hookspecs
+from dsh.models.base import ModelReply
+from dsh.session import Session
+from dsh.testing import FakeClock
+from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
+
+from .conftest import (
+    START_MS,
+    FakeModel,
+    Harness,
+    data,
+    dispatches,
+    reminder_messages,
+    settle,
+    tool_call,
+)
+from .logs import create, delete, dispatch, raw, session, user
+
+pytestmark = pytest.mark.anyio
+
+TOOLS = ["schedule_create", "schedule_list", "schedule_delete"]
+
+
+def test_the_entry_point_names_the_plugin_class() -> None:
+    [point] = [
+        point for point in entry_points(group="dsh.plugins") if point.name == "tool-schedule"
+    ]
+    assert point.load() is SchedulePlugin
+    assert SchedulePlugin.Config is ScheduleConfig
+
+
+async def test_root_agents_get_the_tools_and_child_agents_do_not(harness: Harness) -> None:
+    root = harness.open()
+    child_session = Session.new("child", cwd="/work", created_at=START_MS, delegation_depth=1)
+    child = harness.open(child_session, parent=root)
+
+    assert root.tools.names() == TOOLS
+    assert child.tools.names() == []
+    await settle()
+    assert len(child.tasks) == 0
+
+
+async def test_roots_published_before_the_plugin_loaded_are_left_alone(harness: Harness) -> None:
+    pm = pluggy.PluginManager("dsh")
+    pm.add_hookspecs(hookspecs)
+    early = harness.open(publish=False)
+    pm.hook.dsh_agent_published(agent=early)
+
+    plugin = SchedulePlugin(harness.context)
+    pm.register(plugin, name="tool-schedule")
+    late = harness.open(publish=False)
+    pm.hook.dsh_agent_published(agent=late)
+
+    assert early.tools.names() == []
+    assert late.tools.names() == TOOLS
+    await settle()
+    assert len(early.tasks) == 0
+
+
+async def test_each_host_installs_only_in_its_own_agents(harness: Harness) -> None:
+    async with anyio.create_task_group() as group:
+        other = Harness(group, FakeClock(START_MS))
+        mine = harness.open()
+        theirs = other.open()
+
+        assert mine.tools.names() == TOOLS
+        assert theirs.tools.names() == TOOLS
+        await other.plugin_scope.aclose()
+        assert mine.tools.names() == TOOLS
+        assert theirs.tools.names() == []
+        await harness.plugin_scope.aclose()
+        assert mine.tools.names() == []
+        await other.aclose()
+
+
+async def test_the_config_is_validated_and_defaults_when_absent(harness: Harness) -> None:
+    context = replace(harness.context, config=None)
+    assert SchedulePlugin(context).config == ScheduleConfig()
+    assert ScheduleConfig().max_segment_seconds == 60
+    context.config = ScheduleConfig(max_segment_seconds=5)
+    assert SchedulePlugin(context).config.max_segment_seconds == 5
+
+    class Other(BaseModel):
+        pass
+
+    context.config = Other()
+    with pytest.raises(TypeError, match="expects a ScheduleConfig, got Other"):
+        SchedulePlugin(context)
+
+
+def test_the_config_bounds_a_segment_to_60_seconds() -> None:
+    with pytest.raises(ValueError, match="max_segment_seconds"):
+        ScheduleConfig(max_segment_seconds=61)
+    with pytest.raises(ValueError, match="early_wake_seconds"):
+        ScheduleConfig(early_wake_seconds=-1)
+    with pytest.raises(ValueError, match="extra"):
+        ScheduleConfig.model_validate({"max_segment_seconds": 30, "cron": "x"})
+
+
+async def test_the_event_view_hook_presents_dispatches_only(harness: Harness) -> None:
+    log = session(
+        create("rem-1", prompt="stretch"),
+        user(),
+        dispatch("rem-1"),
+        create("rem-2"),
+        delete("rem-2"),
+        raw({"version": 1, "change": "dispatch", "id": 7}),
+    )
+    views = {
+        event.seq: harness.pm.hook.dsh_event_view(session=log, event=event) for event in log.events
+    }
+    assert views == {
+        0: None,
+        1: None,
+        2: {
+            "scheduleId": "rem-1",
+            "prompt": "stretch",
+            "occurrenceAt": "2026-01-01T00:00:10.000Z",
+            "deliveryMode": "session-local",
+        },
+        3: None,
+        4: None,
+        5: None,
+    }
+
+
+async def test_a_reminder_set_by_the_model_fires_into_a_later_turn(harness: Harness) -> None:
+    model = FakeModel(
+        tool_call("schedule_create", prompt="stretch", after_seconds=10),
+        ModelReply(text="I'll remind you."),
+    )
+    agent = harness.open(model=model)
+    agent.submit("remind me in 10 seconds to stretch")
+    await settle()
+
+    [result] = [event for event in agent.session.events if event.type == "tool/result"]
+    assert data(result)["value"]["id"] == "rem-1"
+    assert data(result)["value"]["state"] == "scheduled"
+
+    harness.clock.advance(9.75)
+    await settle()
+    harness.clock.advance(0.25)
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1
+    [message] = reminder_messages(agent.session)
+    assert message.seq > dispatches(agent.session)[0].seq
+    assert 'Prompt: "stretch"' in model.requests[-1].messages[-1].text
+    view = harness.pm.hook.dsh_event_view(session=agent.session, event=dispatches(agent.session)[0])
+    assert view["scheduleId"] == "rem-1"
+    assert agent.session.events[-1].type == "turn/end"
