@@ -12,6 +12,7 @@ lifecycle, so a Session reopened under the same id is a different object.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterator, Sequence
 from typing import Annotated, Any, Literal, overload
@@ -19,10 +20,12 @@ from typing import Annotated, Any, Literal, overload
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     JsonValue,
     SerializerFunctionWrapHandler,
+    ValidationInfo,
     model_serializer,
 )
 
@@ -66,6 +69,42 @@ def validate_session_id(value: str) -> str:
 
 SessionId = Annotated[str, AfterValidator(validate_session_id)]
 
+
+def _finite_json(value: JsonValue) -> JsonValue:
+    # NaN and infinities are not JSON: serialised they become `null`, so the stored
+    # event would differ from the live one. pydantic's JSON parser accepts `NaN` and
+    # overflows `1e400` to inf, and `allow_inf_nan` does not reach inside JsonValue.
+    pending: list[JsonValue] = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, float) and not math.isfinite(item):
+            raise ValueError(f"{item!r} is not a JSON number")
+        if isinstance(item, dict):
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return value
+
+
+def _exact_int(value: object) -> object:
+    # Strict mode still lets `true` and `1.0` satisfy `Literal[1]` (they compare equal).
+    if type(value) is not int:
+        raise ValueError(f"expected the integer 1, got {type(value).__name__}")
+    return value
+
+
+def _no_json_null(value: object, info: ValidationInfo) -> object:
+    # In JSON an optional key is either absent or an int: an explicit `null` would be
+    # dropped on serialising, so it could never round-trip to identical bytes. (In
+    # Python, None is the field's own "absent" value.)
+    if value is None and info.mode == "json":
+        raise ValueError("omit the key instead of writing null")
+    return value
+
+
+FiniteJson = Annotated[JsonValue, AfterValidator(_finite_json)]
+OptionalCount = Annotated[Annotated[int, Field(ge=0)] | None, BeforeValidator(_no_json_null)]
+
 _RECORD = ConfigDict(frozen=True, strict=True, extra="forbid", populate_by_name=False)
 
 
@@ -77,7 +116,7 @@ class SessionEvent(BaseModel):
     seq: Annotated[int, Field(ge=0)]
     type: Annotated[str, Field(pattern=EVENT_TYPE_PATTERN, max_length=128)]
     time: int
-    data: JsonValue
+    data: FiniteJson
 
     def to_json(self) -> str:
         """The canonical one-line JSON form (no spaces, non-ASCII kept)."""
@@ -116,14 +155,14 @@ class SessionHeader(BaseModel):
 
     model_config = _RECORD
 
-    version: Literal[1]
+    version: Annotated[Literal[1], BeforeValidator(_exact_int)]
     id: SessionId
     cwd: str
     created_at: int = Field(alias="createdAt")
     origin: Origin
     lineage: Lineage | None
-    delegation_depth: int | None = Field(default=None, alias="delegationDepth", ge=0)
-    seed_length: int | None = Field(default=None, alias="seedLength", ge=0)
+    delegation_depth: OptionalCount = Field(default=None, alias="delegationDepth")
+    seed_length: OptionalCount = Field(default=None, alias="seedLength")
 
     @model_serializer(mode="wrap")
     def _omit_absent(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:

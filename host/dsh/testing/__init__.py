@@ -4,5 +4,6 @@ Plugins use these in their own tests; nothing here runs in production.
 """
 
 from .clock import FakeClock
+from .faults import Fault, FaultyBackend, Hold, InjectedFault, Operation
 
-__all__ = ["FakeClock"]
+__all__ = ["FakeClock", "Fault", "FaultyBackend", "Hold", "InjectedFault", "Operation"]

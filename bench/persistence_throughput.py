@@ -1,0 +1,136 @@
+"""Durable append throughput for one Session, beside raw write + fdatasync.
+
+    python bench/persistence_throughput.py [--dir DIR] [--rounds N]
+
+Each `dsh` case appends events and flushes after every `batch` of them,
+through the real `SessionStore` + `PersistenceCoordinator` + `JsonlBackend`
+(inline I/O, the default, and `offload=True`). `jsonl backend` calls
+`JsonlBackend.append` directly with events built beforehand: the backend alone,
+without the store's per-event validation. The raw cases write the same JSON
+lines to a file in the same directory with one `write` + `fdatasync` per batch
+and no Python objects in between: the ceiling everything is measured against.
+Cases are interleaved over several rounds and the median is reported, because
+fsync latency on shared disks drifts during a run.
+
+Point `--dir` at the filesystem you care about: a tmpfs makes fsync free and
+the numbers meaningless.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import anyio
+from pydantic import JsonValue
+
+from dsh.persistence import JsonlBackend, PersistenceCoordinator
+from dsh.session import Session, SessionEvent
+from dsh.store import SessionStore
+
+DATA: JsonValue = {"text": "hello world, this is a short user message", "source": {"kind": "user"}}
+EVENTS = {1: 500, 100: 20_000}
+_datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
+
+
+def line() -> bytes:
+    event = SessionEvent(seq=1234, type="message/user", time=1_767_225_600_000, data=DATA)
+    return event.to_json().encode() + b"\n"
+
+
+def raw(directory: Path, batch: int, events: int) -> float:
+    path = directory / f"raw-{batch}-{time.monotonic_ns()}.jsonl"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    payload = line() * batch
+    try:
+        start = time.perf_counter()
+        for _ in range(events // batch):
+            os.write(fd, payload)
+            _datasync(fd)
+        elapsed = time.perf_counter() - start
+    finally:
+        os.close(fd)
+        path.unlink()
+    return events / elapsed
+
+
+async def backend_only(directory: Path, batch: int, events: int) -> float:
+    backend = JsonlBackend(directory)
+    session = Session.new(f"bench-{time.monotonic_ns()}", cwd=str(directory), created_at=0)
+    await backend.initialize(session.header, [])
+    built = [
+        SessionEvent(seq=seq, type="message/user", time=1_767_225_600_000, data=DATA)
+        for seq in range(events)
+    ]
+    start = time.perf_counter()
+    for offset in range(0, events, batch):
+        await backend.append(session.id, built[offset : offset + batch])
+    elapsed = time.perf_counter() - start
+    await backend.aclose()
+    backend.path_of(session.id).unlink()
+    return events / elapsed
+
+
+async def stack(directory: Path, batch: int, events: int, offload: bool) -> float:
+    store = SessionStore()
+    backend = JsonlBackend(directory, offload=offload)
+    session = Session.new(f"bench-{time.monotonic_ns()}", cwd=str(directory), created_at=0)
+    async with anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(store, backend, group)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        await store.flush(session)  # creating the file is not what is measured
+        start = time.perf_counter()
+        for _ in range(events // batch):
+            for _ in range(batch):
+                store.append(session, "message/user", DATA)
+            if not await store.flush(session):
+                raise RuntimeError("flush did not acknowledge durability")
+        elapsed = time.perf_counter() - start
+        await coordinator.aclose()
+    (directory / "sessions" / f"{session.id}.jsonl").unlink()
+    return events / elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dir", type=Path, default=None, help="where to write (default: TMPDIR)")
+    parser.add_argument("--rounds", type=int, default=7)
+    args = parser.parse_args()
+    directory = Path(tempfile.mkdtemp(prefix="dsh-bench-", dir=args.dir))
+    cases: dict[tuple[str, int], list[float]] = {}
+    try:
+        for _ in range(args.rounds):
+            for batch, events in EVENTS.items():
+                cases.setdefault(("raw write+fdatasync", batch), []).append(
+                    raw(directory, batch, events)
+                )
+                cases.setdefault(("jsonl backend", batch), []).append(
+                    anyio.run(backend_only, directory, batch, events)
+                )
+                for offload, name in ((False, "dsh jsonl inline"), (True, "dsh jsonl offload")):
+                    cases.setdefault((name, batch), []).append(
+                        anyio.run(stack, directory, batch, events, offload)
+                    )
+    finally:
+        shutil.rmtree(directory)
+    where = directory.parent
+    print(f"median of {args.rounds} rounds, one Session, {len(line())}-byte events, in {where}")
+    print(f"{'case':<22}{'batch':>6}{'events/s':>12}{'of raw':>8}")
+    order = ["raw write+fdatasync", "jsonl backend", "dsh jsonl inline", "dsh jsonl offload"]
+    for (name, batch), rates in sorted(
+        cases.items(), key=lambda i: (i[0][1], order.index(i[0][0]))
+    ):
+        rate = statistics.median(rates)
+        ceiling = statistics.median(cases[("raw write+fdatasync", batch)])
+        print(f"{name:<22}{batch:>6}{rate:>12,.0f}{rate / ceiling:>8.0%}")
+
+
+if __name__ == "__main__":
+    main()

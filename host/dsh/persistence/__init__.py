@@ -1,0 +1,37 @@
+"""Persistence: the coordinator that writes live Sessions, and the storage backends.
+
+`PersistenceCoordinator` attaches one controller per live Session as its store
+listener (the durability acknowledgement behind `SessionStore.flush`);
+`Backend` is the storage contract, `JsonlBackend` the embedded default and
+`MemoryBackend` a volatile stand-in with the same contract.
+"""
+
+from .backend import (
+    Backend,
+    CorruptLog,
+    IntegrityError,
+    SessionExists,
+    SessionNotFound,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+)
+from .coordinator import CoordinatorClosed, DivergedLog, PersistenceCoordinator
+from .jsonl import JsonlBackend
+from .memory import MemoryBackend
+
+__all__ = [
+    "Backend",
+    "CoordinatorClosed",
+    "CorruptLog",
+    "DivergedLog",
+    "IntegrityError",
+    "JsonlBackend",
+    "MemoryBackend",
+    "PersistenceCoordinator",
+    "SessionExists",
+    "SessionNotFound",
+    "StorageError",
+    "StoredSession",
+    "StoredSummary",
+]

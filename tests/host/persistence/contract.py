@@ -1,0 +1,231 @@
+"""The contract every persistence `Backend` keeps (DESIGN §4).
+
+A backend's test module subclasses `BackendContract` and provides the
+`backend` fixture (and `reopen` if its data outlives the object). Nothing here
+knows how a backend stores things; see `test_jsonl.py` for the format itself.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import anyio
+import pytest
+
+from dsh.persistence import (
+    Backend,
+    IntegrityError,
+    SessionExists,
+    SessionNotFound,
+    StoredSummary,
+)
+from dsh.session import InvalidSessionId, Lineage, Session, SessionEvent, SessionHeader
+
+CREATED_AT = 1_767_225_600_000
+
+
+def header(session_id: str = "s1", **changes: Any) -> SessionHeader:
+    return SessionHeader.model_validate(
+        {
+            "version": 1,
+            "id": session_id,
+            "cwd": "/home/me",
+            "createdAt": CREATED_AT,
+            "origin": {"kind": "web"},
+            "lineage": None,
+            **changes,
+        }
+    )
+
+
+def events(start: int, stop: int, **data: Any) -> list[SessionEvent]:
+    return [
+        SessionEvent(
+            seq=seq,
+            type="message/user",
+            time=CREATED_AT + seq,
+            data={"text": f"message {seq} ✓", "n": seq, **data},
+        )
+        for seq in range(start, stop)
+    ]
+
+
+class BackendContract:
+    """Tests every backend must pass. Subclasses provide the `backend` fixture."""
+
+    pytestmark = pytest.mark.anyio
+
+    async def reopen(self, backend: Backend) -> Backend:
+        """A fresh backend object over the same storage (the same one if it is volatile)."""
+        return backend
+
+    async def test_a_created_session_holds_exactly_its_prefix(self, backend: Backend) -> None:
+        prefix = events(0, 3)
+        await backend.initialize(header(), prefix)
+        stored = await backend.inspect("s1")
+        assert stored is not None
+        assert stored.header.identity_equals(header())
+        assert stored.events == tuple(prefix)
+        assert stored.torn_tail is False
+        assert await backend.cursor("s1") == 3
+
+    async def test_the_header_is_stored_canonically(self, backend: Backend) -> None:
+        await backend.initialize(header(), [])
+        stored = await backend.inspect("s1")
+        assert stored is not None
+        assert stored.header == header(delegationDepth=0)
+        assert await backend.cursor("s1") == 0
+
+    async def test_creating_an_existing_session_is_refused_and_changes_nothing(
+        self, backend: Backend
+    ) -> None:
+        await backend.initialize(header(), events(0, 2))
+        with pytest.raises(SessionExists, match="s1"):
+            await backend.initialize(header(cwd="/other"), events(0, 5))
+        stored = await backend.inspect("s1")
+        assert stored is not None
+        assert stored.header.cwd == "/home/me"
+        assert stored.events == tuple(events(0, 2))
+
+    async def test_a_prefix_must_be_numbered_from_zero(self, backend: Backend) -> None:
+        with pytest.raises(IntegrityError):
+            await backend.initialize(header(), events(1, 3))
+        with pytest.raises(IntegrityError):
+            await backend.initialize(header(), [*events(0, 1), *events(2, 3)])
+        assert await backend.cursor("s1") is None
+
+    async def test_appends_continue_at_the_cursor(self, backend: Backend) -> None:
+        await backend.initialize(header(), events(0, 2))
+        await backend.append("s1", events(2, 3))
+        await backend.append("s1", events(3, 10))
+        assert await backend.cursor("s1") == 10
+        stored = await backend.inspect("s1")
+        assert stored is not None
+        assert stored.events == tuple(events(0, 10))
+
+    @pytest.mark.parametrize(("start", "stop"), [(1, 3), (3, 4), (0, 2), (2, 2)])
+    async def test_a_batch_not_starting_at_the_cursor_stores_nothing(
+        self, backend: Backend, start: int, stop: int
+    ) -> None:
+        await backend.initialize(header(), events(0, 2))
+        batch = events(start, stop) or [events(5, 6)[0]]
+        with pytest.raises(IntegrityError) as info:
+            await backend.append("s1", batch)
+        assert info.value.expected == 2
+        assert "s1" in str(info.value)
+        assert await backend.cursor("s1") == 2
+
+    async def test_a_batch_with_a_gap_stores_nothing(self, backend: Backend) -> None:
+        await backend.initialize(header(), events(0, 2))
+        with pytest.raises(IntegrityError):
+            await backend.append("s1", [*events(2, 4), *events(5, 6)])
+        assert await backend.cursor("s1") == 2
+        await backend.append("s1", events(2, 3))
+        assert await backend.cursor("s1") == 3
+
+    async def test_an_empty_batch_does_nothing(self, backend: Backend) -> None:
+        await backend.initialize(header(), events(0, 1))
+        await backend.append("s1", [])
+        assert await backend.cursor("s1") == 1
+
+    async def test_appending_to_an_unknown_session_is_refused(self, backend: Backend) -> None:
+        with pytest.raises(SessionNotFound, match="s1"):
+            await backend.append("s1", events(0, 1))
+        assert await backend.cursor("s1") is None
+
+    async def test_unknown_sessions_read_as_none(self, backend: Backend) -> None:
+        assert await backend.cursor("nobody") is None
+        assert await backend.inspect("nobody") is None
+        assert await backend.list() == []
+
+    async def test_list_summarises_every_session_sorted_by_id(self, backend: Backend) -> None:
+        parent = Session(header("b-parent"), events(0, 2))
+        child = Session.fork(parent.header, parent.events, "a-child", at=1, created_at=7)
+        await backend.initialize(parent.header, parent.events)
+        await backend.initialize(child.header, child.events)
+        await backend.append("a-child", [child.events[0].model_copy(update={"seq": 2})])
+        assert await backend.list() == [
+            StoredSummary(
+                id="a-child",
+                created_at=7,
+                length=3,
+                lineage=Lineage(parentId="b-parent", forkedAt=1),
+            ),
+            StoredSummary(id="b-parent", created_at=CREATED_AT, length=2, lineage=None),
+        ]
+
+    async def test_stored_data_round_trips_exactly(self, backend: Backend) -> None:
+        odd: list[Any] = [
+            {"nested": {"list": [1, 2.5, -0.0, None, True, "ü\n\u2028\"'"]}},
+            2**70,
+            "",
+            [],
+            {},
+            1e-300,
+        ]
+        batch = [
+            SessionEvent(seq=seq, type="plugin.x/odd-type_1", time=-seq, data=value)
+            for seq, value in enumerate(odd)
+        ]
+        await backend.initialize(header(), batch[:1])
+        await backend.append("s1", batch[1:])
+        stored = await (await self.reopen(backend)).inspect("s1")
+        assert stored is not None
+        assert [event.to_json() for event in stored.events] == [e.to_json() for e in batch]
+
+    @pytest.mark.parametrize("bad", ["", "../escape", "..", "a/b", "/abs", "x" * 65, "a\n"])
+    async def test_invalid_ids_are_rejected_before_storage_is_touched(
+        self, backend: Backend, bad: str
+    ) -> None:
+        for call in (backend.cursor, backend.inspect, backend.release):
+            with pytest.raises(InvalidSessionId):
+                await call(bad)
+        with pytest.raises(InvalidSessionId):
+            await backend.append(bad, events(0, 1))
+        with pytest.raises(InvalidSessionId):
+            await backend.initialize(header().model_copy(update={"id": bad}), [])
+        assert await backend.list() == []
+
+    async def test_a_reopened_backend_sees_everything_and_continues(self, backend: Backend) -> None:
+        await backend.initialize(header(), events(0, 2))
+        await backend.append("s1", events(2, 4))
+        again = await self.reopen(backend)
+        assert await again.cursor("s1") == 4
+        await again.append("s1", events(4, 5))
+        stored = await again.inspect("s1")
+        assert stored is not None
+        assert stored.events == tuple(events(0, 5))
+
+    async def test_release_and_aclose_keep_the_data_and_allow_more_appends(
+        self, backend: Backend
+    ) -> None:
+        await backend.initialize(header(), events(0, 1))
+        await backend.release("s1")
+        await backend.release("s1")
+        await backend.release("never-written")
+        await backend.append("s1", events(1, 2))
+        await backend.aclose()
+        await backend.append("s1", events(2, 3))
+        assert await backend.cursor("s1") == 3
+
+    async def test_sessions_are_written_concurrently_without_mixing(self, backend: Backend) -> None:
+        ids = [f"c{number}" for number in range(8)]
+
+        async def write(session_id: str) -> None:
+            await backend.initialize(header(session_id), [])
+            for start in range(0, 20, 5):
+                await backend.append(session_id, events(start, start + 5, who=session_id))
+
+        async with anyio.create_task_group() as group:
+            for session_id in ids:
+                group.start_soon(write, session_id)
+        for session_id in ids:
+            stored = await backend.inspect(session_id)
+            assert stored is not None
+            assert stored.events == tuple(events(0, 20, who=session_id))
+        assert [summary.length for summary in await backend.list()] == [20] * 8
+
+
+def assert_events(stored: Sequence[SessionEvent], expected: Sequence[SessionEvent]) -> None:
+    assert [event.to_json() for event in stored] == [event.to_json() for event in expected]

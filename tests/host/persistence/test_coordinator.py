@@ -1,0 +1,723 @@
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Literal
+
+import anyio
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from dsh.persistence import (
+    Backend,
+    CoordinatorClosed,
+    DivergedLog,
+    JsonlBackend,
+    MemoryBackend,
+    PersistenceCoordinator,
+    SessionExists,
+    StorageError,
+)
+from dsh.session import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
+from dsh.store import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
+from dsh.testing import FakeClock, FaultyBackend, Operation
+
+from .contract import events, header
+
+pytestmark = pytest.mark.anyio
+
+Kind = Literal["new", "fork", "resume"]
+
+
+@asynccontextmanager
+async def running(backend: Backend) -> AsyncIterator[tuple[SessionStore, PersistenceCoordinator]]:
+    store = SessionStore(FakeClock())
+    async with anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(store, backend, group)
+        try:
+            yield store, coordinator
+        finally:
+            with anyio.CancelScope(shield=True):
+                try:
+                    await coordinator.aclose()
+                finally:
+                    await backend.aclose()
+
+
+@pytest.fixture(params=["memory", "jsonl"])
+def backend(request: pytest.FixtureRequest, tmp_path: Path) -> FaultyBackend:
+    if request.param == "jsonl":
+        return FaultyBackend.jsonl(tmp_path)
+    return FaultyBackend(MemoryBackend())
+
+
+@pytest.fixture
+def memory() -> FaultyBackend:
+    return FaultyBackend(MemoryBackend())
+
+
+def add(store: SessionStore, session: Session, count: int = 1) -> None:
+    for _ in range(count):
+        store.append(session, "message/user", {"text": "hi", "n": len(session)})
+
+
+async def eventually(check: Callable[[], Awaitable[bool] | bool], what: str) -> None:
+    """Let other tasks (and worker threads) run until `check()` holds; fail after 5 s."""
+    with anyio.fail_after(5):
+        while True:
+            result = check()
+            if not isinstance(result, bool):
+                result = await result
+            if result:
+                return
+            await anyio.lowlevel.checkpoint()
+
+
+async def settle() -> None:
+    for _ in range(20):
+        await anyio.lowlevel.checkpoint()
+
+
+async def assert_stored_exactly(backend: Backend, session: Session) -> None:
+    """Storage holds exactly `session`: same header identity, every event, nothing more."""
+    stored = await backend.inspect(session.id)
+    assert stored is not None
+    assert stored.header.identity_equals(session.header)
+    assert [event.to_json() for event in stored.events] == [e.to_json() for e in session.events]
+    assert await backend.cursor(session.id) == len(session)
+
+
+def observe(store: SessionStore) -> list[int]:
+    through: list[int] = []
+
+    def record(item: Observation) -> None:
+        if isinstance(item, SessionFlushed):
+            through.append(item.through)
+
+    store.observe(record)
+    return through
+
+
+async def make_session(kind: Kind, backend: FaultyBackend) -> tuple[Session, int]:
+    """A live-to-be Session of `kind` and its seed_end; a resumed one is stored first."""
+    if kind == "new":
+        return Session.new("s1", cwd="/home/me", created_at=5), 0
+    if kind == "fork":
+        parent = Session(header("parent"), events(0, 4))
+        child = Session.fork(parent.header, parent.events, "s1", at=3, created_at=9)
+        assert child.header.seed_length is not None
+        return child, child.header.seed_length
+    await backend.inner.initialize(header("s1"), events(0, 3))
+    stored = await backend.inner.inspect("s1")
+    assert stored is not None
+    return Session.resume(stored.header, stored.events, resumed_at=11), len(stored.events)
+
+
+# -- the happy path ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["new", "fork", "resume"])
+async def test_an_attached_session_is_written_eagerly_without_a_flush(
+    backend: FaultyBackend, kind: Kind
+) -> None:
+    session, seed_end = await make_session(kind, backend)
+    async with running(backend) as (store, coordinator):
+        store.open(session)
+        coordinator.attach(session, seed_end=seed_end)
+        add(store, session, 3)
+        await eventually(lambda: _cursor_is(backend.inner, "s1", len(session)), "eager write")
+        await assert_stored_exactly(backend.inner, session)
+
+
+async def _cursor_is(backend: Backend, session_id: str, length: int) -> bool:
+    return await backend.cursor(session_id) == length
+
+
+class Recording(MemoryBackend):
+    """Remembers how many events each `initialize` created a Session with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.created: list[int] = []
+
+    async def initialize(self, header: SessionHeader, events: Sequence[SessionEvent]) -> None:
+        self.created.append(len(events))
+        await super().initialize(header, events)
+
+
+async def test_a_fork_is_created_with_exactly_its_seed_then_appended() -> None:
+    recording = Recording()
+    backend = FaultyBackend(recording)
+    session, seed_end = await make_session("fork", backend)
+    async with running(backend) as (store, coordinator):
+        store.open(session)
+        coordinator.attach(session, seed_end=seed_end)
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        assert recording.created == [4]
+        stored = await recording.inspect("s1")
+        assert stored is not None
+        assert stored.events[3].type == END_SEED
+        await assert_stored_exactly(recording, session)
+
+
+async def test_flush_acknowledges_and_the_store_publishes_the_boundary(
+    backend: FaultyBackend,
+) -> None:
+    async with running(backend) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        through = observe(store)
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        add(store, session, 1)
+        assert await store.flush(session) is True
+        assert through == [2, 3]
+        await assert_stored_exactly(backend.inner, session)
+
+
+async def test_an_empty_new_session_is_acknowledged_only_once_it_is_stored(
+    memory: FaultyBackend,
+) -> None:
+    hold = memory.hold("initialize")
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        results: list[bool] = []
+        async with anyio.create_task_group() as group:
+
+            async def flush() -> None:
+                results.append(await store.flush(session))
+
+            group.start_soon(flush)
+            with anyio.fail_after(5):
+                await hold.entered.wait()
+            await settle()
+            assert results == []
+            hold.release()
+        assert results == [True]
+        assert await memory.inner.cursor("s1") == 0
+
+
+async def test_everything_pending_is_written_as_one_batch(memory: FaultyBackend) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        hold = memory.hold("append")
+        add(store, session)
+        with anyio.fail_after(5):
+            await hold.entered.wait()
+        add(store, session, 9)
+        hold.release()
+        assert await store.flush(session) is True
+        assert memory.calls["append"] == 2
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_flush_is_true_only_once_its_boundary_is_stored_while_appends_race(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        through = observe(store)
+        hold = memory.hold("append")
+        add(store, session, 2)
+        with anyio.fail_after(5):
+            await hold.entered.wait()
+        stored_when_acknowledged: dict[int, int | None] = {}
+
+        async def flush(boundary: int) -> None:
+            assert await store.flush(session) is True
+            stored_when_acknowledged[boundary] = await memory.inner.cursor("s1")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(flush, 2)
+            await settle()
+            add(store, session, 3)  # appended while the first flush waits
+            group.start_soon(flush, 5)
+            await settle()
+            assert stored_when_acknowledged == {}
+            add(store, session, 1)  # past every flush's boundary
+            hold.release()
+        assert set(stored_when_acknowledged) == {2, 5}
+        for boundary, stored in stored_when_acknowledged.items():
+            assert stored is not None and stored >= boundary
+        assert sorted(through) == [2, 5]
+        assert await store.flush(session) is True
+        await assert_stored_exactly(memory.inner, session)
+
+
+# -- failures and recovery -------------------------------------------------------------
+
+RECOVERY = [
+    ("new", "initialize", False),
+    ("new", "initialize", True),
+    ("new", "append", False),
+    ("new", "append", True),
+    ("fork", "initialize", False),
+    ("fork", "initialize", True),
+    ("fork", "append", False),
+    ("fork", "append", True),
+    ("resume", "initialize", False),
+    ("resume", "inspect", False),
+    ("resume", "inspect", True),
+    ("resume", "append", False),
+    ("resume", "append", True),
+]
+
+
+@pytest.mark.parametrize(("kind", "operation", "after_write"), RECOVERY)
+async def test_one_failed_first_write_is_recovered_from_the_real_cursor(
+    backend: FaultyBackend,
+    kind: Kind,
+    operation: Literal["initialize", "append", "inspect"],
+    after_write: bool,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    session, seed_end = await make_session(kind, backend)
+    fault = backend.fail(operation, after_write=after_write)
+    async with running(backend) as (store, coordinator):
+        store.open(session)
+        with caplog.at_level(logging.WARNING, logger="dsh.persistence.coordinator"):
+            coordinator.attach(session, seed_end=seed_end)
+            add(store, session, 2)
+            await eventually(lambda: fault.fired == 1, "the eager write to fail")
+        assert "s1: persistence write failed" in caplog.text
+        add(store, session, 1)
+        assert await store.flush(session) is True
+        await assert_stored_exactly(backend.inner, session)
+
+
+# Faults that every retry hits again (with after_write=True, a retry of a write
+# that landed finds it stored and rightly acknowledges, so only reads qualify).
+PERSISTENT = [case for case in RECOVERY if not case[2] or case[1] == "inspect"]
+
+
+@pytest.mark.parametrize(("kind", "operation", "after_write"), PERSISTENT)
+async def test_a_flush_that_hits_a_fault_raises_and_the_next_one_recovers(
+    backend: FaultyBackend,
+    kind: Kind,
+    operation: Literal["initialize", "append", "inspect"],
+    after_write: bool,
+) -> None:
+    session, seed_end = await make_session(kind, backend)
+    async with running(backend) as (store, coordinator):
+        store.open(session)
+        through = observe(store)
+        backend.fail(operation, after_write=after_write, times=None)
+        coordinator.attach(session, seed_end=seed_end)
+        add(store, session, 2)
+        with pytest.raises(FlushError) as info:
+            await store.flush(session)
+        assert isinstance(info.value.errors[0], StorageError)
+        assert "s1" in str(info.value)
+        assert through == []
+        backend.clear()
+        assert await store.flush(session) is True
+        assert through == [len(session)]
+        await assert_stored_exactly(backend.inner, session)
+
+
+async def test_after_a_failure_nothing_is_written_until_the_next_flush(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        fault = memory.fail("append")
+        add(store, session)
+        await eventually(lambda: fault.fired == 1, "the eager append to fail")
+        calls = memory.calls.copy()
+        add(store, session, 3)
+        await settle()
+        assert memory.calls == calls
+        assert await memory.inner.cursor("s1") == 0
+        assert await store.flush(session) is True
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_a_different_log_under_the_same_id_is_never_extended(
+    memory: FaultyBackend,
+) -> None:
+    await memory.inner.initialize(header("s1", createdAt=1), events(0, 2))
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/home/me", created_at=2)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(store, session, 3)
+        with pytest.raises(FlushError) as info:
+            await store.flush(session)
+        assert isinstance(info.value.errors[0].__cause__, DivergedLog)
+        assert "different log" in str(info.value)
+        with pytest.raises(StorageError, match=r"detached with events \[0, 3\) not stored"):
+            await coordinator.aclose()
+    stored = await memory.inner.inspect("s1")
+    assert stored is not None
+    assert stored.header.created_at == 1
+    assert stored.events == tuple(events(0, 2))
+
+
+@pytest.mark.parametrize("difference", ["longer", "other-events"])
+async def test_a_stored_log_that_is_not_a_prefix_is_refused(
+    memory: FaultyBackend, difference: str
+) -> None:
+    stored_events = events(0, 6) if difference == "longer" else events(0, 3, other=True)
+    await memory.inner.initialize(header("s1"), stored_events)
+    async with running(memory) as (store, coordinator):
+        session = Session.resume(header("s1"), events(0, 3), resumed_at=1)
+        store.open(session)
+        coordinator.attach(session, seed_end=3)
+        with pytest.raises(FlushError, match="different log"):
+            await store.flush(session)
+        with pytest.raises(StorageError, match="not stored"):
+            await coordinator.aclose()
+    assert await memory.inner.cursor("s1") == len(stored_events)
+
+
+async def test_storage_that_reports_an_existing_session_then_has_none_is_an_error(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        memory.fail("initialize", error=SessionExists("pretend"))
+        coordinator.attach(session, seed_end=0)
+        with pytest.raises(FlushError, match="then found nothing"):
+            await store.flush(session)
+        assert await store.flush(session) is True
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_storage_that_lost_a_created_session_gets_it_rewritten(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    backend = FaultyBackend.jsonl(tmp_path)
+    async with running(backend) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        (tmp_path / "sessions" / "s1.jsonl").unlink()
+        fault = backend.fail("append")
+        add(store, session)
+        await eventually(lambda: fault.fired == 1, "the eager append to fail")
+        with caplog.at_level(logging.WARNING, logger="dsh.persistence.coordinator"):
+            assert await store.flush(session) is True
+        assert "storage lost confirmed events (holds None of 2)" in caplog.text
+        await assert_stored_exactly(backend.inner, session)
+
+
+async def test_storage_holding_more_than_the_live_session_is_divergence(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        await memory.inner.append("s1", events(2, 6))  # another writer
+        add(store, session)
+        with pytest.raises(FlushError):  # refused at the cursor (by the writer or this flush)
+            await store.flush(session)
+        with pytest.raises(FlushError, match="holds 6 events, more than the live 3"):
+            await store.flush(session)
+        with pytest.raises(StorageError, match="not stored"):
+            await coordinator.aclose()
+
+
+async def test_a_cancelled_flush_leaves_the_write_in_doubt_and_it_is_reconciled(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        fault = memory.fail("append")
+        add(store, session)
+        await eventually(lambda: fault.fired == 1, "the eager append to fail")
+        # The writer is idle after the failure, so the next flush writes itself...
+        hold = memory.hold("append", after_write=True)
+        with anyio.CancelScope() as scope:
+            async with anyio.create_task_group() as group:
+                group.start_soon(store.flush, session)
+                with anyio.fail_after(5):
+                    await hold.entered.wait()
+                scope.cancel()  # ...and is cancelled after its append landed
+        assert await store.flush(session) is True
+        assert memory.calls["append"] == 2  # the landed append was reconciled, not re-sent
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_a_flush_waiting_on_a_stopped_writer_raises(memory: FaultyBackend) -> None:
+    store = SessionStore(FakeClock())
+    session = Session.new("s1", cwd="/", created_at=0)
+    store.open(session)
+    errors: list[FlushError] = []
+
+    async def flush() -> None:
+        with pytest.raises(FlushError) as info:
+            await store.flush(session)
+        errors.append(info.value)
+
+    async with anyio.create_task_group() as outer, anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(store, memory, group)
+        hold = memory.hold("initialize")
+        coordinator.attach(session, seed_end=0)
+        with anyio.fail_after(5):
+            await hold.entered.wait()
+        outer.start_soon(flush)
+        await settle()
+        group.cancel_scope.cancel()
+    assert "persistence stopped before events" in str(errors[0])
+
+
+# -- attaching and detaching ------------------------------------------------------------
+
+
+async def test_attach_refuses_what_it_cannot_persist(memory: FaultyBackend) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        with pytest.raises(SessionClosed):
+            coordinator.attach(session, seed_end=0)
+        assert not coordinator.is_attached(session)
+        store.open(session)
+        for seed_end in (-1, 1):
+            with pytest.raises(ValueError, match="seed_end"):
+                coordinator.attach(session, seed_end=seed_end)
+        coordinator.attach(session, seed_end=0)
+        with pytest.raises(ValueError, match="already attached"):
+            coordinator.attach(session, seed_end=0)
+        assert coordinator.is_attached(session)
+
+
+async def test_detach_writes_what_is_pending_then_stops_listening_and_releases(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        detach = coordinator.attach(session, seed_end=0)
+        add(store, session, 3)
+        await detach()
+        await assert_stored_exactly(memory.inner, session)
+        assert memory.calls["release"] == 1
+        assert not coordinator.is_attached(session)
+        calls = memory.calls.copy()
+        add(store, session)
+        await settle()
+        assert memory.calls == calls
+        assert await store.flush(session) is False  # no listener left
+        await detach()
+        assert memory.calls["release"] == 1
+
+
+async def test_detach_reports_events_it_could_not_store(memory: FaultyBackend) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        detach = coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        memory.fail("append", times=None)
+        add(store, session, 2)
+        with pytest.raises(StorageError, match=r"s1 was detached with events \[0, 2\) not stored"):
+            await detach()
+        assert not coordinator.is_attached(session)
+        assert memory.calls["release"] == 1
+
+
+async def test_a_failing_release_is_logged_not_raised(
+    memory: FaultyBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        detach = coordinator.attach(session, seed_end=0)
+        memory.fail("release")
+        with caplog.at_level(logging.WARNING, logger="dsh.persistence.coordinator"):
+            await detach()
+        assert "s1: releasing storage failed" in caplog.text
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_aclose_stores_every_attached_session_and_refuses_more(
+    backend: FaultyBackend,
+) -> None:
+    async with running(backend) as (store, coordinator):
+        sessions = [Session.new(f"s{n}", cwd="/", created_at=n) for n in range(3)]
+        for session in sessions:
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+            add(store, session, 2)
+        await coordinator.aclose()
+        for session in sessions:
+            await assert_stored_exactly(backend.inner, session)
+            assert not coordinator.is_attached(session)
+        late = Session.new("late", cwd="/", created_at=0)
+        store.open(late)
+        with pytest.raises(CoordinatorClosed):
+            coordinator.attach(late, seed_end=0)
+
+
+@pytest.mark.parametrize("failing", [1, 2])
+async def test_aclose_detaches_everything_then_raises_what_failed(
+    memory: FaultyBackend, failing: int
+) -> None:
+    async with running(memory) as (store, coordinator):
+        sessions = [Session.new(f"s{n}", cwd="/", created_at=n) for n in range(3)]
+        for session in sessions:
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+        for session in sessions:
+            assert await store.flush(session) is True
+        for session in sessions[:failing]:
+            memory.fail("append", times=None, session_id=session.id)
+        for session in sessions:
+            add(store, session)
+        with pytest.raises((StorageError, ExceptionGroup)) as info:
+            await coordinator.aclose()
+        if failing == 1:
+            assert isinstance(info.value, StorageError)
+        else:
+            assert isinstance(info.value, ExceptionGroup)
+            assert len(info.value.exceptions) == 2
+        assert not any(coordinator.is_attached(session) for session in sessions)
+
+
+async def test_read_validates_the_id_before_touching_storage(memory: FaultyBackend) -> None:
+    await memory.inner.initialize(header("s1"), events(0, 2))
+    async with running(memory) as (_, coordinator):
+        with pytest.raises(InvalidSessionId):
+            await coordinator.read("../s1")
+        assert memory.calls["inspect"] == 0
+        stored = await coordinator.read("s1")
+        assert stored is not None
+        assert stored.events == tuple(events(0, 2))
+        assert await coordinator.read("s2") is None
+        assert [summary.id for summary in await coordinator.list()] == ["s1"]
+
+
+async def test_a_resumed_jsonl_session_continues_its_file_after_a_torn_tail(
+    tmp_path: Path,
+) -> None:
+    first = JsonlBackend(tmp_path)
+    await first.initialize(header("s1"), events(0, 3))
+    await first.aclose()
+    with (tmp_path / "sessions" / "s1.jsonl").open("ab") as file:
+        file.write(b'{"seq":3,"ty')
+    backend = FaultyBackend(JsonlBackend(tmp_path))
+    async with running(backend) as (store, coordinator):
+        stored = await coordinator.read("s1")
+        assert stored is not None
+        assert stored.torn_tail
+        session = Session.resume(stored.header, stored.events, resumed_at=1)
+        store.open(session)
+        coordinator.attach(session, seed_end=len(stored.events))
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        await assert_stored_exactly(JsonlBackend(tmp_path), session)
+
+
+async def test_a_flush_returns_at_its_boundary_and_leaves_later_events_to_the_writer(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        fault = memory.fail("append")
+        add(store, session)
+        await eventually(lambda: fault.fired == 1, "the eager append to fail")
+        hold = memory.hold("append")  # the flush below writes this batch itself
+        results: list[bool] = []
+        async with anyio.create_task_group() as group:
+
+            async def flush() -> None:
+                results.append(await store.flush(session))
+
+            group.start_soon(flush)
+            with anyio.fail_after(5):
+                await hold.entered.wait()
+            add(store, session, 2)  # past the flush's boundary
+            hold.release()
+        assert results == [True]
+        await eventually(lambda: _cursor_is(memory.inner, "s1", 3), "the writer to catch up")
+        assert memory.calls["append"] == 3
+
+
+FAULTS: dict[str, Operation] = {
+    "initialize": "initialize",
+    "append-fault": "append",
+    "cursor": "cursor",
+    "inspect": "inspect",
+}
+OPERATIONS = st.one_of(
+    st.tuples(st.just("append"), st.integers(min_value=1, max_value=4)),
+    st.tuples(st.just("flush"), st.just(0)),
+    st.tuples(st.just("settle"), st.just(0)),
+    st.tuples(
+        st.sampled_from(sorted(FAULTS)),
+        st.sampled_from([0, 1]),  # 1: the fault strikes after the write took effect
+    ),
+)
+
+
+@settings(max_examples=60, deadline=None)
+@given(kind=st.sampled_from(["new", "fork", "resume"]), script=st.lists(OPERATIONS, max_size=25))
+def test_storage_is_always_a_prefix_and_every_true_flush_is_true(
+    kind: Kind, script: list[tuple[str, int]]
+) -> None:
+    async def scenario() -> None:
+        backend = FaultyBackend(MemoryBackend())
+        session, seed_end = await make_session(kind, backend)
+
+        async def storage_is_a_prefix() -> int:
+            stored = await backend.inner.inspect("s1")
+            if stored is None:
+                return 0
+            assert stored.header.identity_equals(session.header)
+            assert stored.events == tuple(session.events[: len(stored.events)])
+            return len(stored.events)
+
+        async with running(backend) as (store, coordinator):
+            store.open(session)
+            coordinator.attach(session, seed_end=seed_end)
+            for action, argument in script:
+                if action == "append":
+                    add(store, session, argument)
+                elif action == "flush":
+                    boundary = len(session)
+                    try:
+                        acknowledged = await store.flush(session)
+                    except FlushError:
+                        acknowledged = False
+                    if acknowledged:
+                        assert await storage_is_a_prefix() >= boundary
+                elif action == "settle":
+                    await settle()
+                else:
+                    backend.fail(FAULTS[action], after_write=bool(argument))
+                await storage_is_a_prefix()
+            backend.clear()
+            with contextlib.suppress(FlushError):
+                await store.flush(session)  # may still meet a fault already in flight
+            assert await store.flush(session) is True
+            await assert_stored_exactly(backend.inner, session)
+
+    anyio.run(scenario)

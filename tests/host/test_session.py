@@ -1,0 +1,372 @@
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from dsh.session import (
+    END_SEED,
+    InvalidSessionId,
+    Lineage,
+    Origin,
+    Session,
+    SessionEvent,
+    SessionHeader,
+    validate_session_id,
+)
+
+HEADER = {
+    "version": 1,
+    "id": "s1",
+    "cwd": "/home/me",
+    "createdAt": 1_767_225_600_000,
+    "origin": {"kind": "web"},
+    "lineage": None,
+}
+
+json_values = st.recursive(
+    st.none()
+    | st.booleans()
+    | st.integers()
+    | st.floats(allow_nan=False, allow_infinity=False)
+    | st.text(),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=20,
+)
+session_ids = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
+
+
+def header(**changes: Any) -> SessionHeader:
+    return SessionHeader.model_validate({**HEADER, **changes})
+
+
+def event(seq: int, type: str = "message/user", data: Any = None, time: int = 5) -> SessionEvent:
+    return SessionEvent(seq=seq, type=type, time=time, data=data)
+
+
+# -- SessionEvent -------------------------------------------------------------
+
+
+def test_event_json_is_the_public_one_line_form() -> None:
+    item = event(3, data={"text": "héllo", "source": {"kind": "user"}})
+    assert item.to_json() == (
+        '{"seq":3,"type":"message/user","time":5,"data":{"text":"héllo","source":{"kind":"user"}}}'
+    )
+
+
+@given(
+    seq=st.integers(min_value=0),
+    time=st.integers(),
+    data=json_values,
+    type=st.from_regex(r"\A[a-z0-9][a-z0-9_.-]{0,20}/[a-z0-9][a-z0-9_.-]{0,20}\Z"),
+)
+def test_event_serialise_parse_serialise_gives_identical_bytes(
+    seq: int, time: int, data: Any, type: str
+) -> None:
+    first = SessionEvent(seq=seq, type=type, time=time, data=data).to_json()
+    parsed = SessionEvent.from_json(first)
+    assert parsed.to_json() == first
+    assert SessionEvent.from_json(first.encode()) == parsed
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"seq":0,"type":"a/b","time":1,"data":null,"extra":1}',
+        '{"seq":0,"type":"a/b","time":1}',
+        '{"seq":-1,"type":"a/b","time":1,"data":null}',
+        '{"seq":"0","type":"a/b","time":1,"data":null}',
+        '{"seq":true,"type":"a/b","time":1,"data":null}',
+        '{"seq":0.0,"type":"a/b","time":1,"data":null}',
+        '{"seq":0,"type":"a/b","time":1.5,"data":null}',
+        '{"seq":0,"type":"user","time":1,"data":null}',
+        '{"seq":0,"type":"A/b","time":1,"data":null}',
+        '{"seq":0,"type":"a/","time":1,"data":null}',
+        '{"seq":0,"type":"a/b/c","time":1,"data":null}',
+        '{"seq":0,"type":7,"time":1,"data":null}',
+        '{"seq":0,"type":"a/b","time":1,"data":[NaN]}',
+        '{"seq":0,"type":"a/b","time":1,"data":{"x":1e400}}',
+        '{"seq":0,"type":"a/b","time":1,"data":-Infinity}',
+        '{"seq":0,"type":"a/b","time":1,"data":',
+    ],
+)
+def test_event_parsing_is_strict(text: str) -> None:
+    with pytest.raises(ValidationError):
+        SessionEvent.from_json(text)
+
+
+def test_event_type_longer_than_128_characters_is_rejected() -> None:
+    with pytest.raises(ValidationError):
+        event(0, type="a/" + "b" * 127)
+
+
+@pytest.mark.parametrize("data", [float("nan"), {"x": [float("inf")]}, (1, 2), {1: "x"}, object()])
+def test_event_data_must_be_finite_json(data: Any) -> None:
+    with pytest.raises(ValidationError):
+        event(0, data=data)
+
+
+def test_event_is_frozen() -> None:
+    item = event(0)
+    with pytest.raises(ValidationError):
+        item.seq = 1
+
+
+# -- SessionHeader --------------------------------------------------------------
+
+
+def test_header_json_uses_camel_case_and_omits_absent_optional_keys() -> None:
+    assert header().to_json() == (
+        '{"version":1,"id":"s1","cwd":"/home/me","createdAt":1767225600000,'
+        '"origin":{"kind":"web"},"lineage":null}'
+    )
+    forked = header(
+        origin={"kind": "fork"},
+        lineage={"parentId": "p", "forkedAt": 2},
+        delegationDepth=1,
+        seedLength=3,
+    )
+    assert json.loads(forked.to_json()) == {
+        **HEADER,
+        "origin": {"kind": "fork"},
+        "lineage": {"parentId": "p", "forkedAt": 2},
+        "delegationDepth": 1,
+        "seedLength": 3,
+    }
+    assert forked.to_dict() == json.loads(forked.to_json())
+
+
+@given(
+    session_id=session_ids,
+    cwd=st.text(),
+    created_at=st.integers(),
+    kind=st.sampled_from(["web", "cli", "fork", "api"]),
+    lineage=st.none() | st.tuples(session_ids, st.integers(min_value=0)),
+    depth=st.none() | st.integers(min_value=0),
+    seed_length=st.none() | st.integers(min_value=0),
+)
+def test_header_serialise_parse_serialise_gives_identical_bytes(
+    session_id: str,
+    cwd: str,
+    created_at: int,
+    kind: str,
+    lineage: tuple[str, int] | None,
+    depth: int | None,
+    seed_length: int | None,
+) -> None:
+    value: dict[str, Any] = {
+        "version": 1,
+        "id": session_id,
+        "cwd": cwd,
+        "createdAt": created_at,
+        "origin": {"kind": kind},
+        "lineage": None if lineage is None else {"parentId": lineage[0], "forkedAt": lineage[1]},
+    }
+    if depth is not None:
+        value["delegationDepth"] = depth
+    if seed_length is not None:
+        value["seedLength"] = seed_length
+    first = SessionHeader.model_validate(value).to_json()
+    assert json.loads(first) == value
+    assert SessionHeader.from_json(first).to_json() == first
+
+
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {"extra": 1},
+        {"version": 2},
+        {"version": True},
+        {"version": 1.0},
+        {"createdAt": "1"},
+        {"createdAt": 1.0},
+        {"origin": {"kind": "email"}},
+        {"origin": {"kind": "web", "more": 1}},
+        {"lineage": {"parentId": "p"}},
+        {"lineage": {"parentId": "p", "forkedAt": -1}},
+        {"lineage": {"parentId": "../p", "forkedAt": 0}},
+        {"lineage": {"parent_id": "p", "forked_at": 0}},
+        {"delegationDepth": -1},
+        {"delegationDepth": None},
+        {"seedLength": "3"},
+    ],
+)
+def test_header_parsing_is_strict(changes: dict[str, Any]) -> None:
+    with pytest.raises(ValidationError):
+        SessionHeader.from_json(json.dumps({**HEADER, **changes}))
+
+
+def test_header_rejects_snake_case_keys_and_a_missing_lineage() -> None:
+    snake = {key: value for key, value in HEADER.items() if key != "createdAt"}
+    with pytest.raises(ValidationError):
+        SessionHeader.model_validate({**snake, "created_at": 1})
+    with pytest.raises(ValidationError):
+        SessionHeader.model_validate({k: v for k, v in HEADER.items() if k != "lineage"})
+
+
+BAD_IDS = ["", "../x", "..", "a/b", "/etc", "-a", "_a", "a b", "a.b", "é", "a\n", "x" * 65]
+
+
+@pytest.mark.parametrize("bad", BAD_IDS)
+def test_bad_session_ids_are_rejected_everywhere(bad: str) -> None:
+    with pytest.raises(InvalidSessionId) as info:
+        validate_session_id(bad)
+    assert repr(bad) in str(info.value)
+    assert info.value.value == bad
+    with pytest.raises(ValidationError):
+        header(id=bad)
+    with pytest.raises(InvalidSessionId):
+        Session.new(bad, cwd="/", created_at=0)
+
+
+@pytest.mark.parametrize("good", ["a", "Z9", "0_-", "x" * 64])
+def test_good_session_ids_are_returned_unchanged(good: str) -> None:
+    assert validate_session_id(good) == good
+    assert header(id=good).id == good
+
+
+def test_a_non_string_session_id_is_rejected() -> None:
+    with pytest.raises(InvalidSessionId):
+        validate_session_id(7)  # type: ignore[arg-type]
+
+
+def test_header_is_frozen() -> None:
+    with pytest.raises(ValidationError):
+        header().cwd = "/elsewhere"
+
+
+def test_canonical_writes_an_absent_delegation_depth_as_zero() -> None:
+    plain = header()
+    assert plain.delegation_depth is None
+    assert plain.depth == 0
+    assert plain.canonical().delegation_depth == 0
+    assert json.loads(plain.canonical().to_json())["delegationDepth"] == 0
+    assert header(delegationDepth=2).canonical().delegation_depth == 2
+
+
+def test_identity_equals_treats_absent_depth_as_zero_and_everything_else_exactly() -> None:
+    plain = header()
+    assert plain.identity_equals(header(delegationDepth=0))
+    assert header(delegationDepth=0).identity_equals(plain)
+    assert not plain.identity_equals(header(delegationDepth=1))
+    assert not plain.identity_equals(header(cwd="/other"))
+    assert not plain.identity_equals(header(createdAt=1))
+    assert not plain.identity_equals(header(origin={"kind": "cli"}))
+    assert not plain.identity_equals(header(seedLength=1))
+
+
+# -- Session --------------------------------------------------------------------
+
+
+def test_new_session_is_empty_with_a_plain_header() -> None:
+    session = Session.new("s1", cwd="/w", created_at=9, origin="cli", delegation_depth=2)
+    assert len(session) == 0
+    assert list(session.events) == []
+    assert session.id == "s1"
+    assert session.header == SessionHeader(
+        version=1,
+        id="s1",
+        cwd="/w",
+        createdAt=9,
+        origin=Origin(kind="cli"),
+        lineage=None,
+        delegationDepth=2,
+    )
+    assert session.fold_start == 0
+    assert "s1" in repr(session) and "len=0" in repr(session)
+
+
+def test_session_rejects_events_whose_seq_is_not_their_position() -> None:
+    with pytest.raises(ValueError, match="position 1 has seq 2"):
+        Session(header(), [event(0), event(2)])
+
+
+def test_session_events_are_a_live_read_only_view() -> None:
+    session = Session(header(), [event(0)])
+    view = session.events
+    assert not hasattr(view, "append")
+    with pytest.raises(TypeError):
+        view[0] = event(0)  # type: ignore[index]
+    session._append("message/user", {"text": "x"}, 7)
+    assert len(view) == 2
+    assert view[1] == event(1, data={"text": "x"}, time=7)
+    assert list(view[0:1]) == [event(0)]
+    assert [item.seq for item in view] == [0, 1]
+
+
+def test_session_equality_is_identity() -> None:
+    first = Session(header())
+    second = Session(header())
+    assert first != second
+    assert first == first
+    assert len({first, second}) == 2
+
+
+def test_fork_copies_the_prefix_unchanged_then_ends_the_seed() -> None:
+    parent_events = [event(i, data={"i": i}, time=100 + i) for i in range(4)]
+    parent = Session(header(id="parent", delegationDepth=1), parent_events)
+    child = Session.fork(parent.header, parent.events, "child", at=2, created_at=999)
+
+    assert list(child.events[:2]) == parent_events[:2]
+    assert child.events[2] == SessionEvent(seq=2, type=END_SEED, time=999, data={})
+    assert len(child) == 3
+    assert child.header.seed_length == 3
+    assert child.header.lineage == Lineage(parentId="parent", forkedAt=2)
+    assert child.header.origin.kind == "fork"
+    assert child.header.cwd == parent.header.cwd
+    assert child.header.created_at == 999
+    assert child.fold_start == 3
+    assert len(parent) == 4
+
+
+@pytest.mark.parametrize("at", [0, 4])
+def test_fork_at_either_end_is_allowed(at: int) -> None:
+    parent = Session(header(), [event(i) for i in range(4)])
+    child = Session.fork(parent.header, parent.events, "child", at=at, created_at=1)
+    assert len(child) == at + 1
+    assert child.header.seed_length == at + 1
+    assert child.events[at].type == END_SEED
+
+
+@pytest.mark.parametrize("at", [-1, 5])
+def test_fork_outside_the_parent_is_rejected(at: int) -> None:
+    parent = Session(header(), [event(i) for i in range(4)])
+    with pytest.raises(ValueError, match="cannot fork"):
+        Session.fork(parent.header, parent.events, "child", at=at, created_at=1)
+
+
+def test_fork_validates_the_child_id() -> None:
+    with pytest.raises(InvalidSessionId):
+        Session.fork(header(), [], "../child", at=0, created_at=1)
+
+
+def test_resume_rebuilds_the_stored_log_and_appends_an_end_seed() -> None:
+    stored_header = header(delegationDepth=0)
+    stored = [event(0), event(1, type=END_SEED, data={})]
+    first = Session.resume(stored_header, stored, resumed_at=50)
+    second = Session.resume(stored_header, stored, resumed_at=60)
+
+    assert first.header is stored_header
+    assert list(first.events[:2]) == stored
+    assert first.events[2] == SessionEvent(seq=2, type=END_SEED, time=50, data={})
+    assert first.fold_start == 0
+    assert first is not second
+    assert second.events[2].time == 60
+
+
+def test_resumed_fork_still_folds_from_its_seed_length() -> None:
+    forked = Session.fork(header(), [event(0)], "child", at=1, created_at=3)
+    resumed = Session.resume(forked.header, forked.events, resumed_at=4)
+    assert resumed.fold_start == 2
+    assert resumed.events[2].type == END_SEED
+
+
+def test_in_python_a_none_optional_field_means_absent() -> None:
+    value = header(delegationDepth=None, seedLength=None)
+    assert value.to_json() == header().to_json()
