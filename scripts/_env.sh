@@ -20,14 +20,21 @@ dsh_install() {
 }
 
 # The browser scenario needs Debian's chromium; Playwright's own download does
-# not work on these machines. Install it when we can (root with apt-get).
+# not work on these machines. Install it when we can (root with apt-get), with
+# the emoji and CJK fonts the UI's 🔔 and 中文 need to render as glyphs.
 dsh_ensure_chromium() {
-  [ -x /usr/bin/chromium ] && return 0
+  local fonts="fonts-noto-color-emoji fonts-noto-cjk"
+  if [ -x /usr/bin/chromium ] && fc-list 2>/dev/null | grep -qi "Noto Color Emoji"; then
+    return 0
+  fi
   if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
-    echo "== installing Debian's chromium for the browser tests"
+    echo "== installing Debian's chromium and fonts for the browser tests"
     DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
     DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium >/dev/null
-  else
+    # Fonts only make screenshots legible; their absence must not stop the tests.
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $fonts >/dev/null \
+      || echo "!! could not install $fonts: screenshots may show boxes for emoji and CJK" >&2
+  elif [ ! -x /usr/bin/chromium ]; then
     echo "!! /usr/bin/chromium is missing: install Debian's chromium (apt-get install chromium)" >&2
     return 1
   fi
