@@ -11,7 +11,8 @@ Every agent that becomes live (new Session, resume, fork, child spawn) is
 *published* through `dsh_agent_published`, once, after its Session's storage
 acknowledged a flush. Reading a cold Session's stored log never publishes.
 Closing the Host closes every agent (flushing its Session), unloads the
-plugins newest first, and stops the coordinator.
+plugins newest first, stops the coordinator and closes the model adapter (the
+Host owns it: an adapter with an `aclose()` method is closed last).
 """
 
 from __future__ import annotations
@@ -183,8 +184,19 @@ class Host:
         try:
             await self.scope.aclose()
         finally:
-            if self._coordinator is not None:
-                await self._coordinator.aclose()
+            try:
+                if self._coordinator is not None:
+                    await self._coordinator.aclose()
+            finally:
+                await self._close_model()
+
+    async def _close_model(self) -> None:
+        # The Host owns its adapter: one with a connection pool (openai) closes it here.
+        close = getattr(self.model, "aclose", None)
+        if close is not None:
+            result = close()
+            if inspect.isawaitable(result):
+                await result
 
     def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext:
         assert self._group is not None

@@ -6,6 +6,11 @@ An overlay is a TOML file, conventionally `overlays/<name>/overlay.toml`:
 [host]                       # optional host settings
 model = "demo"               # a model adapter: demo | absent | openai | scripted:PATH
 
+[host.openai]                # optional settings of the openai adapter; the environment
+base_url = "https://api.deepseek.com"   # (DSH_MODEL_BASE_URL, DSH_MODEL, DSH_API_KEY…)
+model = "deepseek-chat"                 # fills what is not set here. Keys never live
+read_timeout = 120                      # in an overlay: only in the environment.
+
 [plugins.tool-schedule]      # a plugin by entry-point name; the table is its config
 # distribution = "dsh-tool-schedule"   reserved key: where the plugin ships
 
@@ -120,9 +125,17 @@ class OverlayError(ValueError):
 
 @dataclass(frozen=True, slots=True)
 class HostSettings:
-    """The overlay's `[host]` table. `model` is None when the overlay leaves it to the host."""
+    """The overlay's `[host]` table.
+
+    `model` is None when the overlay leaves it to the host; `model_settings`
+    maps an adapter name to its settings table (`[host.openai]`), passed to
+    `dsh.models.resolve_model(..., settings=...)`.
+    """
 
     model: str | None = None
+    model_settings: Mapping[str, Mapping[str, Any]] = field(
+        default_factory=lambda: MappingProxyType({})
+    )
 
 
 @dataclass(frozen=True, slots=True)
@@ -159,10 +172,29 @@ _TABLE = ConfigDict(strict=True, extra="forbid", frozen=True)
 _PluginName = Annotated[str, AfterValidator(_plugin_name)]
 
 
+class _OpenAITable(BaseModel):
+    """`[host.openai]`: what `dsh.models.openai.OpenAIConfig` takes, except the key."""
+
+    model_config = _TABLE
+
+    base_url: str | None = None
+    model: str | None = None
+    connect_timeout: Annotated[float, Field(gt=0)] | None = None
+    read_timeout: Annotated[float, Field(gt=0)] | None = None
+    max_retries: Annotated[int, Field(ge=0, le=10)] | None = None
+
+
 class _HostTable(BaseModel):
     model_config = _TABLE
 
     model: str | None = None
+    openai: _OpenAITable | None = None
+
+    def model_settings(self) -> Mapping[str, Mapping[str, Any]]:
+        if self.openai is None:
+            return MappingProxyType({})
+        table = self.openai.model_dump(exclude_none=True)
+        return MappingProxyType({"openai": MappingProxyType(table)})
 
     @field_validator("model")
     @classmethod
@@ -211,7 +243,10 @@ def parse_overlay(text: str, path: Path | None = None) -> Overlay:
         raise _invalid(path, error) from error
     return Overlay(
         path=path,
-        host=HostSettings(model=_resolve_model(parsed.host.model, path)),
+        host=HostSettings(
+            model=_resolve_model(parsed.host.model, path),
+            model_settings=parsed.host.model_settings(),
+        ),
         plugins=tuple(_spec(name, table, path) for name, table in parsed.plugins.items()),
     )
 

@@ -363,3 +363,16 @@ async def test_a_missing_plugin_in_the_overlay_stops_the_host_from_starting(
             pass
     with pytest.raises(HostClosed):
         _ = host.coordinator
+
+
+async def test_closing_the_host_closes_a_model_that_can_be_closed(backend: MemoryBackend) -> None:
+    class ClosableModel(EchoModel):
+        closed = 0
+
+        async def aclose(self) -> None:
+            self.closed += 1
+
+    model = ClosableModel()
+    async with Host(backend=backend, model=model, clock=FakeClock()):
+        assert model.closed == 0
+    assert model.closed == 1

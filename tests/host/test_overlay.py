@@ -236,3 +236,26 @@ def test_key_paths_quote_parts_that_are_not_bare_keys() -> None:
     assert key_path(("plugins", "tool-schedule", 0, "a.b", "c d")) == (
         'plugins.tool-schedule.0."a.b"."c d"'
     )
+
+
+def test_host_openai_settings_are_passed_on_without_keys() -> None:
+    overlay = parse_overlay(
+        '[host]\nmodel = "openai"\n[host.openai]\nbase_url = "http://127.0.0.1:11434/v1"\n'
+        'model = "llama3.2"\nread_timeout = 30\n'
+    )
+
+    assert overlay.host.model == "openai"
+    assert dict(overlay.host.model_settings["openai"]) == {
+        "base_url": "http://127.0.0.1:11434/v1",
+        "model": "llama3.2",
+        "read_timeout": 30,
+    }
+
+
+def test_an_api_key_in_an_overlay_is_refused_by_name() -> None:
+    with pytest.raises(OverlayError, match=r"host\.openai\.api_key"):
+        parse_overlay('[host.openai]\napi_key = "sk-secret"\n')
+
+
+def test_an_overlay_without_model_settings_has_none() -> None:
+    assert dict(parse_overlay("[host]\n").host.model_settings) == {}

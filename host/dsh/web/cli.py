@@ -96,7 +96,7 @@ def make_host_factory(overlay: Overlay, data_dir: Path, model: str) -> Callable[
 
     The model spec is resolved now, so a bad `--model` fails before the server starts.
     """
-    adapter = resolve_model(model)
+    adapter = resolve_model(model, settings=overlay.host.model_settings)
 
     def make_host() -> Host:
         return Host(backend=JsonlBackend(data_dir), model=adapter, plugins=overlay.plugins)

@@ -46,3 +46,28 @@ def test_model_openai_without_configuration_is_a_value_error_saying_what_to_set(
 def test_model_openai_takes_no_argument() -> None:
     with pytest.raises(ValueError, match="takes no argument"):
         resolve_model("openai:gpt-4o")
+
+
+def test_overlay_settings_configure_the_openai_adapter(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in (
+        "DSH_MODEL_BASE_URL",
+        "DSH_MODEL",
+        "DSH_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "OPENAI_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)
+
+    adapter = resolve_model(
+        "openai",
+        settings={"openai": {"base_url": "http://127.0.0.1:11434/v1", "model": "llama3.2"}},
+    )
+
+    assert isinstance(adapter, OpenAIAdapter)
+    assert adapter.config.base_url == "http://127.0.0.1:11434/v1"
+    assert adapter.config.model == "llama3.2"
+
+
+def test_models_without_settings_refuse_them() -> None:
+    with pytest.raises(ValueError, match="takes no settings"):
+        resolve_model("demo", settings={"demo": {"x": 1}})
