@@ -1,22 +1,73 @@
-"""`dsh web`: serve the browser client and the HTTP API (options in `dsh.web.cli`)."""
+"""`dsh web`: serve the browser client and the HTTP API (DESIGN §11).
+
+    dsh web [--overlay PATH] [--data-dir DIR] [--host 127.0.0.1] [--port 8765]
+            [--model demo|absent|openai|scripted:PATH] [--allow-host NAME[:PORT]]...
+
+The overlay names the plugins to load and may set `[host] model`; `--model`
+wins over it, and `demo` is the default. Serving itself lives in
+`dsh.web.launch`.
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from ..web.cli import add_web_arguments, run_from_args
-from .app import Command, Streams
+from ..web.launch import DEFAULT_MODEL, LaunchError, run_web
+from ..web.settings import DEFAULT_HOST, DEFAULT_PORT
+from .app import (
+    Command,
+    CommandError,
+    Streams,
+    add_data_dir_option,
+    add_model_option,
+    add_overlay_option,
+    data_dir_of,
+    model_of,
+    overlay_of,
+)
 
 __all__ = ["COMMAND"]
 
 
-def _run(args: argparse.Namespace, streams: Streams) -> int:
-    return run_from_args(args, streams.out, streams.err)
-
-
 def _configure(parser: argparse.ArgumentParser) -> None:
-    add_web_arguments(parser)
+    add_overlay_option(
+        parser, help="an overlay file, or a directory holding overlay.toml (default: no plugins)"
+    )
+    add_data_dir_option(parser)
+    parser.add_argument(
+        "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})",
+    )
+    add_model_option(parser)
+    parser.add_argument(
+        "--allow-host",
+        action="append",
+        default=[],
+        metavar="NAME[:PORT]",
+        help="also answer to this Host header (e.g. behind a proxy); repeatable",
+    )
     parser.set_defaults(run=_run)
+
+
+def _run(args: argparse.Namespace, streams: Streams) -> int:
+    overlay = overlay_of(args)
+    try:
+        return run_web(
+            overlay=overlay,
+            data_dir=data_dir_of(args),
+            model=model_of(args, overlay, default=DEFAULT_MODEL),
+            host=args.host,
+            port=args.port,
+            allowed_hosts=args.allow_host,
+            stdout=streams.out,
+        )
+    except LaunchError as error:
+        raise CommandError(str(error)) from error
 
 
 COMMAND = Command(

@@ -11,23 +11,24 @@ Modules, one idea each:
 - `guards`: Host allowlist, token, Origin, security headers;
   `limits`: the request body limit; `errors`: the one error shape;
 - `state`: what the routes share; `settings`: `WebSettings`;
-- `server`: uvicorn, programmatically; `cli`: the `dsh web` arguments.
+- `server`: uvicorn, programmatically; `launch`: from an overlay, data dir
+  and model to a running server (what `dsh web` calls).
 """
 
 from __future__ import annotations
 
 from .app import build_web_app, create_app
-from .cli import add_web_arguments, run_from_args
+from .launch import LaunchError, run_web
 from .server import WebServer, WebStartupError, serve
 from .settings import WebSettings
 
 __all__ = [
+    "LaunchError",
     "WebServer",
     "WebSettings",
     "WebStartupError",
-    "add_web_arguments",
     "build_web_app",
     "create_app",
-    "run_from_args",
+    "run_web",
     "serve",
 ]

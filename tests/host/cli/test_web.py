@@ -9,25 +9,38 @@ import signal
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import httpx
 import pytest
 from websockets.sync.client import connect
 
+from dsh.cli import COMMANDS, main
+from dsh.cli.app import Streams, build_parser
 from dsh.host import Host
 from dsh.overlay import Overlay
 from dsh.persistence import JsonlBackend
-from dsh.web import add_web_arguments, run_from_args
-from dsh.web import cli as web_cli
-from dsh.web.cli import make_host_factory, read_overlay
+from dsh.web import launch as web_launch
+from dsh.web.launch import make_host_factory
 
 TOKEN = "cli-token-Qw7"
 
 
 def parse(*argv: str) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(prog="dsh web")
-    add_web_arguments(parser)
-    return parser.parse_args(argv)
+    parser = build_parser(COMMANDS, Streams(io.StringIO(), io.StringIO()))
+    return parser.parse_args(["web", *argv])
+
+
+def run_from_args(args: argparse.Namespace, stdout: io.StringIO, stderr: Any = None) -> int:
+    """Run parsed `dsh web` arguments the way `dsh` does."""
+    argv = ["web"]
+    for option in ("overlay", "data_dir", "host", "port", "model"):
+        value = getattr(args, option)
+        if value is not None:
+            argv += [f"--{option.replace('_', '-')}", str(value)]
+    for extra in args.allow_host:
+        argv += ["--allow-host", extra]
+    return main(argv, stdout=stdout, stderr=stderr or io.StringIO())
 
 
 def test_the_defaults_are_loopback_8765_and_no_overlay() -> None:
@@ -63,12 +76,6 @@ def test_every_option_is_read() -> None:
     assert (args.host, args.port, args.model, args.allow_host) == ("::1", 0, "absent", ["a", "b:1"])
 
 
-def test_no_overlay_is_the_default_tree(tmp_path: Path) -> None:
-    assert read_overlay(None) == Overlay.default()
-    (tmp_path / "overlay.toml").write_text('[host]\nmodel = "absent"\n', encoding="utf-8")
-    assert read_overlay(tmp_path).host.model == "absent"
-
-
 def test_the_host_factory_uses_jsonl_storage_and_the_overlay_plugins(tmp_path: Path) -> None:
     make_host = make_host_factory(Overlay.default(), tmp_path, "absent")
     host = make_host()
@@ -78,17 +85,32 @@ def test_the_host_factory_uses_jsonl_storage_and_the_overlay_plugins(tmp_path: P
     assert make_host() is not host
 
 
-def test_a_missing_overlay_is_a_usage_error(tmp_path: Path) -> None:
+def test_a_missing_overlay_is_an_error_naming_the_file(tmp_path: Path) -> None:
     err = io.StringIO()
-    code = run_from_args(parse("--overlay", str(tmp_path / "none.toml")), io.StringIO(), err)
-    assert code == 2
-    assert err.getvalue().startswith("dsh web: error: ") and "none.toml" in err.getvalue()
+    code = main(["web", "--overlay", str(tmp_path / "none.toml")], stdout=io.StringIO(), stderr=err)
+    assert code == 1
+    assert err.getvalue().startswith("dsh: error: ") and "none.toml" in err.getvalue()
 
 
 def test_an_unknown_model_is_a_usage_error() -> None:
     err = io.StringIO()
-    assert run_from_args(parse("--model", "nonsense"), io.StringIO(), err) == 2
+    assert main(["web", "--model", "nonsense"], stdout=io.StringIO(), stderr=err) == 2
     assert "nonsense" in err.getvalue()
+
+
+def test_a_model_that_cannot_be_configured_is_one_clear_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for name in ("DSH_MODEL_BASE_URL", "DSH_MODEL", "DSH_API_KEY", "DEEPSEEK_API_KEY"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    err = io.StringIO()
+    code = main(
+        ["web", "--model", "openai", "--data-dir", str(tmp_path)], stdout=io.StringIO(), stderr=err
+    )
+    assert code == 1
+    assert "export DEEPSEEK_API_KEY=" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
 
 
 @pytest.fixture
@@ -116,6 +138,8 @@ def test_a_plugin_that_is_not_installed_fails_with_exit_1(
     )
     assert code == 1
     assert "not-installed-anywhere" in err.getvalue()
+    assert "dsh-not-installed-anywhere" in err.getvalue()
+    assert "Traceback" not in err.getvalue()
 
 
 def test_an_interrupt_before_the_server_runs_exits_130(
@@ -124,7 +148,7 @@ def test_an_interrupt_before_the_server_runs_exits_130(
     async def interrupted(*_: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(web_cli, "_serve", interrupted)
+    monkeypatch.setattr(web_launch, "_serve", interrupted)
     err = io.StringIO()
     assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), err) == 130
     assert "interrupted" in err.getvalue()
@@ -206,7 +230,7 @@ def test_logging_is_configured_only_when_nothing_else_did(
     async def served(*_: object) -> None:
         return None
 
-    monkeypatch.setattr(web_cli, "_serve", served)
+    monkeypatch.setattr(web_launch, "_serve", served)
     monkeypatch.setattr(logging.getLogger(), "handlers", [])
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: configured.append(kwargs))
     assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), io.StringIO()) == 0

@@ -1,0 +1,95 @@
+"""Launching the web host: from a parsed overlay, data dir and model to a running server.
+
+`run_web()` is what `dsh web` (see `dsh.cli.web` for its options) calls. It
+checks everything it can *before* the server starts — the overlay's plugins
+are installed, the model spec builds — so a mistake is one clear line, not a
+server start-up traceback. The access token is `$DSH_TOKEN`, or a fresh random
+one; it is printed only inside the start-up URL.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import TextIO
+
+import anyio
+
+from ..host import Host
+from ..loader import PluginError
+from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugins
+from ..models import resolve_model
+from ..overlay import Overlay
+from ..persistence import JsonlBackend
+from ..persistence.backend import StorageError
+from .server import WebStartupError, serve
+from .settings import WebSettings, resolve_token
+
+__all__ = ["DEFAULT_MODEL", "LaunchError", "check_plugins", "make_host_factory", "run_web"]
+
+DEFAULT_MODEL = "demo"
+EXIT_OK = 0
+EXIT_FAILURE = 1
+EXIT_INTERRUPTED = 130
+
+
+class LaunchError(Exception):
+    """The web host cannot start; the message says why and what to do."""
+
+
+def check_plugins(overlay: Overlay) -> None:
+    """Raise the loader's `MissingPlugin` (or `AmbiguousPlugin`) before anything starts."""
+    installed = tuple(discover_plugins())
+    missing = missing_plugins(resolve_plugins(overlay.plugins, installed), installed)
+    if missing is not None:
+        raise missing
+
+
+def make_host_factory(overlay: Overlay, data_dir: Path, model: str) -> Callable[[], Host]:
+    """What the app's lifespan calls to build its Host (nothing runs until entered).
+
+    The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
+    before the server starts (raises `ValueError` with the adapter's message).
+    """
+    adapter = resolve_model(model, settings=overlay.host.model_settings)
+
+    def make_host() -> Host:
+        return Host(backend=JsonlBackend(data_dir), model=adapter, plugins=overlay.plugins)
+
+    return make_host
+
+
+def run_web(
+    *,
+    overlay: Overlay,
+    data_dir: Path,
+    model: str,
+    host: str,
+    port: int,
+    allowed_hosts: Sequence[str] = (),
+    stdout: TextIO,
+) -> int:
+    """Serve until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
+
+    Raises `LaunchError` for anything wrong before or during start-up.
+    """
+    try:
+        check_plugins(overlay)
+        settings = WebSettings(
+            token=resolve_token(), host=host, port=port, allowed_hosts=tuple(allowed_hosts)
+        )
+        make_host = make_host_factory(overlay, data_dir, model)
+    except (PluginError, ValueError) as error:
+        raise LaunchError(str(error)) from error
+    if not logging.getLogger().handlers:
+        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    try:
+        anyio.run(_serve, settings, make_host, stdout)
+    except (WebStartupError, PluginError, StorageError, OSError) as error:
+        raise LaunchError(str(error)) from error
+    return EXIT_OK
+
+
+async def _serve(settings: WebSettings, make_host: Callable[[], Host], stdout: TextIO) -> None:
+    await serve(settings, make_host, stdout=stdout)
