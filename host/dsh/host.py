@@ -127,6 +127,7 @@ class Host:
         self.scope = Scope("host")
         self._plugin_specs = tuple(plugins)
         self._agents: dict[str, Agent] = {}
+        self._opening: dict[str, anyio.Event] = {}
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
         self._coordinator: PersistenceCoordinator | None = None
@@ -259,24 +260,47 @@ class Host:
     async def resume(self, session_id: str) -> tuple[Agent, bool]:
         """Make a stored Session live. Returns `(agent, resumed)`.
 
-        Resuming a live Session is a no-op: `(its agent, False)`.
+        Resuming a live Session is a no-op: `(its agent, False)`. Concurrent
+        resumes of one cold Session make it live once: the others wait for
+        the first and get `(its agent, False)` (or try again if it failed).
         """
         self._require_running()
         validate_session_id(session_id)
-        live = self._agents.get(session_id)
-        if live is not None:
-            return live, False
-        stored = await self.read_stored(session_id)
-        session = Session.resume(stored.header, stored.events, resumed_at=self.clock.wall_ms())
-        return await self._go_live(session, seed_end=len(stored.events)), True
+        while True:
+            live = self._agents.get(session_id)
+            if live is not None:
+                return live, False
+            opening = self._opening.get(session_id)
+            if opening is None:
+                break
+            await opening.wait()
+        opening = self._opening[session_id] = anyio.Event()
+        try:
+            stored = await self.read_stored(session_id)
+            session = Session.resume(stored.header, stored.events, resumed_at=self.clock.wall_ms())
+            return await self._go_live(session, seed_end=len(stored.events)), True
+        finally:
+            del self._opening[session_id]
+            opening.set()
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Agent:
-        """A new live child Session copying events `[0, at_seq)` of a live or cold Session."""
+        """A new live child Session copying events `[0, at_seq)` of a live or cold Session.
+
+        A live parent is flushed first and only its stored events can be
+        copied: a child must never hold parent events that the parent's own
+        log might lose in a crash. Raises `PersistenceUnavailable` when that
+        flush is not acknowledged, `ValueError` for an out-of-range `at_seq`.
+        """
         self._require_running()
         validate_session_id(session_id)
         live = self.store.find(session_id)
         if live is not None:
-            header, events = live.header, list(live.events)
+            events = list(live.events)
+            if not await self.store.flush(live):
+                raise PersistenceUnavailable(
+                    f"storage did not acknowledge session {session_id}; it cannot be forked"
+                )
+            header = live.header
         else:
             stored = await self.read_stored(session_id)
             header, events = stored.header, list(stored.events)
@@ -290,19 +314,19 @@ class Host:
         return await self._go_live(child, seed_end=child.header.seed_length)
 
     async def close_session(self, session_id: str) -> None:
-        """Close the agent, flush the Session (best effort) and make it cold."""
+        """Close the agent and make the Session cold.
+
+        Closing the agent closes its scope, which detaches persistence: the
+        detach makes the final flush and raises (after everything stopped) if
+        some events could not be stored.
+        """
         agent = self._agents.pop(session_id, None)
         if agent is None:
             return
         try:
             await agent.aclose()
         finally:
-            session = agent.session
-            try:
-                await self.store.flush(session)
-            except Exception:
-                log.exception("final flush of session %s failed", session_id)
-            self.store.close(session)
+            self.store.close(agent.session)
 
     async def _go_live(
         self, session: Session, *, seed_end: int, parent: Agent | None = None

@@ -14,6 +14,7 @@ boundary: the pipeline (`invoke_tool`) turns every failure into a
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import re
@@ -119,17 +120,26 @@ class Tool(ABC, Generic[ArgsT]):
         """Do the work and return a JSON value; raise `ToolError` for a model-facing error."""
 
     def schema(self) -> dict[str, Any]:
-        """The function schema model adapters send (OpenAI `tools[]` shape)."""
-        parameters = self.arguments.model_json_schema()
-        parameters.pop("title", None)
+        """The function schema model adapters send (OpenAI `tools[]` shape); a fresh dict."""
         return {
             "type": "function",
             "function": {
                 "name": self.name,
                 "description": self.description,
-                "parameters": parameters,
+                "parameters": json.loads(_parameters_json(self.arguments)),
             },
         }
+
+
+@functools.lru_cache(maxsize=256)
+def _parameters_json(arguments: type[BaseModel]) -> str:
+    # Generating a JSON schema costs about 1.6 ms per model, and every model step
+    # sends every tool's schema: a burst of reminder turns spent most of its time
+    # here. The schema is a pure function of the (immutable) model class, the same
+    # for every Host, so this memo shares no Host's state; callers get a fresh copy.
+    parameters = arguments.model_json_schema()
+    parameters.pop("title", None)
+    return json.dumps(parameters)
 
 
 class DuplicateTool(ValueError):

@@ -376,3 +376,80 @@ async def test_closing_the_host_closes_a_model_that_can_be_closed(backend: Memor
     async with Host(backend=backend, model=model, clock=FakeClock()):
         assert model.closed == 0
     assert model.closed == 1
+
+
+async def test_concurrent_resumes_of_one_cold_session_make_it_live_once(
+    host: Host, recorder: Recorder
+) -> None:
+    agent = await host.create_session()
+    session_id = agent.session.id
+    await host.close_session(session_id)
+    recorder.published.clear()
+    results: list[tuple[Agent, bool]] = []
+
+    async def resume() -> None:
+        results.append(await host.resume(session_id))
+
+    async with anyio.create_task_group() as group:
+        for _ in range(3):
+            group.start_soon(resume)
+
+    agents = {id(agent) for agent, _ in results}
+    assert len(agents) == 1
+    assert sorted(resumed for _, resumed in results) == [False, False, True]
+    assert len(recorder.published) == 1
+
+
+async def test_a_failed_resume_lets_a_waiting_resume_try_again(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await host.create_session()
+    session_id = agent.session.id
+    await host.close_session(session_id)
+    original = host.read_stored
+    calls = 0
+
+    async def flaky(requested: str) -> Any:
+        nonlocal calls
+        calls += 1
+        await anyio.lowlevel.checkpoint()
+        if calls == 1:
+            raise OSError("transient")
+        return await original(requested)
+
+    monkeypatch.setattr(host, "read_stored", flaky)
+    outcomes: list[object] = []
+
+    async def resume() -> None:
+        try:
+            outcomes.append((await host.resume(session_id))[1])
+        except OSError as error:
+            outcomes.append(str(error))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(resume)
+        group.start_soon(resume)
+
+    assert sorted(map(str, outcomes)) == ["True", "transient"]
+    assert host.agent(session_id) is not None
+
+
+async def test_a_live_parent_is_stored_before_it_is_forked(
+    host: Host, backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parent = await host.create_session()
+    host.store.append(parent.session, "test/unstored", {})
+
+    child = await host.fork(parent.session.id)
+
+    stored = await backend.inspect(parent.session.id)
+    assert stored is not None
+    assert [event.type for event in stored.events] == ["test/unstored"]
+    assert child.session.events[0].type == "test/unstored"
+
+    async def refuse(session: Session) -> bool:
+        return False
+
+    monkeypatch.setattr(host.store, "flush", refuse)
+    with pytest.raises(PersistenceUnavailable, match="cannot be forked"):
+        await host.fork(parent.session.id)

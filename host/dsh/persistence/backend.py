@@ -42,7 +42,7 @@ __all__ = [
 ]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, weakref_slot=True)
 class StoredSession:
     """A Session as stored: its header, its events, and whether a torn tail was ignored."""
 

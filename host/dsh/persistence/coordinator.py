@@ -106,6 +106,16 @@ class PersistenceCoordinator:
     def is_attached(self, session: Session) -> bool:
         return session in self._controllers
 
+    def durable_length(self, session: Session) -> int:
+        """How many leading events of `session` the write path has confirmed stored.
+
+        Only what a backend acknowledged (after its fsync) counts, so this may
+        trail what a reader already finds in a file mid-write. 0 when the
+        Session is not attached.
+        """
+        controller = self._controllers.get(session)
+        return 0 if controller is None else controller.durable_length
+
     async def read(self, session_id: str) -> StoredSession | None:
         """A cold read of what storage holds for `session_id` (None if nothing).
 
@@ -167,6 +177,10 @@ class _Controller:
 
     # -- SessionListener --------------------------------------------------
 
+    @property
+    def durable_length(self) -> int:
+        return self._confirmed if self._created else 0
+
     def on_append(self, session: Session, event: SessionEvent) -> None:
         self._wakeup.set()
 
@@ -204,6 +218,10 @@ class _Controller:
                 else:
                     await self._wakeup.wait()
                     self._wakeup = anyio.Event()
+                    # Let the tasks the same append woke (live-stream senders) run
+                    # before this write blocks the loop on fsync. Eager writing is not
+                    # latency-bound: a flush that needs it writes inline itself.
+                    await anyio.lowlevel.checkpoint()
         finally:
             self._stopped.set()
             self._notify()
@@ -340,4 +358,6 @@ class _Controller:
 
 
 def _same(stored: Sequence[SessionEvent], live: Sequence[SessionEvent]) -> bool:
-    return all(a == b for a, b in zip(stored, live[: len(stored)], strict=True))
+    # A resumed Session is built from the very events storage returned: identity
+    # settles those without comparing fields.
+    return all(a is b or a == b for a, b in zip(stored, live[: len(stored)], strict=True))

@@ -30,19 +30,30 @@ its cursor or to open it for writing, and listing — is unbounded in size and
 always runs in a worker thread. `offload=True` moves appends and creation to a
 worker thread too, for storage whose fsync is slow (network or busy disks).
 
+Validation is remembered. A full read validates every line; the backend
+keeps what it found (length, durable size, torn tail) with the file's
+identity and state (device, inode, size, mtime, ctime), and while anyone still
+holds the `StoredSession` an `inspect` returned, a weak reference to it. A
+later `inspect`, `cursor` or open-for-append whose `fstat` shows the same
+state reuses that instead of parsing the file again: resuming a Session
+reads and decodes its log once, not three times (read, prove the prefix,
+open for appending).
+
 This backend assumes one writing process per data directory.
 """
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import secrets
+import weakref
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NoReturn, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -91,6 +102,29 @@ class _Log:
     valid_size: int
 
 
+_FileState = tuple[int, int, int, int, int]  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
+_MAX_SCANS = 1024
+
+
+@dataclass(frozen=True, slots=True)
+class _Scan:
+    """What a full validation of a log found, and the file state it was read in."""
+
+    state: _FileState
+    length: int
+    valid_size: int
+    torn: bool
+    stored: weakref.ref[StoredSession] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class _Read:
+    """A log read from disk (`log`), or None when its state matched the known one."""
+
+    state: _FileState
+    log: _Log | None
+
+
 class JsonlBackend(Backend):
     """Session logs as JSONL files under `<data_dir>/sessions/`.
 
@@ -118,6 +152,7 @@ class JsonlBackend(Backend):
         self._sync_dir = sync or os.fsync
         self._writers: dict[str, _Writer] = {}
         self._locks: dict[str, anyio.Lock] = {}
+        self._scans: dict[str, _Scan] = {}
         self._directory_ready = False
 
     def path_of(self, session_id: str) -> Path:
@@ -163,15 +198,33 @@ class JsonlBackend(Backend):
             writer = self._writers.get(session_id)
             if writer is not None and self._current(writer):
                 return writer.cursor
-            log = await anyio.to_thread.run_sync(_read_log, path, session_id)
-        return None if log is None else log.length
+            scan = self._scans.get(session_id)
+            known = None if scan is None else scan.state
+            read = await anyio.to_thread.run_sync(_read_log_unless, path, session_id, known)
+        if read is None:
+            return None
+        if read.log is None:
+            assert scan is not None
+            return scan.length
+        self._remember(session_id, read.state, read.log, None)
+        return read.log.length
 
     async def inspect(self, session_id: str) -> StoredSession | None:
         path = self.path_of(session_id)
-        log = await anyio.to_thread.run_sync(_read_log, path, session_id)
-        if log is None:
+        scan = self._scans.get(session_id)
+        # Held strongly across the read, so it cannot vanish between the check and the use.
+        known = None if scan is None or scan.stored is None else scan.stored()
+        state = None if known is None or scan is None else scan.state
+        read = await anyio.to_thread.run_sync(_read_log_unless, path, session_id, state)
+        if read is None:
             return None
-        return StoredSession(header=log.header, events=log.events, torn_tail=log.torn)
+        if read.log is None:
+            assert known is not None
+            return known
+        log = read.log
+        stored = StoredSession(header=log.header, events=log.events, torn_tail=log.torn)
+        self._remember(session_id, read.state, log, stored)
+        return stored
 
     async def list(self) -> list[StoredSummary]:
         return await anyio.to_thread.run_sync(self._list)
@@ -204,6 +257,15 @@ class JsonlBackend(Backend):
         if writer is not None:
             os.close(writer.fd)
 
+    def _remember(
+        self, session_id: str, state: _FileState, log: _Log, stored: StoredSession | None
+    ) -> None:
+        self._scans.pop(session_id, None)
+        while len(self._scans) >= _MAX_SCANS:
+            del self._scans[next(iter(self._scans))]
+        held = None if stored is None else weakref.ref(stored)
+        self._scans[session_id] = _Scan(state, log.length, log.valid_size, log.torn, held)
+
     def _current(self, writer: _Writer) -> bool:
         """True if the file on disk is still exactly what `writer` last wrote."""
         try:
@@ -223,7 +285,9 @@ class JsonlBackend(Backend):
         # A failed roll-back, or the file changed behind our back (another writer,
         # a restore, a deletion), or nothing cached: read it from disk.
         self._forget(session_id)
-        writer = await anyio.to_thread.run_sync(self._open, session_id, self.path_of(session_id))
+        scan = self._scans.pop(session_id, None)
+        path = self.path_of(session_id)
+        writer = await anyio.to_thread.run_sync(self._open, session_id, path, scan)
         self._writers[session_id] = writer
         return writer
 
@@ -234,29 +298,34 @@ class JsonlBackend(Backend):
 
     # -- file work (inline or in a worker thread; never touches the dicts) --
 
-    def _open(self, session_id: str, path: Path) -> _Writer:
-        """Open a log for appending: validate it and truncate a torn tail."""
+    def _open(self, session_id: str, path: Path, scan: _Scan | None) -> _Writer:
+        """Open a log for appending: validate it (unless `scan` saw it in this very
+        state) and truncate a torn tail."""
         with _storage_errors(path, "open"):
             try:
                 fd = os.open(path, os.O_RDWR | os.O_APPEND)
             except FileNotFoundError:
                 raise SessionNotFound(f"session {session_id} is not stored ({path})") from None
             try:
-                log = _parse(path, session_id, _read_all(fd))
                 stat = os.fstat(fd)
-                if log.torn:
-                    os.ftruncate(fd, log.valid_size)
+                if scan is not None and scan.state == _state(stat):
+                    length, valid_size, torn = scan.length, scan.valid_size, scan.torn
+                else:
+                    log = _parse(path, session_id, _read_all(fd))
+                    length, valid_size, torn = log.length, log.valid_size, log.torn
+                if torn:
+                    os.ftruncate(fd, valid_size)
                     self._sync_file(fd)
             except BaseException:
                 os.close(fd)
                 raise
-        return _Writer(path, fd, stat.st_dev, stat.st_ino, log.valid_size, log.length)
+        return _Writer(path, fd, stat.st_dev, stat.st_ino, valid_size, length)
 
     def _create(self, path: Path, header: SessionHeader, events: Sequence[SessionEvent]) -> _Writer:
         with _storage_errors(path, "create"):
             self._ensure_directory()
             if path.exists():  # fail fast, before serialising; the link below guarantees it
-                raise SessionExists(f"session {header.id} is already stored ({path})")
+                self._exists(path, header.id)
             payload = _line(header.canonical().to_json()) + _lines(events)
             temp = path.with_name(f".{path.name}.{secrets.token_hex(6)}.tmp")
             fd = os.open(temp, os.O_RDWR | os.O_CREAT | os.O_EXCL | os.O_APPEND, 0o644)
@@ -266,7 +335,7 @@ class JsonlBackend(Backend):
                     self._sync_file(fd)
                     os.link(temp, path)  # unlike rename, never replaces an existing log
                 except FileExistsError:
-                    raise SessionExists(f"session {header.id} is already stored ({path})") from None
+                    self._exists(path, header.id)
                 finally:
                     os.unlink(temp)
                 stat = os.fstat(fd)
@@ -275,6 +344,13 @@ class JsonlBackend(Backend):
                 os.close(fd)
                 raise
         return _Writer(path, fd, stat.st_dev, stat.st_ino, len(payload), len(events))
+
+    def _exists(self, path: Path, session_id: str) -> NoReturn:
+        # The caller may adopt this log (a create that failed after its link,
+        # a resume). That create's directory fsync may be the step that failed,
+        # so make the entry durable before anyone builds on it.
+        self._sync_directory(self.directory)
+        raise SessionExists(f"session {session_id} is already stored ({path})")
 
     def _write(self, writer: _Writer, payload: bytes, count: int) -> None:
         try:
@@ -353,6 +429,31 @@ def _lines(events: Sequence[SessionEvent]) -> bytes:
     return b"\n".join(parts)
 
 
+def _state(stat: os.stat_result) -> _FileState:
+    return (stat.st_dev, stat.st_ino, stat.st_size, stat.st_mtime_ns, stat.st_ctime_ns)
+
+
+def _read_log_unless(path: Path, session_id: str, known: _FileState | None) -> _Read | None:
+    """Read and validate the log unless its state is `known`; None if there is none.
+
+    The state is taken before reading: a log only grows (or is cut back to what it
+    held), so a later match means the bytes read then are the bytes there now.
+    """
+    with _storage_errors(path, "read"):
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except FileNotFoundError:
+            return None
+        try:
+            state = _state(os.fstat(fd))
+            if state == known:
+                return _Read(state, None)
+            data = _read_all(fd)
+        finally:
+            os.close(fd)
+    return _Read(state, _parse(path, session_id, data))
+
+
 def _read_log(path: Path, session_id: str, *, parse_events: bool = True) -> _Log | None:
     with _storage_errors(path, "read"):
         try:
@@ -375,9 +476,33 @@ def _parse(path: Path, session_id: str, data: bytes, *, parse_events: bool = Tru
     header = _parse_header(path, session_id, lines[0])
     events: list[SessionEvent] = []
     if parse_events:
-        for seq, raw in enumerate(lines[1:]):
-            events.append(_parse_event(path, seq, raw))
+        with _collection_paused(len(lines) > _LONG_LOG):
+            for seq, raw in enumerate(lines[1:]):
+                events.append(_parse_event(path, seq, raw))
     return _Log(header, tuple(events), len(lines) - 1, torn, valid_size)
+
+
+_LONG_LOG = 1_000
+
+
+@contextmanager
+def _collection_paused(pause: bool) -> Iterator[None]:
+    """Pause cyclic garbage collection while a long log is decoded.
+
+    Every decoded event is a handful of container objects that all survive, so
+    the collector walks the growing heap again and again: about a third of
+    resuming a 100k-event Session went there. Decoding creates no cycles, so
+    nothing is lost by waiting. Only an enabled collector is paused and it is
+    always re-enabled, so decoders in several threads may finish in any order.
+    """
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
 
 
 def _parse_header(path: Path, session_id: str, raw: bytes) -> SessionHeader:

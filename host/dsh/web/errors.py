@@ -100,6 +100,10 @@ async def _known_error(request: Request, error: Exception) -> Response:
 
 async def _http_error(request: Request, error: Exception) -> Response:
     assert isinstance(error, HTTPException)
+    if error.status_code == 400 and isinstance(error.__cause__, ValueError):
+        # FastAPI's own answer to a body it cannot decode (not UTF-8: a
+        # UnicodeDecodeError); a bad body like any other, so the same 422 as bad JSON.
+        return error_response(422, "invalid_body", "the body is not valid UTF-8 JSON")
     codes = {404: "not_found", 405: "method_not_allowed"}
     code = codes.get(error.status_code, "http_error")
     message = error.detail

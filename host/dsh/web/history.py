@@ -9,7 +9,10 @@ A page is `{"header","events","views","attached","tail"}`, where `views` maps
   the live one (`SessionHeader.identity_equals`) and every stored event must
   equal (same canonical JSON) the live event at its seq. Missing, failing,
   divergent or longer storage withholds every view; the raw events are still
-  returned.
+  returned. The proof is also capped at what the write path has confirmed
+  (`PersistenceCoordinator.durable_length`): a line already in the file whose
+  fsync has not returned — and may yet fail — is not durable, so its receipt
+  must not show.
 - **Detached** (the Session is cold): the stored log is durable by
   definition; views are computed from it through a non-live `Session`, and
   nothing is activated (no agent is published).
@@ -78,6 +81,10 @@ class History:
 
     async def proven_prefix(self, session: Session) -> int:
         """How many leading events of live `session` storage proves; 0 withholds every view."""
+        stored = await self._stored_prefix(session)
+        return min(stored, self._host.coordinator.durable_length(session))
+
+    async def _stored_prefix(self, session: Session) -> int:
         backend = self._host.backend
         known = self._verified.get(session)
         try:

@@ -102,6 +102,10 @@ class Subscription:
     ) -> None:
         self.session_id = session_id
         self.next_seq = next_seq
+        # Sidecars below this seq are not sent: they belong to events that were
+        # already durable when the client subscribed to a cold Session, and the
+        # detached history it reads carries their views.
+        self.sidecar_floor = 0
         self.session: Session | None = None
         self.end_code: int | None = None
         self._on_overflow = on_overflow
@@ -194,6 +198,8 @@ class LiveHub:
         live = self._host.store.find(session_id)
         if live is not None:
             self._bind(subscription, live)
+        else:
+            subscription.sidecar_floor = tail
         return subscription
 
     def unsubscribe(self, subscription: Subscription) -> None:
@@ -222,7 +228,7 @@ class LiveHub:
         for seq in range(subscription.next_seq, len(events)):
             event = events[seq]
             subscription.put(event_frame(event))
-            if seq < durable:
+            if subscription.sidecar_floor <= seq < durable:
                 frame = self._view_frame(session, event)
                 if frame is not None:
                     subscription.put(frame)
@@ -274,14 +280,18 @@ class LiveHub:
         current = self._subscriptions.get(session.id)
         if not current:
             return
+        # A resume's first flush covers the whole stored log: only the part
+        # some subscriber still needs is presented.
+        start = max(old, min(subscription.sidecar_floor for subscription in current))
         frames = [
-            frame
-            for event in session.events[old:through]
+            (event.seq, frame)
+            for event in session.events[start:through]
             if (frame := self._view_frame(session, event)) is not None
         ]
         for subscription in list(current):  # all bound to `session` just above
-            for frame in frames:
-                subscription.put(frame)
+            for seq, frame in frames:
+                if seq >= subscription.sidecar_floor:
+                    subscription.put(frame)
 
     def _view_frame(self, session: Session, event: SessionEvent) -> str | None:
         view = self._host.event_view(session, event)

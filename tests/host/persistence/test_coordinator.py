@@ -2,6 +2,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import stat
 from collections.abc import AsyncIterator, Awaitable, Callable, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -721,3 +723,38 @@ def test_storage_is_always_a_prefix_and_every_true_flush_is_true(
             await assert_stored_exactly(backend.inner, session)
 
     anyio.run(scenario)
+
+
+async def test_a_log_whose_creation_lost_its_directory_fsync_is_synced_before_adoption(
+    tmp_path: Path,
+) -> None:
+    """The directory fsync is JSONL's durability step for a new file: a create that
+    failed there must not later be acknowledged without syncing the directory."""
+    trace: list[str] = []
+    fail_directory = [True]
+
+    def sync(fd: int) -> None:
+        kind = "dir" if stat.S_ISDIR(os.fstat(fd).st_mode) else "file"
+        # Fail the directory fsync that follows the new file's own fsync.
+        if kind == "dir" and fail_directory[0] and trace[-1:] == ["file"]:
+            fail_directory[0] = False
+            trace.append("dir failed")
+            raise OSError(5, "injected EIO on the directory fsync")
+        os.fsync(fd)
+        trace.append(kind)
+
+    store = SessionStore()
+    async with anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(store, JsonlBackend(tmp_path, sync=sync), group)
+        session = Session.new("s1", cwd="/", created_at=1)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        with pytest.raises(FlushError):
+            await store.flush(session)
+        trace.append("retry")
+
+        assert await store.flush(session) is True
+
+        await coordinator.aclose()
+    assert trace[: trace.index("retry")][-2:] == ["file", "dir failed"]
+    assert "dir" in trace[trace.index("retry") :]

@@ -533,3 +533,189 @@ async def test_list_skips_a_log_deleted_while_listing(
     real_listdir = os.listdir
     monkeypatch.setattr(os, "listdir", lambda path: [*real_listdir(path), "gone.jsonl"])
     assert [summary.id for summary in await backend.list()] == ["s1"]
+
+
+# -- remembered validation ----------------------------------------------------------
+
+
+def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record every full parse of a log (the cost the memo saves)."""
+    from dsh.persistence import jsonl
+
+    parsed: list[Path] = []
+    real_parse = jsonl._parse
+
+    def parse(path: Path, *args: Any, **kwargs: Any) -> Any:
+        parsed.append(path)
+        return real_parse(path, *args, **kwargs)
+
+    monkeypatch.setattr(jsonl, "_parse", parse)
+    return parsed
+
+
+async def test_inspect_returns_the_held_result_while_the_log_is_unchanged(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    await backend.release("s1")
+    parsed = count_parses(monkeypatch)
+
+    first = await backend.inspect("s1")
+    again = await backend.inspect("s1")
+
+    assert again is first
+    assert len(parsed) == 1
+
+
+async def test_a_result_nobody_holds_is_read_again(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    await backend.release("s1")
+    parsed = count_parses(monkeypatch)
+
+    first = await backend.inspect("s1")
+    assert first is not None
+    del first
+    second = await backend.inspect("s1")
+
+    assert second is not None and second.events == tuple(events(0, 3))
+    assert len(parsed) == 2
+
+
+async def test_a_log_that_changed_since_it_was_read_is_read_again(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    await backend.release("s1")
+    held = await backend.inspect("s1")
+    assert held is not None
+    # Rewritten behind the backend's back, same size, at a later time.
+    corrupt(tmp_path, 3, b"{" + b" " * (len(events(1, 2)[0].to_json()) - 2) + b"}")
+    later = os.stat(log_path(tmp_path)).st_mtime_ns + 10_000_000_000
+    os.utime(log_path(tmp_path), ns=(later, later))
+
+    with pytest.raises(CorruptLog):
+        await backend.inspect("s1")
+    with pytest.raises(CorruptLog):
+        await backend.cursor("s1")
+
+
+async def test_cursor_and_the_next_append_reuse_a_validation_of_the_same_log(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    await backend.release("s1")
+    parsed = count_parses(monkeypatch)
+
+    assert await backend.cursor("s1") == 3
+    assert await backend.cursor("s1") == 3
+    await backend.append("s1", events(3, 4))
+
+    assert len(parsed) == 1
+    stored = await backend.inspect("s1")
+    assert stored is not None and stored.events == tuple(events(0, 4))
+
+
+@pytest.mark.parametrize("tail", TORN_TAILS)
+async def test_a_remembered_torn_tail_is_still_truncated_before_appending(
+    backend: JsonlBackend, tmp_path: Path, tail: bytes, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    await backend.release("s1")
+    with log_path(tmp_path).open("ab") as file:
+        file.write(tail)
+    parsed = count_parses(monkeypatch)
+    held = await backend.inspect("s1")
+    assert held is not None and held.torn_tail is True
+
+    await backend.append("s1", events(3, 5))
+
+    assert len(parsed) == 1
+    stored = await backend.inspect("s1")
+    assert stored is not None and stored.torn_tail is False
+    assert stored.events == tuple(events(0, 5))
+
+
+async def test_only_the_most_recent_validations_are_remembered(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence import jsonl
+
+    monkeypatch.setattr(jsonl, "_MAX_SCANS", 2)
+    for session_id in ("s1", "s2", "s3"):
+        await backend.initialize(header(session_id), events(0, 1))
+        await backend.release(session_id)
+    parsed = count_parses(monkeypatch)
+    for session_id in ("s1", "s2", "s3"):
+        assert await backend.cursor(session_id) == 1
+
+    assert await backend.cursor("s3") == 1  # remembered
+    assert await backend.cursor("s1") == 1  # forgotten: the oldest of three
+    assert len(parsed) == 4
+
+
+# -- decoding long logs ---------------------------------------------------------------
+
+
+def long_log(backend: JsonlBackend, tmp_path: Path, length: int) -> None:
+    body = b"".join(event.to_json().encode() + b"\n" for event in events(0, length))
+    log_path(tmp_path).parent.mkdir(parents=True, exist_ok=True)
+    log_path(tmp_path).write_bytes(header().canonical().to_json().encode() + b"\n" + body)
+
+
+async def test_decoding_a_long_log_pauses_the_collector_and_restores_it(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gc
+
+    from dsh.persistence import jsonl
+
+    long_log(backend, tmp_path, jsonl._LONG_LOG + 1)
+    seen: list[bool] = []
+    real_parse_event = jsonl._parse_event
+
+    def parse_event(path: Path, seq: int, raw: bytes) -> SessionEvent:
+        seen.append(gc.isenabled())
+        return real_parse_event(path, seq, raw)
+
+    monkeypatch.setattr(jsonl, "_parse_event", parse_event)
+    stored = await backend.inspect("s1")
+
+    assert stored is not None and len(stored.events) == jsonl._LONG_LOG + 1
+    assert set(seen) == {False}
+    assert gc.isenabled()
+
+
+async def test_a_short_log_and_a_disabled_collector_are_left_alone(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    import gc
+
+    from dsh.persistence import jsonl
+
+    long_log(backend, tmp_path, jsonl._LONG_LOG + 1)
+    gc.disable()
+    try:
+        assert await backend.cursor("s1") == jsonl._LONG_LOG + 1
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    await backend.initialize(header("s2"), events(0, 2))
+    assert await backend.cursor("s2") == 2
+    assert gc.isenabled()
+
+
+async def test_the_collector_is_restored_when_a_long_log_is_corrupt(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    import gc
+
+    from dsh.persistence import jsonl
+
+    long_log(backend, tmp_path, jsonl._LONG_LOG + 1)
+    corrupt(tmp_path, 5, b"{not json")
+
+    with pytest.raises(CorruptLog):
+        await backend.inspect("s1")
+    assert gc.isenabled()

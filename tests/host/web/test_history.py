@@ -1,13 +1,21 @@
 from __future__ import annotations
 
+import errno
+import os
+import threading
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
+import anyio
+import anyio.to_thread
 import pytest
 
 from dsh.host import Host, SessionNotFound
+from dsh.models.absent import AbsentModel
 from dsh.persistence import StoredSession
 from dsh.persistence.backend import StorageError
+from dsh.persistence.jsonl import JsonlBackend
 from dsh.session import Lineage, Origin, Session, SessionEvent
 from dsh.web.history import History, PageRequest, page_bounds
 
@@ -275,3 +283,43 @@ async def test_views_are_computed_only_for_the_page(host: Host, marker: MarkerPl
     assert [event["seq"] for event in page["events"]] == [1]
     assert page["views"] == {}
     assert marker.asked == asked + 1
+
+
+async def test_a_stored_line_whose_fsync_has_not_returned_gets_no_view(tmp_path: Path) -> None:
+    """The line is in the file (the page cache) while its fsync hangs, then the fsync
+    fails: a receipt shown in that window would never have been durable."""
+    armed, entered, release = threading.Event(), threading.Event(), threading.Event()
+
+    def sync(fd: int) -> None:
+        if armed.is_set():
+            armed.clear()
+            entered.set()
+            release.wait(10)
+            raise OSError(errno.EIO, "injected: fsync failed")
+        os.fsync(fd)
+
+    backend = JsonlBackend(tmp_path, offload=True, sync=sync)
+    async with Host(backend=backend, model=AbsentModel()) as host:
+        host.pm.register(MarkerPlugin(), name="test-marker")
+        session = (await host.create_session()).session
+        host.store.append(session, MARKED, {"n": 0})
+        assert await host.store.flush(session)
+        armed.set()
+        host.store.append(session, MARKED, {"n": 1})
+        outcome: list[object] = []
+
+        async def flush() -> None:
+            try:
+                outcome.append(await host.store.flush(session))
+            except Exception as error:
+                outcome.append(type(error).__name__)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(flush)
+            await anyio.to_thread.run_sync(entered.wait, 10)
+            page = await History(host).page(session.id, PageRequest())
+            release.set()
+
+    assert [event["seq"] for event in page["events"]] == [0, 1]
+    assert set(page["views"]) == {"0"}
+    assert outcome == ["FlushError"]

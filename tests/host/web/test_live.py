@@ -213,9 +213,34 @@ async def test_watching_a_cold_session_streams_once_it_becomes_live(
     assert drain(subscription) == [{"kind": "hello", "tail": 1}]
     agent, _ = await host.resume(session.id)
     host.store.append(agent.session, PLAIN, {})
+    host.store.append(agent.session, MARKED, {"new": True})
+    await host.store.flush(agent.session)
     frames = drain(subscription)
-    assert raw_seqs(frames) == [1, 2]
-    assert sidecars(frames) == [0]
+    assert raw_seqs(frames) == [1, 2, 3]
+    # The stored receipt (seq 0) came with the cold history the client read;
+    # only receipts that become durable while it watches are sent.
+    assert sidecars(frames) == [3]
+
+
+async def test_resuming_a_session_with_many_receipts_does_not_flood_its_watchers(
+    host: Host, opened: list[Subscription]
+) -> None:
+    session = (await host.create_session()).session
+    for _ in range(10):
+        host.store.append(session, MARKED, {})
+    await host.close_session(session.id)
+    small = Tracked(host, opened, queue_frames=4)
+    small.start()
+    try:
+        subscription = small.subscribe(session.id, 10, Overflows())
+        drain(subscription)
+
+        await host.resume(session.id)
+
+        assert not subscription.ended
+        assert raw_seqs(drain(subscription)) == [10]
+    finally:
+        small.close()
 
 
 async def test_binding_below_the_watermark_sends_the_durable_views_it_catches_up(

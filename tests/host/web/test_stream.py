@@ -95,8 +95,15 @@ async def test_watching_a_cold_session_says_hello_with_the_stored_tail_and_strea
             "time": end_seed["event"]["time"],
             "data": {},
         }
+        live = host.store.get(session.id)
+        host.store.append(live, MARKED, {"new": True})
+        await host.store.flush(live)
+        raw = await receive_json(ws)
+        assert raw["event"]["seq"] == 2 and "sidecar" not in raw
+        # No sidecar for the stored seq 0 (its view came with the cold history):
+        # the next frame is the new receipt's.
         sidecar = await receive_json(ws)
-        assert sidecar["event"]["seq"] == 0 and sidecar["sidecar"]["view"]["seq"] == 0
+        assert sidecar["event"]["seq"] == 2 and sidecar["sidecar"]["view"]["seq"] == 2
 
 
 async def test_streamed_text_arrives_as_delta_frames(host: Host, served: Running) -> None:

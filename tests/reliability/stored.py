@@ -1,0 +1,91 @@
+"""Reading what a data directory really holds, with the product's own readers.
+
+Every log is read through `dsh.persistence.JsonlBackend.inspect`, which
+raises `CorruptLog` for any malformed line that is not a torn last line: a
+log that reads here is a log the host can resume. The schedule state of a
+stored Session is derived with the plugin's own pure fold over the Session's
+fold range (`seedLength` on for a fork), exactly as a resumed owner derives it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from dsh.persistence import JsonlBackend, StoredSession
+from dsh.session import Session, SessionEvent
+from dsh_tool_schedule import ScheduleFold
+from dsh_tool_schedule.protocol import EVENT_TYPE
+
+__all__ = [
+    "DataDir",
+    "own_events",
+    "read_data_dir",
+    "reminder_messages",
+    "schedule_changes",
+]
+
+
+@dataclass(frozen=True)
+class DataDir:
+    """Every stored Session of a data directory, and what else lies in its folder."""
+
+    sessions: dict[str, StoredSession]
+    torn_tails: int
+    leftover_temp_files: int
+
+    def fold(self, session_id: str) -> ScheduleFold:
+        stored = self.sessions[session_id]
+        return ScheduleFold.of(Session(stored.header, stored.events))
+
+
+def read_data_dir(data_dir: Path) -> DataDir:
+    """Inspect every `*.jsonl` log under `data_dir/sessions` (raises on a corrupt one)."""
+
+    async def read() -> DataDir:
+        backend = JsonlBackend(data_dir)
+        folder = backend.directory
+        names = sorted(folder.iterdir()) if folder.is_dir() else []
+        sessions: dict[str, StoredSession] = {}
+        torn = temps = 0
+        for path in names:
+            if path.name.startswith(".") and path.name.endswith(".tmp"):
+                temps += 1
+                continue
+            assert path.suffix == ".jsonl", f"unexpected file in the sessions folder: {path}"
+            stored = await backend.inspect(path.stem)
+            assert stored is not None, path
+            sessions[path.stem] = stored
+            torn += stored.torn_tail
+        listed = {summary.id for summary in await backend.list()}
+        assert listed == set(sessions), f"list() and the folder disagree: {listed ^ set(sessions)}"
+        await backend.aclose()
+        return DataDir(sessions, torn, temps)
+
+    return anyio.run(read)
+
+
+def own_events(stored: StoredSession) -> tuple[SessionEvent, ...]:
+    """The events a Session owns: from `seedLength` on for a fork, else all of them."""
+    return stored.events[stored.header.seed_length or 0 :]
+
+
+def schedule_changes(events: tuple[SessionEvent, ...]) -> Iterator[tuple[int, dict[str, Any]]]:
+    """`(seq, data)` of every `schedule/change` event among `events`."""
+    for event in events:
+        if event.type == EVENT_TYPE and isinstance(event.data, dict):
+            yield event.seq, event.data
+
+
+def reminder_messages(events: tuple[SessionEvent, ...]) -> Iterator[tuple[int, str]]:
+    """`(seq, reminder id)` of every `message/user` the schedule plugin queued."""
+    for event in events:
+        if event.type != "message/user" or not isinstance(event.data, dict):
+            continue
+        source = event.data.get("source")
+        if isinstance(source, dict) and source.get("kind") == "schedule":
+            yield event.seq, str(source.get("scheduleId"))
