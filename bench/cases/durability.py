@@ -1,0 +1,55 @@
+"""Durability cost: append + flush throughput of one Session beside raw write + fdatasync.
+
+The workloads are `bench/persistence_throughput.py`'s (the persistence
+helper's standalone script, which this case drives rather than duplicates):
+
+- `raw`: the same JSON lines written to a file in the same directory with one
+  `write` + fdatasync per batch and no Python objects in between (the limit);
+- `dsh`: `SessionStore.append` x batch, then `await store.flush()`, through the
+  real `PersistenceCoordinator` and `JsonlBackend` (inline I/O, the default);
+- `backend`: `JsonlBackend.append` alone with events built beforehand.
+
+Cases are interleaved round by round (fsync latency drifts on shared disks)
+and each figure is the min/median/max over rounds, in events per second.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from .. import persistence_throughput as workloads
+from ..sizes import Size
+from ..stats import summary
+
+__all__ = ["durability"]
+
+
+def durability(size: Size, data_dir: Path) -> dict[str, Any]:
+    directory = data_dir / "durability"
+    directory.mkdir(parents=True, exist_ok=True)
+    batches = {1: size.durability_events[0], 100: size.durability_events[1]}
+    rates: dict[tuple[str, int], list[float]] = {}
+    for _ in range(size.durability_rounds):
+        for batch, events in batches.items():
+            rates.setdefault(("raw", batch), []).append(workloads.raw(directory, batch, events))
+            rates.setdefault(("backend", batch), []).append(
+                anyio.run(workloads.backend_only, directory, batch, events)
+            )
+            rates.setdefault(("dsh", batch), []).append(
+                anyio.run(workloads.stack, directory, batch, events, False)
+            )
+    result: dict[str, Any] = {"rounds": size.durability_rounds, "line_bytes": len(workloads.line())}
+    for batch, events in batches.items():
+        raw = summary(rates[("raw", batch)], 0)
+        dsh = summary(rates[("dsh", batch)], 0)
+        result[f"batch_{batch}"] = {
+            "events_per_round": events,
+            "raw_events_per_s": raw,
+            "backend_events_per_s": summary(rates[("backend", batch)], 0),
+            "dsh_events_per_s": dsh,
+            "ratio_to_raw": round(float(dsh["median"] or 0) / float(raw["median"] or 1), 3),
+        }
+    return result

@@ -1,0 +1,333 @@
+"""The results table: one row per figure, beside its limit or peer and its target.
+
+Rows are plain dicts (they go into the JSON too); `render` prints them as a
+Markdown table under a header naming the date, profile and machine, so the
+output can be pasted into `bench/README.md` as it is.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+__all__ = ["render", "table_rows"]
+
+Row = dict[str, str]
+
+
+def _num(value: Any, unit: str = "", digits: int = 1) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, bool) or not isinstance(value, float | int):
+        return f"{value}{unit}"
+    if isinstance(value, int) or abs(value) >= 1000:
+        return f"{value:,.0f}{unit}"
+    return f"{value:.{digits}f}{unit}"
+
+
+def _mp(stats: dict[str, Any] | None, unit: str = " ms", digits: int = 1) -> str:
+    """`median / p99` of a summary."""
+    if not stats or not stats.get("n"):
+        return "–"
+    return f"{_num(stats['median'], '', digits)} / {_num(stats['p99'], '', digits)}{unit}"
+
+
+def _range(stats: dict[str, Any] | None, unit: str = "", digits: int = 1) -> str:
+    """`median (min–max)` of a summary."""
+    if not stats or not stats.get("n"):
+        return "–"
+    return (
+        f"{_num(stats['median'], '', digits)} ({_num(stats['min'], '', digits)}–"
+        f"{_num(stats['max'], '', digits)}){unit}"
+    )
+
+
+def _ratio(value: float | None) -> str:
+    return "–" if value is None else f"{value:.2f}×"
+
+
+def _verdict(ok: bool | None) -> str:
+    return "n/a" if ok is None else "ok" if ok else "MISS"
+
+
+def _div(a: Any, b: Any) -> float | None:
+    try:
+        return float(a) / float(b) if a is not None and b else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _late_start(r: dict[str, Any]) -> str:
+    """A warning when the setup ran past the first target (early figures then include it)."""
+    return "" if r.get("armed_before_first_target", True) else " (setup overran the first target)"
+
+
+def _row(
+    case: str, figure: str, measured: str, limit: str, ratio: str, target: str, ok: bool | None
+) -> Row:
+    return {
+        "case": case,
+        "figure": figure,
+        "measured": measured,
+        "limit": limit,
+        "ratio": ratio,
+        "target": target,
+        "verdict": _verdict(ok),
+    }
+
+
+def _idle(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    limit = r.get("limit_sleep_ms")
+    rows = []
+    for key, figure in (("durable_ms", "dispatch durable"), ("followup_ms", "follow-up message")):
+        p99 = (r.get(key) or {}).get("p99")
+        rows.append(
+            _row(
+                f"1 idle ({r.get('sessions')} reminders)",
+                f"lateness, {figure} (median / p99)",
+                _mp(r.get(key), digits=2) + _late_start(r),
+                f"anyio.sleep: {_mp(limit, digits=2)}",
+                _ratio(_div(p99, (limit or {}).get("p99"))),
+                "p99 ≤ 10 ms",
+                None if p99 is None else p99 <= 10,
+            )
+        )
+    return rows
+
+
+def _burst(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    ratio = r.get("ratio_to_bound")
+    fsync = (r.get("fsync_ms") or {}).get("median")
+    median = (r.get("durable_ms") or {}).get("median")
+    return [
+        _row(
+            f"2 burst ({r.get('sessions')} at once)",
+            "until the last dispatch is durable",
+            f"{_num(r.get('last_durable_ms'), ' ms')} (median {_num(median, ' ms')})"
+            + _late_start(r),
+            f"N × fsync = {_num(r.get('fsync_bound_ms'), ' ms')} ({_num(fsync, ' ms', 3)} each)",
+            _ratio(ratio),
+            "≤ 3× the fsync bound",
+            None if ratio is None else ratio <= 3,
+        )
+    ]
+
+
+def _spread(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    peer = cases.get("spread-peer") or {}
+    peer_stats = peer.get("start_ms")
+    p99 = (r.get("durable_ms") or {}).get("p99")
+    peer_p99 = (peer_stats or {}).get("p99")
+    censored = peer.get("censored")
+    peer_text = (
+        "–"
+        if not peer_stats
+        else (
+            f"APScheduler 4 + SQLite: {_mp(peer_stats)}"
+            + (f" ({censored} censored: ≥)" if censored else "")
+        )
+    )
+    ok = None if p99 is None else p99 <= 50 and (peer_p99 is None or p99 <= peer_p99)
+    rows = [
+        _row(
+            f"3 spread ({r.get('sessions')} over {r.get('window_s')} s)",
+            "lateness, dispatch durable (median / p99)",
+            _mp(r.get("durable_ms")) + _late_start(r),
+            peer_text,
+            _ratio(_div(p99, peer_p99)),
+            "p99 ≤ 50 ms and ≤ peer",
+            ok,
+        )
+    ]
+    rows.append(
+        _row(
+            rows[0]["case"],
+            "lateness, follow-up message (median / p99)",
+            _mp(r.get("followup_ms")),
+            "",
+            "",
+            "",
+            None,
+        )
+    )
+    return rows
+
+
+def _durability(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    for batch, floor in ((1, 0.5), (100, 0.8)):
+        b = r.get(f"batch_{batch}") or {}
+        ratio = b.get("ratio_to_raw")
+        rows.append(
+            _row(
+                "4 durability (one Session)",
+                f"append + flush, batch {batch} (events/s)",
+                _range(b.get("dsh_events_per_s"), digits=0),
+                f"raw write+fdatasync: {_range(b.get('raw_events_per_s'), digits=0)}",
+                "–" if ratio is None else f"{ratio:.0%}",
+                f"≥ {floor:.0%} of raw",
+                None if ratio is None else ratio >= floor,
+            )
+        )
+    return rows
+
+
+def _resume(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    for key in sorted((k for k in r if k.startswith("events_")), key=lambda k: int(k[7:])):
+        item = r[key]
+        ratio = item.get("ratio_to_raw")
+        rows.append(
+            _row(
+                f"5 resume ({int(key[7:]):,} events, {item.get('file_mib')} MiB)",
+                "Host.resume to armed (ms)",
+                _range(item.get("resume_ms")),
+                f"json.loads per line: {_range(item.get('raw_json_loads_ms'))}",
+                _ratio(ratio),
+                "≤ 3× raw parse",
+                None if ratio is None else ratio <= 3,
+            )
+        )
+    return rows
+
+
+def _history(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    cold = r.get("cold_ms")
+    median = (cold or {}).get("median")
+    return [
+        _row(
+            f"6 history ({_num(r.get('events'), '')} events)",
+            "GET events?before=…&limit=100, cold Session (median / p99)",
+            _mp(cold, digits=2),
+            "",
+            "",
+            "median ≤ 10 ms",
+            None if median is None else median <= 10,
+        ),
+        _row(
+            f"6 history ({_num(r.get('events'), '')} events)",
+            "same, live Session (median / p99)",
+            _mp(r.get("live_ms"), digits=2),
+            f"first live page (proves storage): {_num(r.get('live_first_ms'), ' ms')}",
+            "",
+            "",
+            None,
+        ),
+    ]
+
+
+def _fanout(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    for key in sorted((k for k in r if k.startswith("subscribers_")), key=lambda k: int(k[12:])):
+        count = int(key[12:])
+        item = r[key]
+        last = item.get("last_subscriber_ms")
+        limit = item.get("raw_broadcast_last_ms")
+        p99 = (last or {}).get("p99")
+        rows.append(
+            _row(
+                f"7 fan-out ({count} subscriber{'s' if count > 1 else ''})",
+                "append → frame at the last subscriber (median / p99)",
+                _mp(last, digits=2),
+                f"raw websockets broadcast: {_mp(limit, digits=2)}" if limit else "–",
+                _ratio(_div(p99, (limit or {}).get("p99"))),
+                "p99 ≤ 10 ms" if count >= 100 else "",
+                (None if p99 is None else p99 <= 10) if count >= 100 else None,
+            )
+        )
+    return rows
+
+
+def _memory(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    kib = r.get("kib_per_session")
+    return [
+        _row(
+            f"8 footprint ({_num(r.get('sessions'), '')} armed Sessions)",
+            "RSS growth per armed Session",
+            _num(kib, " KiB"),
+            "",
+            "",
+            "≤ 20 KiB",
+            None if kib is None else kib <= 20,
+        )
+    ]
+
+
+def _idle_cpu(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    cpu = r.get("cpu_percent")
+    return [
+        _row(
+            f"8 footprint ({_num(r.get('sessions'), '')} armed Sessions)",
+            f"CPU of the idle host over {r.get('idle_seconds')} s",
+            _num(cpu, " %", 3),
+            "",
+            "",
+            "≤ 1 %",
+            None if cpu is None else cpu <= 1,
+        )
+    ]
+
+
+def _coldstart(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    stats = r.get("to_first_200_ms")
+    median = (stats or {}).get("median")
+    return [
+        _row(
+            "9 cold start",
+            "dsh web --overlay overlays/web-schedule → first 200 (ms)",
+            _range(stats, digits=0),
+            "",
+            "",
+            "≤ 1,500 ms",
+            None if median is None else median <= 1500,
+        )
+    ]
+
+
+_ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
+    "idle": _idle,
+    "spread": _spread,
+    "durability": _durability,
+    "resume": _resume,
+    "history": _history,
+    "fanout": _fanout,
+    "memory": _memory,
+    "idle-cpu": _idle_cpu,
+    "coldstart": _coldstart,
+}
+
+
+def table_rows(cases: dict[str, Any]) -> list[Row]:
+    """Every row of the table, in case order; a failed case gives one `error` row."""
+    rows: list[Row] = []
+    for name, result in cases.items():
+        if "error" in result:
+            rows.append(_row(name, "error", str(result["error"]), "", "", "", False))
+            continue
+        if "skipped" in result:
+            rows.append(_row(name, "skipped", str(result["skipped"]), "", "", "", None))
+            continue
+        build = _burst if name.startswith("burst-") else _ROWS.get(name)
+        if build is not None:
+            rows.extend(build(name, result, cases))
+    return rows
+
+
+def render(report: dict[str, Any]) -> str:
+    """The header and the Markdown table of `report`."""
+    m = report["machine"]
+    lines = [
+        f"dsh bench — profile {report['profile']}, {report['started']} UTC, {report['seconds']} s",
+        f"machine: {m['cpu']}, {m['cores']} cores, {m['memory_gib']} GiB; {m['python']}; "
+        f"{m['kernel']}; data dir on {m['filesystem']} ({m['disk']}); "
+        f"load average {m.get('load_before')} → {m.get('load_after')}",
+        "",
+        "| case | figure | measured | limit / peer (same run) | ratio | target | verdict |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
+    ]
+    for row in report["table"]:
+        lines.append(
+            f"| {row['case']} | {row['figure']} | {row['measured']} | {row['limit']} "
+            f"| {row['ratio']} | {row['target']} | {row['verdict']} |"
+        )
+    return "\n".join(lines)

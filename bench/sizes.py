@@ -1,0 +1,113 @@
+"""How big each case runs: `full` (the figures in the README), `quick` (< 2 minutes on
+two cores; same code paths, smaller N and fewer rounds) and `smoke` (seconds; for the
+test that checks the suite runs and reports well-formed JSON, not its numbers)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+__all__ = ["PROFILES", "Size"]
+
+
+@dataclass(frozen=True, slots=True)
+class Size:
+    name: str
+    # 1. idle punctuality: reminders, first target after `idle_lead` s, then one per `idle_gap` s
+    idle_reminders: int
+    idle_lead: float
+    idle_gap: float
+    # 2. burst: Sessions holding a reminder due at the same instant
+    burst: tuple[int, ...]
+    # 3. spread: Sessions with reminders spread evenly over `spread_window` s
+    spread: int
+    spread_window: float
+    # how long past the window to wait for the peer before counting its late jobs as censored
+    peer_patience: float
+    # 4. durability: rounds, events per round at batch 1 and at batch 100
+    durability_rounds: int
+    durability_events: tuple[int, int]
+    # 5. resume: Session lengths, rounds
+    resume_lengths: tuple[int, ...]
+    resume_rounds: int
+    # 6. history: Session length, requests per Session
+    history_length: int
+    history_requests: int
+    # 7. fan-out: subscriber counts, appends per count
+    fanout_subscribers: tuple[int, ...]
+    fanout_appends: int
+    # 8. footprint: armed Sessions for memory; for idle CPU, Sessions and seconds
+    footprint_sessions: int
+    idle_cpu_sessions: int
+    idle_cpu_seconds: float
+    # 9. cold start: rounds
+    coldstart_rounds: int
+
+
+PROFILES: dict[str, Size] = {
+    "full": Size(
+        name="full",
+        idle_reminders=100,
+        idle_lead=2.0,
+        idle_gap=0.15,
+        burst=(100, 1_000),
+        spread=10_000,
+        spread_window=20.0,
+        peer_patience=120.0,
+        durability_rounds=7,
+        durability_events=(500, 20_000),
+        resume_lengths=(10_000, 100_000),
+        resume_rounds=5,
+        history_length=100_000,
+        history_requests=30,
+        fanout_subscribers=(1, 10, 100),
+        fanout_appends=200,
+        footprint_sessions=10_000,
+        idle_cpu_sessions=1_000,
+        idle_cpu_seconds=10.0,
+        coldstart_rounds=10,
+    ),
+    "quick": Size(
+        name="quick",
+        idle_reminders=50,
+        idle_lead=1.0,
+        idle_gap=0.08,
+        burst=(100,),
+        spread=1_000,
+        spread_window=5.0,
+        peer_patience=5.0,
+        durability_rounds=3,
+        durability_events=(300, 10_000),
+        resume_lengths=(10_000, 100_000),
+        resume_rounds=2,
+        history_length=100_000,
+        history_requests=5,
+        fanout_subscribers=(1, 10, 100),
+        fanout_appends=60,
+        footprint_sessions=1_000,
+        idle_cpu_sessions=1_000,
+        idle_cpu_seconds=3.0,
+        coldstart_rounds=4,
+    ),
+    "smoke": Size(
+        name="smoke",
+        idle_reminders=5,
+        idle_lead=0.5,
+        idle_gap=0.05,
+        burst=(20,),
+        spread=50,
+        spread_window=0.5,
+        peer_patience=2.0,
+        durability_rounds=1,
+        durability_events=(50, 1_000),
+        resume_lengths=(500,),
+        resume_rounds=1,
+        history_length=2_000,
+        history_requests=5,
+        fanout_subscribers=(1, 3),
+        fanout_appends=5,
+        footprint_sessions=50,
+        idle_cpu_sessions=50,
+        idle_cpu_seconds=0.5,
+        coldstart_rounds=1,
+    ),
+}

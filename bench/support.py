@@ -1,0 +1,270 @@
+"""Shared pieces of the cases: a fast model, stored Sessions written directly, probes.
+
+Reminders are set up the way a restart finds them: a Session's JSONL file
+already holds its `schedule/change` create (protocol v1, public), and
+`Host.resume` reads, decodes, folds and arms it. That lets a case place
+thousands of reminders at exact millisecond targets, which the
+`schedule_create` tool (whole seconds from "now") cannot.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import anyio
+from pydantic import JsonValue
+
+from dsh.host import Host
+from dsh.models.base import DeltaSink, ModelReply, ModelRequest
+from dsh.overlay import PluginSpec
+from dsh.persistence import JsonlBackend
+from dsh.session import SessionEvent, SessionHeader
+from dsh.store import Observation, SessionEventObserved, SessionFlushed
+
+__all__ = [
+    "DispatchProbe",
+    "FastModel",
+    "bench_host",
+    "create_data",
+    "format_ms",
+    "fsync_cost_ms",
+    "resume_all",
+    "turn_events",
+    "write_session",
+    "write_sessions",
+]
+
+_datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
+SCHEDULE = PluginSpec("tool-schedule")
+
+
+class FastModel:
+    """A model that answers at once with a short text and no tool calls."""
+
+    name = "bench-fast"
+
+    async def complete(
+        self, request: ModelRequest, on_delta: DeltaSink | None = None
+    ) -> ModelReply:
+        return ModelReply(text="noted")
+
+
+def bench_host(data_dir: Path, *, plugins: Sequence[PluginSpec] = (SCHEDULE,)) -> Host:
+    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`."""
+    return Host(
+        backend=JsonlBackend(data_dir),
+        model=FastModel(),
+        plugins=plugins,
+        cwd=str(data_dir),
+    )
+
+
+def format_ms(epoch_ms: int) -> str:
+    """The protocol's `scheduledAt` spelling (UTC, milliseconds, `Z`)."""
+    seconds, millis = divmod(epoch_ms, 1000)
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(seconds)) + f".{millis:03d}Z"
+
+
+def create_data(number: int, due_ms: int, now_ms: int, prompt: str = "stretch") -> JsonValue:
+    """A protocol v1 `create` of `rem-<number>` due at `due_ms`."""
+    return {
+        "version": 1,
+        "change": "create",
+        "record": {
+            "id": f"rem-{number}",
+            "kind": "after",
+            "prompt": prompt,
+            "afterSeconds": max(1, round((due_ms - now_ms) / 1000)),
+            "scheduledAt": format_ms(due_ms),
+        },
+    }
+
+
+def turn_events(number: int) -> list[tuple[str, JsonValue]]:
+    """One ordinary turn that creates reminder `rem-<number>` through the tool."""
+    call_id = f"call-{number}"
+    return [
+        ("message/user", {"text": f"remind me in an hour ({number})", "source": {"kind": "user"}}),
+        (
+            "message/assistant",
+            {
+                "text": "",
+                "toolCalls": [
+                    {
+                        "id": call_id,
+                        "name": "schedule_create",
+                        "arguments": {"prompt": "stretch", "after_seconds": 3600},
+                    }
+                ],
+            },
+        ),
+        ("tool/result", {"callId": call_id, "name": "schedule_create", "value": {"ok": True}}),
+        ("message/assistant", {"text": "Done: I will remind you in an hour.", "toolCalls": []}),
+        ("turn/end", {"status": "ok"}),
+    ]
+
+
+def write_session(
+    data_dir: Path, session_id: str, events: Iterable[tuple[str, JsonValue]], *, created_at: int
+) -> Path:
+    """Write a stored Session (public JSONL format) without fsync; returns its path.
+
+    Cases call `os.sync()` once after writing many, so that write-back of the
+    setup never lands inside a measurement.
+    """
+    return write_sessions(data_dir, [session_id], events, created_at=created_at)[0]
+
+
+def write_sessions(
+    data_dir: Path,
+    session_ids: Sequence[str],
+    events: Iterable[tuple[str, JsonValue]],
+    *,
+    created_at: int,
+) -> list[Path]:
+    """`write_session` for several ids holding the same events (serialised once)."""
+    directory = data_dir / "sessions"
+    directory.mkdir(parents=True, exist_ok=True)
+    body = "".join(
+        SessionEvent(seq=seq, type=kind, time=created_at, data=data).to_json() + "\n"
+        for seq, (kind, data) in enumerate(events)
+    )
+    paths = []
+    for session_id in session_ids:
+        header = SessionHeader.model_validate(
+            {
+                "version": 1,
+                "id": session_id,
+                "cwd": str(data_dir),
+                "createdAt": created_at,
+                "origin": {"kind": "web"},
+                "lineage": None,
+                "delegationDepth": 0,
+            }
+        )
+        path = directory / f"{session_id}.jsonl"
+        path.write_text(header.to_json() + "\n" + body, encoding="utf-8")
+        paths.append(path)
+    return paths
+
+
+async def resume_all(host: Host, ids: Sequence[str], *, concurrency: int = 8) -> float:
+    """Resume every id (at most `concurrency` at a time); returns the seconds it took."""
+    limiter = anyio.CapacityLimiter(concurrency)
+    start = time.perf_counter()
+
+    async def one(session_id: str) -> None:
+        async with limiter:
+            await host.resume(session_id)
+
+    async with anyio.create_task_group() as group:
+        for session_id in ids:
+            group.start_soon(one, session_id)
+    await anyio.wait_all_tasks_blocked()
+    return time.perf_counter() - start
+
+
+def fsync_cost_ms(directory: Path, rounds: int = 200) -> dict[str, float]:
+    """Median and p99 of one small `write` + fdatasync on a file in `directory`."""
+    from .stats import summary
+
+    path = directory / f"fsync-probe-{os.getpid()}.bin"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+    line = json.dumps({"seq": 1, "type": "schedule/change", "data": {"id": "rem-1"}}).encode()
+    samples: list[float] = []
+    try:
+        for _ in range(rounds):
+            start = time.perf_counter()
+            os.write(fd, line + b"\n")
+            _datasync(fd)
+            samples.append((time.perf_counter() - start) * 1000)
+    finally:
+        os.close(fd)
+        path.unlink()
+    return summary(samples, 4)  # type: ignore[return-value]
+
+
+@dataclass
+class _Track:
+    due_ns: int
+    dispatch_seq: int | None = None
+    dispatched_ns: int | None = None
+    durable_ns: int | None = None
+    followup_ns: int | None = None
+
+
+@dataclass
+class DispatchProbe:
+    """Watches a store for reminder dispatches and when each became durable.
+
+    `expect(session_id, due_ms)` registers a Session; the probe then records,
+    with `time.time_ns()` (the clock `scheduledAt` is written in):
+
+    - the append of its `schedule/change` dispatch;
+    - the first `session/flushed` that covers that dispatch (durable);
+    - the append of the follow-up `message/user` whose source is `schedule`.
+
+    `done` is set once every registered Session has all three.
+    """
+
+    tracks: dict[str, _Track] = field(default_factory=dict)
+    complete: int = 0
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+    def expect(self, session_id: str, due_ms: int) -> None:
+        self.tracks[session_id] = _Track(due_ns=due_ms * 1_000_000)
+
+    def __call__(self, observation: Observation) -> None:
+        now = time.time_ns()
+        track = self.tracks.get(observation.session.id)
+        if track is None:
+            return
+        if isinstance(observation, SessionEventObserved):
+            event = observation.event
+            if event.type == "schedule/change" and _change(event.data) == "dispatch":
+                track.dispatch_seq = event.seq
+                track.dispatched_ns = now
+            elif event.type == "message/user" and _source(event.data) == "schedule":
+                track.followup_ns = now
+                self._check(track)
+        elif (
+            isinstance(observation, SessionFlushed)
+            and track.dispatch_seq is not None
+            and track.durable_ns is None
+            and observation.through > track.dispatch_seq
+        ):
+            track.durable_ns = now
+            self._check(track)
+
+    def _check(self, track: _Track) -> None:
+        if track.durable_ns is not None and track.followup_ns is not None:
+            self.complete += 1
+            if self.complete == len(self.tracks):
+                self.done.set()
+
+    def lateness_ms(self, which: str) -> list[float]:
+        """Lateness after `scheduledAt` of `dispatched`, `durable` or `followup`, in ms."""
+        values: list[float] = []
+        for track in self.tracks.values():
+            stamp = getattr(track, f"{which}_ns")
+            if stamp is not None:
+                values.append((stamp - track.due_ns) / 1e6)
+        return values
+
+    def missing(self) -> int:
+        return len(self.tracks) - self.complete
+
+
+def _change(data: JsonValue) -> Any:
+    return data.get("change") if isinstance(data, dict) else None
+
+
+def _source(data: JsonValue) -> Any:
+    source = data.get("source") if isinstance(data, dict) else None
+    return source.get("kind") if isinstance(source, dict) else None
