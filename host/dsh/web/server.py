@@ -37,7 +37,14 @@ from ..host import Host
 from .app import build_web_app
 from .settings import WebSettings
 
-__all__ = ["RedactToken", "WebServer", "WebStartupError", "public_url", "serve"]
+__all__ = [
+    "QuietRefusedHandshakes",
+    "RedactToken",
+    "WebServer",
+    "WebStartupError",
+    "public_url",
+    "serve",
+]
 
 UVICORN_LOGGERS = ("uvicorn", "uvicorn.error", "uvicorn.access")
 _TOKEN_PARAM = re.compile(r"(token=)[^&\s\"']*")
@@ -64,6 +71,21 @@ class RedactToken(logging.Filter):
                 self._clean(arg) if isinstance(arg, str) else arg for arg in record.args
             )
         return True
+
+
+class QuietRefusedHandshakes(logging.Filter):
+    """Drop uvicorn's ERROR for a WebSocket refused with an HTTP response.
+
+    Every refusal (401, 403, 404, 421) is answered through the ASGI
+    `websocket.http.response` extension, after which uvicorn still logs
+    "ASGI callable returned without completing handshake." at ERROR: anyone
+    could fill the error log at will. The refusal itself is logged at INFO.
+    """
+
+    MESSAGE = "ASGI callable returned without completing handshake."
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return record.getMessage() != self.MESSAGE
 
 
 def display_host(host: str) -> str:
@@ -116,7 +138,10 @@ class WebServer(uvicorn.Server):
         self.url = public_url(settings.host, self.port, settings.token)
         self.app = app
         self._on_listening = on_listening
-        self._redact = RedactToken(settings.token)
+        self._filters: tuple[logging.Filter, ...] = (
+            RedactToken(settings.token),
+            QuietRefusedHandshakes(),
+        )
         self.listening = anyio.Event()
         self.signalled: list[int] = []
         config = uvicorn.Config(
@@ -136,7 +161,8 @@ class WebServer(uvicorn.Server):
         """Serve until stopped; raises `WebStartupError` if the app failed to start."""
         loggers = [logging.getLogger(name) for name in UVICORN_LOGGERS]
         for logger in loggers:
-            logger.addFilter(self._redact)
+            for log_filter in self._filters:
+                logger.addFilter(log_filter)
         try:
             await self.serve(sockets=[self.socket])
         except SystemExit as exit_:
@@ -146,7 +172,8 @@ class WebServer(uvicorn.Server):
             raise WebStartupError(reason) from (error or exit_)
         finally:
             for logger in loggers:
-                logger.removeFilter(self._redact)
+                for log_filter in self._filters:
+                    logger.removeFilter(log_filter)
             self.socket.close()
 
     def stop(self) -> None:

@@ -213,6 +213,17 @@ async def test_a_websocket_without_the_token_is_refused(host: Host, served: Runn
     assert refused.value.response.status_code == 401
 
 
+async def test_a_refused_websocket_leaves_no_error_in_the_log(
+    host: Host, served: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    session = (await host.create_session()).session
+    with caplog.at_level("INFO"):
+        for _ in range(3):
+            assert await refused_status(served, session.id, origin="http://evil.example") == 403
+    assert "rejected" in caplog.text
+    assert [record for record in caplog.records if record.levelname == "ERROR"] == []
+
+
 async def test_a_websocket_from_another_origin_is_refused(host: Host, served: Running) -> None:
     session = (await host.create_session()).session
     status = await refused_status(served, session.id, origin="http://evil.example")
