@@ -60,18 +60,7 @@ async def _observe_reminders(
     first_due = min(plan.values())
     async with bench_host(data_dir) as host:
         host.store.observe(probe)
-        start = time.perf_counter()
-        limiter = anyio.CapacityLimiter(8)
-
-        async def resume(session_id: str) -> None:
-            async with limiter:
-                await host.resume(session_id)
-
-        async with anyio.create_task_group() as group:
-            for session_id in plan:
-                group.start_soon(resume, session_id)
-        await anyio.wait_all_tasks_blocked()
-        armed_s = time.perf_counter() - start
+        armed_s = await resume_all(host, list(plan))
         armed_ms = time.time_ns() // 1_000_000
         gc.collect()
         with anyio.move_on_after(patience):

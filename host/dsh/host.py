@@ -195,9 +195,7 @@ class Host:
         # The Host owns its adapter: one with a connection pool (openai) closes it here.
         close = getattr(self.model, "aclose", None)
         if close is not None:
-            result = close()
-            if inspect.isawaitable(result):
-                await result
+            await _dispose(close)
 
     def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext:
         assert self._group is not None

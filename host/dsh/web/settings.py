@@ -15,14 +15,11 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from ..datadir import default_data_dir
-
 __all__ = [
     "DEFAULT_HOST",
     "DEFAULT_PORT",
     "STATIC_DIR",
     "WebSettings",
-    "default_data_dir",
     "resolve_token",
 ]
 

@@ -1,11 +1,9 @@
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from pydantic import ValidationError
 
-from dsh.web.settings import STATIC_DIR, WebSettings, default_data_dir, resolve_token
+from dsh.web.settings import STATIC_DIR, WebSettings, resolve_token
 
 
 def test_dsh_token_sets_the_token() -> None:
@@ -21,13 +19,6 @@ def test_without_dsh_token_a_fresh_random_token_is_made() -> None:
 def test_resolve_token_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DSH_TOKEN", "from-env")
     assert resolve_token() == "from-env"
-
-
-def test_the_data_dir_is_dsh_data_dir_else_under_the_home(monkeypatch: pytest.MonkeyPatch) -> None:
-    assert default_data_dir({"DSH_DATA_DIR": "/srv/dsh"}) == Path("/srv/dsh")
-    monkeypatch.setenv("HOME", "/home/someone")
-    monkeypatch.delenv("DSH_DATA_DIR", raising=False)
-    assert default_data_dir() == Path("/home/someone/.local/share/dsh")
 
 
 def test_settings_default_to_loopback_port_8765_and_one_mebibyte() -> None:
