@@ -8,7 +8,14 @@ from .clock import Clock, SystemClock
 from .hookspecs import hookimpl
 from .plugins import ClientModule, PluginContext
 from .scope import Disposer, Scope, ScopeClosed
-from .session import END_SEED, Session, SessionEvent, SessionHeader, validate_session_id
+from .session import (
+    END_SEED,
+    Session,
+    SessionEvent,
+    SessionHeader,
+    SessionLog,
+    validate_session_id,
+)
 from .store import FlushError, SessionFlushed, SessionStore
 from .tasks import TaskSet
 from .tools import Tool, ToolArguments, ToolCall, ToolContext, ToolError, ToolOutcome, ToolRegistry
@@ -32,6 +39,7 @@ __all__ = [
     "SessionEvent",
     "SessionFlushed",
     "SessionHeader",
+    "SessionLog",
     "SessionStore",
     "SystemClock",
     "TaskSet",

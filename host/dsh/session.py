@@ -14,8 +14,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterator, Sequence
-from typing import Annotated, Any, Literal, overload
+from bisect import bisect_left
+from collections.abc import Collection, Iterator, Sequence
+from typing import Annotated, Any, Literal, Protocol, overload, runtime_checkable
 
 from pydantic import (
     AfterValidator,
@@ -38,6 +39,7 @@ __all__ = [
     "Session",
     "SessionEvent",
     "SessionHeader",
+    "SessionLog",
     "validate_session_id",
 ]
 
@@ -199,15 +201,57 @@ class SessionHeader(BaseModel):
         return cls.model_validate_json(text)
 
 
+@runtime_checkable
+class SessionLog(Protocol):
+    """A read-only view of one Session's log: what plugins read to fold and present.
+
+    A live `Session` is one; the host also hands plugins stored logs of cold
+    Sessions through this protocol, backed by ranged reads, so a plugin must
+    not assume the whole log is in memory. Read what you need:
+
+    - `event(seq)` is one event (`IndexError` outside `[0, len(log))`);
+    - `scan(start, stop, types=..., reverse=...)` yields the events with
+      `start <= seq < stop` (`stop` None: to the end), oldest first unless
+      `reverse`, only those whose type is in `types` when given. Filtering by
+      type is what keeps a fold of one plugin's events cheap in a long log.
+
+    `len(log)` counts the events the view can read; `fold_start` is where
+    plugins start folding (`seedLength` for a fork, else 0).
+    """
+
+    @property
+    def header(self) -> SessionHeader: ...
+
+    @property
+    def id(self) -> str: ...
+
+    @property
+    def fold_start(self) -> int: ...
+
+    def __len__(self) -> int: ...
+
+    def event(self, seq: int) -> SessionEvent: ...
+
+    def scan(
+        self,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+        reverse: bool = False,
+    ) -> Iterator[SessionEvent]: ...
+
+
 class Session:
     """A live Session: a header and its append-only events.
 
     Construct one with `new`, `fork` or `resume`. Appending belongs to the
     `SessionStore` (which notifies listeners); nothing ever removes or rewrites
-    an event. Equality is identity.
+    an event. Equality is identity. A Session is a `SessionLog`: it keeps the
+    seqs of each event type, so `scan(types=...)` visits only matching events.
     """
 
-    __slots__ = ("__weakref__", "_events", "header")
+    __slots__ = ("__weakref__", "_by_type", "_events", "header")
 
     def __init__(self, header: SessionHeader, events: Sequence[SessionEvent] = ()) -> None:
         for index, event in enumerate(events):
@@ -217,6 +261,9 @@ class Session:
                 )
         self.header = header
         self._events: list[SessionEvent] = list(events)
+        self._by_type: dict[str, list[int]] = {}
+        for event in self._events:
+            self._by_type.setdefault(event.type, []).append(event.seq)
 
     # -- construction -----------------------------------------------------
 
@@ -302,6 +349,32 @@ class Session:
     def __len__(self) -> int:
         return len(self._events)
 
+    def event(self, seq: int) -> SessionEvent:
+        """The event at `seq`; raises `IndexError` outside `[0, len(self))`."""
+        if not 0 <= seq < len(self._events):
+            raise IndexError(f"session {self.header.id} has no event {seq}")
+        return self._events[seq]
+
+    def scan(
+        self,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+        reverse: bool = False,
+    ) -> Iterator[SessionEvent]:
+        """The events with `start <= seq < stop`, optionally of `types` only (`SessionLog`)."""
+        end = len(self._events) if stop is None else min(stop, len(self._events))
+        first = max(start, 0)
+        seqs: Sequence[int]
+        if types is None:
+            seqs = range(first, end)
+        else:
+            runs = [_within(self._by_type.get(name, []), first, end) for name in set(types)]
+            seqs = runs[0] if len(runs) == 1 else sorted(seq for run in runs for seq in run)
+        for seq in reversed(seqs) if reverse else seqs:
+            yield self._events[seq]
+
     def __repr__(self) -> str:
         return f"<Session {self.header.id} len={len(self._events)} at {id(self):#x}>"
 
@@ -310,7 +383,13 @@ class Session:
     def _append(self, type: str, data: JsonValue, time: int) -> SessionEvent:
         event = SessionEvent(seq=len(self._events), type=type, time=time, data=data)
         self._events.append(event)
+        self._by_type.setdefault(type, []).append(event.seq)
         return event
+
+
+def _within(seqs: Sequence[int], start: int, stop: int) -> Sequence[int]:
+    """The part of the sorted `seqs` in `[start, stop)`."""
+    return seqs[bisect_left(seqs, start) : bisect_left(seqs, stop)]
 
 
 class _EventsView(Sequence[SessionEvent]):

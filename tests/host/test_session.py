@@ -16,6 +16,7 @@ from dsh.session import (
     Session,
     SessionEvent,
     SessionHeader,
+    SessionLog,
     validate_session_id,
 )
 
@@ -370,3 +371,48 @@ def test_resumed_fork_still_folds_from_its_seed_length() -> None:
 def test_in_python_a_none_optional_field_means_absent() -> None:
     value = header(delegationDepth=None, seedLength=None)
     assert value.to_json() == header().to_json()
+
+
+# -- SessionLog -----------------------------------------------------------------
+
+
+def typed_session() -> Session:
+    types = ["message/user", "schedule/change", "turn/end", "schedule/change", "message/user"]
+    return Session(header(), [event(seq, type) for seq, type in enumerate(types)])
+
+
+def test_a_session_is_a_session_log() -> None:
+    assert isinstance(typed_session(), SessionLog)
+
+
+def test_event_returns_one_event_and_refuses_seqs_outside_the_log() -> None:
+    session = typed_session()
+    assert session.event(3).type == "schedule/change"
+    with pytest.raises(IndexError, match="no event 5"):
+        session.event(5)
+    with pytest.raises(IndexError):
+        session.event(-1)
+
+
+def test_scan_yields_a_range_oldest_first_or_reversed() -> None:
+    session = typed_session()
+    assert [item.seq for item in session.scan()] == [0, 1, 2, 3, 4]
+    assert [item.seq for item in session.scan(1, 4)] == [1, 2, 3]
+    assert [item.seq for item in session.scan(3, 99, reverse=True)] == [4, 3]
+    assert [item.seq for item in session.scan(-5, 1)] == [0]
+
+
+def test_scan_by_type_visits_only_matching_events_within_the_range() -> None:
+    session = typed_session()
+    assert [item.seq for item in session.scan(types={"schedule/change"})] == [1, 3]
+    assert [item.seq for item in session.scan(2, types=["schedule/change"])] == [3]
+    both = session.scan(types=("message/user", "schedule/change"), reverse=True)
+    assert [item.seq for item in both] == [4, 3, 1, 0]
+    assert list(session.scan(types=())) == []
+    assert list(session.scan(types={"absent/type"})) == []
+
+
+def test_scan_by_type_sees_events_appended_later() -> None:
+    session = typed_session()
+    session._append("schedule/change", {}, 9)
+    assert [item.seq for item in session.scan(types={"schedule/change"})] == [1, 3, 5]
