@@ -10,6 +10,8 @@ from .backend import (
     Backend,
     CorruptLog,
     IntegrityError,
+    LogChanged,
+    LogMark,
     SessionExists,
     SessionNotFound,
     StorageError,
@@ -17,16 +19,20 @@ from .backend import (
     StoredSummary,
 )
 from .coordinator import CoordinatorClosed, DivergedLog, PersistenceCoordinator
-from .jsonl import JsonlBackend
+from .jsonl import DataDirBusy, DataDirLock, JsonlBackend
 from .memory import MemoryBackend
 
 __all__ = [
     "Backend",
     "CoordinatorClosed",
     "CorruptLog",
+    "DataDirBusy",
+    "DataDirLock",
     "DivergedLog",
     "IntegrityError",
     "JsonlBackend",
+    "LogChanged",
+    "LogMark",
     "MemoryBackend",
     "PersistenceCoordinator",
     "SessionExists",

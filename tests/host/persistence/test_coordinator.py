@@ -39,7 +39,7 @@ Kind = Literal["new", "fork", "resume"]
 async def running(backend: Backend) -> AsyncIterator[tuple[SessionStore, PersistenceCoordinator]]:
     store = SessionStore(FakeClock())
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, backend, group)
+        coordinator = PersistenceCoordinator(store, backend, group, clock=store.clock)
         try:
             yield store, coordinator
         finally:
@@ -486,7 +486,7 @@ async def test_a_flush_waiting_on_a_stopped_writer_raises(memory: FaultyBackend)
         outer.start_soon(flush)
         await settle()
         group.cancel_scope.cancel()
-    assert "persistence stopped before events" in str(errors[0])
+    assert "persistence stopped before its creation was stored" in str(errors[0])
 
 
 # -- attaching and detaching ------------------------------------------------------------
