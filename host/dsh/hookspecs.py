@@ -14,7 +14,7 @@ from pydantic import JsonValue
 if TYPE_CHECKING:
     from .agent import Agent
     from .plugins import ClientModule
-    from .session import Session, SessionEvent
+    from .session import SessionEvent, SessionLog
 
 __all__ = ["PROJECT", "hookimpl", "hookspec"]
 
@@ -35,13 +35,21 @@ def dsh_agent_published(agent: Agent) -> None:
 
 
 @hookspec(firstresult=True)
-def dsh_event_view(session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
+def dsh_event_view(session: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
     """Return the presentation sidecar for a durable `event` of `session`, or None.
 
     Called for events that are known to be stored (after a flush acknowledged
     them, or when reading cold history), never on append. Stop at first non-None
     result: the first plugin that returns a view wins. Must be pure and fast:
     it may run for every event of a history page.
+
+    `session` is a `dsh.SessionLog`. For a live Session it is the Session
+    itself and the call runs on the event loop. For a cold one it is the
+    stored log (`Host.stored_log`) and the call runs in a worker thread, where
+    every read may read storage: read only what the view needs through
+    `session.event(seq)` and `session.scan(start, stop, types=…, reverse=…)`
+    (filter by your own event types and stop early), never walk or copy the
+    whole log, and do not touch the event loop or other Sessions.
     """
 
 

@@ -10,9 +10,18 @@ Session's agent. It is an async context manager:
 Every agent that becomes live (new Session, resume, fork, child spawn) is
 *published* through `dsh_agent_published`, once, after its Session's storage
 acknowledged a flush. Reading a cold Session's stored log never publishes.
-Closing the Host closes every agent (flushing its Session), unloads the
-plugins newest first, stops the coordinator and closes the model adapter (the
-Host owns it: an adapter with an `aclose()` method is closed last).
+Closing the Host closes every agent (flushing its Session, retrying for at
+most `close_retry_seconds`), unloads the plugins newest first, stops the
+coordinator and closes the model adapter (the Host owns it: an adapter with
+an `aclose()` method is closed last). Sessions that could not be stored are
+listed in `unstored` afterwards.
+
+Reading storage goes through the Host, never around it (the web layer uses
+these): `tail`, `stored_header`, `stored_log` / `with_stored_log`,
+`history_page`, `list_sessions`, `storage_health` (a `StorageReader` does the
+work). A Session is listed only once its creation was acknowledged: a create
+or fork that fails leaves nothing listed behind (its storage is moved to the
+trash before the error is raised).
 """
 
 from __future__ import annotations
@@ -21,11 +30,11 @@ import inspect
 import logging
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
 
 import anyio
 import pluggy
@@ -38,10 +47,20 @@ from .clock import Clock, SystemClock
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .persistence.backend import Backend, StoredSession
-from .persistence.coordinator import PersistenceCoordinator
+from .persistence.backend import SessionNotFound as StoredSessionNotFound
+from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
+from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .plugins import ClientModule, PluginContext
+from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
 from .scope import Disposer, Scope
-from .session import Lineage, Session, SessionEvent, validate_session_id
+from .session import (
+    Lineage,
+    Session,
+    SessionEvent,
+    SessionHeader,
+    SessionLog,
+    validate_session_id,
+)
 from .store import SessionStore
 
 __all__ = [
@@ -52,9 +71,12 @@ __all__ = [
     "PublishedModule",
     "SessionNotFound",
     "SessionSummary",
+    "StorageHealth",
 ]
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class HostError(Exception):
@@ -75,13 +97,19 @@ class PersistenceUnavailable(HostError):
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
-    """One row of the Session list."""
+    """One row of the Session list.
+
+    `title` is the latest `session/title`; `preview` the first line of the
+    person's first message (kept for searching; not in the JSON form).
+    """
 
     id: str
     created_at: int
     live: bool
     length: int
     lineage: Lineage | None
+    title: str | None = None
+    preview: str | None = None
 
     def to_dict(self) -> dict[str, JsonValue]:
         return {
@@ -92,7 +120,23 @@ class SessionSummary:
             "lineage": None
             if self.lineage is None
             else self.lineage.model_dump(mode="json", by_alias=True),
+            "title": self.title,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StorageHealth:
+    """Whether storage keeps up: `degraded` lists the Sessions whose writes are failing."""
+
+    degraded: tuple[Unconfirmed, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.degraded
+
+    @property
+    def unconfirmed_events(self) -> int:
+        return sum(item.count for item in self.degraded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +159,7 @@ class Host:
         clock: Clock | None = None,
         cwd: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
+        close_retry_seconds: float = 0.0,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.store = SessionStore(self.clock)
@@ -122,6 +167,17 @@ class Host:
         self.model = model
         self.cwd = cwd or os.getcwd()
         self.max_steps = max_steps
+        self.close_retry_seconds = close_retry_seconds
+        self.unstored: list[str] = []
+        self._reader = StorageReader(
+            self.store,
+            backend,
+            durable=lambda session: (
+                0 if self._coordinator is None else self._coordinator.durable_length(session)
+            ),
+            view=self.event_view,
+        )
+        self._phantoms: set[str] = set()
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.scope = Scope("host")
@@ -142,7 +198,13 @@ class Host:
         try:
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
-            self._coordinator = PersistenceCoordinator(self.store, self.backend, group)
+            self._coordinator = PersistenceCoordinator(
+                self.store,
+                self.backend,
+                group,
+                clock=self.clock,
+                close_retry_seconds=self.close_retry_seconds,
+            )
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
@@ -175,11 +237,10 @@ class Host:
         await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
-        for session_id in list(self._agents):
-            try:
-                await self.close_session(session_id)
-            except Exception:
-                log.exception("closing session %s failed", session_id)
+        # Concurrently: each Session may keep retrying its last writes for a while.
+        async with anyio.create_task_group() as group:
+            for session_id in list(self._agents):
+                group.start_soon(self._close_at_exit, session_id)
         if self._loader is not None:
             await self._loader.aclose()
         try:
@@ -190,6 +251,13 @@ class Host:
                     await self._coordinator.aclose()
             finally:
                 await self._close_model()
+
+    async def _close_at_exit(self, session_id: str) -> None:
+        try:
+            await self.close_session(session_id)
+        except Exception as error:
+            log.error("session %s was not fully stored: %s", session_id, error)
+            self.unstored.append(session_id)
 
     async def _close_model(self) -> None:
         # The Host owns its adapter: one with a connection pool (openai) closes it here.
@@ -241,7 +309,7 @@ class Host:
         session = Session.new(
             self._new_id(), cwd=self.cwd, created_at=self.clock.wall_ms(), origin=origin
         )
-        return await self._go_live(session, seed_end=0)
+        return await self._go_live(session, seed_end=0, new=True)
 
     async def spawn_child(self, parent: Agent) -> Agent:
         """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
@@ -253,7 +321,7 @@ class Host:
             origin="api",
             delegation_depth=parent.session.header.depth + 1,
         )
-        return await self._go_live(session, seed_end=0, parent=parent)
+        return await self._go_live(session, seed_end=0, parent=parent, new=True)
 
     async def resume(self, session_id: str) -> tuple[Agent, bool]:
         """Make a stored Session live. Returns `(agent, resumed)`.
@@ -275,7 +343,11 @@ class Host:
         opening = self._opening[session_id] = anyio.Event()
         try:
             stored = await self.read_stored(session_id)
+            mark = await self.backend.mark(session_id)
             session = Session.resume(stored.header, stored.events, resumed_at=self.clock.wall_ms())
+            if mark is not None and mark.length == len(stored.events):
+                # Its prefix is what storage just returned: proven by construction.
+                self._reader.proof.seed(session, mark.length, mark.incarnation)
             return await self._go_live(session, seed_end=len(stored.events)), True
         finally:
             del self._opening[session_id]
@@ -309,7 +381,7 @@ class Host:
             )
         child = Session.fork(header, events, self._new_id(), at=at, created_at=self.clock.wall_ms())
         assert child.header.seed_length is not None
-        return await self._go_live(child, seed_end=child.header.seed_length)
+        return await self._go_live(child, seed_end=child.header.seed_length, new=True)
 
     async def close_session(self, session_id: str) -> None:
         """Close the agent and make the Session cold.
@@ -327,8 +399,10 @@ class Host:
             self.store.close(agent.session)
 
     async def _go_live(
-        self, session: Session, *, seed_end: int, parent: Agent | None = None
+        self, session: Session, *, seed_end: int, parent: Agent | None = None, new: bool = False
     ) -> Agent:
+        """Make `session` live once storage acknowledged it; `new` for a Session that did
+        not exist before (its storage is removed again if that fails: no phantoms)."""
         assert self._group is not None and self._coordinator is not None
         close = self.store.open(session)
         detach = self._coordinator.attach(session, seed_end=seed_end)
@@ -338,10 +412,14 @@ class Host:
                 raise PersistenceUnavailable(f"storage did not acknowledge session {session.id}")
         except BaseException:
             with anyio.CancelScope(shield=True):
-                try:
-                    await _dispose(detach)
-                except Exception:
-                    log.warning("session %s was never stored", session.id, exc_info=True)
+                if new:
+                    await self._coordinator.abandon(session)
+                    await self._discard(session.id)
+                else:
+                    try:
+                        await _dispose(detach)
+                    except Exception:
+                        log.warning("session %s was not stored", session.id, exc_info=True)
             close()
             raise
         agent = Agent(
@@ -357,6 +435,19 @@ class Host:
         self._agents[session.id] = agent
         self._publish(agent)
         return agent
+
+    async def _discard(self, session_id: str) -> None:
+        """Take what a failed creation may have stored out of the list (to the trash)."""
+        try:
+            await self.backend.trash(session_id)
+        except StoredSessionNotFound:
+            return  # nothing was stored
+        except Exception as error:
+            # Hidden from this Host's list; another process may still see it.
+            self._phantoms.add(session_id)
+            log.warning("session %s: its failed creation stays stored: %s", session_id, error)
+            return
+        log.info("session %s: its failed creation was moved to the trash", session_id)
 
     def _publish(self, agent: Agent) -> None:
         # Each plugin's failure is contained: one broken plugin must not keep
@@ -377,49 +468,119 @@ class Host:
     # -- storage reads ----------------------------------------------------
 
     async def read_stored(self, session_id: str) -> StoredSession:
-        """The stored log of a Session; never publishes an agent."""
+        """The whole stored log of a Session (what a resume or fork needs); never publishes."""
         validate_session_id(session_id)
         stored = await self.backend.inspect(session_id)
-        if stored is None:
+        if stored is None or session_id in self._phantoms:
             raise SessionNotFound(f"no session {session_id!r}")
         return stored
+
+    async def tail(self, session_id: str) -> int:
+        """How many events the Session has: live, its length; cold, its stored count."""
+        tail = await self._reader.tail(validate_session_id(session_id))
+        if tail is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return tail
+
+    async def stored_header(self, session_id: str) -> tuple[SessionHeader, int]:
+        """A stored Session's header and event count, decoding no events."""
+        described = await self._reader.stored_header(validate_session_id(session_id))
+        if described is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return described
+
+    async def stored_log(self, session_id: str) -> StoredLog:
+        """A cold, read-only `SessionLog` of what storage holds for the Session.
+
+        Its `event()` and `scan()` read storage (ranged, type-filtered), so
+        call them from a worker thread: `with_stored_log` runs a function
+        there. Never publishes an agent.
+        """
+        log_ = await self._reader.stored_log(validate_session_id(session_id))
+        if log_ is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return log_
+
+    async def with_stored_log(
+        self,
+        session_id: str,
+        func: Callable[Concatenate[SessionLog, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`func(log, *args, **kwargs)` in a worker thread, with the Session's `stored_log`."""
+        stored = await self.stored_log(session_id)
+        return await self._reader.in_worker(lambda: func(stored, *args, **kwargs))
+
+    async def history_page(self, session_id: str, request: PageRequest) -> HistoryPage:
+        """A page of history with the views storage vouches for (see `dsh.reader`)."""
+        page = await self._reader.page(validate_session_id(session_id), request)
+        if page is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return page
+
+    async def proven_prefix(self, session: Session) -> int:
+        """How many leading events of live `session` are stored, proven and confirmed."""
+        return await self._reader.proven_prefix(session)
+
+    def storage_health(self) -> StorageHealth:
+        """The Sessions whose writes are failing now (from memory: never touches storage)."""
+        if self._coordinator is None:
+            return StorageHealth()
+        return StorageHealth(tuple(self._coordinator.unconfirmed()))
 
     async def list_sessions(self) -> list[SessionSummary]:
         """Every stored Session, newest first, with live ones marked."""
         rows: dict[str, SessionSummary] = {}
         for item in await self.backend.list():
+            if item.id in self._phantoms:
+                continue
             live = self.store.find(item.id)
-            rows[item.id] = SessionSummary(
-                id=item.id,
-                created_at=item.created_at,
-                live=live is not None,
-                length=len(live) if live is not None else item.length,
-                lineage=item.lineage,
+            rows[item.id] = (
+                self.summary(live)
+                if live is not None
+                else SessionSummary(
+                    item.id,
+                    item.created_at,
+                    False,
+                    item.length,
+                    item.lineage,
+                    item.title,
+                    item.preview,
+                )
             )
         for session in self.store.live():
             if session.id not in rows:
-                rows[session.id] = SessionSummary(
-                    session.id,
-                    session.header.created_at,
-                    True,
-                    len(session),
-                    session.header.lineage,
-                )
+                rows[session.id] = self.summary(session)
         return sorted(rows.values(), key=lambda row: (row.created_at, row.id), reverse=True)
 
     def summary(self, session: Session) -> SessionSummary:
+        facts = SummaryFacts()
+        for event in session.scan(types={TITLE_TYPE}, reverse=True):
+            facts.add(event)
+            break
+        for event in session.scan(types={USER_MESSAGE}):
+            facts.add(event)
+            if facts.preview is not None:
+                break
         return SessionSummary(
             session.id,
             session.header.created_at,
             self.store.is_live(session),
             len(session),
             session.header.lineage,
+            facts.title,
+            facts.preview,
         )
 
     # -- plugin contributions --------------------------------------------
 
-    def event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
-        """The first plugin view of a durable event, or None. Plugin failures are logged."""
+    def event_view(self, session: SessionLog, event: SessionEvent) -> dict[str, Any] | None:
+        """The first plugin view of a durable event, or None. Plugin failures are logged.
+
+        `session` is the live Session, or a cold `StoredLog` (then this runs in
+        a worker thread; see `dsh_event_view`).
+        """
         try:
             view = self.pm.hook.dsh_event_view(session=session, event=event)
         except Exception:

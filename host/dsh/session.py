@@ -325,9 +325,15 @@ class Session:
     def resume(
         cls, header: SessionHeader, stored: Sequence[SessionEvent], *, resumed_at: int
     ) -> Session:
-        """A new live object for a stored Session, ending in a fresh `session/end-seed`."""
+        """A new live object for a stored Session, ending in a `session/end-seed`.
+
+        A fresh marker is appended unless the stored log already ends with one
+        (a lifecycle in which nothing happened, such as a resume whose first
+        flush failed): a retried resume writes one marker, not two.
+        """
         events = list(stored)
-        events.append(SessionEvent(seq=len(events), type=END_SEED, time=resumed_at, data={}))
+        if not events or events[-1].type != END_SEED:
+            events.append(SessionEvent(seq=len(events), type=END_SEED, time=resumed_at, data={}))
         return cls(header, events)
 
     # -- reading ----------------------------------------------------------

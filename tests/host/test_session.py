@@ -349,23 +349,32 @@ def test_fork_validates_the_child_id() -> None:
 
 def test_resume_rebuilds_the_stored_log_and_appends_an_end_seed() -> None:
     stored_header = header(delegationDepth=0)
-    stored = [event(0), event(1, type=END_SEED, data={})]
+    stored = [event(0), event(1, type=END_SEED, data={}), event(2)]
     first = Session.resume(stored_header, stored, resumed_at=50)
     second = Session.resume(stored_header, stored, resumed_at=60)
 
     assert first.header is stored_header
-    assert list(first.events[:2]) == stored
-    assert first.events[2] == SessionEvent(seq=2, type=END_SEED, time=50, data={})
+    assert list(first.events[:3]) == stored
+    assert first.events[3] == SessionEvent(seq=3, type=END_SEED, time=50, data={})
     assert first.fold_start == 0
     assert first is not second
-    assert second.events[2].time == 60
+    assert second.events[3].time == 60
+
+
+def test_a_log_that_already_ends_with_an_end_seed_is_resumed_without_another() -> None:
+    """A lifecycle in which nothing happened (a resume whose first flush failed, an
+    untouched fork) already ends in a marker: a retried resume writes one, not two."""
+    stored = [event(0), event(1, type=END_SEED, data={})]
+    resumed = Session.resume(header(), stored, resumed_at=50)
+    assert list(resumed.events) == stored
 
 
 def test_resumed_fork_still_folds_from_its_seed_length() -> None:
     forked = Session.fork(header(), [event(0)], "child", at=1, created_at=3)
-    resumed = Session.resume(forked.header, forked.events, resumed_at=4)
+    resumed = Session.resume(forked.header, [*forked.events, event(2)], resumed_at=4)
     assert resumed.fold_start == 2
-    assert resumed.events[2].type == END_SEED
+    assert resumed.events[1].type == END_SEED
+    assert resumed.events[3].type == END_SEED
 
 
 def test_in_python_a_none_optional_field_means_absent() -> None:

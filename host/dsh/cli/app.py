@@ -14,15 +14,18 @@ bug and keeps its traceback.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import functools
+import logging
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ..datadir import DATA_DIR_ENV, default_data_dir
 from ..overlay import Overlay, OverlayError, load_overlay, validate_model
+from ..persistence.stores import STORE_ENV, StoreChoice, StoreError, choose_store
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -37,12 +40,14 @@ __all__ = [
     "add_data_dir_option",
     "add_model_option",
     "add_overlay_option",
+    "add_store_option",
     "build_parser",
     "data_dir_of",
     "default_data_dir",
     "dispatch",
     "model_of",
     "overlay_of",
+    "store_of",
 ]
 
 EXIT_OK = 0
@@ -66,6 +71,19 @@ class Streams:
     def note(self, text: str) -> None:
         """Write one line to stderr."""
         self.err.write(text + "\n")
+
+    @contextlib.contextmanager
+    def warnings(self) -> Iterator[None]:
+        """While inside, the host's warnings (a skipped file, …) are `dsh: warning: …` lines."""
+        handler = logging.StreamHandler(self.err)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter(f"{PROG}: warning: %(message)s"))
+        logger = logging.getLogger("dsh")
+        logger.addHandler(handler)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
         """Write `rows` under `header` in aligned columns; nothing at all when there are no rows."""
@@ -180,6 +198,27 @@ def data_dir_of(args: argparse.Namespace, environ: Mapping[str, str] | None = No
     """The data directory `args` asks for: `--data-dir`, else `default_data_dir()`."""
     given: Path | None = args.data_dir
     return given.expanduser() if given is not None else default_data_dir(environ)
+
+
+def add_store_option(parser: argparse.ArgumentParser) -> None:
+    """Add `--store URL`; read it back with `store_of(args)` (which also reads `--data-dir`)."""
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help=f"where Sessions are stored: jsonl:DIR (default: jsonl:<data dir>) or memory: "
+        f"(default: ${STORE_ENV})",
+    )
+
+
+def store_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> StoreChoice:
+    """The store `--store` (else `$DSH_STORE`, else `jsonl:<data dir>`) selects.
+
+    Raises `CommandError` (exit 1) naming what is wrong with the URL.
+    """
+    try:
+        return choose_store(args.store, data_dir_of(args, environ), environ=environ)
+    except StoreError as error:
+        raise CommandError(str(error)) from error
 
 
 def add_overlay_option(

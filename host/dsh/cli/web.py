@@ -1,10 +1,12 @@
 """`dsh web`: serve the browser client and the HTTP API (DESIGN §11).
 
-    dsh web [--overlay PATH] [--data-dir DIR] [--host 127.0.0.1] [--port 8765]
-            [--model demo|absent|openai|scripted:PATH] [--allow-host NAME[:PORT]]...
+    dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
+            [--port 8765] [--model demo|absent|openai|scripted:PATH]
+            [--allow-host NAME[:PORT]]...
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
-wins over it, and `demo` is the default. Serving itself lives in
+wins over it, and `demo` is the default. `--store` (else `$DSH_STORE`) picks
+the store, `jsonl:<data dir>` by default. Serving itself lives in
 `dsh.web.launch`.
 """
 
@@ -21,9 +23,10 @@ from .app import (
     add_data_dir_option,
     add_model_option,
     add_overlay_option,
-    data_dir_of,
+    add_store_option,
     model_of,
     overlay_of,
+    store_of,
 )
 
 __all__ = ["COMMAND"]
@@ -34,6 +37,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         parser, help="an overlay file, or a directory holding overlay.toml (default: no plugins)"
     )
     add_data_dir_option(parser)
+    add_store_option(parser)
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
     )
@@ -56,10 +60,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     overlay = overlay_of(args)
+    store = store_of(args)
     try:
         return run_web(
             overlay=overlay,
-            data_dir=data_dir_of(args),
+            store=store,
             model=model_of(args, overlay, default=DEFAULT_MODEL),
             host=args.host,
             port=args.port,

@@ -20,6 +20,7 @@ from dsh.cli.app import Streams, build_parser
 from dsh.host import Host
 from dsh.overlay import Overlay
 from dsh.persistence import JsonlBackend
+from dsh.persistence.stores import choose_store
 from dsh.web import launch as web_launch
 from dsh.web.launch import make_host_factory
 
@@ -76,12 +77,13 @@ def test_every_option_is_read() -> None:
     assert (args.host, args.port, args.model, args.allow_host) == ("::1", 0, "absent", ["a", "b:1"])
 
 
-def test_the_host_factory_uses_jsonl_storage_and_the_overlay_plugins(tmp_path: Path) -> None:
-    make_host = make_host_factory(Overlay.default(), tmp_path, "absent")
+def test_the_host_factory_uses_the_chosen_store_and_the_overlay_plugins(tmp_path: Path) -> None:
+    make_host = make_host_factory(Overlay.default(), choose_store(None, tmp_path), "absent")
     host = make_host()
     assert isinstance(host, Host) and isinstance(host.backend, JsonlBackend)
     assert host.backend.directory == tmp_path / "sessions"
     assert host.model.name == "absent"
+    assert host.close_retry_seconds == web_launch.CLOSE_RETRY_SECONDS
     assert make_host() is not host
 
 

@@ -27,9 +27,9 @@ from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
 
 if TYPE_CHECKING:
+    from dsh import SessionEvent, SessionLog
     from dsh.agent import Agent
     from dsh.plugins import PluginContext
-    from dsh.session import Session, SessionEvent
 
 __all__ = ["SchedulePlugin"]
 
@@ -54,7 +54,9 @@ class SchedulePlugin:
             install(self.context, agent, self.config)
 
     @hookimpl
-    def dsh_event_view(self, session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
+    def dsh_event_view(
+        self, session: SessionLog, event: SessionEvent
+    ) -> dict[str, JsonValue] | None:
         if event.type != EVENT_TYPE:
             return None
         return schedule_reminder_presentation(session, event.seq)
