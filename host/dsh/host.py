@@ -178,6 +178,7 @@ class Host:
             view=self.event_view,
         )
         self._phantoms: set[str] = set()
+        self._failed_markers: dict[str, SessionEvent] = {}
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.scope = Scope("host")
@@ -344,11 +345,21 @@ class Host:
         try:
             stored = await self.read_stored(session_id)
             mark = await self.backend.mark(session_id)
-            session = Session.resume(stored.header, stored.events, resumed_at=self.clock.wall_ms())
+            session = Session.resume(
+                stored.header,
+                stored.events,
+                resumed_at=self.clock.wall_ms(),
+                marker=self._failed_markers.pop(session_id, None),
+            )
             if mark is not None and mark.length == len(stored.events):
                 # Its prefix is what storage just returned: proven by construction.
                 self._reader.proof.seed(session, mark.length, mark.incarnation)
-            return await self._go_live(session, seed_end=len(stored.events)), True
+            try:
+                return await self._go_live(session, seed_end=len(stored.events)), True
+            except BaseException:
+                # Its marker may be stored although the attempt failed: a retry reuses it.
+                self._failed_markers[session_id] = session.events[-1]
+                raise
         finally:
             del self._opening[session_id]
             opening.set()

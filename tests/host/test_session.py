@@ -361,20 +361,22 @@ def test_resume_rebuilds_the_stored_log_and_appends_an_end_seed() -> None:
     assert second.events[3].time == 60
 
 
-def test_a_log_that_already_ends_with_an_end_seed_is_resumed_without_another() -> None:
-    """A lifecycle in which nothing happened (a resume whose first flush failed, an
-    untouched fork) already ends in a marker: a retried resume writes one, not two."""
-    stored = [event(0), event(1, type=END_SEED, data={})]
-    resumed = Session.resume(header(), stored, resumed_at=50)
-    assert list(resumed.events) == stored
+def test_a_resume_retried_after_its_marker_was_stored_does_not_append_a_second() -> None:
+    stored = [event(0), SessionEvent(seq=1, type=END_SEED, time=50, data={})]
+    retried = Session.resume(header(), stored, resumed_at=60, marker=stored[1])
+    assert list(retried.events) == stored
+    # Any other marker at the end (an earlier lifecycle) gets a new one after it.
+    other = SessionEvent(seq=1, type=END_SEED, time=49, data={})
+    assert len(Session.resume(header(), stored, resumed_at=60, marker=other)) == 3
+    assert len(Session.resume(header(), stored, resumed_at=60)) == 3
+    assert len(Session.resume(header(), [], resumed_at=60, marker=other)) == 1
 
 
 def test_resumed_fork_still_folds_from_its_seed_length() -> None:
     forked = Session.fork(header(), [event(0)], "child", at=1, created_at=3)
-    resumed = Session.resume(forked.header, [*forked.events, event(2)], resumed_at=4)
+    resumed = Session.resume(forked.header, forked.events, resumed_at=4)
     assert resumed.fold_start == 2
-    assert resumed.events[1].type == END_SEED
-    assert resumed.events[3].type == END_SEED
+    assert resumed.events[2].type == END_SEED
 
 
 def test_in_python_a_none_optional_field_means_absent() -> None:

@@ -18,12 +18,19 @@ from .backend import (
     StoredSession,
     StoredSummary,
 )
-from .coordinator import CoordinatorClosed, DivergedLog, PersistenceCoordinator
+from .coordinator import (
+    Backoff,
+    CoordinatorClosed,
+    DivergedLog,
+    PersistenceCoordinator,
+    Unconfirmed,
+)
 from .jsonl import DataDirBusy, DataDirLock, JsonlBackend
 from .memory import MemoryBackend
 
 __all__ = [
     "Backend",
+    "Backoff",
     "CoordinatorClosed",
     "CorruptLog",
     "DataDirBusy",
@@ -40,4 +47,5 @@ __all__ = [
     "StorageError",
     "StoredSession",
     "StoredSummary",
+    "Unconfirmed",
 ]

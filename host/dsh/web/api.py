@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 from .. import __version__
 from ..host import Host
 from ..session import validate_session_id
-from .errors import ApiError
+from .errors import ApiError, error_body
 from .history import PageRequest
 from .state import web_state
 from .static import module_url
@@ -72,7 +72,8 @@ def _json(status: int, content: dict[str, Any]) -> JSONResponse:
 
 @router.get("/health", summary="Liveness, version, and whether storage keeps up")
 async def health(request: Request) -> JSONResponse:
-    """200 `{"ok": true, "version"}`; 503 `{"ok": false, …, "storage": "degraded"}` while
+    """200 `{"ok": true, "version"}`; 503 `{"ok": false, "storage": "degraded",
+    "sessions", "unconfirmed", "error": {"code": "storage_degraded", "message"}}` while
     some Session has events storage has not confirmed (its writes are being retried).
     Answered from memory: a stalled disk never stalls it."""
     state = getattr(request.app.state, "web", None)
@@ -80,6 +81,11 @@ async def health(request: Request) -> JSONResponse:
     if report is None or report.ok:
         return _json(200, {"ok": True, "version": __version__})
     sessions, events = len(report.degraded), report.unconfirmed_events
+    message = (
+        f"{sessions} session{'s' if sessions != 1 else ''} "
+        f"{'have' if sessions != 1 else 'has'} {events} "
+        f"event{'s' if events != 1 else ''} not yet stored; storage is being retried"
+    )
     return _json(
         503,
         {
@@ -88,11 +94,7 @@ async def health(request: Request) -> JSONResponse:
             "storage": "degraded",
             "sessions": sessions,
             "unconfirmed": events,
-            "message": (
-                f"{sessions} session{'s' if sessions != 1 else ''} "
-                f"{'have' if sessions != 1 else 'has'} {events} "
-                f"event{'s' if events != 1 else ''} not yet stored; storage is being retried"
-            ),
+            **error_body("storage_degraded", message),
         },
     )
 

@@ -1166,3 +1166,18 @@ async def test_a_cancelled_append_that_never_reached_the_worker_stores_nothing(
     assert await backend.cursor("s1") == 0
     await backend.append("s1", events(0, 1))
     assert await backend.cursor("s1") == 1
+
+
+@pytest.mark.parametrize("tail", TORN_TAILS)
+async def test_creating_an_existing_log_repairs_its_torn_tail_for_the_adopter(
+    tmp_path: Path, tail: bytes
+) -> None:
+    await JsonlBackend(tmp_path).initialize(header(), events(0, 3))
+    with log_path(tmp_path).open("ab") as file:
+        file.write(tail)
+    backend = JsonlBackend(tmp_path)
+    with pytest.raises(SessionExists):
+        await backend.initialize(header(), events(0, 3))
+    stored = await backend.inspect("s1")
+    assert stored is not None and stored.torn_tail is False
+    assert stored.events == tuple(events(0, 3))

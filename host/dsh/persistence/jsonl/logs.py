@@ -41,6 +41,7 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import NoReturn
 
 from ...session import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
 from ..backend import (
@@ -162,11 +163,11 @@ class LogFiles:
             ensure_directory(self.directory, self._sync_dir)
             if os.path.lexists(path):  # fail fast; the link below guarantees it
                 sync_directory(self.directory, self._sync_dir)
-                raise SessionExists(f"session {header.id} is already stored ({path})")
+                self._exists(header.id, path)
             try:
                 fd = create_exclusive(path, head + batch.payload, self._sync_file, self._sync_dir)
             except SessionExists:
-                raise SessionExists(f"session {header.id} is already stored ({path})") from None
+                self._exists(header.id, path)
             state = state_of(os.fstat(fd))
         index = LineIndex(
             path=path,
@@ -183,6 +184,15 @@ class LogFiles:
         self._forget_cached(header.id)
         self._writers[header.id] = _Writer(path, fd, index, state)
         self._incarnations.observe(header.id, state)
+
+    def _exists(self, session_id: str, path: Path) -> NoReturn:
+        # The caller adopts what is there and appends to it (a resume, a create whose
+        # acknowledgement was lost): open it for writing now, which repairs a torn
+        # tail even if nothing is ever appended. A log that cannot be opened is the
+        # adoption's to report, not this refusal's.
+        with contextlib.suppress(StorageError):
+            self._writer(session_id)
+        raise SessionExists(f"session {session_id} is already stored ({path})")
 
     def append_round(self, batches: Sequence[PendingBatch]) -> None:
         """Write every batch of one group commit; each failure stays with its batch."""
@@ -254,6 +264,7 @@ class LogFiles:
         fd, status = opened
         try:
             state = state_of(status)
+            self._incarnations.observe(session_id, state)
             with self._stripe(session_id):
                 index = self._index(session_id, path, fd, state)
             if index.torn:
@@ -262,8 +273,8 @@ class LogFiles:
                     self._sync_file(fd)
                     state = state_of(os.fstat(fd))
                 index.torn = False
+                self._incarnations.record(session_id, state)  # our own repair
             index.state = state
-            self._incarnations.observe(session_id, state)
         except BaseException:
             os.close(fd)
             raise

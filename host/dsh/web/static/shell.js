@@ -11,6 +11,7 @@ import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
 import { renderSessionList, shortId } from "./session-list.js";
 import { SessionWindow } from "./session-window.js";
+import { watchStorage } from "./storage-status.js";
 import { toNodes } from "./transcript.js";
 
 /** Pixels from the bottom within which new content keeps the view pinned. */
@@ -49,6 +50,7 @@ export function mountApp({
   let current = null;
   let renderQueued = false;
   let banner = null;
+  let storageStatus = null;
   const labels = [];
 
   const registry = createRegistry({ lang: () => lang });
@@ -99,6 +101,7 @@ export function mountApp({
       requestRender();
       return;
     }
+    storageStatus = watchStorage({ document, parent: root, health: () => api.health(), lang: () => lang });
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
@@ -229,6 +232,7 @@ export function mountApp({
 
   function destroy() {
     closeCurrent();
+    storageStatus?.stop();
     root.replaceChildren();
   }
 
