@@ -2,7 +2,7 @@
 
     dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
             [--port 8765] [--model demo|absent|openai|scripted:PATH]
-            [--allow-host NAME[:PORT]]...
+            [--allow-host NAME[:PORT]]... [--stop-grace SECONDS]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
 wins over it, and `demo` is the default. `--store` (else `$DSH_STORE`) picks
@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..web.launch import DEFAULT_MODEL, LaunchError, run_web
+from ..web.launch import CLOSE_RETRY_SECONDS, DEFAULT_MODEL, LaunchError, run_web
 from ..web.settings import DEFAULT_HOST, DEFAULT_PORT
 from .app import (
     Command,
@@ -55,7 +55,25 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME[:PORT]",
         help="also answer to this Host header (e.g. behind a proxy); repeatable",
     )
+    parser.add_argument(
+        "--stop-grace",
+        type=_seconds,
+        default=CLOSE_RETRY_SECONDS,
+        metavar="SECONDS",
+        help="on stop, how long to keep retrying writes storage refused "
+        f"(default: {CLOSE_RETRY_SECONDS:g})",
+    )
     parser.set_defaults(run=_run)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not 0 <= seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0..3600 seconds")
+    return seconds
 
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
@@ -70,6 +88,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             port=args.port,
             allowed_hosts=args.allow_host,
             stdout=streams.out,
+            stop_grace=args.stop_grace,
         )
     except LaunchError as error:
         raise CommandError(str(error)) from error

@@ -9,8 +9,9 @@ is one clear line, not a server start-up traceback. The access token is
 URL.
 
 On SIGINT/SIGTERM every live Session is closed, each retrying its last writes
-for at most `CLOSE_RETRY_SECONDS`; if some could never be stored the command
-fails (exit 1) naming them.
+for at most `stop_grace` seconds (`--stop-grace`, default
+`CLOSE_RETRY_SECONDS`); if some could never be stored the command fails
+(exit 1) naming them.
 """
 
 from __future__ import annotations
@@ -93,6 +94,7 @@ def run_web(
     port: int,
     allowed_hosts: Sequence[str] = (),
     stdout: TextIO,
+    stop_grace: float = CLOSE_RETRY_SECONDS,
 ) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
 
@@ -105,7 +107,7 @@ def run_web(
         settings = WebSettings(
             token=resolve_token(), host=host, port=port, allowed_hosts=tuple(allowed_hosts)
         )
-        make_host = make_host_factory(overlay, store, model)
+        make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error)) from error
     lock = store.writer_lock()

@@ -28,6 +28,7 @@ from dsh.persistence import (
 from dsh.session import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
 from dsh.store import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
 from dsh.testing import FakeClock, FaultyBackend, Operation
+from tests.support.fulldisk import FullDisk
 
 from .contract import events, header
 
@@ -973,3 +974,39 @@ async def test_abandon_stops_a_session_without_writing_more(memory: FaultyBacken
         assert not coordinator.is_attached(session)
         assert memory.calls["initialize"] == calls["initialize"]
         assert memory.calls["release"] == calls["release"] + 1
+
+
+async def test_a_full_disk_is_retried_until_space_returns_and_nothing_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FullDisk.open(tmp_path) as disk:
+        disk.patch_writes(monkeypatch)
+        backend = JsonlBackend(disk.directory)
+        async with running(backend) as (store, coordinator):
+            clock = store.clock
+            assert isinstance(clock, FakeClock)
+            session = Session.new("s1", cwd="/", created_at=0)
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+            assert await store.flush(session) is True
+            disk.fill()
+            for _ in range(100):  # a real tmpfs may still fit a few lines in the last page
+                add(store, session, 20)
+                await eventually(
+                    lambda: (
+                        coordinator.unconfirmed() != []
+                        or coordinator.durable_length(session) == len(session)
+                    ),
+                    "the batch to be stored or refused",
+                )
+                if coordinator.unconfirmed():
+                    break
+            [report] = coordinator.unconfirmed()
+            assert "No space left on device" in report.error
+            stored = await backend.inspect("s1")
+            assert stored is not None and stored.torn_tail is False  # rolled back, no partial line
+            assert stored.events == tuple(session.events[: len(stored.events)])
+            disk.free()
+            await advance_until(clock, lambda: coordinator.unconfirmed() == [])
+            assert await store.flush(session) is True
+            await assert_stored_exactly(backend, session)
