@@ -70,9 +70,7 @@ def _add_store(parser: argparse.ArgumentParser) -> None:
     add_store_option(parser)
 
 
-COMMAND = Command(
-    name="sessions", help="read (and restore) stored Sessions", configure=_configure
-)
+COMMAND = Command(name="sessions", help="read (and restore) stored Sessions", configure=_configure)
 
 
 def _session_id(value: str) -> str:
