@@ -161,6 +161,32 @@ async def test_a_turn_appends_the_user_message_the_reply_and_an_ok_turn_end(
     assert agent.phase is AgentPhase.IDLE
 
 
+async def test_a_user_message_keeps_the_zone_it_was_written_in(harness: Harness) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="ok")))
+
+    agent.submit("at nine?", time_zone="Europe/Berlin")
+    with anyio.fail_after(5):
+        await agent.when_idle()
+
+    assert data(agent, "message/user") == [
+        {"text": "at nine?", "source": {"kind": "user"}, "timeZone": "Europe/Berlin"}
+    ]
+
+
+async def test_a_log_the_model_cannot_be_told_ends_the_turn_with_an_error_naming_the_event(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="never asked")))
+    harness.store.append(agent.session, "tool/result", {"callId": "c", "name": "t"})
+
+    await turn(agent, "hello")
+
+    assert types(agent) == ["tool/result", "message/user", "turn/end"]
+    [end] = data(agent, "turn/end")
+    assert end["error"]["code"] == "session_log_invalid"
+    assert "event 0 (tool/result)" in end["error"]["message"]
+
+
 async def test_tool_calls_run_through_the_pipeline_until_the_model_stops_calling(
     harness: Harness,
 ) -> None:
