@@ -52,6 +52,8 @@ export const STRINGS = Object.freeze({
     unauthorized: "The access token was refused. Open the address printed by `dsh web` again.",
     error: "Something went wrong: {message}",
     language: "Language",
+    copy: "Copy",
+    copyCode: "Copy code",
   }),
   zh: Object.freeze({
     appName: "dsh",
@@ -97,6 +99,8 @@ export const STRINGS = Object.freeze({
     unauthorized: "访问令牌被拒绝。请重新打开 `dsh web` 打印的地址。",
     error: "出错了：{message}",
     language: "语言",
+    copy: "复制",
+    copyCode: "复制代码",
   }),
 });
 
