@@ -1,20 +1,30 @@
-// The application shell: builds the page (sidebar, transcript, composer),
-// wires the API, the session window, the conversation view, the pending
-// messages and the language switch. Everything it touches is injected, so a
-// node test can mount it on a fake DOM.
+// The application shell: composes the page's components (sidebar, header,
+// banner, transcript with its follower and announcer, composer, dialogs),
+// holds the state they share (the Session list, the open Session's window
+// and pending messages, language, theme) and runs the reader's actions
+// against the API. Everything it touches is injected, so a node test can
+// mount it on a fake DOM.
 
+import { createAnnouncer } from "./announcer.js";
+import { isUnsupported } from "./api.js";
+import { createBanner } from "./banner.js";
+import { createComposer } from "./composer.js";
 import { ConversationView } from "./conversation.js";
+import { confirmDelete, showHelp } from "./dialogs.js";
 import { h } from "./dom.js";
-import { initialLang, saveLang, translator } from "./i18n.js";
-import { PendingMessages } from "./pending.js";
+import { createFollower } from "./follow.js";
+import { createHeader } from "./header.js";
+import { Labels, initialLang, saveLang, translator } from "./i18n.js";
+import { announcement } from "./messages.js";
+import { PendingMessages, describeError } from "./pending.js";
 import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
-import { renderSessionList, shortId } from "./session-list.js";
+import { sessionName, shortId } from "./session-list.js";
 import { SessionWindow } from "./session-window.js";
-import { toNodes } from "./transcript.js";
-
-/** Pixels from the bottom within which new content keeps the view pinned. */
-const STICKY_BOTTOM = 80;
+import { installShortcuts } from "./shortcuts.js";
+import { createSidebar } from "./sidebar.js";
+import { createTimeFormat, localeFor } from "./time.js";
+import { latestTitle, toNodes, turnRunning } from "./transcript.js";
 
 /**
  * Mount the client in `root`.
@@ -23,11 +33,16 @@ const STICKY_BOTTOM = 80;
  * token), `openLive(sessionId, handlers)`, `storage` (localStorage for the
  * language), `navigatorLanguages`, `importModule(url)`, `timers`,
  * `schedule(fn)` (coalesces renders; default requestAnimationFrame),
- * `initialSession`, `onNavigate(id)`, `onError(err)`.
+ * `initialSession`, `onNavigate(id)`, `onError(err)`, `timeZone` (the
+ * reader's IANA zone: times are shown in it and sent with each message),
+ * `now()`, `copyText(text)`, `theme` (from createTheme, optional), `mac`
+ * (label shortcuts with ⌘), `keyTarget` (where shortcuts are heard;
+ * default `document`).
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
- * `forkAt(seq)`, `send(text?)`, `setLang(lang)`, `refreshSessions()`,
- * `currentWindow()`, `registry`, `destroy()`.
+ * `forkAt(seq)`, `send(text?)`, `stop()`, `renameSession(id, title)`,
+ * `deleteSession(id)`, `search(query)`, `setLang(lang)`, `refreshSessions()`,
+ * `currentWindow()`, `currentId()`, `lang()`, `registry`, `destroy()`.
  */
 export function mountApp({
   document,
@@ -42,60 +57,105 @@ export function mountApp({
   initialSession = null,
   onNavigate = () => {},
   onError = (err) => globalThis.console?.error(err),
+  timeZone = undefined,
+  now = () => Date.now(),
+  copyText = async () => false,
+  theme = null,
+  mac = false,
+  keyTarget = document,
 }) {
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
+  let time = timeFormat();
   let sessions = [];
+  let query = "";
+  let listRequest = 0;
   let current = null;
   let renderQueued = false;
-  let banner = null;
-  const labels = [];
-
+  let destroyed = false;
+  const titles = new Map();
+  const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
-  const ui = buildLayout(document, root, labels);
 
+  // ---- components -------------------------------------------------------
+
+  const sidebar = createSidebar({
+    document,
+    labels,
+    timers,
+    handlers: {
+      onNewSession: () => newSession(),
+      onSearch: (text) => search(text),
+      onOpen: (id) => openSession(id),
+      onRename: (id, title) => renameSession(id, title),
+      onDelete: (id) => deleteSession(id),
+      onLang: (next) => setLang(next),
+      onTheme: () => theme?.toggle(),
+      onHelp: () => help(),
+      onClose: () => closeDrawer(true),
+    },
+  });
+  const header = createHeader({ document, labels, onMenu: () => openDrawer() });
+  const banner = createBanner(document);
+  const transcript = h(document, "div", { class: "transcript", "data-role": "transcript" });
+  labels.attr(transcript, "aria-label", "conversation");
+  const follower = createFollower({ document, labels, scroller: transcript });
+  const announcer = createAnnouncer(document);
+  const composer = createComposer({ document, labels, onSend: (text) => send(text), onStop: () => stop() });
   const conversation = new ConversationView({
     document,
-    root: ui.transcript,
+    root: transcript,
     registry,
+    timers,
+    copyText,
     onFork: (seq) => forkAt(seq),
-    onLoadOlder: () => current?.window.loadOlder(),
-    onDismissPending: (id) => {
-      current?.pending.dismiss(id);
-      requestRender();
-    },
+    onLoadOlder: () => current?.window?.loadOlder(),
+    onPending: (action, id) => pendingAction(action, id),
     onRenderError: (err) => onError(err),
   });
+  const scrim = h(document, "div", { class: "scrim", "data-role": "scrim" });
+  scrim.addEventListener("click", () => closeDrawer(false));
+  const main = h(document, "main", { class: "main" }, [
+    header.element,
+    banner.element,
+    h(document, "div", { class: "transcript-frame" }, [transcript, follower.pill]),
+    composer.element,
+    announcer.element,
+  ]);
+  root.setAttribute("data-sidebar", "closed");
+  root.replaceChildren(sidebar.element, scrim, main);
 
-  ui.newSession.addEventListener("click", () => newSession());
-  ui.menu.addEventListener("click", () => setSidebar(true));
-  ui.closeMenu.addEventListener("click", () => setSidebar(false));
-  ui.scrim.addEventListener("click", () => setSidebar(false));
-  ui.form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    send();
+  const removeShortcuts = installShortcuts({
+    target: keyTarget,
+    handlers: {
+      search: () => {
+        openDrawer(false);
+        sidebar.search.focus?.();
+        sidebar.search.select?.();
+      },
+      "new-session": () => {
+        newSession();
+      },
+      "focus-composer": () => composer.focus(),
+      help: () => {
+        help();
+      },
+      escape: () => {
+        if (root.getAttribute("data-sidebar") !== "open") return false;
+        closeDrawer(true);
+        return true;
+      },
+    },
   });
-  ui.composer.addEventListener("keydown", (event) => {
-    // Enter sends; Shift+Enter is a newline; Enter that confirms an IME
-    // composition (typing 中文) must not send.
-    if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) {
-      return;
-    }
-    event.preventDefault();
-    send();
-  });
-  ui.composer.addEventListener("input", () => autoGrow(ui.composer));
-  for (const button of ui.langButtons) {
-    button.addEventListener("click", () => setLang(button.getAttribute("data-lang")));
-  }
-
+  const unsubscribeTheme = theme?.subscribe((effective) => sidebar.setTheme(effective)) ?? (() => {});
+  sidebar.setTheme(theme?.effective() ?? "light");
   applyLang();
 
-  // ---- actions --------------------------------------------------------
+  // ---- sessions ---------------------------------------------------------
 
   async function start() {
     if (api === null) {
-      showBanner(() => t("noToken"));
+      banner.show(() => t("noToken"));
       requestRender();
       return;
     }
@@ -117,21 +177,47 @@ export function mountApp({
 
   async function refreshSessions() {
     if (api === null) return;
+    listRequest += 1;
+    const asked = listRequest;
+    const text = query;
     try {
-      sessions = await api.listSessions();
+      let listed = await api.listSessions(text === "" ? {} : { q: text });
+      if (asked !== listRequest) return;
+      // A host without titles cannot search them: narrow its answer by id.
+      if (text !== "" && !listed.some((session) => Object.hasOwn(session, "title"))) {
+        listed = listed.filter((session) => String(session.id).toLowerCase().includes(text.toLowerCase()));
+      }
+      sessions = listed;
+      for (const session of sessions) if (typeof session.title === "string") titles.set(session.id, session.title);
       renderSessions();
+      requestRender();
     } catch (err) {
-      report(err);
+      if (asked === listRequest) report(err);
     }
+  }
+
+  function search(text) {
+    query = String(text ?? "").trim();
+    return refreshSessions();
   }
 
   async function openSession(id) {
     if (!id || current?.id === id) return;
     closeCurrent();
-    const pending = new PendingMessages();
-    current = { id, window: null, pending, unsubscribe: () => {}, lastStatus: null };
-    const opening = current;
-    setSidebar(false);
+    const opening = {
+      id,
+      window: null,
+      pending: new PendingMessages(),
+      unsubscribe: () => {},
+      lastStatus: null,
+      lastSeq: null,
+      announcedHi: null,
+      stopping: false,
+    };
+    current = opening;
+    closeDrawer(false);
+    follower.reset();
+    announcer.clear();
     renderSessions();
     onNavigate(id);
     let live = sessions.find((session) => session.id === id)?.live ?? true;
@@ -157,7 +243,7 @@ export function mountApp({
     opening.window = sessionWindow;
     opening.unsubscribe = sessionWindow.subscribe(() => requestRender());
     sessionWindow.start();
-    clearBanner();
+    banner.clear();
     requestRender();
   }
 
@@ -166,7 +252,6 @@ export function mountApp({
     current.unsubscribe();
     current.window?.close();
     current = null;
-    ui.title.textContent = "";
   }
 
   async function newSession() {
@@ -175,6 +260,7 @@ export function mountApp({
       const session = await api.createSession();
       sessions = [session, ...sessions.filter((item) => item.id !== session.id)];
       await openSession(session.id);
+      composer.focus();
       refreshSessions();
       return session.id;
     } catch (err) {
@@ -198,113 +284,274 @@ export function mountApp({
     }
   }
 
-  async function send(text = ui.composer.value) {
-    if (api === null || text.trim() === "") return;
+  async function renameSession(id, title) {
+    if (api === null) return false;
+    try {
+      const summary = await api.renameSession(id, title);
+      const named = typeof summary?.title === "string" ? summary.title : title;
+      titles.set(id, named);
+      sessions = sessions.map((session) => (session.id === id ? { ...session, ...summary, title: named } : session));
+      renderSessions();
+      requestRender();
+      return true;
+    } catch (err) {
+      if (isUnsupported(err)) unsupported("featureRename", err);
+      else report(err);
+      return false;
+    }
+  }
+
+  async function deleteSession(id) {
+    if (api === null) return false;
+    const summary = sessions.find((session) => session.id === id) ?? { id, title: titles.get(id) };
+    const confirmed = await confirmDelete({ document, host: root, t, name: sessionName(summary) });
+    if (!confirmed) return false;
+    try {
+      await api.deleteSession(id);
+    } catch (err) {
+      if (isUnsupported(err)) unsupported("featureDelete", err);
+      else report(err);
+      return false;
+    }
+    sessions = sessions.filter((session) => session.id !== id);
+    titles.delete(id);
+    if (current?.id === id) {
+      closeCurrent();
+      onNavigate(null);
+    }
+    renderSessions();
+    requestRender();
+    refreshSessions();
+    return true;
+  }
+
+  // ---- messages ---------------------------------------------------------
+
+  async function send(text = composer.value) {
+    if (api === null || typeof text !== "string" || text.trim() === "") return;
     if (current === null && (await newSession()) === null) return;
     const target = current;
     if (target.window === null) return;
     const id = target.pending.add(text, target.window.hi);
-    if (text === ui.composer.value) {
-      ui.composer.value = "";
-      autoGrow(ui.composer);
-    }
+    if (text === composer.value) composer.value = "";
+    follower.stick();
     requestRender();
+    await post(target, id, text);
+  }
+
+  async function post(target, id, text) {
     try {
-      await api.sendMessage(target.id, text);
-      target.pending.queued(id);
-      // A message resumes a cold Session: follow it live from now on.
+      const answer = await api.sendMessage(target.id, text, { timeZone });
+      target.pending.queued(id, answer?.session?.length ?? null);
+      // A message resumes a cold Session: follow it live from now on, and
+      // do not wait for the reconnect backoff if the stream is down.
       target.window.setLive(true);
+      if (target.window.status === "reconnecting") target.window.resync();
       refreshSessions();
     } catch (err) {
-      target.pending.failed(id, err?.message ?? String(err));
+      const network = err?.status === 0;
+      const doubt = network || err?.status >= 500;
+      target.pending.failed(id, network ? t("offline") : (err?.message ?? String(err)), doubt ? "error" : "rejected");
     }
     requestRender();
   }
+
+  function pendingAction(action, id) {
+    const target = current;
+    if (target === null || target.window === null) return;
+    if (action === "retry") {
+      const text = target.pending.retry(id, target.window.hi);
+      if (text === null) return;
+      follower.stick();
+      requestRender();
+      post(target, id, text);
+    } else if (action === "edit") {
+      const item = target.pending.list().find((entry) => entry.id === id);
+      if (item === undefined) return;
+      composer.value = composer.value.trim() === "" ? item.text : `${composer.value}\n${item.text}`;
+      target.pending.dismiss(id);
+      composer.focus();
+      requestRender();
+    } else if (action === "dismiss") {
+      target.pending.dismiss(id);
+      requestRender();
+    }
+  }
+
+  /** Stop the running turn of the open Session. */
+  async function stop() {
+    const target = current;
+    if (api === null || target === null || target.stopping) return null;
+    target.stopping = true;
+    requestRender();
+    try {
+      return Boolean((await api.cancel(target.id))?.cancelled);
+    } catch (err) {
+      if (isUnsupported(err)) unsupported("featureStop", err);
+      else report(err);
+      return null;
+    } finally {
+      target.stopping = false;
+      requestRender();
+    }
+  }
+
+  // ---- settings ---------------------------------------------------------
 
   function setLang(next) {
     lang = saveLang(storage, next);
     t = translator(lang);
+    time = timeFormat();
     applyLang();
   }
 
+  function timeFormat() {
+    return createTimeFormat({ locale: localeFor(lang, navigatorLanguages), timeZone });
+  }
+
+  function help() {
+    return showHelp({ document, host: root, t, mac });
+  }
+
+  function openDrawer(focus = true) {
+    root.setAttribute("data-sidebar", "open");
+    header.setDrawer(true);
+    if (focus) sidebar.newSession.focus?.();
+  }
+
+  function closeDrawer(refocus) {
+    if (root.getAttribute("data-sidebar") !== "open") return;
+    root.setAttribute("data-sidebar", "closed");
+    header.setDrawer(false);
+    if (refocus) header.menu.focus?.();
+  }
+
   function destroy() {
+    destroyed = true;
     closeCurrent();
+    removeShortcuts();
+    unsubscribeTheme();
+    sidebar.destroy();
     root.replaceChildren();
   }
 
-  // ---- rendering ------------------------------------------------------
+  // ---- rendering --------------------------------------------------------
 
   function applyLang() {
     root.setAttribute("lang", lang);
     if (document.documentElement) document.documentElement.setAttribute("lang", lang);
-    for (const { element, key, attr } of labels) {
-      if (attr) element.setAttribute(attr, t(key));
-      else element.textContent = t(key);
-    }
-    for (const button of ui.langButtons) {
-      const active = button.getAttribute("data-lang") === lang;
-      button.setAttribute("aria-pressed", active ? "true" : "false");
-    }
-    if (banner !== null) ui.banner.textContent = banner.text();
+    labels.apply(t);
+    banner.applyLang(t);
+    sidebar.setLang(lang);
     renderSessions();
     requestRender();
   }
 
   function renderSessions() {
-    renderSessionList({
-      document,
-      list: ui.sessionList,
-      sessions,
-      currentId: current?.id ?? null,
-      t,
-      lang,
-      onOpen: (id) => openSession(id),
-    });
+    sidebar.sessions.render({ sessions, currentId: current?.id ?? null, t, time, query });
   }
 
   function requestRender() {
-    if (renderQueued) return;
+    if (renderQueued || destroyed) return;
     renderQueued = true;
     schedule(() => {
       renderQueued = false;
-      renderTranscript();
+      if (!destroyed) renderTranscript();
     });
   }
 
   function renderTranscript() {
-    const snap = current?.window?.snapshot() ?? null;
-    const scroll = measureScroll(ui.transcript);
-    const previousLo = ui.transcript.getAttribute("data-lo");
-    ui.title.textContent = current === null ? "" : shortId(current.id);
-    if (current === null) ui.title.removeAttribute("title");
-    else ui.title.setAttribute("title", current.id);
-    renderStatus(snap);
+    const target = current;
+    const snap = target?.window?.snapshot() ?? null;
+    renderHeader(target, snap);
+    composer.setRunning(false);
     if (snap === null) {
-      conversation.render({ nodes: [], lang, notice: current === null ? t("pickSession") : "" });
+      conversation.render({ nodes: [], lang, time, now: now(), notice: target === null ? t("pickSession") : "" });
       return;
     }
-    // Recovering from a reconnect may mean the host restarted: badges are stale.
-    if (current.lastStatus === "reconnecting" && snap.status === "live") refreshSessions();
-    current.lastStatus = snap.status;
-    syncSummary(current.id, snap);
-    current.pending.reconcile(snap.events);
+    // Back from a reconnect: the host may have restarted, so badges are stale
+    // and a message it had only queued may be gone.
+    if (target.lastStatus === "reconnecting" && snap.status === "live") recovered(target);
+    target.lastStatus = snap.status;
+    syncSummary(target.id, snap);
+    target.pending.reconcile(snap.events, {
+      lost: t("lostRestart"),
+      turn: (error) => describeError(error) || t("lostTurn"),
+    });
     const nodes = toNodes(snap.events, snap.views);
-    const pending = current.pending.list();
+    const pending = target.pending.list();
+    const running = snap.live && snap.loaded && turnRunning(snap.events);
+    composer.setRunning(running, target.stopping);
     let notice = "";
     if (!snap.live && snap.loaded) notice = t("coldNotice");
     else if (snap.loaded && nodes.length === 0 && pending.length === 0) notice = t("emptyTranscript");
+    const before = follower.measure();
+    const previousLo = transcript.getAttribute("data-lo");
     conversation.render({
       nodes,
       pending,
       streaming: snap.streaming,
+      running,
       lang,
+      time,
+      now: now(),
       hasOlder: snap.hasOlder,
       loadingOlder: snap.loadingOlder,
       notice,
     });
-    ui.transcript.setAttribute("data-lo", String(snap.lo));
-    ui.transcript.setAttribute("data-status", snap.status);
-    restoreScroll(ui.transcript, scroll, previousLo !== null && Number(previousLo) > snap.lo);
+    transcript.setAttribute("data-lo", String(snap.lo));
+    transcript.setAttribute("data-status", snap.status);
+    const lastSeq = nodes.at(-1)?.seq ?? null;
+    const grew = lastSeq !== null && target.lastSeq !== null && lastSeq > target.lastSeq;
+    target.lastSeq = lastSeq ?? target.lastSeq;
+    follower.restore(before, { grew, prepended: previousLo !== null && Number(previousLo) > snap.lo });
+    announce(target, snap, nodes);
+  }
+
+  function renderHeader(target, snap) {
+    if (target === null) {
+      header.setTitle("", null);
+      header.setStatus("idle", "");
+      document.title = t("appName");
+      return;
+    }
+    const name = (snap && latestTitle(snap.events)) ?? titles.get(target.id) ?? shortId(target.id);
+    header.setTitle(name, target.id);
+    document.title = `${name} · ${t("appName")}`;
+    const status = snap?.status ?? "connecting";
+    const text = {
+      connecting: t("connecting"),
+      reconnecting: t("reconnecting"),
+      failed: t("failedStatus", { message: snap?.error?.message ?? "" }),
+    }[status];
+    header.setStatus(status, text ?? "");
+  }
+
+  /** New messages, read out once: never the history a Session opens with. */
+  function announce(target, snap, nodes) {
+    if (!snap.loaded) return;
+    if (target.announcedHi === null) {
+      target.announcedHi = snap.hi;
+      return;
+    }
+    for (const node of nodes) {
+      if (node.seq < target.announcedHi) continue;
+      const line = announcement(node, t);
+      if (line !== null) announcer.announce(line);
+    }
+    target.announcedHi = Math.max(target.announcedHi, snap.hi);
+  }
+
+  function recovered(target) {
+    refreshSessions();
+    if (!target.pending.list().some((item) => item.state === "queued") || api === null) return;
+    api.getSession(target.id).then(
+      (detail) => {
+        if (current !== target || detail?.live !== false) return;
+        if (target.pending.lost(t("lostRestart"))) requestRender();
+      },
+      (err) => onError(err),
+    );
   }
 
   /**
@@ -321,39 +568,15 @@ export function mountApp({
     renderSessions();
   }
 
-  function renderStatus(snap) {
-    const status = snap?.status ?? "idle";
-    const text = {
-      connecting: t("connecting"),
-      reconnecting: t("reconnecting"),
-      failed: t("failedStatus", { message: snap?.error?.message ?? "" }),
-    }[status];
-    ui.status.textContent = text ?? "";
-    ui.status.setAttribute("data-state", status);
-    if (text === undefined) ui.status.setAttribute("hidden", "");
-    else ui.status.removeAttribute("hidden");
-  }
-
-  function setSidebar(open) {
-    root.setAttribute("data-sidebar", open ? "open" : "closed");
-  }
-
   function report(err) {
     onError(err);
     const key = err?.status === 401 ? "unauthorized" : "error";
-    showBanner(() => t(key, { message: err?.message ?? String(err) }));
+    banner.show(() => t(key, { message: err?.message ?? String(err) }));
   }
 
-  function showBanner(text) {
-    banner = { text };
-    ui.banner.textContent = banner.text();
-    ui.banner.removeAttribute("hidden");
-  }
-
-  function clearBanner() {
-    banner = null;
-    ui.banner.textContent = "";
-    ui.banner.setAttribute("hidden", "");
+  function unsupported(feature, err) {
+    onError(err);
+    banner.show(() => t("unsupported", { feature: t(feature), status: err.status }));
   }
 
   return Object.freeze({
@@ -362,6 +585,10 @@ export function mountApp({
     newSession,
     forkAt,
     send,
+    stop,
+    renameSession,
+    deleteSession,
+    search,
     setLang,
     refreshSessions,
     destroy,
@@ -370,98 +597,6 @@ export function mountApp({
     currentId: () => current?.id ?? null,
     lang: () => lang,
   });
-}
-
-/** Build the static layout; `labels` collects elements whose text is translated. */
-function buildLayout(document, root, labels) {
-  const label = (element, key, attr) => {
-    labels.push({ element, key, attr });
-    return element;
-  };
-  const button = (attrs, key) => label(h(document, "button", { type: "button", ...attrs }), key);
-
-  const newSession = button({ class: "primary new-session", "data-role": "new-session" }, "newSession");
-  const closeMenu = button({ class: "icon close-menu", "data-role": "close-menu" }, "closeMenu");
-  const sessionList = h(document, "ul", { class: "session-list", "data-role": "session-list" });
-  label(sessionList, "sessions", "aria-label");
-  const langButtons = [
-    h(document, "button", { type: "button", class: "lang", "data-lang": "en", lang: "en" }, ["English"]),
-    h(document, "button", { type: "button", class: "lang", "data-lang": "zh", lang: "zh" }, ["中文"]),
-  ];
-  const langGroup = h(document, "div", { class: "lang-switch", role: "group", "data-role": "lang" }, langButtons);
-  label(langGroup, "language", "aria-label");
-
-  const sidebar = h(document, "aside", { class: "sidebar", "data-role": "sidebar" }, [
-    h(document, "div", { class: "sidebar-head" }, [
-      h(document, "span", { class: "brand" }, ["dsh"]),
-      closeMenu,
-    ]),
-    newSession,
-    label(h(document, "h2", { class: "sidebar-title" }), "sessions"),
-    sessionList,
-    h(document, "div", { class: "sidebar-foot" }, [langGroup]),
-  ]);
-  const scrim = h(document, "div", { class: "scrim", "data-role": "scrim" });
-
-  const menu = h(document, "button", { type: "button", class: "icon menu", "data-role": "menu" }, ["☰"]);
-  label(menu, "menu", "aria-label");
-  const title = h(document, "div", { class: "title", "data-role": "title" });
-  const status = h(document, "span", { class: "status", "data-role": "status", role: "status", hidden: true });
-  const banner = h(document, "div", { class: "banner", "data-role": "banner", role: "alert", hidden: true });
-  const transcript = h(document, "div", {
-    class: "transcript",
-    "data-role": "transcript",
-    "aria-live": "polite",
-  });
-  const composer = h(document, "textarea", { class: "composer", "data-role": "composer", rows: 1 });
-  label(composer, "composerPlaceholder", "placeholder");
-  label(composer, "composerHint", "title");
-  const send = label(h(document, "button", { type: "submit", class: "primary send", "data-role": "send" }), "send");
-  const form = h(document, "form", { class: "composer-bar", "data-role": "composer-form" }, [composer, send]);
-
-  const main = h(document, "main", { class: "main" }, [
-    h(document, "header", { class: "topbar" }, [menu, title, status]),
-    banner,
-    transcript,
-    form,
-  ]);
-
-  root.setAttribute("data-sidebar", "closed");
-  root.replaceChildren(sidebar, scrim, main);
-  return {
-    newSession,
-    closeMenu,
-    sessionList,
-    langButtons,
-    scrim,
-    menu,
-    title,
-    status,
-    banner,
-    transcript,
-    composer,
-    send,
-    form,
-  };
-}
-
-function measureScroll(element) {
-  const { scrollTop, scrollHeight, clientHeight } = element;
-  if (![scrollTop, scrollHeight, clientHeight].every(Number.isFinite)) return null;
-  return { scrollTop, scrollHeight, nearBottom: scrollHeight - scrollTop - clientHeight < STICKY_BOTTOM };
-}
-
-function restoreScroll(element, before, prepended) {
-  if (before === null || !Number.isFinite(element.scrollHeight)) return;
-  if (prepended) element.scrollTop = before.scrollTop + (element.scrollHeight - before.scrollHeight);
-  else if (before.nearBottom) element.scrollTop = element.scrollHeight;
-}
-
-function autoGrow(textarea) {
-  const style = textarea.style;
-  if (!style || !Number.isFinite(textarea.scrollHeight)) return;
-  style.height = "auto";
-  style.height = `${Math.min(textarea.scrollHeight, 200)}px`;
 }
 
 function defaultSchedule(fn) {
