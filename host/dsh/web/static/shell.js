@@ -1,30 +1,20 @@
-// The application shell: composes the page's components (sidebar, header,
-// banner, transcript with its follower and announcer, composer, dialogs),
-// holds the state they share (the Session list, the open Session's window
-// and pending messages, language, theme) and runs the reader's actions
-// against the API. Everything it touches is injected, so a node test can
-// mount it on a fake DOM.
+// The application shell: mounts the page (layout.js), holds the state its
+// parts share (the Session directory, the open Session, language, theme,
+// shortcuts) and routes the reader's actions to them and to the API.
+// Everything it touches is injected, so a node test can mount it on a fake
+// DOM.
 
-import { createAnnouncer } from "./announcer.js";
 import { isUnsupported } from "./api.js";
-import { createBanner } from "./banner.js";
-import { createComposer } from "./composer.js";
-import { ConversationView } from "./conversation.js";
 import { confirmDelete, showHelp } from "./dialogs.js";
-import { h } from "./dom.js";
-import { createFollower } from "./follow.js";
-import { createHeader } from "./header.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
-import { announcement } from "./messages.js";
-import { PendingMessages, describeError } from "./pending.js";
+import { buildLayout } from "./layout.js";
+import { OpenSession } from "./open-session.js";
 import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
-import { SessionWindow } from "./session-window.js";
+import { SessionDirectory } from "./sessions.js";
 import { installShortcuts } from "./shortcuts.js";
-import { createSidebar } from "./sidebar.js";
 import { createTimeFormat, localeFor } from "./time.js";
-import { latestTitle, toNodes, turnRunning } from "./transcript.js";
 
 /**
  * Mount the client in `root`.
@@ -67,22 +57,22 @@ export function mountApp({
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
   let time = timeFormat();
-  let sessions = [];
-  let query = "";
-  let listRequest = 0;
+  // The Session on screen (an OpenSession), and the id being opened meanwhile.
   let current = null;
+  let opening = null;
   let renderQueued = false;
   let destroyed = false;
-  const titles = new Map();
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
+  const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
 
-  // ---- components -------------------------------------------------------
-
-  const sidebar = createSidebar({
+  const { sidebar, header, banner, transcript, follower, announcer, composer, conversation, drawer } = buildLayout({
     document,
+    root,
     labels,
+    registry,
     timers,
+    copyText,
     handlers: {
       onNewSession: () => newSession(),
       onSearch: (text) => search(text),
@@ -92,44 +82,20 @@ export function mountApp({
       onLang: (next) => setLang(next),
       onTheme: () => theme?.toggle(),
       onHelp: () => help(),
-      onClose: () => closeDrawer(true),
+      onSend: (text) => send(text),
+      onStop: () => stop(),
+      onFork: (seq) => forkAt(seq),
+      onLoadOlder: () => current?.window?.loadOlder(),
+      onPending: (action, id) => pendingAction(action, id),
+      onRenderError: (err) => onError(err),
     },
   });
-  const header = createHeader({ document, labels, onMenu: () => openDrawer() });
-  const banner = createBanner(document);
-  const transcript = h(document, "div", { class: "transcript", "data-role": "transcript" });
-  labels.attr(transcript, "aria-label", "conversation");
-  const follower = createFollower({ document, labels, scroller: transcript });
-  const announcer = createAnnouncer(document);
-  const composer = createComposer({ document, labels, onSend: (text) => send(text), onStop: () => stop() });
-  const conversation = new ConversationView({
-    document,
-    root: transcript,
-    registry,
-    timers,
-    copyText,
-    onFork: (seq) => forkAt(seq),
-    onLoadOlder: () => current?.window?.loadOlder(),
-    onPending: (action, id) => pendingAction(action, id),
-    onRenderError: (err) => onError(err),
-  });
-  const scrim = h(document, "div", { class: "scrim", "data-role": "scrim" });
-  scrim.addEventListener("click", () => closeDrawer(false));
-  const main = h(document, "main", { class: "main" }, [
-    header.element,
-    banner.element,
-    h(document, "div", { class: "transcript-frame" }, [transcript, follower.pill]),
-    composer.element,
-    announcer.element,
-  ]);
-  root.setAttribute("data-sidebar", "closed");
-  root.replaceChildren(sidebar.element, scrim, main);
 
   const removeShortcuts = installShortcuts({
     target: keyTarget,
     handlers: {
       search: () => {
-        openDrawer(false);
+        drawer.open(false);
         sidebar.search.focus?.();
         sidebar.search.select?.();
       },
@@ -140,12 +106,12 @@ export function mountApp({
       help: () => {
         help();
       },
-      escape: () => {
-        if (root.getAttribute("data-sidebar") !== "open") return false;
-        closeDrawer(true);
-        return true;
-      },
+      escape: () => drawer.close(true),
     },
+  });
+  const unsubscribeDirectory = directory.subscribe(() => {
+    renderSessions();
+    requestRender();
   });
   const unsubscribeTheme = theme?.subscribe((effective) => sidebar.setTheme(effective)) ?? (() => {});
   sidebar.setTheme(theme?.effective() ?? "light");
@@ -175,82 +141,56 @@ export function mountApp({
     }
   }
 
-  async function refreshSessions() {
-    if (api === null) return;
-    listRequest += 1;
-    const asked = listRequest;
-    const text = query;
-    try {
-      let listed = await api.listSessions(text === "" ? {} : { q: text });
-      if (asked !== listRequest) return;
-      // A host without titles cannot search them: narrow its answer by id.
-      if (text !== "" && !listed.some((session) => Object.hasOwn(session, "title"))) {
-        listed = listed.filter((session) => String(session.id).toLowerCase().includes(text.toLowerCase()));
-      }
-      sessions = listed;
-      for (const session of sessions) if (typeof session.title === "string") titles.set(session.id, session.title);
-      renderSessions();
-      requestRender();
-    } catch (err) {
-      if (asked === listRequest) report(err);
-    }
+  function refreshSessions() {
+    return directory.refresh();
   }
 
   function search(text) {
-    query = String(text ?? "").trim();
-    return refreshSessions();
+    return directory.search(text);
   }
 
   async function openSession(id) {
-    if (!id || current?.id === id) return;
+    if (!id || (current?.id ?? opening) === id) return;
     closeCurrent();
-    const opening = {
-      id,
-      window: null,
-      pending: new PendingMessages(),
-      unsubscribe: () => {},
-      lastStatus: null,
-      lastSeq: null,
-      announcedHi: null,
-      stopping: false,
-    };
-    current = opening;
-    closeDrawer(false);
+    const token = { id };
+    opening = token;
+    drawer.close(false);
     follower.reset();
     announcer.clear();
     renderSessions();
     onNavigate(id);
-    let live = sessions.find((session) => session.id === id)?.live ?? true;
+    requestRender();
+    let live = directory.find(id)?.live ?? true;
     try {
       live = Boolean((await api.getSession(id)).live);
     } catch (err) {
-      if (current !== opening) return;
+      if (opening !== token) return;
       report(err);
       if (err?.status === 404) {
-        closeCurrent();
+        opening = null;
         onNavigate(null);
+        renderSessions();
         requestRender();
         return;
       }
     }
-    if (current !== opening) return;
-    const sessionWindow = new SessionWindow({
+    if (opening !== token) return;
+    opening = null;
+    current = new OpenSession({
+      id,
       fetchEvents: (params) => api.events(id, params),
       openLive: (handlers) => openLive(id, handlers),
       live,
       timers,
+      onChange: () => requestRender(),
     });
-    opening.window = sessionWindow;
-    opening.unsubscribe = sessionWindow.subscribe(() => requestRender());
-    sessionWindow.start();
     banner.clear();
     requestRender();
   }
 
   function closeCurrent() {
-    if (current === null) return;
-    current.unsubscribe();
-    current.window?.close();
+    opening = null;
+    current?.close();
     current = null;
   }
 
@@ -258,7 +198,7 @@ export function mountApp({
     if (api === null) return null;
     try {
       const session = await api.createSession();
-      sessions = [session, ...sessions.filter((item) => item.id !== session.id)];
+      directory.add(session);
       await openSession(session.id);
       composer.focus();
       refreshSessions();
@@ -274,7 +214,7 @@ export function mountApp({
     if (api === null || current === null) return null;
     try {
       const child = await api.fork(current.id, seq + 1);
-      sessions = [child, ...sessions.filter((item) => item.id !== child.id)];
+      directory.add(child);
       await openSession(child.id);
       refreshSessions();
       return child.id;
@@ -284,44 +224,20 @@ export function mountApp({
     }
   }
 
-  async function renameSession(id, title) {
-    if (api === null) return false;
-    try {
-      const summary = await api.renameSession(id, title);
-      const named = typeof summary?.title === "string" ? summary.title : title;
-      titles.set(id, named);
-      sessions = sessions.map((session) => (session.id === id ? { ...session, ...summary, title: named } : session));
-      renderSessions();
-      requestRender();
-      return true;
-    } catch (err) {
-      if (isUnsupported(err)) unsupported("featureRename", err);
-      else report(err);
-      return false;
-    }
+  function renameSession(id, title) {
+    return directory.rename(id, title);
   }
 
   async function deleteSession(id) {
     if (api === null) return false;
-    const summary = sessions.find((session) => session.id === id) ?? { id, title: titles.get(id) };
-    const confirmed = await confirmDelete({ document, host: root, t, name: sessionName(summary) });
-    if (!confirmed) return false;
-    try {
-      await api.deleteSession(id);
-    } catch (err) {
-      if (isUnsupported(err)) unsupported("featureDelete", err);
-      else report(err);
-      return false;
-    }
-    sessions = sessions.filter((session) => session.id !== id);
-    titles.delete(id);
-    if (current?.id === id) {
+    const summary = directory.find(id) ?? { id, title: directory.title(id) };
+    if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary) }))) return false;
+    if (!(await directory.remove(id))) return false;
+    if ((current?.id ?? opening) === id) {
       closeCurrent();
       onNavigate(null);
+      requestRender();
     }
-    renderSessions();
-    requestRender();
-    refreshSessions();
     return true;
   }
 
@@ -329,69 +245,52 @@ export function mountApp({
 
   async function send(text = composer.value) {
     if (api === null || typeof text !== "string" || text.trim() === "") return;
-    if (current === null && (await newSession()) === null) return;
+    if (current === null && opening === null && (await newSession()) === null) return;
     const target = current;
-    if (target.window === null) return;
-    const id = target.pending.add(text, target.window.hi);
+    if (target === null) return;
+    const id = target.queue(text);
     if (text === composer.value) composer.value = "";
-    follower.stick();
-    requestRender();
     await post(target, id, text);
   }
 
   async function post(target, id, text) {
-    try {
-      const answer = await api.sendMessage(target.id, text, { timeZone });
-      target.pending.queued(id, answer?.session?.length ?? null);
-      // A message resumes a cold Session: follow it live from now on, and
-      // do not wait for the reconnect backoff if the stream is down.
-      target.window.setLive(true);
-      if (target.window.status === "reconnecting") target.window.resync();
-      refreshSessions();
-    } catch (err) {
-      const network = err?.status === 0;
-      const doubt = network || err?.status >= 500;
-      target.pending.failed(id, network ? t("offline") : (err?.message ?? String(err)), doubt ? "error" : "rejected");
-    }
+    follower.stick();
+    requestRender();
+    if (await target.post(api, id, text, { timeZone, offline: t("offline") })) refreshSessions();
     requestRender();
   }
 
   function pendingAction(action, id) {
     const target = current;
-    if (target === null || target.window === null) return;
+    if (target === null) return;
     if (action === "retry") {
-      const text = target.pending.retry(id, target.window.hi);
-      if (text === null) return;
-      follower.stick();
-      requestRender();
-      post(target, id, text);
-    } else if (action === "edit") {
-      const item = target.pending.list().find((entry) => entry.id === id);
-      if (item === undefined) return;
-      composer.value = composer.value.trim() === "" ? item.text : `${composer.value}\n${item.text}`;
-      target.pending.dismiss(id);
-      composer.focus();
-      requestRender();
-    } else if (action === "dismiss") {
-      target.pending.dismiss(id);
-      requestRender();
+      const text = target.requeue(id);
+      if (text !== null) post(target, id, text);
+      return;
     }
+    const item = target.pending.list().find((entry) => entry.id === id);
+    if (item === undefined || (action !== "edit" && action !== "dismiss")) return;
+    if (action === "edit") {
+      composer.value = composer.value.trim() === "" ? item.text : `${composer.value}\n${item.text}`;
+      composer.focus();
+    }
+    target.pending.dismiss(id);
+    requestRender();
   }
 
   /** Stop the running turn of the open Session. */
   async function stop() {
     const target = current;
-    if (api === null || target === null || target.stopping) return null;
-    target.stopping = true;
+    if (api === null || target === null) return null;
+    const stopping = target.stop(api);
     requestRender();
     try {
-      return Boolean((await api.cancel(target.id))?.cancelled);
+      return await stopping;
     } catch (err) {
       if (isUnsupported(err)) unsupported("featureStop", err);
       else report(err);
       return null;
     } finally {
-      target.stopping = false;
       requestRender();
     }
   }
@@ -413,24 +312,12 @@ export function mountApp({
     return showHelp({ document, host: root, t, mac });
   }
 
-  function openDrawer(focus = true) {
-    root.setAttribute("data-sidebar", "open");
-    header.setDrawer(true);
-    if (focus) sidebar.newSession.focus?.();
-  }
-
-  function closeDrawer(refocus) {
-    if (root.getAttribute("data-sidebar") !== "open") return;
-    root.setAttribute("data-sidebar", "closed");
-    header.setDrawer(false);
-    if (refocus) header.menu.focus?.();
-  }
-
   function destroy() {
     destroyed = true;
     closeCurrent();
     removeShortcuts();
     unsubscribeTheme();
+    unsubscribeDirectory();
     sidebar.destroy();
     root.replaceChildren();
   }
@@ -448,7 +335,13 @@ export function mountApp({
   }
 
   function renderSessions() {
-    sidebar.sessions.render({ sessions, currentId: current?.id ?? null, t, time, query });
+    sidebar.sessions.render({
+      sessions: directory.sessions,
+      currentId: current?.id ?? opening?.id ?? null,
+      t,
+      time,
+      query: directory.query,
+    });
   }
 
   function requestRender() {
@@ -461,111 +354,40 @@ export function mountApp({
   }
 
   function renderTranscript() {
-    const target = current;
-    const snap = target?.window?.snapshot() ?? null;
-    renderHeader(target, snap);
     composer.setRunning(false);
-    if (snap === null) {
-      conversation.render({ nodes: [], lang, time, now: now(), notice: target === null ? t("pickSession") : "" });
+    if (current === null) {
+      const id = opening?.id ?? null;
+      renderHeader(id === null ? null : shortId(id), id, id === null ? null : "connecting");
+      conversation.render({ nodes: [], lang, time, now: now(), notice: id === null ? t("pickSession") : "" });
       return;
     }
-    // Back from a reconnect: the host may have restarted, so badges are stale
-    // and a message it had only queued may be gone.
-    if (target.lastStatus === "reconnecting" && snap.status === "live") recovered(target);
-    target.lastStatus = snap.status;
-    syncSummary(target.id, snap);
-    target.pending.reconcile(snap.events, {
-      lost: t("lostRestart"),
-      turn: (error) => describeError(error) || t("lostTurn"),
-    });
-    const nodes = toNodes(snap.events, snap.views);
-    const pending = target.pending.list();
-    const running = snap.live && snap.loaded && turnRunning(snap.events);
-    composer.setRunning(running, target.stopping);
-    let notice = "";
-    if (!snap.live && snap.loaded) notice = t("coldNotice");
-    else if (snap.loaded && nodes.length === 0 && pending.length === 0) notice = t("emptyTranscript");
-    const before = follower.measure();
-    const previousLo = transcript.getAttribute("data-lo");
-    conversation.render({
-      nodes,
-      pending,
-      streaming: snap.streaming,
-      running,
-      lang,
-      time,
-      now: now(),
-      hasOlder: snap.hasOlder,
-      loadingOlder: snap.loadingOlder,
-      notice,
-    });
-    transcript.setAttribute("data-lo", String(snap.lo));
-    transcript.setAttribute("data-status", snap.status);
-    const lastSeq = nodes.at(-1)?.seq ?? null;
-    const grew = lastSeq !== null && target.lastSeq !== null && lastSeq > target.lastSeq;
-    target.lastSeq = lastSeq ?? target.lastSeq;
-    follower.restore(before, { grew, prepended: previousLo !== null && Number(previousLo) > snap.lo });
-    announce(target, snap, nodes);
+    const target = current;
+    const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
+    const { snap, recovered } = target.draw(view);
+    renderHeader(target.title(directory), target.id, snap.status, snap.error);
+    if (snap.loaded && directory.syncLength(target.id, snap.hi)) renderSessions();
+    // Back from a reconnect: the host may have restarted, so badges are
+    // stale and a message it had only queued may be gone.
+    if (recovered) {
+      refreshSessions();
+      target.checkLost(api, t("lostRestart")).then(
+        (lost) => {
+          if (lost) requestRender();
+        },
+        (err) => onError(err),
+      );
+    }
   }
 
-  function renderHeader(target, snap) {
-    if (target === null) {
-      header.setTitle("", null);
-      header.setStatus("idle", "");
-      document.title = t("appName");
-      return;
-    }
-    const name = (snap && latestTitle(snap.events)) ?? titles.get(target.id) ?? shortId(target.id);
-    header.setTitle(name, target.id);
-    document.title = `${name} · ${t("appName")}`;
-    const status = snap?.status ?? "connecting";
+  function renderHeader(name, id, status, error = null) {
+    header.setTitle(name, id);
+    document.title = name === null ? t("appName") : `${name} · ${t("appName")}`;
     const text = {
       connecting: t("connecting"),
       reconnecting: t("reconnecting"),
-      failed: t("failedStatus", { message: snap?.error?.message ?? "" }),
+      failed: t("failedStatus", { message: error?.message ?? "" }),
     }[status];
-    header.setStatus(status, text ?? "");
-  }
-
-  /** New messages, read out once: never the history a Session opens with. */
-  function announce(target, snap, nodes) {
-    if (!snap.loaded) return;
-    if (target.announcedHi === null) {
-      target.announcedHi = snap.hi;
-      return;
-    }
-    for (const node of nodes) {
-      if (node.seq < target.announcedHi) continue;
-      const line = announcement(node, t);
-      if (line !== null) announcer.announce(line);
-    }
-    target.announcedHi = Math.max(target.announcedHi, snap.hi);
-  }
-
-  function recovered(target) {
-    refreshSessions();
-    if (!target.pending.list().some((item) => item.state === "queued") || api === null) return;
-    api.getSession(target.id).then(
-      (detail) => {
-        if (current !== target || detail?.live !== false) return;
-        if (target.pending.lost(t("lostRestart"))) requestRender();
-      },
-      (err) => onError(err),
-    );
-  }
-
-  /**
-   * Keep the sidebar's event count of the open Session in step with its
-   * window. The live/cold badge comes only from the host's list: following
-   * the stream does not make a Session live.
-   */
-  function syncSummary(id, snap) {
-    const summary = sessions.find((session) => session.id === id);
-    if (summary === undefined || !snap.loaded) return;
-    const length = Math.max(summary.length ?? 0, snap.hi);
-    if (summary.length === length) return;
-    sessions = sessions.map((session) => (session.id === id ? { ...session, length } : session));
-    renderSessions();
+    header.setStatus(status ?? "idle", text ?? "");
   }
 
   function report(err) {
