@@ -433,3 +433,23 @@ test("no client module parses HTML or evaluates code; index.html has nothing inl
   assert.match(html, /<link rel="stylesheet" href="\/static\/style\.css">/);
   assert.match(html, /data-role="app"/);
 });
+
+test("a re-render moves nothing that did not change: focus and selection survive new events", () => {
+  const { document, root, render } = setup();
+  render({ nodes: toNodes(events.slice(0, 2)), pending: [{ id: 1, text: "p", state: "failed", error: "x", reason: "error" }] });
+  const message = root.querySelector("[data-seq=0]");
+  message.focus();
+  document.moved = 0;
+  render({ nodes: toNodes(events.slice(0, 4)), pending: [{ id: 1, text: "p", state: "failed", error: "x", reason: "error" }], running: true });
+  assert.equal(document.activeElement, message, "the focused message kept its focus");
+  assert.equal(document.moved, 0, "no element was moved");
+  const retry = root.querySelector("[data-action=retry]");
+  retry.focus();
+  render({ nodes: toNodes(events.slice(0, 5), views), pending: [{ id: 1, text: "p", state: "failed", error: "x", reason: "error" }], running: true });
+  assert.equal(document.activeElement, retry, "an unchanged pending message is the same element");
+  render({ nodes: toNodes(events.slice(0, 5), views), notice: "n" });
+  assert.deepEqual(
+    root.children.map((el) => el.getAttribute("data-role") ?? el.getAttribute("data-seq")),
+    ["day-separator", "0", "1", "4", "notice"],
+  );
+});

@@ -21,6 +21,24 @@ class FakeNode {
     return this.childNodes[0] ?? null;
   }
 
+  get nextSibling() {
+    if (this.parentNode === null) return null;
+    const siblings = this.parentNode.childNodes;
+    return siblings[siblings.indexOf(this) + 1] ?? null;
+  }
+
+  /** Insert `node` before `reference` (append when null); counts every node it moves. */
+  insertBefore(node, reference) {
+    if (reference === null) return this.appendChild(node);
+    if (reference.parentNode !== this) throw new Error("NotFoundError");
+    if (node === this || node.contains(this)) throw new Error("HierarchyRequestError");
+    if (node.parentNode !== null) this.ownerDocument.moved = (this.ownerDocument.moved ?? 0) + 1;
+    node.remove();
+    node.parentNode = this;
+    this.childNodes.splice(this.childNodes.indexOf(reference), 0, node);
+    return node;
+  }
+
   get textContent() {
     return this.childNodes.map((node) => node.textContent).join("");
   }
@@ -51,8 +69,13 @@ class FakeNode {
     this.append(...nodes);
   }
 
+  /** Detach; like a browser, taking the focused element (or its ancestor) out drops the focus. */
   remove() {
     if (this.parentNode === null) return;
+    const doc = this.ownerDocument;
+    if (doc.activeElement && doc.activeElement !== doc.body && this.contains(doc.activeElement)) {
+      doc.activeElement = doc.body;
+    }
     const siblings = this.parentNode.childNodes;
     siblings.splice(siblings.indexOf(this), 1);
     this.parentNode = null;

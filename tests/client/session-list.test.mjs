@@ -151,3 +151,19 @@ test("ordering is stable, long ids are shortened and a title wins over the id", 
   assert.equal(sessionName({ id: "0123456789abcdef", title: "  " }), "0123456789ab…");
   assert.equal(sessionName({ id: "x" }), "x");
 });
+
+test("a redraw keeps the keyboard on the same entry and action", () => {
+  const { document, entry, view, state } = mount();
+  entry("fork-of-old").querySelector("[data-action=open]").focus();
+  view.render({ ...state, sessions: [{ id: "newest", createdAt: 9_000, live: true, length: 0 }, ...sessions] });
+  assert.equal(document.activeElement, entry("fork-of-old").querySelector("[data-action=open]"));
+  entry("old").querySelector("[data-action=delete]").focus();
+  view.render(state);
+  assert.equal(document.activeElement, entry("old").querySelector("[data-action=delete]"));
+  document.body.focus?.();
+  const outside = document.createElement("button");
+  document.body.appendChild(outside);
+  outside.focus();
+  view.render(state);
+  assert.equal(document.activeElement, outside, "focus outside the list is left alone");
+});

@@ -34,7 +34,7 @@ export class ConversationView {
   #loadOlder;
   #roving = null;
   #menu = null;
-  #streamingCache = null;
+  #transient = new Map();
 
   /**
    * Options: `document`, `root` (the `[data-role=transcript]` element),
@@ -80,7 +80,7 @@ export class ConversationView {
       this.#time = state.time;
       this.#cache.clear();
       this.#separators.clear();
-      this.#streamingCache = null;
+      this.#transient.clear();
     }
     const t = this.#t;
     const children = [];
@@ -105,12 +105,49 @@ export class ConversationView {
       if (entry.element.hasAttribute("data-message")) messages.push(entry);
     }
     this.#cache = next;
-    for (const item of state.pending ?? []) children.push(this.#pendingElement(item));
-    if (state.running || state.streaming) children.push(this.#typingElement(state.streaming ?? ""));
-    if (state.notice) children.push(h(this.#doc, "p", { class: "notice", "data-role": "notice" }, [state.notice]));
+    const transient = new Map();
+    const keep = (key, build) => {
+      const element = this.#transient.get(key) ?? build();
+      transient.set(key, element);
+      children.push(element);
+    };
+    for (const item of state.pending ?? []) keep(`pending:${JSON.stringify(item)}`, () => this.#pendingElement(item));
+    if (state.running || state.streaming) {
+      keep(`typing:${state.streaming ?? ""}`, () => this.#typingElement(state.streaming ?? ""));
+    }
+    if (state.notice) {
+      keep(`notice:${state.notice}`, () => h(this.#doc, "p", { class: "notice", "data-role": "notice" }, [state.notice]));
+    }
+    this.#transient = transient;
     if (this.#menu !== null && next.get(this.#menu.seq)?.element !== this.#menu.owner) this.#menu = null;
-    this.#root.replaceChildren(...children);
+    this.#place(children);
     this.#applyRoving(messages);
+  }
+
+  /**
+   * Make `children` the root's children, touching only what changed: an
+   * element already in place stays put (keeping its focus, its text
+   * selection and the reader's scroll anchor), stale ones are removed and
+   * new ones inserted where they belong.
+   */
+  #place(children) {
+    const root = this.#root;
+    const wanted = new Set(children);
+    let cursor = root.firstChild;
+    for (const child of children) {
+      while (cursor !== null && !wanted.has(cursor)) {
+        const stale = cursor;
+        cursor = cursor.nextSibling;
+        stale.remove();
+      }
+      if (child === cursor) cursor = cursor.nextSibling;
+      else root.insertBefore(child, cursor);
+    }
+    while (cursor !== null) {
+      const stale = cursor;
+      cursor = cursor.nextSibling;
+      stale.remove();
+    }
   }
 
   /** Focus the message at `seq` (it becomes the transcript's tab stop). */
@@ -197,12 +234,8 @@ export class ConversationView {
         h(doc, "span"),
       ]);
     } else {
-      if (this.#streamingCache?.text !== text) {
-        const answer = renderMarkdown(doc, text, { t });
-        answer.setAttribute("class", "bubble md");
-        this.#streamingCache = { text, answer };
-      }
-      body = this.#streamingCache.answer;
+      body = renderMarkdown(doc, text, { t });
+      body.setAttribute("class", "bubble md");
     }
     return h(doc, "div", { class: "node node-assistant node-typing", "data-role": "typing" }, [
       h(doc, "div", { class: "meta" }, [h(doc, "span", { class: "who" }, [`${t("assistant")} · ${t("typing")}`])]),

@@ -66,12 +66,18 @@ export class SessionList {
 
   #draw() {
     const { sessions, t, query } = this.#state;
+    // Redrawing replaces the entries: keep the keyboard where it was.
+    const focused = this.#doc.activeElement;
+    const inside = focused && focused !== this.#list && this.#list.contains(focused);
+    const focusId = inside ? focused.closest("[data-session-id]")?.getAttribute("data-session-id") : null;
+    const focusAction = inside ? (focused.getAttribute("data-action") ?? "open") : null;
     const items = sortSessions(sessions).map((session) => this.#item(session));
     if (items.length === 0) {
       const text = query ? t("noMatches", { query }) : t("noSessions");
       items.push(h(this.#doc, "li", { class: "empty", "data-role": "no-sessions" }, [text]));
     }
     this.#list.replaceChildren(...items);
+    if (focusId) this.#focusEntry(focusId, focusAction);
   }
 
   /** Turn the entry of `id` into a title field. */
@@ -210,9 +216,11 @@ export class SessionList {
     }
   }
 
-  #focusEntry(id) {
+  #focusEntry(id, action = "open") {
     for (const entry of this.#list.querySelectorAll("[data-session-id]")) {
-      if (entry.getAttribute("data-session-id") === id) entry.querySelector("[data-action=open]")?.focus?.();
+      if (entry.getAttribute("data-session-id") !== id) continue;
+      const target = entry.querySelector(`[data-action=${action}]`) ?? entry.querySelector("[data-action=open]");
+      target?.focus?.();
     }
   }
 }
