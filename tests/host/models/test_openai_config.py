@@ -164,7 +164,7 @@ def test_explicit_settings_override_the_environment() -> None:
     }
     overrides = {
         "base_url": "https://api.deepseek.com",
-        "model": "deepseek-chat",
+        "model": "deepseek-v4-pro",
         "api_key": SecretStr("sk-explicit"),
         "read_timeout": 30,
         "max_retries": 1,
@@ -175,7 +175,7 @@ def test_explicit_settings_override_the_environment() -> None:
 
     assert (config.base_url, config.model, key_of(config)) == (
         "https://api.deepseek.com",
-        "deepseek-chat",
+        "deepseek-v4-pro",
         "sk-explicit",
     )
     assert (config.read_timeout, config.connect_timeout, config.max_retries) == (30.0, 10.0, 1)
@@ -234,7 +234,7 @@ def test_the_key_is_masked_in_the_config_repr() -> None:
 
 
 def test_an_adapter_for_a_remote_server_without_a_key_cannot_be_built() -> None:
-    config = OpenAIConfig(base_url="https://api.deepseek.com", model="deepseek-chat")
+    config = OpenAIConfig(base_url="https://api.deepseek.com", model="deepseek-v4-flash")
 
     with pytest.raises(ModelConfigError, match="no API key for the model server"):
         OpenAIAdapter(config)
