@@ -208,6 +208,27 @@ def test_the_model_name_is_carried_as_written_for_the_registry_to_check(model: s
     assert parse_overlay(f'[host]\nmodel = "{model}"\n').host.model == model
 
 
+def test_an_adapter_argument_is_left_to_the_adapter() -> None:
+    # `scripted:` without a path is rejected when the host builds the adapter.
+    overlay = parse_overlay('[host]\nmodel = "scripted:"\n', Path("o/overlay.toml"))
+
+    assert overlay.host.model == "scripted:"
+
+
+def test_a_relative_scripted_path_is_resolved_against_the_overlay_directory() -> None:
+    overlay = parse_overlay('[host]\nmodel = "scripted:replies.json"\n', Path("o/x/overlay.toml"))
+
+    assert overlay.host.model == f"scripted:{Path('o/x/replies.json')}"
+
+
+def test_an_absolute_scripted_path_is_kept() -> None:
+    overlay = parse_overlay(
+        '[host]\nmodel = "scripted:/srv/replies.json"\n', Path("o/overlay.toml")
+    )
+
+    assert overlay.host.model == "scripted:/srv/replies.json"
+
+
 def test_a_scripted_path_of_an_overlay_without_a_file_is_kept_as_written() -> None:
     assert parse_overlay('[host]\nmodel = "scripted:r.json"\n').host.model == "scripted:r.json"
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from dsh.models.openai import (
     PROFILES,
@@ -382,3 +382,8 @@ def test_the_profiles_are_declared_once_and_cannot_be_changed() -> None:
     assert [p.name for p in PROFILES.values() if p.pass_back] == ["deepseek"]
     with pytest.raises(TypeError):
         PROFILES["x"] = PROFILES["generic"]  # type: ignore[index]
+
+
+def test_a_config_without_a_string_base_url_is_refused_before_any_profile_is_guessed() -> None:
+    with pytest.raises(ValidationError, match=r"base_url\s+Input should be a valid string"):
+        OpenAIConfig.model_validate({"base_url": 8080, "model": "m"})
