@@ -239,9 +239,7 @@ def test_an_overlays_model_name_and_model_settings_are_checked_when_it_is_read(
     tmp_path: Path,
 ) -> None:
     overlay = tmp_path / "overlay.toml"
-    overlay.write_text(
-        '[host]\nmodel = "gpt"\n[host.openai]\nread_timout = 30\n', encoding="utf-8"
-    )
+    overlay.write_text('[host]\nmodel = "gpt"\n[host.openai]\nread_timout = 30\n', encoding="utf-8")
 
     with pytest.raises(CommandError) as caught:
         overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))

@@ -8,6 +8,7 @@ does, so these tests fail if the pass-back regresses.
 from __future__ import annotations
 
 import json
+import logging
 import random
 from collections.abc import AsyncIterator
 from typing import Any
@@ -383,3 +384,20 @@ async def test_the_deepseek_server_refuses_a_tool_turn_whose_reasoning_was_dropp
     assert caught.value.code == "model_request_rejected"
     assert f"HTTP 400: {PASS_BACK_REFUSAL}" in caught.value.message
     assert fake.refusals == [PASS_BACK_REFUSAL]
+
+
+async def test_sampling_settings_that_will_not_be_sent_are_named_once_at_start_up(
+    server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.WARNING, logger="dsh.models.openai"):
+        async with adapter_for(server, DEEPSEEK, temperature=0.2, top_p=0.9):
+            pass
+        async with adapter_for(server, DEEPSEEK, thinking="disabled", temperature=0.2):
+            pass
+        async with adapter_for(server, OLLAMA, thinking="enabled", temperature=0.2):
+            pass
+
+    assert [record.getMessage() for record in caplog.records] == [
+        "not sent to DeepSeek while the model thinks: temperature, top_p "
+        '(set thinking = "disabled" to use them)'
+    ]

@@ -47,6 +47,23 @@ log = logging.getLogger(__name__)
 _KEY_HINT = "Check the key in DSH_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY."
 
 
+def _warn_unsent_sampling(config: OpenAIConfig) -> None:
+    """Say once, at start-up, that set sampling parameters will not be sent while thinking."""
+    if not config.thinking_on:
+        return
+    unsent = [
+        name
+        for name in config.provider.ignored_when_thinking
+        if getattr(config, name, None) is not None
+    ]
+    if unsent:
+        log.warning(
+            'not sent to %s while the model thinks: %s (set thinking = "disabled" to use them)',
+            config.provider.label,
+            ", ".join(unsent),
+        )
+
+
 class _Retryable(Exception):
     """One attempt failed in a way that may pass when asked again."""
 
@@ -85,6 +102,7 @@ class OpenAIAdapter:
     ) -> None:
         config.require_key()
         self.config = config
+        _warn_unsent_sampling(config)
         self.clock: Clock = clock or SystemClock()
         self.policy = policy or RetryPolicy()
         self._rng = rng or random.Random()
