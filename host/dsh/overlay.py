@@ -220,12 +220,13 @@ def parse_overlay(text: str, path: Path | None = None) -> Overlay:
         raise _invalid(path, error) from error
     stray = parsed.host.stray_keys()
     if stray:
+        known = ", ".join(_HostTable.model_fields)
         raise OverlayError(
             path,
             [
                 (
                     key_path(("host", name)),
-                    "unknown host setting (the host's settings are: model; "
+                    f"unknown host setting (the host's settings are: {known}; "
                     "a [host.NAME] table holds the settings of model adapter NAME)",
                 )
                 for name in stray
