@@ -15,6 +15,7 @@ import { h } from "./dom.js";
 import { translator } from "./i18n.js";
 import { renderMarkdown } from "./markdown-dom.js";
 import { buildNode, copyableText, forkSeq } from "./messages.js";
+import { LiveReasoningBlock } from "./reasoning.js";
 
 /** How long a copy button says "Copied". */
 export const COPIED_MS = 1500;
@@ -35,6 +36,7 @@ export class ConversationView {
   #roving = null;
   #menu = null;
   #transient = new Map();
+  #liveReasoning = new LiveReasoningBlock();
 
   /**
    * Options: `document`, `root` (the `[data-role=transcript]` element),
@@ -68,8 +70,9 @@ export class ConversationView {
   }
 
   /**
-   * Draw the transcript. `state` is `{nodes, pending, streaming, running,
-   * lang, time, now, hasOlder, loadingOlder, notice}`; `time` is a
+   * Draw the transcript. `state` is `{nodes, pending, streaming, reasoning,
+   * running, lang, time, now, hasOlder, loadingOlder, notice}`; `reasoning`
+   * is the live reasoning (`{text, ms}`), if any; `time` is a
    * createTimeFormat() (a new one, or a new `lang`, redraws every node).
    */
   render(state) {
@@ -112,8 +115,12 @@ export class ConversationView {
       children.push(element);
     };
     for (const item of state.pending ?? []) keep(`pending:${JSON.stringify(item)}`, () => this.#pendingElement(item));
-    if (state.running || state.streaming) {
-      keep(`typing:${state.streaming ?? ""}`, () => this.#typingElement(state.streaming ?? ""));
+    // The live reasoning block is one element, updated in place, so that a
+    // reader who opened it keeps it open while it grows.
+    const reasoning = this.#liveReasoning.element(this.#doc, t, state.reasoning ?? null);
+    if (state.running || state.streaming || reasoning !== null) {
+      const text = state.streaming ?? "";
+      keep(`typing:${reasoning === null ? "" : "reasoning"}:${text}`, () => this.#typingElement(text, reasoning));
     }
     if (state.notice) {
       keep(`notice:${state.notice}`, () => h(this.#doc, "p", { class: "notice", "data-role": "notice" }, [state.notice]));
@@ -223,22 +230,20 @@ export class ConversationView {
     }, children);
   }
 
-  #typingElement(text) {
+  /** The assistant at work: its live reasoning, then what it has written, else dots. */
+  #typingElement(text, reasoning) {
     const doc = this.#doc;
     const t = this.#t;
-    let body;
-    if (text === "") {
-      body = h(doc, "div", { class: "bubble typing-dots", "aria-hidden": "true" }, [
-        h(doc, "span"),
-        h(doc, "span"),
-        h(doc, "span"),
-      ]);
-    } else {
+    let body = null;
+    if (text !== "") {
       body = renderMarkdown(doc, text, { t });
       body.setAttribute("class", "bubble md");
+    } else if (reasoning === null) {
+      body = h(doc, "div", { class: "typing-dots", "aria-hidden": "true" }, [h(doc, "span"), h(doc, "span"), h(doc, "span")]);
     }
     return h(doc, "div", { class: "node node-assistant node-typing", "data-role": "typing" }, [
       h(doc, "div", { class: "meta" }, [h(doc, "span", { class: "who" }, [`${t("assistant")} · ${t("typing")}`])]),
+      reasoning,
       body,
     ]);
   }

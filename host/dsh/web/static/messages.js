@@ -9,6 +9,7 @@
 import { append, h, isNode } from "./dom.js";
 import { prettyJson } from "./json.js";
 import { renderMarkdown } from "./markdown-dom.js";
+import { reasoningBlock } from "./reasoning.js";
 
 /**
  * Build the element of `node`. `ctx` is `{document, t, time, registry,
@@ -119,7 +120,8 @@ function assistantMessage(node, ctx) {
   const { document: doc, t } = ctx;
   const body = [];
   // Above the answer go blocks that explain it without being part of it
-  // (e.g. the model's reasoning, collapsed); then the answer, then its tools.
+  // (the model's reasoning, collapsed); then the answer, then its tools.
+  if (node.reasoning) body.push(reasoningBlock(doc, t, { text: node.reasoning, ms: node.thoughtMs }));
   if (node.text !== "") {
     const answer = renderMarkdown(doc, node.text, { t });
     answer.setAttribute("class", "bubble md");

@@ -66,6 +66,7 @@ export class OpenSession {
       nodes,
       pending,
       streaming: snap.streaming,
+      reasoning: snap.reasoning,
       running,
       lang,
       time,

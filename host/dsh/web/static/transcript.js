@@ -3,7 +3,8 @@
 //
 // Node kinds (every node carries `kind`, `seq` and `eventType`):
 // - "user"        {text, source}                    a message/user event
-// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq, result}]}
+// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq, result}],
+//                  reasoning, thoughtMs}                (see reasoning.js)
 //                 a call's `result` is its tool/result node (below), drawn
 //                 with the call in one disclosure, or null while it runs
 // - "tool-result" {callId, name, ok, value?, error?, callSeq}: only for a
@@ -14,6 +15,8 @@
 // Markers (session/end-seed, a successful turn/end) and plugin events without
 // a view produce no node.
 
+import { storedReasoning, thoughtMs } from "./reasoning.js";
+
 /**
  * Turn `events` (ascending by seq) and `views` (a Map or a plain object keyed
  * by seq) into node descriptors, in event order.
@@ -22,10 +25,14 @@ export function toNodes(events, views = new Map()) {
   const viewOf = viewLookup(views);
   const calls = new Map();
   const nodes = [];
+  let previous = null;
   for (const event of events) {
     const node = toNode(event, viewOf(event.seq));
+    const before = previous;
+    previous = event;
     if (node === null) continue;
     if (node.kind === "assistant") {
+      if (node.reasoning !== null) node.thoughtMs = thoughtMs(before, event);
       // An empty id links nothing: two malformed calls must not share a result.
       for (const call of node.toolCalls) if (call.id !== "") calls.set(call.id, { node, call });
     } else if (node.kind === "tool-result") {
@@ -77,7 +84,14 @@ export function toNode(event, view) {
     case "message/user":
       return { ...base, kind: "user", text: text(data.text), source: sourceOf(data.source) };
     case "message/assistant":
-      return { ...base, kind: "assistant", text: text(data.text), toolCalls: toolCalls(data) };
+      return {
+        ...base,
+        kind: "assistant",
+        text: text(data.text),
+        toolCalls: toolCalls(data),
+        reasoning: storedReasoning(data),
+        thoughtMs: null,
+      };
     case "tool/result":
       return toolResult(base, data);
     case "turn/end":
