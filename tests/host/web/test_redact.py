@@ -199,3 +199,13 @@ def test_a_factory_wrapped_after_ours_stays_in_place_and_ours_goes_quiet() -> No
         assert record.msg == TOKEN
     finally:
         logging.setLogRecordFactory(original)
+
+
+def test_cleaning_a_record_twice_changes_nothing_more() -> None:
+    record = make("failed: %s", ValueError(f"bad {TOKEN}"))
+    redact = RedactToken(TOKEN)
+    redact.filter(record)
+    once = record.getMessage()
+    assert record.args is None
+    redact.filter(record)
+    assert record.getMessage() == once == f"failed: bad {REDACTED}"

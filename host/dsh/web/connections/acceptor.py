@@ -235,8 +235,6 @@ class Acceptor:
     def _resume(self) -> None:
         assert self._loop is not None
         self._retry = None
-        if self._closed:
-            return
         if self._spare is None:
             self._spare = _open_spare()
         self._loop.add_reader(self._sock.fileno(), self._on_readable)

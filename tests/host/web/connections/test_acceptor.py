@@ -224,3 +224,33 @@ def test_the_busy_answer_is_a_complete_http_response_in_the_api_error_shape() ->
     assert head.startswith(b"HTTP/1.1 503 Service Unavailable\r\n")
     assert f"Content-Length: {len(body)}".encode() in head
     assert b'"code": "server_busy"' in body
+
+
+def test_no_spare_descriptor_when_none_is_left(monkeypatch: pytest.MonkeyPatch) -> None:
+    def exhausted(*_: object) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(acceptor_module.os, "open", exhausted)
+    assert acceptor_module._open_spare() is None
+
+
+async def test_closing_while_accepting_is_paused_cancels_the_retry(
+    listen: StartListener,
+) -> None:
+    listener = listen()
+    listener.sock.failures = [errno.EINVAL]
+    stream = await listener.connect()
+    await wait_until(lambda: listener.events == ["accept_failed"])
+    acceptor = Acceptor(listener.sock, listener.pool, Echo, backlog=4)
+    acceptor.start()
+    acceptor._pause()
+    acceptor.close()
+    assert acceptor._retry is None and acceptor._spare is None
+    await stream.aclose()
+
+
+def test_refusing_a_client_that_is_gone_is_quiet() -> None:
+    ours, theirs = socket.socketpair()
+    theirs.close()
+    Acceptor._refuse(ours)
+    assert ours.fileno() == -1
