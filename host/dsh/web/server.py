@@ -33,12 +33,23 @@ but owns the two things around them:
   headers, `body_timeout` (default 30 s) for a body. WebSockets, once
   upgraded, have no deadline of ours.
 
+Why these numbers: a browser, `curl` or a script sends its whole head in
+its first packet, so 10 s is generous even on a bad link, and still short
+enough that an attacker must keep re-opening; 30 s carries a 1 MiB body
+(the body limit) at ~35 kB/s; a personal host with a few tabs needs tens of
+connections (a tab: up to six HTTP/1.1 connections and one WebSocket), and
+static files are fetched without the token, so 128 unauthenticated is
+plenty; half the descriptors leaves the other half for Session logs (one
+per live Session), the lock and model connections.
+
 Measured on the project's 2-core machine, `dsh web` under a 1,024-descriptor
 limit with 1,100 slowloris connections held (the attacker re-opening every
 connection the server closes): before, the host answered nothing and wrote
 about 5 MB/s of log at 75% of a core; now `/api/health` answers a fresh
 authorized connection every time (see the README's reliability table for
-the latencies) and the log gets one summary line per 10 s.
+the latencies) and the log gets one summary line per 10 s. A held
+connection costs about 12 kB (900 authenticated keep-alive connections
+added 11 MB of RSS), so the default cap of 1,024 is about 12 MB.
 
 **The token never reaches a log**: while serving, every log record of the
 process is cleaned by `redact.redacted_logs` (every spelling of the token,
