@@ -5,6 +5,19 @@ The public API for plugins is re-exported here.
 
 from .agent import Agent, AgentBusy, AgentClosed, AgentPhase
 from .clock import Clock, SystemClock
+from .events import (
+    AssistantMessage,
+    ErrorInfo,
+    PayloadError,
+    SessionTitle,
+    Source,
+    ToolCallRecord,
+    ToolResult,
+    TurnEnd,
+    UserMessage,
+    validate_time_zone,
+)
+from .events import decode as decode_host_event
 from .hookspecs import hookimpl
 from .plugins import ClientModule, PluginContext
 from .scope import Disposer, Scope, ScopeClosed
@@ -19,6 +32,7 @@ from .session import (
 from .store import FlushError, SessionFlushed, SessionStore
 from .tasks import TaskSet
 from .tools import Tool, ToolArguments, ToolCall, ToolContext, ToolError, ToolOutcome, ToolRegistry
+from .validation import describe
 
 __version__ = "0.1.0"
 
@@ -28,10 +42,13 @@ __all__ = [
     "AgentBusy",
     "AgentClosed",
     "AgentPhase",
+    "AssistantMessage",
     "ClientModule",
     "Clock",
     "Disposer",
+    "ErrorInfo",
     "FlushError",
+    "PayloadError",
     "PluginContext",
     "Scope",
     "ScopeClosed",
@@ -41,16 +58,25 @@ __all__ = [
     "SessionHeader",
     "SessionLog",
     "SessionStore",
+    "SessionTitle",
+    "Source",
     "SystemClock",
     "TaskSet",
     "Tool",
     "ToolArguments",
     "ToolCall",
+    "ToolCallRecord",
     "ToolContext",
     "ToolError",
     "ToolOutcome",
     "ToolRegistry",
+    "ToolResult",
+    "TurnEnd",
+    "UserMessage",
     "__version__",
+    "decode_host_event",
+    "describe",
     "hookimpl",
     "validate_session_id",
+    "validate_time_zone",
 ]

@@ -28,14 +28,26 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
 from pydantic import JsonValue
 
 from .clock import Clock
-from .models.base import ModelAdapter, ModelError, ModelRequest
+from .events import (
+    ASSISTANT_MESSAGE,
+    TURN_END,
+    USER_MESSAGE,
+    AssistantMessage,
+    ErrorInfo,
+    PayloadError,
+    Source,
+    ToolCallRecord,
+    TurnEnd,
+    UserMessage,
+)
+from .models.base import ModelAdapter, ModelError, ModelRequest, StreamSink
 from .models.messages import conversation
 from .scope import Disposer, Scope
 from .session import Session
@@ -50,6 +62,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_STEPS = 8
 T = TypeVar("T")
 DeltaListener = Callable[[str], None]
+DeltaChannel = Literal["answer", "reasoning"]
 
 
 class AgentPhase(StrEnum):
@@ -71,6 +84,7 @@ class AgentClosed(RuntimeError):
 class _Input:
     text: str
     source: dict[str, JsonValue]
+    time_zone: str | None = None
 
 
 class Agent:
@@ -102,7 +116,11 @@ class Agent:
         self._inbox: deque[_Input] = deque()
         self._idle = anyio.Event()
         self._driving = False
-        self._delta_listeners: list[DeltaListener] = []
+        self._delta_listeners: dict[DeltaChannel, list[DeltaListener]] = {
+            "answer": [],
+            "reasoning": [],
+        }
+        self._stream = StreamSink(self._emit_delta, self._emit_reasoning)
 
     # -- state ------------------------------------------------------------
 
@@ -128,9 +146,18 @@ class Agent:
 
     # -- input ------------------------------------------------------------
 
-    def submit(self, text: str, source: dict[str, JsonValue] | None = None) -> None:
-        """Queue a user message. Raises `AgentClosed` after close."""
-        self._enqueue(_Input(text, dict(source or {"kind": "user"})))
+    def submit(
+        self,
+        text: str,
+        source: dict[str, JsonValue] | None = None,
+        *,
+        time_zone: str | None = None,
+    ) -> None:
+        """Queue a user message, with the IANA zone it was written in when known.
+
+        Raises `AgentClosed` after close.
+        """
+        self._enqueue(_Input(text, dict(source or {"kind": "user"}), time_zone))
 
     def followup(self, text: str, source: dict[str, JsonValue]) -> None:
         """Queue a message on behalf of a plugin, synchronously and in order.
@@ -215,7 +242,10 @@ class Agent:
             self._driving = False
 
     async def _turn(self, item: _Input) -> None:
-        self.store.append(self.session, "message/user", {"text": item.text, "source": item.source})
+        message = UserMessage(
+            text=item.text, source=Source.model_validate(item.source), timeZone=item.time_zone
+        )
+        self.store.append(self.session, USER_MESSAGE, message.data())
         try:
             status = await self._steps()
         except anyio.get_cancelled_exc_class():
@@ -232,23 +262,29 @@ class Agent:
         """Run model steps; returns None on success or the turn's error."""
         ctx = ToolContext(agent=self, session=self.session, store=self.store, clock=self.clock)
         for _ in range(self.max_steps):
+            try:
+                messages = conversation(self.session.events)
+            except PayloadError as error:
+                return {
+                    "code": "session_log_invalid",
+                    "message": f"this Session's log cannot be read back to the model: {error}",
+                }
             request = ModelRequest(
-                messages=conversation(self.session.events),
-                tools=self.tools.schemas(),
-                session_id=self.session.id,
+                messages=messages, tools=self.tools.schemas(), session_id=self.session.id
             )
             try:
-                reply = await self.model.complete(request, on_delta=self._emit_delta)
+                reply = await self.model.complete(request, on_delta=self._stream)
             except ModelError as error:
                 return {"code": error.code, "message": error.message}
             except Exception as error:
                 log.exception("model %r failed in session %s", self.model, self.session.id)
                 return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
-            self.store.append(
-                self.session,
-                "message/assistant",
-                {"text": reply.text, "toolCalls": [_call_data(call) for call in reply.tool_calls]},
+            answer = AssistantMessage(
+                text=reply.text,
+                toolCalls=tuple(_call_record(call) for call in reply.tool_calls),
+                reasoning=reply.reasoning or None,
             )
+            self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
             if not reply.tool_calls:
                 return None
             for call in reply.tool_calls:
@@ -262,29 +298,44 @@ class Agent:
     def _end_turn(self, error: dict[str, JsonValue] | None) -> None:
         if not self.store.is_live(self.session):
             return
-        if error is None:
-            self.store.append(self.session, "turn/end", {"status": "ok"})
-        else:
-            self.store.append(self.session, "turn/end", {"status": "error", "error": error})
+        end = (
+            TurnEnd(status="ok")
+            if error is None
+            else TurnEnd(status="error", error=ErrorInfo.model_validate(error))
+        )
+        self.store.append(self.session, TURN_END, end.data())
 
     # -- streaming --------------------------------------------------------
 
-    def add_delta_listener(self, listener: DeltaListener) -> Disposer:
-        """Receive streamed assistant text fragments (ephemeral, never stored)."""
-        self._delta_listeners.append(listener)
+    def add_delta_listener(
+        self, listener: DeltaListener, *, channel: DeltaChannel = "answer"
+    ) -> Disposer:
+        """Receive streamed fragments of one channel (ephemeral; the stored reply supersedes them).
+
+        `"answer"` is the assistant's text, `"reasoning"` what the model
+        thought before answering; the two never mix.
+        """
+        listeners = self._delta_listeners[channel]
+        listeners.append(listener)
 
         def remove() -> None:
-            if listener in self._delta_listeners:
-                self._delta_listeners.remove(listener)
+            if listener in listeners:
+                listeners.remove(listener)
 
         return remove
 
     def _emit_delta(self, text: str) -> None:
-        for listener in list(self._delta_listeners):
+        self._emit("answer", text)
+
+    def _emit_reasoning(self, text: str) -> None:
+        self._emit("reasoning", text)
+
+    def _emit(self, channel: DeltaChannel, text: str) -> None:
+        for listener in list(self._delta_listeners[channel]):
             try:
                 listener(text)
             except Exception:
-                log.exception("delta listener %r failed", listener)
+                log.exception("%s delta listener %r failed", channel, listener)
 
     # -- closing ----------------------------------------------------------
 
@@ -305,7 +356,7 @@ class Agent:
             await self.scope.aclose()
 
 
-def _call_data(call: ToolCall) -> dict[str, Any]:
+def _call_record(call: ToolCall) -> ToolCallRecord:
     """The stored form of a call: arguments as a JSON object when they parse as one,
     otherwise the raw text the model sent (so nothing it said is lost)."""
     arguments: Any = call.arguments
@@ -316,4 +367,4 @@ def _call_data(call: ToolCall) -> dict[str, Any]:
             parsed = None
         if isinstance(parsed, dict):
             arguments = parsed
-    return {"id": call.id, "name": call.name, "arguments": arguments}
+    return ToolCallRecord(id=call.id, name=call.name, arguments=arguments)

@@ -10,7 +10,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
-from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest
+from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
 from dsh.session import Session
 from dsh.store import SessionStore
 from dsh.testing import FakeClock
@@ -159,6 +159,32 @@ async def test_a_turn_appends_the_user_message_the_reply_and_an_ok_turn_end(
     assert data(agent, "message/assistant") == [{"text": "hi there", "toolCalls": []}]
     assert data(agent, "turn/end") == [{"status": "ok"}]
     assert agent.phase is AgentPhase.IDLE
+
+
+async def test_a_user_message_keeps_the_zone_it_was_written_in(harness: Harness) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="ok")))
+
+    agent.submit("at nine?", time_zone="Europe/Berlin")
+    with anyio.fail_after(5):
+        await agent.when_idle()
+
+    assert data(agent, "message/user") == [
+        {"text": "at nine?", "source": {"kind": "user"}, "timeZone": "Europe/Berlin"}
+    ]
+
+
+async def test_a_log_the_model_cannot_be_told_ends_the_turn_with_an_error_naming_the_event(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="never asked")))
+    harness.store.append(agent.session, "tool/result", {"callId": "c", "name": "t"})
+
+    await turn(agent, "hello")
+
+    assert types(agent) == ["tool/result", "message/user", "turn/end"]
+    [end] = data(agent, "turn/end")
+    assert end["error"]["code"] == "session_log_invalid"
+    assert "event 0 (tool/result)" in end["error"]["message"]
 
 
 async def test_tool_calls_run_through_the_pipeline_until_the_model_stops_calling(
@@ -766,6 +792,40 @@ async def test_delta_listeners_receive_streamed_text_until_removed(
     remove()  # removing twice is harmless
     await turn(agent, "again")
     assert received == ["Hel", "lo"]
+
+
+async def test_reasoning_streams_on_its_own_channel_and_is_stored_beside_the_answer(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def think(request: ModelRequest, on_delta: DeltaSink | None) -> ModelReply:
+        thoughts = reasoning_channel(on_delta)
+        assert on_delta is not None and thoughts is not None
+        thoughts("Let me ")
+        thoughts("think.")
+        on_delta("Answer.")
+        return ModelReply(text="Answer.", reasoning="Let me think.")
+
+    agent = harness.agent(FakeModel(think, ModelReply(text="no thoughts", reasoning="")))
+    answers: list[str] = []
+    thoughts: list[str] = []
+    agent.add_delta_listener(answers.append)
+    agent.add_delta_listener(thoughts.append, channel="reasoning")
+
+    def broken(text: str) -> None:
+        raise RuntimeError("listener bug")
+
+    agent.add_delta_listener(broken, channel="reasoning")
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+        await turn(agent, "hi")
+        await turn(agent, "again")
+
+    assert (answers, thoughts) == (["Answer."], ["Let me ", "think."])
+    assert "reasoning delta listener" in caplog.text
+    assert data(agent, "message/assistant") == [
+        {"text": "Answer.", "toolCalls": [], "reasoning": "Let me think."},
+        {"text": "no thoughts", "toolCalls": []},
+    ]
 
 
 async def test_a_tool_that_closes_its_own_agent_ends_the_turn_as_cancelled(

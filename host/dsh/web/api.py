@@ -18,6 +18,7 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .. import __version__
+from ..events import validate_time_zone
 from ..host import Host
 from ..session import validate_session_id
 from .errors import ApiError
@@ -43,11 +44,13 @@ class ForkBody(BaseModel):
 
 
 class MessageBody(BaseModel):
-    """`POST /api/sessions/{id}/messages`: the user's message."""
+    """`POST /api/sessions/{id}/messages`: the user's message, and the IANA zone the
+    reader is in (the browser's `Intl.DateTimeFormat().resolvedOptions().timeZone`)."""
 
     model_config = _BODY
 
     text: Annotated[str, Field(min_length=1)]
+    time_zone: Annotated[str | None, Field(alias="timeZone")] = None
 
     @field_validator("text")
     @classmethod
@@ -55,6 +58,11 @@ class MessageBody(BaseModel):
         if not value.strip():
             raise ValueError("the message is empty")
         return value
+
+    @field_validator("time_zone")
+    @classmethod
+    def _known_zone(cls, value: str | None) -> str | None:
+        return None if value is None else validate_time_zone(value)
 
 
 def _host(request: Request) -> Host:
@@ -142,7 +150,7 @@ async def fork_session(
 async def post_message(request: Request, session_id: str, body: MessageBody) -> JSONResponse:
     host = _host(request)
     agent, resumed = await host.resume(_checked(session_id))
-    agent.submit(body.text, {"kind": "user"})
+    agent.submit(body.text, {"kind": "user"}, time_zone=body.time_zone)
     return _json(
         202,
         {"queued": True, "resumed": resumed, "session": host.summary(agent.session).to_dict()},
