@@ -79,9 +79,7 @@ def _spellings(char: str) -> str:
         high, low = divmod(code - 0x10000, 0x400)
         escaped.append(f"u{_hex(0xD800 + high, 4)}{_SOME_ESCAPES}u{_hex(0xDC00 + low, 4)}")
         escaped.append(f"U{_hex(code, 8)}")
-    return (
-        f"(?:{_ANY_ESCAPES}(?:{'|'.join(plain)})|{_SOME_ESCAPES}(?:{'|'.join(escaped)}))"
-    )
+    return f"(?:{_ANY_ESCAPES}(?:{'|'.join(plain)})|{_SOME_ESCAPES}(?:{'|'.join(escaped)}))"
 
 
 class TokenRedactor:

@@ -13,13 +13,12 @@ from urllib.parse import quote
 import anyio
 import httpx
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from dsh.host import Host
 from dsh.models import DemoModel
 from dsh.persistence import MemoryBackend
-from websockets.asyncio.client import connect
-from websockets.exceptions import InvalidStatus
-
 from dsh.persistence.backend import StorageError
 from dsh.web import WebServer, WebSettings, create_app, serve
 from dsh.web.server import RedactToken, display_host, listening_socket, public_url
