@@ -46,6 +46,8 @@ from .pool import Ticket
 
 __all__ = ["Deadlines", "GuardedHttp", "Relay"]
 
+WEBSOCKET = "websocket"
+
 
 @dataclass(frozen=True, slots=True)
 class Deadlines:
@@ -111,8 +113,7 @@ class GuardedHttp(H11Protocol):
 
     def data_received(self, data: bytes) -> None:
         super().data_received(data)
-        if self.transport.get_protocol() is self:  # not upgraded meanwhile
-            self._watch()
+        self._watch()
 
     def connection_lost(self, exc: Exception | None) -> None:
         self._disarm()
@@ -125,7 +126,7 @@ class GuardedHttp(H11Protocol):
 
     def handle_websocket_upgrade(self, event: h11.Request) -> None:
         self._disarm()
-        self._phase = "websocket"
+        self._phase = WEBSOCKET
         self._check_token()
         self.ticket.answering(True)
         super().handle_websocket_upgrade(event)
@@ -137,6 +138,8 @@ class GuardedHttp(H11Protocol):
 
     def _watch(self) -> None:
         """Arm, keep or drop the deadline for what the client owes now; check new requests."""
+        if self._phase == WEBSOCKET:
+            return  # upgraded: this protocol no longer reads the connection
         self._check_token()
         if self.transport.is_closing():
             self._disarm()
