@@ -47,6 +47,7 @@ from .events import (
     TurnEnd,
     UserMessage,
 )
+from .listeners import Listeners
 from .models.base import ModelAdapter, ModelError, ModelRequest
 from .models.messages import conversation
 from .scope import Disposer, Scope
@@ -115,7 +116,7 @@ class Agent:
         self._inbox: deque[_Input] = deque()
         self._idle = anyio.Event()
         self._driving = False
-        self._delta_listeners: list[DeltaListener] = []
+        self._delta_listeners: Listeners[DeltaListener] = Listeners()
 
     # -- state ------------------------------------------------------------
 
@@ -270,7 +271,7 @@ class Agent:
             try:
                 reply = await self.model.complete(request, on_delta=self._emit_delta)
             except ModelError as error:
-                return {"code": error.code, "message": error.message}
+                return error.to_dict()
             except Exception as error:
                 log.exception("model %r failed in session %s", self.model, self.session.id)
                 return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
@@ -302,16 +303,10 @@ class Agent:
 
     def add_delta_listener(self, listener: DeltaListener) -> Disposer:
         """Receive streamed assistant text fragments (ephemeral, never stored)."""
-        self._delta_listeners.append(listener)
-
-        def remove() -> None:
-            if listener in self._delta_listeners:
-                self._delta_listeners.remove(listener)
-
-        return remove
+        return self._delta_listeners.add(listener)
 
     def _emit_delta(self, text: str) -> None:
-        for listener in list(self._delta_listeners):
+        for listener in self._delta_listeners:
             try:
                 listener(text)
             except Exception:

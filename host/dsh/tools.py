@@ -26,7 +26,9 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
 
 from .clock import Clock
+from .errors import CodedError
 from .scope import Disposer
+from .validation import describe
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -57,13 +59,16 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class ToolError(Exception):
-    """A failure the model should see as `{"code", "message"}`."""
+class ToolError(CodedError):
+    """A failure the model should see as `{"code", "message"}`.
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+    Raised from a tool, it becomes the call's error result. Tool code reused
+    by a plugin's action (`dsh_session_action`) may raise it too: the web API
+    answers with `status` (422 unless the error says otherwise, e.g. 409 for
+    a conflict or 503 when storage did not confirm).
+    """
+
+    default_status = 422
 
 
 @dataclass(frozen=True, slots=True)
@@ -194,14 +199,6 @@ class ToolRegistry:
         return name in self._tools
 
 
-def _describe(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)
-
-
 def _parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
@@ -224,7 +221,7 @@ def _validate_arguments(tool: Tool[Any], raw: str | dict[str, Any]) -> BaseModel
     try:
         return tool.arguments.model_validate_json(text)
     except ValidationError as error:
-        raise ToolError("invalid_arguments", _describe(error)) from None
+        raise ToolError("invalid_arguments", describe(error, root="arguments")) from None
 
 
 async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolOutcome:

@@ -14,8 +14,10 @@ from typing import Any
 import pluggy
 from pydantic import BaseModel, ValidationError
 
-from ..overlay import PluginSpec, error_message, key_path
+from ..errors import raise_errors
+from ..overlay import PluginSpec, key_path
 from ..plugins import PluginContext
+from ..validation import describe, problems
 from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
 from .errors import PluginConfigError, PluginLoadError, PluginNotLoaded, PluginUnloadError
 
@@ -184,10 +186,7 @@ class PluginLoader:
                 await self._unload(loaded)
             except PluginUnloadError as error:
                 errors.append(error)
-        if len(errors) == 1:
-            raise errors[0]
-        if errors:
-            raise ExceptionGroup(f"{len(errors)} plugins did not unload cleanly", errors)
+        raise_errors(errors, f"{len(errors)} plugins did not unload cleanly")
 
 
 def _import_class(plugin: InstalledPlugin) -> type[Any]:
@@ -233,13 +232,13 @@ def _validate_config(cls: type[Any], spec: PluginSpec, plugin: InstalledPlugin) 
     try:
         return model.model_validate(dict(spec.config), strict=True)
     except ValidationError as error:
-        details = error.errors(include_url=False)
-        fields = [f"{table}.{key_path(detail['loc'])}" for detail in details]
-        problems = "; ".join(
-            f"{name}: {error_message(detail)}" for name, detail in zip(fields, details, strict=True)
-        )
+        found = problems(error, location=lambda loc: f"{table}.{key_path(loc)}")
+        fields = [item.where for item in found]
         raise PluginConfigError(
-            spec.name, f"{where}invalid config for plugin {spec.name!r}: {problems}", fields
+            spec.name,
+            f"{where}invalid config for plugin {spec.name!r}: "
+            + describe(error, location=lambda loc: f"{table}.{key_path(loc)}"),
+            fields,
         ) from error
 
 
