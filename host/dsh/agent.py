@@ -103,6 +103,11 @@ class Agent:
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
+        if parent is not None and session.header.depth <= parent.depth:
+            raise ValueError(
+                f"a child agent's Session is deeper than its parent's: session {session.id} "
+                f"has delegationDepth {session.header.depth}, its parent {parent.depth}"
+            )
         self.session = session
         self.store = store
         self.model = model
@@ -125,8 +130,19 @@ class Agent:
         return self._phase
 
     @property
+    def depth(self) -> int:
+        """The Session's durable `delegationDepth` (0 for a root)."""
+        return self.session.header.depth
+
+    @property
     def is_root(self) -> bool:
-        return self.parent is None
+        """True unless the Session is a delegated one (`delegationDepth` ≥ 1 in its header).
+
+        The header is durable, so this is the same on every path that makes
+        the Session live: new, resumed, forked (a fork keeps its parent's
+        depth) or spawned as a child.
+        """
+        return self.depth == 0
 
     @property
     def closed(self) -> bool:

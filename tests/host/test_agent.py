@@ -106,8 +106,12 @@ class Harness:
         self.store = SessionStore(self.clock)
         self.agents: list[Agent] = []
 
-    def agent(self, model: Any, session_id: str = "s1", **options: Any) -> Agent:
-        session = Session.new(session_id, cwd="/", created_at=self.clock.wall_ms())
+    def agent(
+        self, model: Any, session_id: str = "s1", depth: int | None = None, **options: Any
+    ) -> Agent:
+        session = Session.new(
+            session_id, cwd="/", created_at=self.clock.wall_ms(), delegation_depth=depth
+        )
         self.store.open(session)
         agent = Agent(session=session, store=self.store, model=model, group=self.group, **options)
         self.agents.append(agent)
@@ -258,7 +262,7 @@ async def test_the_phase_is_turn_while_the_model_works(harness: Harness) -> None
 
 async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness: Harness) -> None:
     root = harness.agent(FakeModel())
-    child = harness.agent(FakeModel(), "child", parent=root)
+    child = harness.agent(FakeModel(), "child", depth=1, parent=root)
 
     assert root.is_root
     assert not child.is_root
@@ -268,6 +272,22 @@ async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness:
     with anyio.fail_after(5):
         await root.when_idle()
     assert root.pending == 0
+
+
+async def test_root_status_follows_the_durable_delegation_depth_not_the_parent(
+    harness: Harness,
+) -> None:
+    resumed_child = harness.agent(FakeModel(), "resumed-child", depth=2)
+    explicit_root = harness.agent(FakeModel(), "explicit-root", depth=0)
+
+    assert not resumed_child.is_root
+    assert explicit_root.is_root
+
+
+async def test_a_child_agent_must_be_deeper_than_its_parent(harness: Harness) -> None:
+    root = harness.agent(FakeModel())
+    with pytest.raises(ValueError, match="has delegationDepth 0, its parent 0"):
+        harness.agent(FakeModel(), "flat", parent=root)
 
 
 def test_max_steps_must_be_at_least_one() -> None:

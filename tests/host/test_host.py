@@ -295,9 +295,9 @@ async def test_event_views_come_from_plugins_and_failures_are_contained(
     assert host.event_view(agent.session, user_event) == {"marked": 0}
     assert host.event_view(agent.session, agent.session.events[1]) is None
 
-    host.pm.register(Broken(), name="broken")
-    assert host.event_view(agent.session, user_event) is None
-    assert "dsh_event_view failed" in caplog.text
+    host.pm.register(Broken(), name="broken")  # called first: registered last
+    assert host.event_view(agent.session, user_event) == {"marked": 0}
+    assert "plugin broken failed in dsh_event_view" in caplog.text
 
 
 async def test_a_view_that_is_not_a_dict_is_ignored(
@@ -314,7 +314,8 @@ async def test_a_view_that_is_not_a_dict_is_ignored(
     await settled(agent)
 
     assert host.event_view(agent.session, agent.session.events[0]) is None
-    assert "not a dict" in caplog.text
+    assert "plugin list-view returned a bad result from dsh_event_view" in caplog.text
+    assert "expected a JSON object, got list" in caplog.text
 
 
 async def test_client_modules_are_collected_per_plugin_and_bad_ones_skipped(

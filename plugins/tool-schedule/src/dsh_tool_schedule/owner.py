@@ -44,14 +44,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh.agent import AgentBusy, AgentClosed, AgentPhase
+from dsh import AgentBusy, AgentClosed, AgentPhase
 
 from .config import ScheduleConfig
 from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
 
 if TYPE_CHECKING:
-    from dsh.agent import Agent
+    from dsh import Agent
 
 __all__ = ["ReminderOwner"]
 
@@ -76,7 +76,7 @@ class ReminderOwner:
         self._dirty = False
         self._wait_scope: anyio.CancelScope | None = None
         self._done = anyio.Event()
-        ledger.watch(self.recompute)
+        self._unwatch = ledger.watch(self.recompute)
         self._task = agent.tasks.start_soon(self._run, name=f"schedule owner {agent.session.id}")
 
     def recompute(self) -> None:
@@ -100,6 +100,7 @@ class ReminderOwner:
         try:
             await self._loop()
         finally:
+            self._unwatch()
             self._done.set()
 
     async def _loop(self) -> None:
