@@ -50,6 +50,7 @@ __all__ = [
     "dispatch",
     "model_of",
     "overlay_of",
+    "overlay_path",
     "parse",
 ]
 
@@ -203,12 +204,18 @@ def add_overlay_option(
     parser.add_argument("--overlay", type=Path, metavar="PATH", help=help)
 
 
+def overlay_path(args: argparse.Namespace) -> Path | None:
+    """The overlay `args` name: the command's `--overlay`, else the global one, else None."""
+    given: Path | None = getattr(args, "overlay", None) or getattr(args, "global_overlay", None)
+    return given
+
+
 def overlay_of(args: argparse.Namespace) -> Overlay:
     """The overlay `--overlay` names, or the default tree (no plugins) without one.
 
     Raises `CommandError` (exit 1) with the overlay's own message if it is invalid.
     """
-    path: Path | None = args.overlay or getattr(args, "global_overlay", None)
+    path = overlay_path(args)
     if path is None:
         return Overlay.default()
     try:

@@ -82,6 +82,9 @@ def api_error_for(error: Exception) -> ApiError | None:
         return ApiError(503, "persistence_failed", str(error))
     if isinstance(error, AgentClosed):
         return ApiError(409, "session_closed", f"{error}; resume the session and retry")
+    if isinstance(error, CodedError):
+        # A plugin's refusal (an action's `ActionError`, a shared tool's `ToolError`).
+        return ApiError(error.status, error.code, error.message)
     if isinstance(error, CorruptLog):
         return ApiError(500, "storage_corrupt", str(error))
     if isinstance(error, StorageError | OSError):
@@ -158,6 +161,7 @@ def install_error_handlers(app: FastAPI) -> None:
         PersistenceUnavailable,
         FlushError,
         AgentClosed,
+        CodedError,
         StorageError,
         OSError,
     ):
