@@ -9,11 +9,25 @@ Phases: `idle`, `turn`, `maintenance`, `closed` (DESIGN §5).
   appends their results, repeats (at most `max_steps` model calls), appends
   `turn/end` and returns to `idle`.
 - `run_maintenance(task)` claims `maintenance` only from `idle` (no turn, no
-  other maintenance) or raises `AgentBusy`. Input that arrives meanwhile stays
+  other maintenance) or raises `AgentBusy`; `run_maintenance(task,
+  wait=True)` waits for its turn instead. Input that arrives meanwhile stays
   parked and runs right after the task settles.
 - `when_idle()` returns at the next transition into `idle` (always a *next*
   one, even if the agent is idle now), and also returns (without raising) when
   the agent closes, so waiters can notice `closed`.
+
+**Maintenance is not starved by input.** At every transition into `idle`:
+
+1. a waiting maintenance claim (`wait=True`; the oldest first) gets the
+   agent before any queued input — a user who keeps typing cannot keep a
+   due reminder waiting;
+2. input queued *during* maintenance with `followup()` (a reminder's
+   message) runs right after the task, ahead of input queued before it;
+3. then queued input runs in order.
+
+So a reminder that falls due during a turn is delivered (dispatched and its
+message taken) right after that turn, before the first message queued
+behind it; one that falls due while the agent is idle is delivered at once.
 
 The driver is started on demand in the Agent's `TaskSet`, so an idle agent
 holds no task. Closing cancels the driver and every task the agent's plugins
@@ -119,6 +133,8 @@ class Agent:
         self.tasks = TaskSet(group, name=f"agent {session.id}")
         self._phase = AgentPhase.IDLE
         self._inbox: deque[_Input] = deque()
+        self._claims: deque[anyio.Event] = deque()
+        self._maintenance_input: list[_Input] = []
         self._idle = anyio.Event()
         self._driving = False
         self._delta_listeners: Listeners[DeltaListener] = Listeners()
@@ -174,19 +190,23 @@ class Agent:
     def followup(self, text: str, source: dict[str, JsonValue]) -> None:
         """Queue a message on behalf of a plugin, synchronously and in order.
 
-        `source["kind"]` names the plugin (e.g. `"schedule"`). Raises
-        `AgentClosed` after close.
+        `source["kind"]` names the plugin (e.g. `"schedule"`). Queued during
+        maintenance, it runs right after the maintenance task, ahead of input
+        queued earlier. Raises `AgentClosed` after close.
         """
         if not isinstance(source, dict) or not isinstance(source.get("kind"), str):
             raise TypeError("followup source must be a dict with a string 'kind'")
-        self._enqueue(_Input(text, dict(source)))
+        self._enqueue(_Input(text, dict(source)), follows_maintenance=True)
 
-    def _enqueue(self, item: _Input) -> None:
+    def _enqueue(self, item: _Input, *, follows_maintenance: bool = False) -> None:
         if self._phase is AgentPhase.CLOSED:
             raise AgentClosed(f"agent for session {self.session.id} is closed")
         if not isinstance(item.text, str):
             raise TypeError("message text must be a string")
-        self._inbox.append(item)
+        if follows_maintenance and self._phase is AgentPhase.MAINTENANCE:
+            self._maintenance_input.append(item)
+        else:
+            self._inbox.append(item)
         self._kick()
 
     def _kick(self) -> None:
@@ -197,8 +217,12 @@ class Agent:
     # -- phases -----------------------------------------------------------
 
     def _enter_idle(self) -> None:
+        """Go idle, wake idle waiters, and hand the agent to a waiting maintenance claim."""
         self._phase = AgentPhase.IDLE
         self._wake_idle_waiters()
+        if self._claims:
+            self._phase = AgentPhase.MAINTENANCE
+            self._claims.popleft().set()
 
     def _wake_idle_waiters(self) -> None:
         event, self._idle = self._idle, anyio.Event()
@@ -217,24 +241,51 @@ class Agent:
             return
         await self._idle.wait()
 
-    async def run_maintenance(self, task: Callable[[], Awaitable[T]]) -> T:
+    async def run_maintenance(self, task: Callable[[], Awaitable[T]], *, wait: bool = False) -> T:
         """Run `task` while holding the `maintenance` phase.
 
-        Raises `AgentBusy` unless the agent is idle, `AgentClosed` if closed.
-        Input queued while the task runs (including its own `followup`s) stays
-        parked until the task settles, then runs in order.
+        Unless the agent is idle, raises `AgentBusy` — or, with `wait=True`,
+        waits until the agent is handed to it at a transition into idle
+        (claims are served oldest first, before any queued input). Raises
+        `AgentClosed` if the agent is or becomes closed. Input queued while
+        the task runs stays parked until the task settles; its own
+        `followup`s then run first, then the input queued before, in order.
         """
         if self._phase is AgentPhase.CLOSED:
             raise AgentClosed(f"agent for session {self.session.id} is closed")
-        if self._phase is not AgentPhase.IDLE:
+        if self._phase is AgentPhase.IDLE:
+            self._phase = AgentPhase.MAINTENANCE
+        elif wait:
+            await self._claim()
+        else:
             raise AgentBusy(f"agent for session {self.session.id} is in {self._phase.value}")
-        self._phase = AgentPhase.MAINTENANCE
         try:
             return await task()
         finally:
-            if self._phase is AgentPhase.MAINTENANCE:
-                self._enter_idle()
-                self._kick()
+            self._end_maintenance()
+
+    async def _claim(self) -> None:
+        """Wait until `_enter_idle` hands the agent over (the phase is then `maintenance`)."""
+        claim = anyio.Event()
+        self._claims.append(claim)
+        try:
+            await claim.wait()
+        except BaseException:
+            if claim.is_set():
+                self._end_maintenance()  # handed over, but the claimant left: pass it on
+            else:
+                self._claims.remove(claim)
+            raise
+        if self._phase is AgentPhase.CLOSED:
+            raise AgentClosed(f"agent for session {self.session.id} closed while waiting")
+
+    def _end_maintenance(self) -> None:
+        if self._phase is not AgentPhase.MAINTENANCE:
+            return
+        parked, self._maintenance_input = self._maintenance_input, []
+        self._inbox.extendleft(reversed(parked))
+        self._enter_idle()
+        self._kick()
 
     # -- the turn driver --------------------------------------------------
 
@@ -340,7 +391,10 @@ class Agent:
             return
         self._phase = AgentPhase.CLOSED
         self._inbox.clear()
+        self._maintenance_input.clear()
         self._wake_idle_waiters()
+        while self._claims:
+            self._claims.popleft().set()
         try:
             await self.tasks.aclose()
         finally:

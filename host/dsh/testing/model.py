@@ -4,6 +4,7 @@
         FakeModel.tool_call("echo", {"text": "hi"}),  # a reply that calls a tool
         "done",                                    # a plain text reply
         lambda request: ModelReply(text=f"{len(request.messages)} messages"),
+        wait_then_reply,                           # an async function: a turn that waits
     ])
 
 Replies are used in order, one per model call (shared by every agent using
@@ -15,8 +16,9 @@ assertions about what the model was shown (messages, offered tools).
 
 from __future__ import annotations
 
+import inspect
 from collections import deque
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from typing import Any
 
 import anyio
@@ -26,8 +28,8 @@ from ..tools import ToolCall
 
 __all__ = ["FakeModel", "Reply"]
 
-Reply = ModelReply | str | Callable[[ModelRequest], ModelReply]
-"""A scripted reply: as is, plain text, or computed from the request."""
+Reply = ModelReply | str | Callable[[ModelRequest], ModelReply | Awaitable[ModelReply]]
+"""A scripted reply: as is, plain text, or computed (and maybe awaited) from the request."""
 
 
 class FakeModel:
@@ -84,7 +86,8 @@ class FakeModel:
         if isinstance(reply, str):
             reply = ModelReply(text=reply)
         elif not isinstance(reply, ModelReply):
-            reply = reply(request)
+            made = reply(request)
+            reply = await made if inspect.isawaitable(made) else made
         if reply.text and on_delta is not None:
             on_delta(reply.text)
         return reply
