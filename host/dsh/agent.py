@@ -51,6 +51,7 @@ from pydantic import JsonValue
 from .clock import Clock
 from .events import (
     ASSISTANT_MESSAGE,
+    TOOL_RESULT,
     TURN_END,
     USER_MESSAGE,
     AssistantMessage,
@@ -350,7 +351,7 @@ class Agent:
                 return None
             for call in reply.tool_calls:
                 outcome = await invoke_tool(self.tools, call, ctx)
-                self.store.append(self.session, "tool/result", outcome.to_event_data())
+                self.store.append(self.session, TOOL_RESULT, outcome.to_event_data())
         return {
             "code": "max_steps",
             "message": f"the model kept calling tools for {self.max_steps} steps; turn stopped",

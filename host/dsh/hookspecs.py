@@ -149,10 +149,11 @@ def dsh_session_action(
 
     Called only for the plugin the request names (`POST
     /api/sessions/{id}/actions` with `{"plugin", "action", "args"}`), never
-    broadcast, with the live root agent of the Session (a cold Session is
-    resumed first). Return an awaitable (call an `async def`) that resolves
-    to the JSON result once the change is durable, or None when this plugin
-    has no action `name` (the host answers 404 `unknown_action`).
+    broadcast, with the Session's live agent (a cold Session is resumed
+    first; `agent.is_root` tells a root from a delegated child). Return an
+    awaitable (call an `async def`) that resolves to the JSON result once
+    the change is durable, or None when this plugin has no action `name`
+    (the host answers 404 `unknown_action`).
 
     Refuse with `dsh.ActionError` (or let a `dsh.ToolError` from tool code
     the action shares pass through): its `code` and `message` are the

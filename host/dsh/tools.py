@@ -34,6 +34,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from .clock import Clock
 from .errors import CodedError
+from .events import ErrorInfo, ToolResult
 from .jsontypes import JsonLike, to_json
 from .scope import Disposer
 from .validation import describe
@@ -144,10 +145,11 @@ class ToolOutcome:
         return self.error is None
 
     def to_event_data(self) -> dict[str, JsonValue]:
-        """The `tool/result` event data (public shape)."""
+        """The `tool/result` event data (public shape, built by `dsh.events.ToolResult`)."""
         if self.error is not None:
-            return {"callId": self.call_id, "name": self.name, "error": dict(self.error)}
-        return {"callId": self.call_id, "name": self.name, "value": self.value}
+            error = ErrorInfo.model_validate(self.error)
+            return ToolResult(callId=self.call_id, name=self.name, error=error).data()
+        return ToolResult(callId=self.call_id, name=self.name, value=self.value).data()
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
