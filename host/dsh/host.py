@@ -499,17 +499,21 @@ class Host:
 
     async def plugin_states(self, session_id: str) -> dict[str, JsonValue]:
         """`session_state` of a Session's durable events: live or cold, never starting an agent."""
-        validate_session_id(session_id)
-        live = self.store.find(session_id)
-        log = self.durable_log(live) if live is not None else await self.stored_log(session_id)
-        return self.session_state(log)
+        return self.session_state(await self.durable_log_of(session_id))
 
     async def session_wake_at(self, session_id: str) -> int | None:
         """`wake_at` of a Session's durable events: live or cold, never starting an agent."""
+        return self.wake_at(await self.durable_log_of(session_id))
+
+    async def durable_log_of(self, session_id: str) -> SessionLog:
+        """What hooks read of a Session: a live one's confirmed prefix, a cold one's stored log.
+
+        The one place that chooses between the two (so that a cheaper cold
+        reader changes only this). Raises `SessionNotFound` or `InvalidSessionId`.
+        """
         validate_session_id(session_id)
         live = self.store.find(session_id)
-        log = self.durable_log(live) if live is not None else await self.stored_log(session_id)
-        return self.wake_at(log)
+        return self.durable_log(live) if live is not None else await self.stored_log(session_id)
 
     async def session_action(
         self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue]

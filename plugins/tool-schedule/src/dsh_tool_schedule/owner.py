@@ -27,9 +27,9 @@ When a target is due:
    nothing and waits like a rejected preflight; an append failure after the
    enqueue faults the owner (logged; it stops: the message may already be
    queued);
-4. once the task has released the agent, await the dispatch barrier under the
-   lock (a failure is logged: storage retries its retained batch at the next
-   flush), then start over.
+4. once the task has released the agent, await the dispatch barrier, still
+   holding the lock (a failure is logged: storage retries its retained batch
+   at the next flush), then start over.
 
 `recompute()` interrupts a sleep or an idle wait so that the target is derived
 again; it is what management preflights call. `aclose()` stops the owner and
@@ -162,11 +162,13 @@ class ReminderOwner:
     async def _attempt(self) -> _Attempt:
         agent = self._agent
         try:
-            attempt = await agent.run_maintenance(self._preflight_and_dispatch, wait=True)
+            attempt = await agent.run_maintenance(self._locked_dispatch, wait=True)
         except AgentClosed:
             return _Attempt.BUSY
-        if attempt is _Attempt.DISPATCHED:
-            async with self._ledger.lock:
+        # `_locked_dispatch` returns holding the ledger lock; nothing awaits before
+        # the dispatch barrier, so it covers exactly what the task appended.
+        try:
+            if attempt is _Attempt.DISPATCHED:
                 try:
                     await self._ledger.barrier()
                 except BarrierFailed as failure:
@@ -175,10 +177,15 @@ class ReminderOwner:
                         agent.session.id,
                         failure,
                     )
+        finally:
+            self._ledger.lock.release()
         return attempt
 
-    async def _preflight_and_dispatch(self) -> _Attempt:
-        async with self._ledger.lock:
+    async def _locked_dispatch(self) -> _Attempt:
+        """Take the ledger lock (`_attempt` releases it after the dispatch barrier), preflight,
+        and dispatch what is due."""
+        await self._ledger.lock.acquire()
+        try:
             try:
                 await self._ledger.barrier()
             except BarrierFailed as failure:
@@ -190,6 +197,9 @@ class ReminderOwner:
                 )
                 return _Attempt.WAITING
             return await self._dispatch_due()
+        except BaseException:
+            self._ledger.lock.release()
+            raise
 
     async def _dispatch_due(self) -> _Attempt:
         agent = self._agent
