@@ -14,7 +14,9 @@ Closing the Host closes every agent (flushing its Session, retrying for at
 most `close_retry_seconds`), unloads the plugins newest first, stops the
 coordinator and closes the model adapter (the Host owns it: an adapter with
 an `aclose()` method is closed last). Sessions that could not be stored are
-listed in `unstored` afterwards.
+listed in `unstored` afterwards. A Host that fails to start (a plugin that
+does not load) unwinds exactly the same way, so work an earlier plugin
+started is cancelled and awaited.
 
 Reading storage goes through the Host, never around it (the web layer uses
 these): `tail`, `stored_header`, `stored_log` / `with_stored_log`,
@@ -22,6 +24,13 @@ these): `tail`, `stored_header`, `stored_log` / `with_stored_log`,
 work). A Session is listed only once its creation was acknowledged: a create
 or fork that fails leaves nothing listed behind (its storage is moved to the
 trash before the error is raised).
+
+Every hook is called through `self.hooks` (`dsh.hooks.Hooks`, pluggy's order,
+failures contained per plugin as each hookspec says). The methods that call
+hooks on a Session's log take a `SessionLog`; `plugin_states` and
+`session_wake_at` are where a live Session's durable prefix (in memory, on
+the event loop) or a cold Session's stored log (read ranged, in a worker
+thread) is chosen for them.
 """
 
 from __future__ import annotations
@@ -44,6 +53,10 @@ from pydantic import BaseModel, JsonValue
 from . import hookspecs
 from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
+from .errors import ActionError, CodedError
+from .hooks import ErrorHandler, HookNotImplemented, Hooks
+from .hookspecs import RegisterCommand
+from .jsontypes import to_json
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .persistence.backend import Backend, StoredSession
@@ -181,6 +194,8 @@ class Host:
         self._failed_markers: dict[str, SessionEvent] = {}
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        self.hooks = Hooks(self.pm)
+        self._modules: tuple[object, list[PublishedModule]] | None = None
         self.scope = Scope("host")
         self._plugin_specs = tuple(plugins)
         self._agents: dict[str, Agent] = {}
@@ -209,10 +224,11 @@ class Host:
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
-        except BaseException:
-            self._running = False
-            await self._teardown()
-            await stack.__aexit__(None, None, None)
+        except BaseException as error:
+            try:
+                await self._unwind(stack, "host failed to start")
+            except Exception as unwind_error:
+                error.add_note(f"while unwinding the host: {unwind_error!r}")
             raise
         self._stack = stack
         return self
@@ -230,12 +246,18 @@ class Host:
         if self._stack is None:
             return
         stack, self._stack = self._stack, None
+        await self._unwind(stack, "host closing")
+
+    async def _unwind(self, stack: AsyncExitStack, reason: str) -> None:
+        """Stop everything (shielded), cancel the task group with `reason`, leave it."""
         self._running = False
-        with anyio.CancelScope(shield=True):
-            await self._teardown()
-        assert self._group is not None
-        self._group.cancel_scope.cancel("host closing")
-        await stack.__aexit__(None, None, None)
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._teardown()
+        finally:
+            if self._group is not None:
+                self._group.cancel_scope.cancel(reason)
+            await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
         # Concurrently: each Session may keep retrying its last writes for a while.
@@ -266,7 +288,7 @@ class Host:
         if close is not None:
             await _dispose(close)
 
-    def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext:
+    def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext[Any]:
         assert self._group is not None
         return PluginContext(
             name=name,
@@ -461,17 +483,9 @@ class Host:
         log.info("session %s: its failed creation was moved to the trash", session_id)
 
     def _publish(self, agent: Agent) -> None:
-        # Each plugin's failure is contained: one broken plugin must not keep
-        # the others from seeing the agent.
-        for impl in self.pm.hook.dsh_agent_published.get_hookimpls():
-            try:
-                impl.function(agent=agent)
-            except Exception:
-                log.exception(
-                    "plugin %s failed in dsh_agent_published for session %s",
-                    impl.plugin_name,
-                    agent.session.id,
-                )
+        self.hooks.each(
+            "dsh_agent_published", {"agent": agent}, about=f"for session {agent.session.id}"
+        )
 
     def _new_id(self) -> str:
         return uuid.uuid4().hex[:16]
@@ -480,11 +494,14 @@ class Host:
 
     async def read_stored(self, session_id: str) -> StoredSession:
         """The whole stored log of a Session (what a resume or fork needs); never publishes."""
-        validate_session_id(session_id)
-        stored = await self.backend.inspect(session_id)
-        if stored is None or session_id in self._phantoms:
+        stored = await read_stored(self.backend, session_id)
+        if session_id in self._phantoms:
             raise SessionNotFound(f"no session {session_id!r}")
         return stored
+
+    def durable_log(self, session: Session) -> SessionLog:
+        """The prefix of live `session` that its storage confirmed, as a `SessionLog`."""
+        return session.prefix(self.coordinator.durable_length(session))
 
     async def tail(self, session_id: str) -> int:
         """How many events the Session has: live, its length; cold, its stored count."""
@@ -586,42 +603,207 @@ class Host:
 
     # -- plugin contributions --------------------------------------------
 
-    def event_view(self, session: SessionLog, event: SessionEvent) -> dict[str, Any] | None:
-        """The first plugin view of a durable event, or None. Plugin failures are logged.
+    def event_view(self, session: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
+        """The first plugin view of a durable event, or None (`dsh_event_view`).
 
-        `session` is the live Session, or a cold `StoredLog` (then this runs in
-        a worker thread; see `dsh_event_view`).
+        `session` is the live Session (on the event loop), or a cold
+        `StoredLog` (then this runs in a worker thread; see `dsh_event_view`).
         """
-        try:
-            view = self.pm.hook.dsh_event_view(session=session, event=event)
-        except Exception:
-            log.exception("dsh_event_view failed for %s seq %d", session.id, event.seq)
-            return None
-        if view is not None and not isinstance(view, dict):
-            log.error("dsh_event_view returned %s, not a dict; ignored", type(view).__name__)
-            return None
-        return view
+        found = self.hooks.first(
+            "dsh_event_view",
+            {"session": session, "event": event},
+            convert=_json_object,
+            about=f"for session {session.id} seq {event.seq}",
+        )
+        return None if found is None else found.value
 
     def client_modules(self) -> list[PublishedModule]:
-        """Browser modules from every loaded plugin, in load order."""
+        """Browser modules from every loaded plugin, in call order (`dsh_client_modules`).
+
+        Computed once per set of loaded plugins, not per request.
+        """
+        # The loader's generation changes with every load and unload; the
+        # implementers cover plugins a test registered with the manager by hand.
+        key = (
+            self._loader.generation if self._loader is not None else -1,
+            tuple(self.hooks.implementers("dsh_client_modules")),
+        )
+        if self._modules is None or self._modules[0] != key:
+            self._modules = (key, self._collect_modules())
+        return list(self._modules[1])
+
+    def _collect_modules(self) -> list[PublishedModule]:
         modules: list[PublishedModule] = []
-        for impl in self.pm.hook.dsh_client_modules.get_hookimpls():
-            try:
-                result: Any = impl.function()
-                contributed: list[object] = list(result or ())
-            except Exception:
-                log.exception("plugin %s failed in dsh_client_modules", impl.plugin_name)
-                continue
-            for module in contributed:
-                if not isinstance(module, ClientModule):
+        for contribution in self.hooks.each("dsh_client_modules", {}):
+            for module in contribution.value or ():
+                if isinstance(module, ClientModule):
+                    modules.append(PublishedModule(contribution.plugin, module))
+                else:
                     log.error(
                         "plugin %s returned %r from dsh_client_modules; expected ClientModule",
-                        impl.plugin_name,
+                        contribution.plugin,
                         module,
                     )
-                    continue
-                modules.append(PublishedModule(impl.plugin_name, module))
         return modules
+
+    def wake_at(self, log: SessionLog) -> int | None:
+        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`)."""
+        times = self.hooks.each(
+            "dsh_session_wake_at",
+            {"session": log},
+            convert=_epoch_ms,
+            about=f"for session {log.id}",
+        )
+        return min((contribution.value for contribution in times), default=None)
+
+    def session_state(self, log: SessionLog) -> dict[str, JsonValue]:
+        """Every plugin's state of `log`'s Session, keyed by plugin name (`dsh_session_state`).
+
+        `log` must hold only durable events; plugins returning None are left out.
+        """
+        states = self.hooks.each(
+            "dsh_session_state", {"session": log}, convert=_json, about=f"for session {log.id}"
+        )
+        return {contribution.plugin: contribution.value for contribution in states}
+
+    async def plugin_states(self, session_id: str) -> dict[str, JsonValue]:
+        """`session_state` of a Session's durable events: live or cold, never starting an agent."""
+        return await self.with_durable_log(session_id, self.session_state)
+
+    async def session_wake_at(self, session_id: str) -> int | None:
+        """`wake_at` of a Session's durable events: live or cold, never starting an agent."""
+        return await self.with_durable_log(session_id, self.wake_at)
+
+    async def with_durable_log(
+        self,
+        session_id: str,
+        func: Callable[Concatenate[SessionLog, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`func(log, ...)` on what hooks read of a Session; returns what it returns.
+
+        The one place that chooses: a live Session's confirmed prefix (in
+        memory: `func` runs here, on the event loop), or a cold Session's
+        stored log (read ranged and type-filtered: `func` runs in a worker
+        thread, so no read blocks the loop). Raises `SessionNotFound` or
+        `InvalidSessionId`.
+        """
+        validate_session_id(session_id)
+        live = self.store.find(session_id)
+        if live is not None:
+            return func(self.durable_log(live), *args, **kwargs)
+        return await self.with_stored_log(session_id, func, *args, **kwargs)
+
+    async def durable_log_of(self, session_id: str) -> SessionLog:
+        """What hooks read of a Session: a live one's confirmed prefix, a cold one's stored log.
+
+        A cold one's is a `StoredLog`: read it from a worker thread (prefer
+        `with_durable_log`, which does). Raises `SessionNotFound` or
+        `InvalidSessionId`.
+        """
+        validate_session_id(session_id)
+        live = self.store.find(session_id)
+        return self.durable_log(live) if live is not None else await self.stored_log(session_id)
+
+    async def session_action(
+        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue]
+    ) -> JsonValue:
+        """Run `plugin`'s action `action` on a Session (`dsh_session_action`); its JSON result.
+
+        Resumes a cold Session first. Raises `ActionError` 404 for a plugin
+        that is not loaded or has no such action, the plugin's own
+        `CodedError` (`ActionError`, `ToolError`) for a refusal, and
+        `ActionError` 500 `internal_error` (logged) when the plugin fails.
+        """
+        self._require_running()
+        validate_session_id(session_id)
+        if plugin not in self.hooks.implementers("dsh_session_action"):
+            known = self.pm.get_plugin(plugin) is not None
+            raise ActionError.not_found(
+                f"plugin {plugin!r} has no actions"
+                if known
+                else f"no plugin {plugin!r} is loaded in this host",
+                code="unknown_action" if known else "unknown_plugin",
+            )
+        agent, _ = await self.resume(session_id)
+        what = f"action {action!r} of plugin {plugin!r} on session {session_id}"
+        try:
+            pending = self.hooks.call(
+                plugin, "dsh_session_action", {"agent": agent, "name": action, "args": args}
+            )
+            if pending is None:
+                raise ActionError.not_found(f"plugin {plugin!r} has no action {action!r}")
+            if not inspect.isawaitable(pending):
+                raise TypeError(
+                    f"dsh_session_action returned {type(pending).__name__}, not an awaitable"
+                )
+            result = to_json(await pending, "result")
+        except CodedError:
+            raise
+        except HookNotImplemented:  # unloaded while resuming
+            raise ActionError.not_found(
+                f"no plugin {plugin!r} is loaded in this host", code="unknown_plugin"
+            ) from None
+        except Exception as error:
+            log.exception("%s failed", what)
+            raise ActionError(
+                "internal_error",
+                f"{what} failed ({type(error).__name__}); see the server log",
+                status=500,
+            ) from error
+        return result
+
+    def cli_commands(
+        self, register_for: Callable[[str], RegisterCommand], on_error: ErrorHandler
+    ) -> None:
+        """Ask every plugin for its `dsh` subcommands (`dsh_cli_commands`).
+
+        `register_for(plugin)` is the `register` callback that plugin gets (it
+        stamps the name); `on_error(plugin, hook, error)` hears of a plugin
+        whose hook raised.
+        """
+        self.hooks.each(
+            "dsh_cli_commands",
+            lambda plugin: {"register": register_for(plugin)},
+            on_error=on_error,
+        )
+
+
+async def read_stored(backend: Backend, session_id: str) -> StoredSession:
+    """What `backend` stores for a Session; `SessionNotFound` if nothing."""
+    validate_session_id(session_id)
+    stored = await backend.inspect(session_id)
+    if stored is None:
+        raise SessionNotFound(f"no session {session_id!r}")
+    return stored
+
+
+async def stored_log(backend: Backend, session_id: str) -> SessionLog:
+    """A cold Session's whole stored log, in memory, as a read-only `SessionLog`.
+
+    For the command line (`dsh.commands`), whose plugin commands read a log
+    on their own event loop; a Host reads through `Host.stored_log` instead.
+    """
+    stored = await read_stored(backend, session_id)
+    return Session(stored.header, stored.events)
+
+
+def _json(plugin: str, value: object) -> JsonValue:
+    return to_json(value)
+
+
+def _json_object(plugin: str, value: object) -> dict[str, JsonValue]:
+    data = to_json(value)
+    if not isinstance(data, dict):
+        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+    return data
+
+
+def _epoch_ms(plugin: str, value: object) -> int:
+    if type(value) is not int:
+        raise TypeError(f"expected epoch milliseconds (an int), got {value!r}")
+    return value
 
 
 async def _dispose(disposer: Disposer) -> None:

@@ -10,7 +10,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
-from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest
+from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
 from dsh.session import Session
 from dsh.store import SessionStore
 from dsh.testing import FakeClock
@@ -106,8 +106,12 @@ class Harness:
         self.store = SessionStore(self.clock)
         self.agents: list[Agent] = []
 
-    def agent(self, model: Any, session_id: str = "s1", **options: Any) -> Agent:
-        session = Session.new(session_id, cwd="/", created_at=self.clock.wall_ms())
+    def agent(
+        self, model: Any, session_id: str = "s1", depth: int | None = None, **options: Any
+    ) -> Agent:
+        session = Session.new(
+            session_id, cwd="/", created_at=self.clock.wall_ms(), delegation_depth=depth
+        )
         self.store.open(session)
         agent = Agent(session=session, store=self.store, model=model, group=self.group, **options)
         self.agents.append(agent)
@@ -159,6 +163,32 @@ async def test_a_turn_appends_the_user_message_the_reply_and_an_ok_turn_end(
     assert data(agent, "message/assistant") == [{"text": "hi there", "toolCalls": []}]
     assert data(agent, "turn/end") == [{"status": "ok"}]
     assert agent.phase is AgentPhase.IDLE
+
+
+async def test_a_user_message_keeps_the_zone_it_was_written_in(harness: Harness) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="ok")))
+
+    agent.submit("at nine?", time_zone="Europe/Berlin")
+    with anyio.fail_after(5):
+        await agent.when_idle()
+
+    assert data(agent, "message/user") == [
+        {"text": "at nine?", "source": {"kind": "user"}, "timeZone": "Europe/Berlin"}
+    ]
+
+
+async def test_a_log_the_model_cannot_be_told_ends_the_turn_with_an_error_naming_the_event(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel(ModelReply(text="never asked")))
+    harness.store.append(agent.session, "tool/result", {"callId": "c", "name": "t"})
+
+    await turn(agent, "hello")
+
+    assert types(agent) == ["tool/result", "message/user", "turn/end"]
+    [end] = data(agent, "turn/end")
+    assert end["error"]["code"] == "session_log_invalid"
+    assert "event 0 (tool/result)" in end["error"]["message"]
 
 
 async def test_tool_calls_run_through_the_pipeline_until_the_model_stops_calling(
@@ -232,7 +262,7 @@ async def test_the_phase_is_turn_while_the_model_works(harness: Harness) -> None
 
 async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness: Harness) -> None:
     root = harness.agent(FakeModel())
-    child = harness.agent(FakeModel(), "child", parent=root)
+    child = harness.agent(FakeModel(), "child", depth=1, parent=root)
 
     assert root.is_root
     assert not child.is_root
@@ -242,6 +272,22 @@ async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness:
     with anyio.fail_after(5):
         await root.when_idle()
     assert root.pending == 0
+
+
+async def test_root_status_follows_the_durable_delegation_depth_not_the_parent(
+    harness: Harness,
+) -> None:
+    resumed_child = harness.agent(FakeModel(), "resumed-child", depth=2)
+    explicit_root = harness.agent(FakeModel(), "explicit-root", depth=0)
+
+    assert not resumed_child.is_root
+    assert explicit_root.is_root
+
+
+async def test_a_child_agent_must_be_deeper_than_its_parent(harness: Harness) -> None:
+    root = harness.agent(FakeModel())
+    with pytest.raises(ValueError, match="has delegationDepth 0, its parent 0"):
+        harness.agent(FakeModel(), "flat", parent=root)
 
 
 def test_max_steps_must_be_at_least_one() -> None:
@@ -497,10 +543,137 @@ async def test_input_during_maintenance_is_parked_and_runs_right_after_in_order(
     await until(lambda: types(agent).count("turn/end") == 2)
 
     assert during == [[]]
+    # The maintenance task's own follow-up goes first: it belongs between the turns.
     assert [item["text"] for item in data(agent, "message/user")] == [
-        "typed by the user",
         "reminder frame",
+        "typed by the user",
     ]
+
+
+async def test_a_waiting_maintenance_claim_goes_before_queued_input(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("first")
+    await until(lambda: gate.entered.is_set())
+    agent.submit("second")
+    agent.submit("third")
+    phases: list[tuple[str, int]] = []
+
+    async def deliver() -> str:
+        phases.append((agent.phase.value, agent.pending))
+        agent.followup("reminder", {"kind": "schedule"})
+        return "delivered"
+
+    async with anyio.create_task_group() as group:
+
+        async def claim() -> None:
+            assert await agent.run_maintenance(deliver, wait=True) == "delivered"
+
+        group.start_soon(claim)
+        await until(lambda: len(agent._claims) == 1)
+        with pytest.raises(AgentBusy):
+            await agent.run_maintenance(deliver)
+        gate.release.set()
+    await until(lambda: types(agent).count("turn/end") == 4)
+
+    assert phases == [("maintenance", 2)]
+    assert [item["text"] for item in data(agent, "message/user")] == [
+        "first",
+        "reminder",
+        "second",
+        "third",
+    ]
+
+
+async def test_waiting_claims_are_served_oldest_first_one_at_a_time(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("busy")
+    await until(lambda: gate.entered.is_set())
+    order: list[str] = []
+
+    def task(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            order.append(f"{name} starts in {agent.phase.value}")
+            await anyio.lowlevel.checkpoint()
+            order.append(f"{name} ends")
+
+        return run
+
+    async with anyio.create_task_group() as group:
+        for name in ("a", "b"):
+            group.start_soon(lambda name=name: agent.run_maintenance(task(name), wait=True))
+            await until(lambda name=name: len(agent._claims) == "ab".index(name) + 1)
+        gate.release.set()
+
+    assert order == ["a starts in maintenance", "a ends", "b starts in maintenance", "b ends"]
+    assert agent.phase is AgentPhase.IDLE
+
+
+async def test_a_claim_cancelled_while_waiting_or_just_after_its_grant_is_passed_on(
+    harness: Harness,
+) -> None:
+    release = anyio.Event()
+    scope = anyio.CancelScope()
+
+    async def end_turn_cancelling_the_claimant(
+        request: ModelRequest, on_delta: DeltaSink | None
+    ) -> ModelReply:
+        await release.wait()
+        # No await from here to the end of the turn: the claim is granted while
+        # its claimant's cancellation is already on its way.
+        scope.cancel()
+        return ModelReply(text="released")
+
+    agent = harness.agent(FakeModel(end_turn_cancelling_the_claimant))
+    agent.submit("busy")
+    await until(lambda: agent.phase is AgentPhase.TURN)
+    ran: list[str] = []
+
+    async def record() -> None:
+        ran.append("ran")
+
+    with anyio.move_on_after(0):
+        await agent.run_maintenance(record, wait=True)
+    assert list(agent._claims) == []
+
+    async def claim_then_leave() -> None:
+        with scope:
+            await agent.run_maintenance(record, wait=True)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(claim_then_leave)
+        await until(lambda: len(agent._claims) == 1)
+        agent.submit("queued")
+        release.set()
+
+    await until(lambda: types(agent).count("turn/end") == 2)
+    assert ran == []
+    assert [item["text"] for item in data(agent, "message/user")] == ["busy", "queued"]
+
+
+async def test_closing_the_agent_refuses_a_waiting_claim(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("busy")
+    await until(lambda: gate.entered.is_set())
+    outcomes: list[str] = []
+
+    async def never() -> None:
+        raise AssertionError("unreachable: the claim is refused")
+
+    async def claim() -> None:
+        try:
+            await agent.run_maintenance(never, wait=True)
+        except AgentClosed as error:
+            outcomes.append(str(error))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(claim)
+        await until(lambda: len(agent._claims) == 1)
+        await agent.aclose()
+
+    assert outcomes == ["agent for session s1 closed while waiting"]
 
 
 async def test_closing_during_maintenance_leaves_the_agent_closed(harness: Harness) -> None:
@@ -766,6 +939,40 @@ async def test_delta_listeners_receive_streamed_text_until_removed(
     remove()  # removing twice is harmless
     await turn(agent, "again")
     assert received == ["Hel", "lo"]
+
+
+async def test_reasoning_streams_on_its_own_channel_and_is_stored_beside_the_answer(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def think(request: ModelRequest, on_delta: DeltaSink | None) -> ModelReply:
+        thoughts = reasoning_channel(on_delta)
+        assert on_delta is not None and thoughts is not None
+        thoughts("Let me ")
+        thoughts("think.")
+        on_delta("Answer.")
+        return ModelReply(text="Answer.", reasoning="Let me think.")
+
+    agent = harness.agent(FakeModel(think, ModelReply(text="no thoughts", reasoning="")))
+    answers: list[str] = []
+    thoughts: list[str] = []
+    agent.add_delta_listener(answers.append)
+    agent.add_delta_listener(thoughts.append, channel="reasoning")
+
+    def broken(text: str) -> None:
+        raise RuntimeError("listener bug")
+
+    agent.add_delta_listener(broken, channel="reasoning")
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+        await turn(agent, "hi")
+        await turn(agent, "again")
+
+    assert (answers, thoughts) == (["Answer."], ["Let me ", "think."])
+    assert "reasoning delta listener" in caplog.text
+    assert data(agent, "message/assistant") == [
+        {"text": "Answer.", "toolCalls": [], "reasoning": "Let me think."},
+        {"text": "no thoughts", "toolCalls": []},
+    ]
 
 
 async def test_a_tool_that_closes_its_own_agent_ends_the_turn_as_cancelled(

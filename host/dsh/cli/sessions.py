@@ -30,7 +30,6 @@ from .app import (
     CommandError,
     Streams,
     add_data_dir_option,
-    add_store_option,
     store_of,
 )
 from .events import summarize, utc
@@ -45,7 +44,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     listing = actions.add_parser(
         "list", help="list stored Sessions", description="List stored Sessions, by id."
     )
-    _add_store(listing)
+    add_data_dir_option(listing)  # and --store
     listing.set_defaults(run=_list)
     show = actions.add_parser(
         "show",
@@ -53,7 +52,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         description="Print a stored Session's header and one line per event.",
     )
     show.add_argument("id", type=_session_id, metavar="ID", help="the Session id")
-    _add_store(show)
+    add_data_dir_option(show)
     show.set_defaults(run=_show)
     restore = actions.add_parser(
         "restore",
@@ -61,13 +60,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         description="Bring a deleted Session back from the trash, unchanged.",
     )
     restore.add_argument("id", type=_session_id, metavar="ID", help="the Session id")
-    _add_store(restore)
+    add_data_dir_option(restore)
     restore.set_defaults(run=_restore)
-
-
-def _add_store(parser: argparse.ArgumentParser) -> None:
-    add_data_dir_option(parser)
-    add_store_option(parser)
 
 
 COMMAND = Command(name="sessions", help="read (and restore) stored Sessions", configure=_configure)

@@ -2,7 +2,7 @@
 
     dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
             [--port 8765] [--model demo|absent|openai|scripted:PATH]
-            [--allow-host NAME[:PORT]]... [--stop-grace SECONDS]
+            [--allow-host NAME[:PORT]]... [--access-log] [--stop-grace SECONDS]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
 wins over it, and `demo` is the default. `--store` (else `$DSH_STORE`) picks
@@ -23,7 +23,6 @@ from .app import (
     add_data_dir_option,
     add_model_option,
     add_overlay_option,
-    add_store_option,
     model_of,
     overlay_of,
     store_of,
@@ -36,8 +35,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     add_overlay_option(
         parser, help="an overlay file, or a directory holding overlay.toml (default: no plugins)"
     )
-    add_data_dir_option(parser)
-    add_store_option(parser)
+    add_data_dir_option(parser)  # and --store
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
     )
@@ -54,6 +52,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME[:PORT]",
         help="also answer to this Host header (e.g. behind a proxy); repeatable",
+    )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log one line per HTTP request (the access token is redacted from it)",
     )
     parser.add_argument(
         "--stop-grace",
@@ -87,6 +90,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             host=args.host,
             port=args.port,
             allowed_hosts=args.allow_host,
+            access_log=args.access_log,
             stdout=streams.out,
             stop_grace=args.stop_grace,
         )

@@ -2,66 +2,71 @@
 
 Only host-owned conversation events become messages: `message/user`,
 `message/assistant` and `tool/result`. Markers (`session/end-seed`,
-`turn/end`) and plugin events are not part of what the model is told.
+`turn/end`, `session/title`) and plugin events are not part of what the
+model is told. Each conversation event is decoded with its typed payload
+(`dsh.events`); one whose data does not have its type's shape raises
+`PayloadError` naming it, rather than being guessed at. An assistant message
+keeps its stored `reasoning`: whether a provider is sent it back is the
+adapter's rule, not this builder's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
+from ..events import (
+    ASSISTANT_MESSAGE,
+    TOOL_RESULT,
+    USER_MESSAGE,
+    AssistantMessage,
+    ToolResult,
+    UserMessage,
+    decode,
+)
 from ..session import SessionEvent
 from ..tools import ToolCall
 from .base import Message
 
 __all__ = ["conversation"]
 
+_CONVERSATION = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
+
 
 def conversation(events: Iterable[SessionEvent]) -> list[Message]:
-    """The messages a model sees for these events, oldest first."""
+    """The messages a model sees for these events, oldest first.
+
+    Raises `dsh.events.PayloadError` for a conversation event of the wrong shape.
+    """
     messages: list[Message] = []
     for event in events:
-        data = event.data
-        if not isinstance(data, dict):
+        if event.type not in _CONVERSATION:
             continue
-        if event.type == "message/user":
-            source = data.get("source")
-            messages.append(
-                Message(
-                    role="user",
-                    text=str(data.get("text", "")),
-                    source=dict(source) if isinstance(source, dict) else {"kind": "user"},
-                )
+        payload = decode(event)
+        if isinstance(payload, UserMessage):
+            messages.append(Message(role="user", text=payload.text, source=payload.source.data()))
+        elif isinstance(payload, AssistantMessage):
+            calls = tuple(
+                ToolCall(id=call.id, name=call.name, arguments=call.arguments)
+                for call in payload.tool_calls
             )
-        elif event.type == "message/assistant":
-            calls = data.get("toolCalls")
             messages.append(
                 Message(
                     role="assistant",
-                    text=str(data.get("text", "")),
-                    tool_calls=tuple(_calls(calls if isinstance(calls, list) else [])),
+                    text=payload.text,
+                    tool_calls=calls,
+                    reasoning=payload.reasoning,
                 )
             )
-        elif event.type == "tool/result":
-            is_error = "error" in data
+        else:
+            assert isinstance(payload, ToolResult)
+            error = payload.error
             messages.append(
                 Message(
                     role="tool",
-                    tool_call_id=str(data.get("callId", "")),
-                    name=str(data.get("name", "")),
-                    content=data.get("error") if is_error else data.get("value"),
-                    is_error=is_error,
+                    tool_call_id=payload.call_id,
+                    name=payload.name,
+                    content=payload.value if error is None else error.data(),
+                    is_error=error is not None,
                 )
             )
     return messages
-
-
-def _calls(items: list[Any]) -> Iterable[ToolCall]:
-    for item in items:
-        if isinstance(item, dict):
-            arguments = item.get("arguments", {})
-            yield ToolCall(
-                id=str(item.get("id", "")),
-                name=str(item.get("name", "")),
-                arguments=arguments if isinstance(arguments, str | dict) else {},
-            )

@@ -58,7 +58,7 @@ class PrefixProof:
         try:
             return await self._prove(session)
         except Exception as error:
-            log.warning("cannot verify the stored history of %s: %s", session.id, error)
+            log.warning("cannot verify stored history of %s: %s", session.id, error)
             self._verified.pop(session, None)
             return 0
 

@@ -72,7 +72,7 @@ def make_host_factory(
     The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
     before the server starts (raises `ValueError` with the adapter's message).
     """
-    adapter = resolve_model(model, settings=overlay.host.model_settings)
+    adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
 
     def make_host() -> Host:
         return Host(
@@ -93,6 +93,7 @@ def run_web(
     host: str,
     port: int,
     allowed_hosts: Sequence[str] = (),
+    access_log: bool = False,
     stdout: TextIO,
     stop_grace: float = CLOSE_RETRY_SECONDS,
 ) -> int:
@@ -105,7 +106,11 @@ def run_web(
     try:
         check_plugins(overlay)
         settings = WebSettings(
-            token=resolve_token(), host=host, port=port, allowed_hosts=tuple(allowed_hosts)
+            token=resolve_token(),
+            host=host,
+            port=port,
+            allowed_hosts=tuple(allowed_hosts),
+            access_log=access_log,
         )
         make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:

@@ -1,7 +1,9 @@
 from __future__ import annotations
 
+import pytest
 from pydantic import JsonValue
 
+from dsh.events import PayloadError
 from dsh.models.base import Message
 from dsh.models.messages import conversation
 from dsh.session import SessionEvent
@@ -21,7 +23,9 @@ def test_conversation_events_become_messages_in_order() -> None:
             {"text": "", "toolCalls": [{"id": "c1", "name": "t", "arguments": {"a": 1}}]},
         ),
         event(2, "tool/result", {"callId": "c1", "name": "t", "value": [1]}),
-        event(3, "tool/result", {"callId": "c2", "name": "t", "error": {"code": "x"}}),
+        event(
+            3, "tool/result", {"callId": "c2", "name": "t", "error": {"code": "x", "message": "m"}}
+        ),
         event(4, "turn/end", {"status": "ok"}),
     ]
 
@@ -29,30 +33,53 @@ def test_conversation_events_become_messages_in_order() -> None:
         Message(role="user", text="hi", source={"kind": "user"}),
         Message(role="assistant", tool_calls=(ToolCall("c1", "t", {"a": 1}),)),
         Message(role="tool", tool_call_id="c1", name="t", content=[1]),
-        Message(role="tool", tool_call_id="c2", name="t", content={"code": "x"}, is_error=True),
+        Message(
+            role="tool",
+            tool_call_id="c2",
+            name="t",
+            content={"code": "x", "message": "m"},
+            is_error=True,
+        ),
     ]
 
 
-def test_markers_plugin_events_and_non_object_data_are_left_out() -> None:
+def test_markers_and_plugin_events_are_left_out() -> None:
     events = [
         event(0, "session/end-seed", {}),
         event(1, "schedule/change", {"version": 1, "change": "dispatch", "id": "rem-1"}),
-        event(2, "message/user", "not an object"),
+        event(2, "session/title", {"title": "Plans"}),
         event(3, "turn/end", {"status": "ok"}),
     ]
 
     assert conversation(events) == []
 
 
-def test_malformed_fields_fall_back_to_safe_defaults() -> None:
+def test_stored_reasoning_is_kept_beside_the_text_and_the_zone_stays_out() -> None:
     events = [
-        event(0, "message/user", {"text": "x", "source": "web"}),
-        event(1, "message/assistant", {"text": "y", "toolCalls": "nope"}),
-        event(2, "message/assistant", {"toolCalls": ["junk", {"name": "t", "arguments": 5}]}),
+        event(0, "message/user", {"text": "x", "source": {"kind": "user"}, "timeZone": "UTC"}),
+        event(1, "message/assistant", {"text": "y", "toolCalls": [], "reasoning": "hmm"}),
+        event(2, "message/assistant", {"text": "z", "toolCalls": []}),
     ]
 
     assert conversation(events) == [
         Message(role="user", text="x", source={"kind": "user"}),
-        Message(role="assistant", text="y"),
-        Message(role="assistant", tool_calls=(ToolCall("", "t", {}),)),
+        Message(role="assistant", text="y", reasoning="hmm"),
+        Message(role="assistant", text="z", reasoning=None),
     ]
+
+
+@pytest.mark.parametrize(
+    ("data", "problem"),
+    [
+        ("not an object", "data: expected a JSON object"),
+        ({"text": "x", "source": "web"}, "source"),
+        ({"text": "y", "toolCalls": "nope"}, "toolCalls"),
+        ({"toolCalls": []}, "text: Field required"),
+    ],
+)
+def test_a_malformed_conversation_event_is_an_error_naming_it(
+    data: JsonValue, problem: str
+) -> None:
+    kind = "message/user" if "source" in str(data) or isinstance(data, str) else "message/assistant"
+    with pytest.raises(PayloadError, match=f"event 4 \\({kind}\\): .*{problem}"):
+        conversation([event(4, kind, data)])

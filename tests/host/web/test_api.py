@@ -144,6 +144,7 @@ async def test_a_live_session_shows_its_header_length_and_agent(
         "live": True,
         "length": 1,
         "agent": {"root": True, "tools": []},
+        "plugins": {},
     }
 
 
@@ -327,6 +328,21 @@ async def test_a_message_is_queued_with_202(client: httpx.AsyncClient, host: Hos
     assert agent.session.events[0].data == {"text": "hi", "source": {"kind": "user"}}
 
 
+async def test_a_message_carries_the_readers_time_zone_into_the_log(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    created = await new_session(client)
+    response = await client.post(
+        f"/api/sessions/{created['id']}/messages",
+        json={"text": "at 9", "timeZone": "America/New_York"},
+    )
+    assert response.status_code == 202
+    agent = host.agent(created["id"])
+    assert agent is not None
+    await wait_until(lambda: len(agent.session) >= 1)
+    assert agent.session.events[0].data["timeZone"] == "America/New_York"  # type: ignore[index,call-overload]
+
+
 async def test_a_message_to_a_cold_session_resumes_it_first(
     client: httpx.AsyncClient, host: Host, publications: PublicationCounter
 ) -> None:
@@ -350,6 +366,8 @@ async def test_a_message_to_a_cold_session_resumes_it_first(
         (b"", {}, "body"),
         (b"{not json", {"content-type": "application/json"}, "JSON"),
         (b'"just a string"', {"content-type": "application/json"}, "body"),
+        (b'{"text": "hi", "timeZone": "Mars/Base"}', {"content-type": "application/json"}, "zone"),
+        (b'{"text": "hi", "timeZone": 5}', {"content-type": "application/json"}, "timeZone"),
     ],
 )
 async def test_a_bad_message_body_is_422_invalid_body(

@@ -5,17 +5,21 @@ It answers from the conversation alone (no network, no randomness):
 - a user message it understands as a reminder request (see `intents`) becomes
   a call to `schedule_create`, `schedule_list` or `schedule_delete` — if that
   tool is offered in the request; otherwise it says reminders are not enabled
-  in this host and how to enable them;
+  in this host and how to enable them. The call comes with a short reasoning,
+  labelled as the demo's canned text, so the reasoning path runs offline;
 - after tool results it answers in plain words (the id, the due time in UTC
   and "session-local" for a created reminder; each reminder or "no
   reminders"; deleted or not found; an error's code and message);
-- a follow-up queued by the schedule plugin (`source.kind == "schedule"`) is
-  answered with the reminder itself;
+- a follow-up queued by the schedule plugin is recognised by its structured
+  source (`{"kind": "schedule", "scheduleId", "prompt"?}`), never by its text,
+  and answered with the reminder's prompt: the source's own `prompt`, else
+  the prompt the conversation's `schedule_create`/`schedule_list` results
+  give for that id, else just the id;
 - anything else gets a short help text: what it is, what it understands, and
   how to configure a real model.
 
-It answers in Chinese when the user wrote Chinese, and streams its text
-through `on_delta` in a few fragments.
+It answers in Chinese when the user wrote Chinese, and streams its reasoning
+(on the reasoning channel) and its text through `on_delta` in a few fragments.
 """
 
 from __future__ import annotations
@@ -27,9 +31,9 @@ import anyio
 
 from ...tools import ToolCall
 from ..base import DeltaSink, Message, ModelReply, ModelRequest
-from ..streaming import stream_text
+from ..streaming import stream_reply
 from . import replies
-from .intents import Create, Delete, List, Unclear, has_chinese, read_intent, reminder_prompt
+from .intents import Create, Delete, List, Unclear, has_chinese, read_intent
 
 __all__ = ["DemoModel", "answer"]
 
@@ -47,7 +51,7 @@ class DemoModel:
         """Answer deterministically from `request`; never raises `ModelError`."""
         await anyio.lowlevel.checkpoint()
         reply = answer(request)
-        await stream_text(reply.text, on_delta)
+        await stream_reply(reply, on_delta)
         return reply
 
 
@@ -63,7 +67,13 @@ def answer(request: ModelRequest) -> ModelReply:
     if last is None or last.role != "user":
         return ModelReply(text=replies.help_text(False, _SCHEDULE_TOOLS[0] in offered))
     if last.source.get("kind") == "schedule":
-        return ModelReply(text=replies.reminder(reminder_prompt(last.text)))
+        reminder_id = last.source.get("scheduleId")
+        return ModelReply(
+            text=replies.reminder(
+                _reminder_prompt(messages, last.source),
+                reminder_id if isinstance(reminder_id, str) else None,
+            )
+        )
     return _respond(last.text, offered, _next_call_number(messages))
 
 
@@ -79,7 +89,11 @@ def _respond(text: str, offered: set[str], call_number: int) -> ModelReply:
     if name not in offered:
         return ModelReply(text=replies.not_enabled(zh))
     call = ToolCall(id=f"call_{call_number}", name=name, arguments=arguments)
-    return ModelReply(text=replies.calling(intent, zh), tool_calls=(call,))
+    return ModelReply(
+        text=replies.calling(intent, zh),
+        tool_calls=(call,),
+        reasoning=replies.reasoning(intent, name, zh),
+    )
 
 
 def _tool_request(intent: Create | List | Delete) -> tuple[str, dict[str, Any]]:
@@ -88,6 +102,25 @@ def _tool_request(intent: Create | List | Delete) -> tuple[str, dict[str, Any]]:
     if isinstance(intent, List):
         return "schedule_list", {}
     return "schedule_delete", {"id": intent.id}
+
+
+def _reminder_prompt(messages: Sequence[Message], source: dict[str, Any]) -> str | None:
+    """The prompt of the reminder a schedule follow-up stands for, or None if unknown."""
+    prompt = source.get("prompt")
+    if isinstance(prompt, str) and prompt.strip():
+        return prompt
+    reminder_id = source.get("scheduleId")
+    for message in reversed(messages):
+        if message.role != "tool" or not isinstance(message.content, dict):
+            continue
+        listed = message.content.get("reminders")
+        views = listed if isinstance(listed, list) else [message.content]
+        for view in views:
+            if isinstance(view, dict) and view.get("id") == reminder_id:
+                found = view.get("prompt")
+                if isinstance(found, str) and found.strip():
+                    return found
+    return None
 
 
 def _tool_names(tools: Sequence[dict[str, Any]]) -> set[str]:

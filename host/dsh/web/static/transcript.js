@@ -3,13 +3,19 @@
 //
 // Node kinds (every node carries `kind`, `seq` and `eventType`):
 // - "user"        {text, source}                    a message/user event
-// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq}]}
-// - "tool-result" {callId, name, ok, value?, error?, callSeq}
+// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq, result}],
+//                  reasoning, thoughtMs}                (see reasoning.js)
+//                 a call's `result` is its tool/result node (below), drawn
+//                 with the call in one disclosure, or null while it runs
+// - "tool-result" {callId, name, ok, value?, error?, callSeq}: only for a
+//                 result whose call is not in the window
 // - "turn-error"  {error: {code, message}}           a turn/end with status "error"
 // - "presented"   {view, data}                       any event that has a view,
 //                                                    keyed by its event type
 // Markers (session/end-seed, a successful turn/end) and plugin events without
 // a view produce no node.
+
+import { storedReasoning, thoughtMs } from "./reasoning.js";
 
 /**
  * Turn `events` (ascending by seq) and `views` (a Map or a plain object keyed
@@ -19,22 +25,52 @@ export function toNodes(events, views = new Map()) {
   const viewOf = viewLookup(views);
   const calls = new Map();
   const nodes = [];
+  let previous = null;
   for (const event of events) {
     const node = toNode(event, viewOf(event.seq));
+    const before = previous;
+    previous = event;
     if (node === null) continue;
     if (node.kind === "assistant") {
+      if (node.reasoning !== null) node.thoughtMs = thoughtMs(before, event);
       // An empty id links nothing: two malformed calls must not share a result.
       for (const call of node.toolCalls) if (call.id !== "") calls.set(call.id, { node, call });
     } else if (node.kind === "tool-result") {
       const owner = calls.get(node.callId);
-      if (owner !== undefined) {
+      if (owner !== undefined && owner.call.result === null) {
         node.callSeq = owner.node.seq;
         owner.call.resultSeq = node.seq;
+        owner.call.result = node;
+        continue;
       }
     }
     nodes.push(node);
   }
   return nodes;
+}
+
+/**
+ * True while a turn runs: the last message/user in `events` has no turn/end
+ * after it (a session/end-seed also ends it: the lifecycle that ran it is over).
+ */
+export function turnRunning(events) {
+  for (let i = events.length - 1; i >= 0; i -= 1) {
+    const type = events[i].type;
+    if (type === "turn/end" || type === "session/end-seed") return false;
+    if (type === "message/user") return true;
+  }
+  return false;
+}
+
+/** The title of the newest session/title event in `events`, or null. */
+export function latestTitle(events) {
+  for (let i = events.length - 1; i >= 0; i -= 1) {
+    const event = events[i];
+    if (event.type === "session/title" && typeof event.data?.title === "string" && event.data.title.trim() !== "") {
+      return event.data.title;
+    }
+  }
+  return null;
 }
 
 /** The descriptor for one event, or null when the event is not shown. */
@@ -48,7 +84,14 @@ export function toNode(event, view) {
     case "message/user":
       return { ...base, kind: "user", text: text(data.text), source: sourceOf(data.source) };
     case "message/assistant":
-      return { ...base, kind: "assistant", text: text(data.text), toolCalls: toolCalls(data) };
+      return {
+        ...base,
+        kind: "assistant",
+        text: text(data.text),
+        toolCalls: toolCalls(data),
+        reasoning: storedReasoning(data),
+        thoughtMs: null,
+      };
     case "tool/result":
       return toolResult(base, data);
     case "turn/end":
@@ -66,6 +109,7 @@ function toolCalls(data) {
     name: text(call.name),
     arguments: call.arguments ?? null,
     resultSeq: null,
+    result: null,
   }));
 }
 

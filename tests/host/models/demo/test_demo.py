@@ -8,7 +8,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import Agent
-from dsh.models import DemoModel, Message, ModelAdapter, ModelRequest
+from dsh.models import DemoModel, Message, ModelAdapter, ModelRequest, StreamSink
 from dsh.models.demo import answer
 from dsh.session import Session
 from dsh.store import SessionStore
@@ -63,6 +63,13 @@ def test_each_pinned_request_becomes_its_tool_call(
 
     assert reply.tool_calls == (ToolCall("call_1", name, arguments),)
     assert reply.text  # a short note accompanies the call
+    assert reply.reasoning is not None
+    label = (
+        "演示模型的固定推理" if "演示" in reply.reasoning else "The demo model's canned reasoning"
+    )
+    assert label in reply.reasoning
+    assert f"{name}" in reply.reasoning
+    assert reply.reasoning not in reply.text
 
 
 @pytest.mark.parametrize(("text", "name", "arguments"), TABLE)
@@ -134,17 +141,43 @@ def test_a_conversation_not_ending_in_user_or_tool_messages_gets_help(
 
 
 @pytest.mark.parametrize(
-    ("frame", "text"),
+    ("source", "text"),
     [
-        ('Reminder rem-1 is due.\nPrompt: "stretch"', "⏰ Reminder: stretch"),
-        ('Reminder rem-2 is due.\nPrompt: "\\u559d\\u6c34"', "⏰ 提醒：喝水"),
-        ("Stand up!\nno prompt line here", "⏰ Reminder: Stand up!"),
+        ({"kind": "schedule", "scheduleId": "rem-1", "prompt": "stretch"}, "⏰ Reminder: stretch"),
+        ({"kind": "schedule", "scheduleId": "rem-2", "prompt": "喝水"}, "⏰ 提醒：喝水"),
+        ({"kind": "schedule", "scheduleId": "rem-3"}, "⏰ Reminder rem-3 is due."),
+        ({"kind": "schedule", "prompt": "  "}, "⏰ A reminder is due."),
     ],
 )
-def test_a_schedule_follow_up_is_answered_with_the_reminder_itself(frame: str, text: str) -> None:
-    reply = answer(request(frame, source={"kind": "schedule", "id": "rem-1"}))
+def test_a_schedule_follow_up_is_recognised_by_its_source_not_its_text(
+    source: dict[str, Any], text: str
+) -> None:
+    reply = answer(request('Prompt: "a frame the demo must not parse"', source=source))
 
     assert reply == type(reply)(text=text)
+
+
+def test_a_reminder_s_prompt_comes_from_the_tool_results_that_named_its_id() -> None:
+    created = {"id": "rem-1", "prompt": "stretch", "state": "scheduled"}
+    listed = {"reminders": [{"id": "rem-2", "prompt": "drink water"}, "odd", {"id": "rem-3"}]}
+    history = [
+        Message(role="user", text="remind me"),
+        Message(role="tool", name="schedule_create", tool_call_id="c1", content=created),
+        Message(role="tool", name="schedule_list", tool_call_id="c2", content=listed),
+        Message(role="tool", name="other", tool_call_id="c3", content="text"),
+    ]
+
+    def due(reminder_id: str) -> str:
+        follow_up = Message(
+            role="user",
+            text="[Scheduled reminder] ...",
+            source={"kind": "schedule", "scheduleId": reminder_id},
+        )
+        return answer(ModelRequest(messages=[*history, follow_up], tools=[])).text
+
+    assert due("rem-1") == "⏰ Reminder: stretch"
+    assert due("rem-2") == "⏰ Reminder: drink water"
+    assert due("rem-3") == "⏰ Reminder rem-3 is due."
 
 
 def test_tool_results_are_answered_together_in_the_language_of_the_user() -> None:
@@ -167,6 +200,53 @@ def test_the_demo_is_deterministic() -> None:
     assert answer(request("remind me in 10 seconds to stretch")) == answer(
         request("remind me in 10 seconds to stretch")
     )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "list reminders",
+            "(The demo model's canned reasoning, not a real model's thoughts.) "
+            "The message asks to see the reminders. This session offers schedule_list, "
+            "so I call it.",
+        ),
+        (
+            "删除提醒 rem-7",
+            "（演示模型的固定推理，不是真正模型的思考。）这条消息要删除提醒 rem-7。"
+            "本会话提供 schedule_delete，所以调用它。",
+        ),
+        (
+            "10秒后提醒我喝水",
+            "（演示模型的固定推理，不是真正模型的思考。）这条消息要我在10秒后提醒“喝水”。"
+            "本会话提供 schedule_create，所以调用它。",
+        ),
+    ],
+)
+def test_the_demo_reasons_briefly_before_a_tool_call_in_the_users_language(
+    text: str, expected: str
+) -> None:
+    assert answer(request(text)).reasoning == expected
+
+
+def test_replies_without_a_tool_call_have_no_reasoning() -> None:
+    assert answer(request("hello")).reasoning is None
+    assert answer(request("list reminders", tools=[])).reasoning is None
+
+
+async def test_the_adapter_streams_reasoning_on_its_own_channel_before_the_text() -> None:
+    events: list[tuple[str, str]] = []
+    sink = StreamSink(
+        lambda text: events.append(("answer", text)),
+        lambda text: events.append(("reasoning", text)),
+    )
+
+    reply = await DemoModel().complete(request("list reminders"), on_delta=sink)
+
+    channels = [channel for channel, _ in events]
+    assert channels == ["reasoning"] * 3 + ["answer"] * 3
+    assert "".join(text for channel, text in events if channel == "reasoning") == reply.reasoning
+    assert "".join(text for channel, text in events if channel == "answer") == reply.text
 
 
 async def test_the_adapter_streams_its_text_and_returns_the_whole_reply() -> None:
@@ -221,7 +301,7 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
 
             agent.submit("remind me in 10 seconds to stretch")
             await agent.when_idle()
-            agent.followup('Reminder rem-1 is due.\nPrompt: "stretch"', {"kind": "schedule"})
+            agent.followup("[Scheduled reminder] ...", {"kind": "schedule", "scheduleId": "rem-1"})
             await agent.when_idle()
             await agent.aclose()
 
@@ -245,6 +325,9 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
                 "arguments": {"prompt": "stretch", "after_seconds": 10},
             }
         ],
+        "reasoning": "(The demo model's canned reasoning, not a real model's thoughts.) "
+        "The message asks for a reminder in 10 seconds: “stretch”. "
+        "This session offers schedule_create, so I call it.",
     }
     summary = session.events[3].data
     assert isinstance(summary, dict)
@@ -270,23 +353,3 @@ def test_a_conversation_of_only_tool_results_is_answered_in_english() -> None:
     only = Message(role="tool", name="schedule_list", content={"reminders": []})
 
     assert answer(ModelRequest(messages=[only], tools=[])).text == "You have no reminders."
-
-
-def test_the_schedule_plugins_eight_line_frame_is_answered_with_its_prompt() -> None:
-    # The frame format the schedule plugin queues (its `frame.py`), with its HTML-safe escapes.
-    frame = "\n".join(
-        [
-            "[Scheduled reminder]",
-            "This is a scheduled reminder that was set earlier in this Session.",
-            'Reminder id: "rem-1"',
-            'Prompt: "check \\u003coven\\u003e \\u0026 say \\"done\\""',
-            "Due at: 2026-01-01T00:00:10.000Z",
-            "Delivered at: 2026-01-01T00:00:10.004Z",
-            "Status: on time",
-            "Delivery: session-local (it fires only while this Session is live).",
-        ]
-    )
-
-    reply = answer(request(frame, source={"kind": "schedule"}))
-
-    assert reply.text == '⏰ Reminder: check <oven> & say "done"'
