@@ -254,3 +254,17 @@ def test_access_log_is_off_unless_asked_for(
     stdout, stderr = io.StringIO(), io.StringIO()
     assert main(["web", "--data-dir", str(tmp_path), *flag], stdout=stdout, stderr=stderr) == 0
     assert [getattr(settings, "access_log", None) for settings in seen] == [expected]
+
+
+@pytest.mark.parametrize("given", ["abc", "-1", "3601"])
+def test_a_stop_grace_that_is_not_a_sensible_number_of_seconds_is_a_usage_error(
+    given: str,
+) -> None:
+    err = io.StringIO()
+    assert main(["web", "--stop-grace", given], stdout=io.StringIO(), stderr=err) == 2
+    assert "--stop-grace" in err.getvalue()
+
+
+def test_the_stop_grace_reaches_the_host_factory() -> None:
+    assert parse("--stop-grace", "2.5").stop_grace == 2.5
+    assert parse().stop_grace == web_launch.CLOSE_RETRY_SECONDS
