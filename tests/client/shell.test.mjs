@@ -386,6 +386,39 @@ test("Send while a listed Session opens goes to it; if the reader moves on first
   assert.equal(composer.value, "meant for b", "the text is kept for the reader");
 });
 
+test("a Session opened before the UI plugins have loaded shows their views once they have", async () => {
+  const host = fakeHost();
+  host.addSession("a", { events: [user("pin it"), ["note/pin", { text: "pinned" }]] });
+  const document = new FakeDocument();
+  const root = document.createElement("div");
+  document.body.appendChild(root);
+  const timers = new FakeTimers();
+  let loaded;
+  const plugin = new Promise((resolve) => {
+    loaded = resolve;
+  });
+  const controller = mountApp({
+    document,
+    root,
+    api: createApi({ token: "t", fetch: host.fetch }),
+    openLive: host.openLive,
+    importModule: () => plugin,
+    timers,
+    schedule: (fn) => fn(),
+  });
+  const started = controller.start();
+  // The reader opens a Session (a link, the hash) while the plugin module is still loading.
+  controller.openSession("a");
+  await pump(host, timers);
+  assert.ok(root.querySelector("[data-view=note/pin] [data-role=json-fallback]"), "no renderer yet");
+  loaded(demoPlugin());
+  await started;
+  await pump(host, timers);
+  assert.equal(root.querySelector("[data-view=note/pin] [data-role=pin]").textContent, "en:pinned");
+  assert.equal(root.querySelector("[data-role=json-fallback]"), null);
+  controller.destroy();
+});
+
 test("while a turn runs: a typing indicator, streamed text, and Stop, which cancels it", async () => {
   const host = fakeHost();
   const server = host.addSession("a");
