@@ -6,32 +6,29 @@ marker, so editing the README without keeping its examples true fails here.
 
 from __future__ import annotations
 
+import ast
 import re
+import subprocess
+import sys
 import types
 from pathlib import Path
-from typing import Any
 
-import anyio
 import pytest
 
-from dsh.host import Host
 from dsh.models.base import ModelReply
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
-from dsh.models.scripted import ScriptedModel, parse_script
+from dsh.models.scripted import parse_script
 from dsh.overlay import parse_overlay
-from dsh.persistence.memory import MemoryBackend
-from dsh.testing import FakeClock
-from dsh.tools import ToolCall
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
-_EXAMPLE = re.compile(r"<!-- readme-example: (\w+) -->\n```\w*\n(.*?)```", re.S)
+_EXAMPLE = re.compile(r"<!-- readme-example: ([\w-]+) -->\n```\w*\n(.*?)```", re.S)
 EXAMPLES = dict(_EXAMPLE.findall(README))
 
 
 def test_the_readme_has_every_example() -> None:
-    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "model"}
+    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "plugin-test", "model"}
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
@@ -74,28 +71,35 @@ def test_the_scripted_model_example_loads() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_plugin_example_gives_root_agents_its_tool() -> None:
+async def test_the_plugin_example_and_its_test_pass() -> None:
     module = types.ModuleType("readme_plugin")
-    exec(compile(EXAMPLES["plugin"], "README.md", "exec"), module.__dict__)
-    plugin_class: Any = module.EchoPlugin
-    model = ScriptedModel(
-        [
-            ModelReply(tool_calls=(ToolCall("c1", "echo", {"text": "hi"}),)),
-            ModelReply(text="done"),
-        ]
+    source = EXAMPLES["plugin"] + "\n" + EXAMPLES["plugin-test"]
+    exec(compile(source, "README.md", "exec"), module.__dict__)
+
+    await module.test_the_echo_tool_runs_and_unloads()
+
+
+def test_the_plugin_test_uses_only_public_names() -> None:
+    tree = ast.parse(EXAMPLES["plugin"] + "\n" + EXAMPLES["plugin-test"])
+    imported = [
+        node.module for node in ast.walk(tree) if isinstance(node, ast.ImportFrom) and node.module
+    ]
+    assert imported == ["pydantic", "dsh", "dsh.testing"]
+    assert "._" not in EXAMPLES["plugin-test"] and "host._" not in EXAMPLES["plugin-test"]
+
+
+def test_the_plugin_example_and_its_test_pass_mypy_strict(tmp_path: Path) -> None:
+    example = tmp_path / "readme_plugin.py"
+    example.write_text(EXAMPLES["plugin"] + "\n" + EXAMPLES["plugin-test"], encoding="utf-8")
+
+    # From the repository root: the project's mypy settings (strict, pydantic plugin)
+    # and its cache apply, so this costs little after `mypy` ran.
+    checked = subprocess.run(
+        [sys.executable, "-m", "mypy", "--strict", str(example)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
     )
-    async with Host(backend=MemoryBackend(), model=model, clock=FakeClock()) as host:
-        context = host._plugin_context("echo", plugin_class.Config())
-        host.pm.register(plugin_class(context), name="echo")
-        agent = await host.create_session()
-        assert agent.tools.names() == ["echo"]
 
-        agent.submit("say hi")
-        with anyio.fail_after(5):
-            while not any(event.type == "turn/end" for event in agent.session.events):
-                await agent.when_idle()
-
-        results = [event.data for event in agent.session.events if event.type == "tool/result"]
-        assert results == [{"callId": "c1", "name": "echo", "value": {"echo": "hi"}}]
-        await context.scope.aclose()  # what unloading the plugin does
-        assert agent.tools.names() == []
+    assert checked.returncode == 0, checked.stdout + checked.stderr

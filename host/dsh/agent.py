@@ -9,11 +9,25 @@ Phases: `idle`, `turn`, `maintenance`, `closed` (DESIGN §5).
   appends their results, repeats (at most `max_steps` model calls), appends
   `turn/end` and returns to `idle`.
 - `run_maintenance(task)` claims `maintenance` only from `idle` (no turn, no
-  other maintenance) or raises `AgentBusy`. Input that arrives meanwhile stays
+  other maintenance) or raises `AgentBusy`; `run_maintenance(task,
+  wait=True)` waits for its turn instead. Input that arrives meanwhile stays
   parked and runs right after the task settles.
 - `when_idle()` returns at the next transition into `idle` (always a *next*
   one, even if the agent is idle now), and also returns (without raising) when
   the agent closes, so waiters can notice `closed`.
+
+**Maintenance is not starved by input.** At every transition into `idle`:
+
+1. a waiting maintenance claim (`wait=True`; the oldest first) gets the
+   agent before any queued input — a user who keeps typing cannot keep a
+   due reminder waiting;
+2. input queued *during* maintenance with `followup()` (a reminder's
+   message) runs right after the task, ahead of input queued before it;
+3. then queued input runs in order.
+
+So a reminder that falls due during a turn is delivered (dispatched and its
+message taken) right after that turn, before the first message queued
+behind it; one that falls due while the agent is idle is delivered at once.
 
 The driver is started on demand in the Agent's `TaskSet`, so an idle agent
 holds no task. Closing cancels the driver and every task the agent's plugins
@@ -37,6 +51,7 @@ from pydantic import JsonValue
 from .clock import Clock
 from .events import (
     ASSISTANT_MESSAGE,
+    TOOL_RESULT,
     TURN_END,
     USER_MESSAGE,
     AssistantMessage,
@@ -47,6 +62,7 @@ from .events import (
     TurnEnd,
     UserMessage,
 )
+from .listeners import Listeners
 from .models.base import ModelAdapter, ModelError, ModelRequest, StreamSink
 from .models.messages import conversation
 from .scope import Disposer, Scope
@@ -103,6 +119,11 @@ class Agent:
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
+        if parent is not None and session.header.depth <= parent.depth:
+            raise ValueError(
+                f"a child agent's Session is deeper than its parent's: session {session.id} "
+                f"has delegationDepth {session.header.depth}, its parent {parent.depth}"
+            )
         self.session = session
         self.store = store
         self.model = model
@@ -114,11 +135,13 @@ class Agent:
         self.tasks = TaskSet(group, name=f"agent {session.id}")
         self._phase = AgentPhase.IDLE
         self._inbox: deque[_Input] = deque()
+        self._claims: deque[anyio.Event] = deque()
+        self._maintenance_input: list[_Input] = []
         self._idle = anyio.Event()
         self._driving = False
-        self._delta_listeners: dict[DeltaChannel, list[DeltaListener]] = {
-            "answer": [],
-            "reasoning": [],
+        self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {
+            "answer": Listeners(),
+            "reasoning": Listeners(),
         }
         self._stream = StreamSink(self._emit_delta, self._emit_reasoning)
 
@@ -129,8 +152,19 @@ class Agent:
         return self._phase
 
     @property
+    def depth(self) -> int:
+        """The Session's durable `delegationDepth` (0 for a root)."""
+        return self.session.header.depth
+
+    @property
     def is_root(self) -> bool:
-        return self.parent is None
+        """True unless the Session is a delegated one (`delegationDepth` ≥ 1 in its header).
+
+        The header is durable, so this is the same on every path that makes
+        the Session live: new, resumed, forked (a fork keeps its parent's
+        depth) or spawned as a child.
+        """
+        return self.depth == 0
 
     @property
     def closed(self) -> bool:
@@ -162,19 +196,23 @@ class Agent:
     def followup(self, text: str, source: dict[str, JsonValue]) -> None:
         """Queue a message on behalf of a plugin, synchronously and in order.
 
-        `source["kind"]` names the plugin (e.g. `"schedule"`). Raises
-        `AgentClosed` after close.
+        `source["kind"]` names the plugin (e.g. `"schedule"`). Queued during
+        maintenance, it runs right after the maintenance task, ahead of input
+        queued earlier. Raises `AgentClosed` after close.
         """
         if not isinstance(source, dict) or not isinstance(source.get("kind"), str):
             raise TypeError("followup source must be a dict with a string 'kind'")
-        self._enqueue(_Input(text, dict(source)))
+        self._enqueue(_Input(text, dict(source)), follows_maintenance=True)
 
-    def _enqueue(self, item: _Input) -> None:
+    def _enqueue(self, item: _Input, *, follows_maintenance: bool = False) -> None:
         if self._phase is AgentPhase.CLOSED:
             raise AgentClosed(f"agent for session {self.session.id} is closed")
         if not isinstance(item.text, str):
             raise TypeError("message text must be a string")
-        self._inbox.append(item)
+        if follows_maintenance and self._phase is AgentPhase.MAINTENANCE:
+            self._maintenance_input.append(item)
+        else:
+            self._inbox.append(item)
         self._kick()
 
     def _kick(self) -> None:
@@ -185,8 +223,12 @@ class Agent:
     # -- phases -----------------------------------------------------------
 
     def _enter_idle(self) -> None:
+        """Go idle, wake idle waiters, and hand the agent to a waiting maintenance claim."""
         self._phase = AgentPhase.IDLE
         self._wake_idle_waiters()
+        if self._claims:
+            self._phase = AgentPhase.MAINTENANCE
+            self._claims.popleft().set()
 
     def _wake_idle_waiters(self) -> None:
         event, self._idle = self._idle, anyio.Event()
@@ -205,24 +247,51 @@ class Agent:
             return
         await self._idle.wait()
 
-    async def run_maintenance(self, task: Callable[[], Awaitable[T]]) -> T:
+    async def run_maintenance(self, task: Callable[[], Awaitable[T]], *, wait: bool = False) -> T:
         """Run `task` while holding the `maintenance` phase.
 
-        Raises `AgentBusy` unless the agent is idle, `AgentClosed` if closed.
-        Input queued while the task runs (including its own `followup`s) stays
-        parked until the task settles, then runs in order.
+        Unless the agent is idle, raises `AgentBusy` — or, with `wait=True`,
+        waits until the agent is handed to it at a transition into idle
+        (claims are served oldest first, before any queued input). Raises
+        `AgentClosed` if the agent is or becomes closed. Input queued while
+        the task runs stays parked until the task settles; its own
+        `followup`s then run first, then the input queued before, in order.
         """
         if self._phase is AgentPhase.CLOSED:
             raise AgentClosed(f"agent for session {self.session.id} is closed")
-        if self._phase is not AgentPhase.IDLE:
+        if self._phase is AgentPhase.IDLE:
+            self._phase = AgentPhase.MAINTENANCE
+        elif wait:
+            await self._claim()
+        else:
             raise AgentBusy(f"agent for session {self.session.id} is in {self._phase.value}")
-        self._phase = AgentPhase.MAINTENANCE
         try:
             return await task()
         finally:
-            if self._phase is AgentPhase.MAINTENANCE:
-                self._enter_idle()
-                self._kick()
+            self._end_maintenance()
+
+    async def _claim(self) -> None:
+        """Wait until `_enter_idle` hands the agent over (the phase is then `maintenance`)."""
+        claim = anyio.Event()
+        self._claims.append(claim)
+        try:
+            await claim.wait()
+        except BaseException:
+            if claim.is_set():
+                self._end_maintenance()  # handed over, but the claimant left: pass it on
+            else:
+                self._claims.remove(claim)
+            raise
+        if self._phase is AgentPhase.CLOSED:
+            raise AgentClosed(f"agent for session {self.session.id} closed while waiting")
+
+    def _end_maintenance(self) -> None:
+        if self._phase is not AgentPhase.MAINTENANCE:
+            return
+        parked, self._maintenance_input = self._maintenance_input, []
+        self._inbox.extendleft(reversed(parked))
+        self._enter_idle()
+        self._kick()
 
     # -- the turn driver --------------------------------------------------
 
@@ -275,7 +344,7 @@ class Agent:
             try:
                 reply = await self.model.complete(request, on_delta=self._stream)
             except ModelError as error:
-                return {"code": error.code, "message": error.message}
+                return error.to_dict()
             except Exception as error:
                 log.exception("model %r failed in session %s", self.model, self.session.id)
                 return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
@@ -289,7 +358,7 @@ class Agent:
                 return None
             for call in reply.tool_calls:
                 outcome = await invoke_tool(self.tools, call, ctx)
-                self.store.append(self.session, "tool/result", outcome.to_event_data())
+                self.store.append(self.session, TOOL_RESULT, outcome.to_event_data())
         return {
             "code": "max_steps",
             "message": f"the model kept calling tools for {self.max_steps} steps; turn stopped",
@@ -315,14 +384,7 @@ class Agent:
         `"answer"` is the assistant's text, `"reasoning"` what the model
         thought before answering; the two never mix.
         """
-        listeners = self._delta_listeners[channel]
-        listeners.append(listener)
-
-        def remove() -> None:
-            if listener in listeners:
-                listeners.remove(listener)
-
-        return remove
+        return self._delta_listeners[channel].add(listener)
 
     def _emit_delta(self, text: str) -> None:
         self._emit("answer", text)
@@ -331,7 +393,7 @@ class Agent:
         self._emit("reasoning", text)
 
     def _emit(self, channel: DeltaChannel, text: str) -> None:
-        for listener in list(self._delta_listeners[channel]):
+        for listener in self._delta_listeners[channel]:
             try:
                 listener(text)
             except Exception:
@@ -349,7 +411,10 @@ class Agent:
             return
         self._phase = AgentPhase.CLOSED
         self._inbox.clear()
+        self._maintenance_input.clear()
         self._wake_idle_waiters()
+        while self._claims:
+            self._claims.popleft().set()
         try:
             await self.tasks.aclose()
         finally:

@@ -1,26 +1,62 @@
 """The `dsh` hook specifications.
 
 Plugins implement these with `@dsh.hookimpl`. The host always calls hooks with
-keyword arguments. A spec grows only by adding arguments.
+keyword arguments, through its one hook caller (`dsh.hooks`), in pluggy's
+order: `tryfirst` implementations first, `trylast` ones last, otherwise the
+plugin loaded last first. A spec grows only by adding arguments; an
+implementation may take a subset of them.
+
+Every hook says whether one failing plugin can hide the others' results.
+For the broadcast hooks it cannot: each implementation is called on its own,
+and an exception (or a result of the wrong type) is logged, naming the
+plugin and the hook, and skipped. Because of that, hook wrappers
+(`wrapper=True` or `hookwrapper=True`) have nothing to wrap: a plugin that
+implements a dsh hook as a wrapper is refused when it loads.
+
+Hooks that read a Session's log receive a `dsh.SessionLog`: for a cold
+Session it is backed by storage, so read it through `event()` and `scan()`
+(a type-filtered scan keeps a fold cheap) and never assume the whole log is
+in memory.
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+import argparse
+from collections.abc import Awaitable, Callable, Mapping
+from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
 from pydantic import JsonValue
 
+from .jsontypes import JsonLike
+
 if TYPE_CHECKING:
     from .agent import Agent
+    from .commands import CommandContext
     from .plugins import ClientModule
-    from .session import Session, SessionEvent
+    from .session import Session, SessionEvent, SessionLog
 
-__all__ = ["PROJECT", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "CommandRun", "RegisterCommand", "hookimpl", "hookspec"]
 
 PROJECT = "dsh"
 hookspec = pluggy.HookspecMarker(PROJECT)
 hookimpl = pluggy.HookimplMarker(PROJECT)
+
+CommandRun = Callable[[argparse.Namespace, "CommandContext"], "int | Awaitable[int | None] | None"]
+"""A plugin command's body: `run(args, context)`, sync or async, returning the exit code."""
+
+
+class RegisterCommand(Protocol):
+    """The `register` callback `dsh_cli_commands` receives."""
+
+    def __call__(
+        self,
+        name: str,
+        run: CommandRun,
+        *,
+        help: str,
+        configure: Callable[[argparse.ArgumentParser], Any] | None = None,
+    ) -> None: ...
 
 
 @hookspec
@@ -30,28 +66,120 @@ def dsh_agent_published(agent: Agent) -> None:
     Called once per agent, right after its Session is live and before it takes
     any input. A plugin sees only agents published after it loaded: this hook
     is never historic. Install per-agent work in a scope joined to
-    `agent.scope` and the plugin's own scope. The return value is ignored.
+    `agent.scope` and the plugin's own scope (`context.install(agent)`).
+    Whether the agent is a root is `agent.is_root`, which follows the
+    Session's durable `delegationDepth`. The return value is ignored.
+
+    Failures are contained per plugin: a plugin that raises is logged and the
+    others still see the agent.
     """
 
 
 @hookspec(firstresult=True)
-def dsh_event_view(session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
+def dsh_event_view(session: Session, event: SessionEvent) -> Mapping[str, JsonLike] | None:
     """Return the presentation sidecar for a durable `event` of `session`, or None.
 
     Called for events that are known to be stored (after a flush acknowledged
     them, or when reading cold history), never on append. Stop at first non-None
     result: the first plugin that returns a view wins. Must be pure and fast:
     it may run for every event of a history page.
+
+    Failures are contained per plugin: a plugin that raises, or returns
+    something that is not a JSON object, is logged and skipped, and the next
+    plugin may still answer.
     """
 
 
 @hookspec
 def dsh_client_modules() -> list[ClientModule]:
-    """Return the browser modules this plugin ships, as `dsh.plugins.ClientModule`s.
+    """Return the browser modules this plugin ships, as `dsh.ClientModule`s.
 
-    Called when the web host starts and when a client asks
-    `/api/client-modules`. Each module is an ES module file that exports
-    `register(registry)`; the host serves it under `/plugins/<plugin>/...`.
-    Return an empty list (or do not implement the hook) to ship none.
+    Called once each time the set of loaded plugins changes (not per
+    request); the host serves each module under `/plugins/<plugin>/<file>`
+    and lists it in `/api/client-modules`. Each module is an ES module file
+    that exports `register(registry)`. Return an empty list (or do not
+    implement the hook) to ship none.
+
+    Failures are contained per plugin: a plugin that raises ships no module,
+    an item that is not a `ClientModule` is logged and skipped; the other
+    plugins' modules are served.
     """
     return []  # a specification: never called; plugins provide the body
+
+
+@hookspec
+def dsh_session_wake_at(session: SessionLog) -> int | None:
+    """Return when `session` next needs to be live (epoch milliseconds), or None.
+
+    Called for a stored Session that is cold or about to become cold (the
+    host's wake index), and by `Host.wake_at`. Must be pure: derived from the
+    log alone (never from a clock or the plugin's live state), so that a
+    rebuilt index agrees with the old one. A time in the past means "as soon
+    as possible". The host takes the earliest time any plugin returned.
+
+    Failures are contained per plugin: a plugin that raises, or returns
+    something that is not an integer, is logged and counts as None; the
+    other plugins' times still count.
+    """
+
+
+@hookspec
+def dsh_session_state(session: SessionLog) -> JsonLike:
+    """Return this plugin's presentable state of `session` (JSON), or None for none.
+
+    Called when a client reads a Session (`GET /api/sessions/{id}` lists it
+    under `"plugins"`, keyed by plugin name) and after every flush that made
+    more of a watched Session durable (a change is sent as a live
+    `{"kind": "state"}` frame). `session` holds only durable events (for a
+    live Session, the prefix its storage confirmed; for a cold one, what is
+    stored), and reading it never starts an agent. Must be pure and cheap:
+    derive the state from the log (the schedule plugin: its reminders).
+
+    Failures are contained per plugin: a plugin that raises, or returns
+    something that is not JSON, is logged and left out of `"plugins"`; the
+    other plugins' states are still shown.
+    """
+
+
+@hookspec
+def dsh_session_action(
+    agent: Agent, name: str, args: dict[str, JsonValue]
+) -> Awaitable[JsonLike] | None:
+    """Start action `name` a person asked of this plugin on `agent`'s Session.
+
+    Called only for the plugin the request names (`POST
+    /api/sessions/{id}/actions` with `{"plugin", "action", "args"}`), never
+    broadcast, with the Session's live agent (a cold Session is resumed
+    first; `agent.is_root` tells a root from a delegated child). Return an
+    awaitable (call an `async def`) that resolves to the JSON result once
+    the change is durable, or None when this plugin has no action `name`
+    (the host answers 404 `unknown_action`).
+
+    Refuse with `dsh.ActionError` (or let a `dsh.ToolError` from tool code
+    the action shares pass through): its `code` and `message` are the
+    answer and its `status` the HTTP status (404 unknown, 422 bad
+    arguments — `dsh.ActionArguments.parse(args)` raises that —, 409 a
+    conflict). Since only one plugin is called, its failures are not
+    contained: any other exception answers 500 `internal_error` and is
+    logged.
+    """
+
+
+@hookspec
+def dsh_cli_commands(register: RegisterCommand) -> None:
+    """Register this plugin's `dsh` subcommands with `register(name, run, help=..., configure=...)`.
+
+    Called once when `dsh` runs with an overlay (`dsh --overlay PATH
+    COMMAND ...`) that enables this plugin, before the arguments are parsed.
+    `register` stamps the plugin's name on each command and raises
+    `TypeError` (or `ValueError` for a name that is taken) on bad input.
+    `configure(parser)` adds the command's arguments (`dsh.add_store_options`
+    adds `--data-dir`, the store selection `dsh sessions` uses);
+    `run(args, context)` does the work, sync or async, and returns the exit
+    code (None is 0). A command never starts an agent: `context`
+    (`dsh.CommandContext`) reads stored logs and writes output. The return
+    value is ignored.
+
+    Failures are contained per plugin: a plugin whose hook raises registers
+    none of its commands (`dsh` says so on stderr); the others' commands work.
+    """

@@ -12,7 +12,15 @@ Every agent that becomes live (new Session, resume, fork, child spawn) is
 acknowledged a flush. Reading a cold Session's stored log never publishes.
 Closing the Host closes every agent (flushing its Session), unloads the
 plugins newest first, stops the coordinator and closes the model adapter (the
-Host owns it: an adapter with an `aclose()` method is closed last).
+Host owns it: an adapter with an `aclose()` method is closed last). A Host
+that fails to start (a plugin that does not load) unwinds exactly the same
+way, so work an earlier plugin started is cancelled and awaited.
+
+Every hook is called through `self.hooks` (`dsh.hooks.Hooks`, pluggy's order,
+failures contained per plugin as each hookspec says). The methods that call
+hooks on a Session's log take a `SessionLog`; `plugin_states` and
+`session_wake_at` are where a live Session's durable prefix or a cold
+Session's stored log is chosen for them.
 """
 
 from __future__ import annotations
@@ -21,7 +29,7 @@ import inspect
 import logging
 import os
 import uuid
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
@@ -35,13 +43,17 @@ from pydantic import BaseModel, JsonValue
 from . import hookspecs
 from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
+from .errors import ActionError, CodedError
+from .hooks import ErrorHandler, HookNotImplemented, Hooks
+from .hookspecs import RegisterCommand
+from .jsontypes import to_json
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .persistence.backend import Backend, StoredSession
 from .persistence.coordinator import PersistenceCoordinator
 from .plugins import ClientModule, PluginContext
 from .scope import Disposer, Scope
-from .session import Lineage, Session, SessionEvent, validate_session_id
+from .session import Lineage, Session, SessionEvent, SessionLog, validate_session_id
 from .store import SessionStore
 
 __all__ = [
@@ -124,6 +136,8 @@ class Host:
         self.max_steps = max_steps
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
+        self.hooks = Hooks(self.pm)
+        self._modules: tuple[object, list[PublishedModule]] | None = None
         self.scope = Scope("host")
         self._plugin_specs = tuple(plugins)
         self._agents: dict[str, Agent] = {}
@@ -146,10 +160,11 @@ class Host:
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
-        except BaseException:
-            self._running = False
-            await self._teardown()
-            await stack.__aexit__(None, None, None)
+        except BaseException as error:
+            try:
+                await self._unwind(stack, "host failed to start")
+            except Exception as unwind_error:
+                error.add_note(f"while unwinding the host: {unwind_error!r}")
             raise
         self._stack = stack
         return self
@@ -167,12 +182,18 @@ class Host:
         if self._stack is None:
             return
         stack, self._stack = self._stack, None
+        await self._unwind(stack, "host closing")
+
+    async def _unwind(self, stack: AsyncExitStack, reason: str) -> None:
+        """Stop everything (shielded), cancel the task group with `reason`, leave it."""
         self._running = False
-        with anyio.CancelScope(shield=True):
-            await self._teardown()
-        assert self._group is not None
-        self._group.cancel_scope.cancel("host closing")
-        await stack.__aexit__(None, None, None)
+        try:
+            with anyio.CancelScope(shield=True):
+                await self._teardown()
+        finally:
+            if self._group is not None:
+                self._group.cancel_scope.cancel(reason)
+            await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
         for session_id in list(self._agents):
@@ -197,7 +218,7 @@ class Host:
         if close is not None:
             await _dispose(close)
 
-    def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext:
+    def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext[Any]:
         assert self._group is not None
         return PluginContext(
             name=name,
@@ -359,17 +380,9 @@ class Host:
         return agent
 
     def _publish(self, agent: Agent) -> None:
-        # Each plugin's failure is contained: one broken plugin must not keep
-        # the others from seeing the agent.
-        for impl in self.pm.hook.dsh_agent_published.get_hookimpls():
-            try:
-                impl.function(agent=agent)
-            except Exception:
-                log.exception(
-                    "plugin %s failed in dsh_agent_published for session %s",
-                    impl.plugin_name,
-                    agent.session.id,
-                )
+        self.hooks.each(
+            "dsh_agent_published", {"agent": agent}, about=f"for session {agent.session.id}"
+        )
 
     def _new_id(self) -> str:
         return uuid.uuid4().hex[:16]
@@ -378,11 +391,18 @@ class Host:
 
     async def read_stored(self, session_id: str) -> StoredSession:
         """The stored log of a Session; never publishes an agent."""
-        validate_session_id(session_id)
-        stored = await self.backend.inspect(session_id)
-        if stored is None:
-            raise SessionNotFound(f"no session {session_id!r}")
-        return stored
+        return await read_stored(self.backend, session_id)
+
+    async def stored_log(self, session_id: str) -> SessionLog:
+        """The stored log of a Session as a read-only `SessionLog` (for hooks); never publishes.
+
+        Raises `SessionNotFound`, or `InvalidSessionId` before touching storage.
+        """
+        return await stored_log(self.backend, session_id)
+
+    def durable_log(self, session: Session) -> SessionLog:
+        """The prefix of live `session` that its storage confirmed, as a `SessionLog`."""
+        return session.prefix(self.coordinator.durable_length(session))
 
     async def list_sessions(self) -> list[SessionSummary]:
         """Every stored Session, newest first, with live ones marked."""
@@ -418,38 +438,177 @@ class Host:
 
     # -- plugin contributions --------------------------------------------
 
-    def event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
-        """The first plugin view of a durable event, or None. Plugin failures are logged."""
-        try:
-            view = self.pm.hook.dsh_event_view(session=session, event=event)
-        except Exception:
-            log.exception("dsh_event_view failed for %s seq %d", session.id, event.seq)
-            return None
-        if view is not None and not isinstance(view, dict):
-            log.error("dsh_event_view returned %s, not a dict; ignored", type(view).__name__)
-            return None
-        return view
+    def event_view(self, session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
+        """The first plugin view of a durable event, or None (`dsh_event_view`)."""
+        found = self.hooks.first(
+            "dsh_event_view",
+            {"session": session, "event": event},
+            convert=_json_object,
+            about=f"for session {session.id} seq {event.seq}",
+        )
+        return None if found is None else found.value
 
     def client_modules(self) -> list[PublishedModule]:
-        """Browser modules from every loaded plugin, in load order."""
+        """Browser modules from every loaded plugin, in call order (`dsh_client_modules`).
+
+        Computed once per set of loaded plugins, not per request.
+        """
+        # The loader's generation changes with every load and unload; the
+        # implementers cover plugins a test registered with the manager by hand.
+        key = (
+            self._loader.generation if self._loader is not None else -1,
+            tuple(self.hooks.implementers("dsh_client_modules")),
+        )
+        if self._modules is None or self._modules[0] != key:
+            self._modules = (key, self._collect_modules())
+        return list(self._modules[1])
+
+    def _collect_modules(self) -> list[PublishedModule]:
         modules: list[PublishedModule] = []
-        for impl in self.pm.hook.dsh_client_modules.get_hookimpls():
-            try:
-                result: Any = impl.function()
-                contributed: list[object] = list(result or ())
-            except Exception:
-                log.exception("plugin %s failed in dsh_client_modules", impl.plugin_name)
-                continue
-            for module in contributed:
-                if not isinstance(module, ClientModule):
+        for contribution in self.hooks.each("dsh_client_modules", {}):
+            for module in contribution.value or ():
+                if isinstance(module, ClientModule):
+                    modules.append(PublishedModule(contribution.plugin, module))
+                else:
                     log.error(
                         "plugin %s returned %r from dsh_client_modules; expected ClientModule",
-                        impl.plugin_name,
+                        contribution.plugin,
                         module,
                     )
-                    continue
-                modules.append(PublishedModule(impl.plugin_name, module))
         return modules
+
+    def wake_at(self, log: SessionLog) -> int | None:
+        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`)."""
+        times = self.hooks.each(
+            "dsh_session_wake_at",
+            {"session": log},
+            convert=_epoch_ms,
+            about=f"for session {log.id}",
+        )
+        return min((contribution.value for contribution in times), default=None)
+
+    def session_state(self, log: SessionLog) -> dict[str, JsonValue]:
+        """Every plugin's state of `log`'s Session, keyed by plugin name (`dsh_session_state`).
+
+        `log` must hold only durable events; plugins returning None are left out.
+        """
+        states = self.hooks.each(
+            "dsh_session_state", {"session": log}, convert=_json, about=f"for session {log.id}"
+        )
+        return {contribution.plugin: contribution.value for contribution in states}
+
+    async def plugin_states(self, session_id: str) -> dict[str, JsonValue]:
+        """`session_state` of a Session's durable events: live or cold, never starting an agent."""
+        return self.session_state(await self.durable_log_of(session_id))
+
+    async def session_wake_at(self, session_id: str) -> int | None:
+        """`wake_at` of a Session's durable events: live or cold, never starting an agent."""
+        return self.wake_at(await self.durable_log_of(session_id))
+
+    async def durable_log_of(self, session_id: str) -> SessionLog:
+        """What hooks read of a Session: a live one's confirmed prefix, a cold one's stored log.
+
+        The one place that chooses between the two (so that a cheaper cold
+        reader changes only this). Raises `SessionNotFound` or `InvalidSessionId`.
+        """
+        validate_session_id(session_id)
+        live = self.store.find(session_id)
+        return self.durable_log(live) if live is not None else await self.stored_log(session_id)
+
+    async def session_action(
+        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue]
+    ) -> JsonValue:
+        """Run `plugin`'s action `action` on a Session (`dsh_session_action`); its JSON result.
+
+        Resumes a cold Session first. Raises `ActionError` 404 for a plugin
+        that is not loaded or has no such action, the plugin's own
+        `CodedError` (`ActionError`, `ToolError`) for a refusal, and
+        `ActionError` 500 `internal_error` (logged) when the plugin fails.
+        """
+        self._require_running()
+        validate_session_id(session_id)
+        if plugin not in self.hooks.implementers("dsh_session_action"):
+            known = self.pm.get_plugin(plugin) is not None
+            raise ActionError.not_found(
+                f"plugin {plugin!r} has no actions"
+                if known
+                else f"no plugin {plugin!r} is loaded in this host",
+                code="unknown_action" if known else "unknown_plugin",
+            )
+        agent, _ = await self.resume(session_id)
+        what = f"action {action!r} of plugin {plugin!r} on session {session_id}"
+        try:
+            pending = self.hooks.call(
+                plugin, "dsh_session_action", {"agent": agent, "name": action, "args": args}
+            )
+            if pending is None:
+                raise ActionError.not_found(f"plugin {plugin!r} has no action {action!r}")
+            if not inspect.isawaitable(pending):
+                raise TypeError(
+                    f"dsh_session_action returned {type(pending).__name__}, not an awaitable"
+                )
+            result = to_json(await pending, "result")
+        except CodedError:
+            raise
+        except HookNotImplemented:  # unloaded while resuming
+            raise ActionError.not_found(
+                f"no plugin {plugin!r} is loaded in this host", code="unknown_plugin"
+            ) from None
+        except Exception as error:
+            log.exception("%s failed", what)
+            raise ActionError(
+                "internal_error",
+                f"{what} failed ({type(error).__name__}); see the server log",
+                status=500,
+            ) from error
+        return result
+
+    def cli_commands(
+        self, register_for: Callable[[str], RegisterCommand], on_error: ErrorHandler
+    ) -> None:
+        """Ask every plugin for its `dsh` subcommands (`dsh_cli_commands`).
+
+        `register_for(plugin)` is the `register` callback that plugin gets (it
+        stamps the name); `on_error(plugin, hook, error)` hears of a plugin
+        whose hook raised.
+        """
+        self.hooks.each(
+            "dsh_cli_commands",
+            lambda plugin: {"register": register_for(plugin)},
+            on_error=on_error,
+        )
+
+
+async def read_stored(backend: Backend, session_id: str) -> StoredSession:
+    """What `backend` stores for a Session; `SessionNotFound` if nothing."""
+    validate_session_id(session_id)
+    stored = await backend.inspect(session_id)
+    if stored is None:
+        raise SessionNotFound(f"no session {session_id!r}")
+    return stored
+
+
+async def stored_log(backend: Backend, session_id: str) -> SessionLog:
+    """A cold Session's stored log as a read-only `SessionLog` (what hooks read)."""
+    stored = await read_stored(backend, session_id)
+    return Session(stored.header, stored.events)
+
+
+def _json(plugin: str, value: object) -> JsonValue:
+    return to_json(value)
+
+
+def _json_object(plugin: str, value: object) -> dict[str, JsonValue]:
+    data = to_json(value)
+    if not isinstance(data, dict):
+        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+    return data
+
+
+def _epoch_ms(plugin: str, value: object) -> int:
+    if type(value) is not int:
+        raise TypeError(f"expected epoch milliseconds (an int), got {value!r}")
+    return value
 
 
 async def _dispose(disposer: Disposer) -> None:

@@ -47,7 +47,8 @@ from pydantic import (
     Field,
     ValidationError,
 )
-from pydantic_core import ErrorDetails
+
+from .validation import problems
 
 __all__ = [
     "OVERLAY_FILE",
@@ -55,7 +56,6 @@ __all__ = [
     "Overlay",
     "OverlayError",
     "PluginSpec",
-    "error_message",
     "key_path",
     "load_overlay",
     "parse_overlay",
@@ -264,34 +264,22 @@ def _resolve_model(model: str | None, path: Path | None) -> str | None:
 
 
 def _invalid(path: Path | None, error: ValidationError) -> OverlayError:
-    details = error.errors(include_url=False)
-    plugins = {
-        str(detail["loc"][1])
-        for detail in details
-        if len(detail["loc"]) > 1 and detail["loc"][0] == "plugins"
-    }
+    found = problems(error, location=key_path)
+    plugins = {str(item.loc[1]) for item in found if len(item.loc) > 1 and item.loc[0] == "plugins"}
     return OverlayError(
         path,
-        [
-            (key_path(_without_key_marker(detail["loc"])), error_message(detail))
-            for detail in details
-        ],
+        [(item.where, item.message) for item in found],
         plugin=plugins.pop() if len(plugins) == 1 else None,
     )
 
 
-def error_message(detail: ErrorDetails) -> str:
-    """A pydantic error's message, without the "Value error, " prefix of custom validators."""
-    return detail["msg"].removeprefix("Value error, ")
-
-
-def _without_key_marker(loc: tuple[int | str, ...]) -> tuple[int | str, ...]:
-    # pydantic locates a bad dict key as (..., key, "[key]"); the key path is enough.
-    return loc[:-1] if loc and loc[-1] == "[key]" else loc
-
-
 def key_path(parts: tuple[int | str, ...]) -> str:
-    """A TOML dotted key for `parts`, quoting parts that are not bare keys."""
+    """A TOML dotted key for `parts`, quoting parts that are not bare keys.
+
+    pydantic locates a bad dict key as `(..., key, "[key]")`; the key is enough.
+    """
+    if parts and parts[-1] == "[key]":
+        parts = parts[:-1]
     return ".".join(
         str(part) if _BARE_KEY.fullmatch(str(part)) else json.dumps(str(part)) for part in parts
     )

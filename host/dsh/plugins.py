@@ -4,7 +4,8 @@ An entry point in the `dsh.plugins` group names a plugin *class*. The loader
 instantiates it once per Host as `cls(context)`, where `context` is a
 `PluginContext`. If the class has a `Config` attribute (a pydantic model), the
 overlay's table for the plugin is validated by it and passed as
-`context.config`; otherwise the table must be empty.
+`context.config`; otherwise the table must be empty and `context.config` is
+None.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic import BaseModel
 
@@ -41,12 +42,26 @@ class ClientModule:
     event_types: Sequence[str] = field(default_factory=tuple)
 
 
-@dataclass(slots=True)
-class PluginContext:
-    """The host's gifts to one plugin instance."""
+ConfigT = TypeVar("ConfigT", bound="BaseModel | None", covariant=True)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginContext(Generic[ConfigT]):
+    """The host's gifts to one plugin instance.
+
+    Generic over the plugin's config: a plugin class with `Config = MyConfig`
+    takes a `PluginContext[MyConfig]`, whose `config` is always a validated
+    `MyConfig` (its defaults when the overlay's table is empty); a plugin
+    without `Config` takes a `PluginContext[None]`.
+
+    - `name`: the plugin's entry-point name (what the overlay calls it);
+    - `scope`: closes when the plugin unloads (or the Host closes);
+    - `store`, `clock`: the Host's; `group`: the Host's task group (prefer
+      `agent.tasks` for work that belongs to one agent).
+    """
 
     name: str
-    config: BaseModel | None
+    config: ConfigT
     scope: Scope
     store: SessionStore
     clock: Clock

@@ -17,6 +17,8 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
+from .errors import raise_errors
+
 __all__ = ["Disposer", "Scope", "ScopeClosed"]
 
 log = logging.getLogger(__name__)
@@ -110,7 +112,4 @@ class Scope:
                     log.debug("%s: disposer %r failed", self.name, disposer, exc_info=True)
                     errors.append(error)
         self._closed.set()
-        if len(errors) == 1:
-            raise errors[0]
-        if errors:
-            raise ExceptionGroup(f"{self.name}: {len(errors)} disposers failed", errors)
+        raise_errors(errors, f"{self.name}: {len(errors)} disposers failed")

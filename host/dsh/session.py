@@ -301,7 +301,9 @@ class Session:
     ) -> Session:
         """A child that copies `parent_events[:at]` unchanged, then `session/end-seed`.
 
-        The child's `seedLength` is `at + 1`: events from there on belong to the child.
+        The child's `seedLength` is `at + 1`: events from there on belong to the
+        child. It keeps the parent's `delegationDepth`: a fork of a delegated
+        Session is a delegated Session too.
         """
         if not 0 <= at <= len(parent_events):
             raise ValueError(
@@ -315,6 +317,7 @@ class Session:
             createdAt=created_at,
             origin=Origin(kind="fork"),
             lineage=Lineage(parentId=parent_header.id, forkedAt=at),
+            delegationDepth=parent_header.delegation_depth,
             seedLength=at + 1,
         )
         prefix = list(parent_events[:at])
@@ -375,6 +378,14 @@ class Session:
         for seq in reversed(seqs) if reverse else seqs:
             yield self._events[seq]
 
+    def prefix(self, stop: int) -> SessionLog:
+        """A read-only `SessionLog` of this Session's events `[0, stop)` (e.g. its durable part).
+
+        The view is live: it reads this Session, but never past `stop`
+        (clamped to the Session's length when it is read).
+        """
+        return _Prefix(self, stop)
+
     def __repr__(self) -> str:
         return f"<Session {self.header.id} len={len(self._events)} at {id(self):#x}>"
 
@@ -385,6 +396,52 @@ class Session:
         self._events.append(event)
         self._by_type.setdefault(type, []).append(event.seq)
         return event
+
+
+class _Prefix:
+    """The first `stop` events of a Session, as a `SessionLog`."""
+
+    __slots__ = ("_session", "_stop")
+
+    def __init__(self, session: Session, stop: int) -> None:
+        if stop < 0:
+            raise ValueError(f"a prefix has a length of at least 0, not {stop}")
+        self._session = session
+        self._stop = stop
+
+    @property
+    def header(self) -> SessionHeader:
+        return self._session.header
+
+    @property
+    def id(self) -> str:
+        return self._session.id
+
+    @property
+    def fold_start(self) -> int:
+        return self._session.fold_start
+
+    def __len__(self) -> int:
+        return min(self._stop, len(self._session))
+
+    def event(self, seq: int) -> SessionEvent:
+        if not 0 <= seq < len(self):
+            raise IndexError(f"session {self.id} has no event {seq} in its first {len(self)}")
+        return self._session.event(seq)
+
+    def scan(
+        self,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+        reverse: bool = False,
+    ) -> Iterator[SessionEvent]:
+        end = len(self) if stop is None else min(stop, len(self))
+        return self._session.scan(start, end, types=types, reverse=reverse)
+
+    def __repr__(self) -> str:
+        return f"<first {len(self)} events of {self._session!r}>"
 
 
 def _within(seqs: Sequence[int], start: int, stop: int) -> Sequence[int]:

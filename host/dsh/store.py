@@ -28,6 +28,7 @@ import anyio
 from pydantic import JsonValue
 
 from .clock import Clock, SystemClock
+from .listeners import Listeners
 from .scope import Disposer
 from .session import Session, SessionEvent
 
@@ -109,8 +110,8 @@ class SessionStore:
     def __init__(self, clock: Clock | None = None) -> None:
         self.clock: Clock = clock or SystemClock()
         self._live: dict[str, Session] = {}
-        self._listeners: dict[Session, list[SessionListener]] = {}
-        self._observers: list[Observer] = []
+        self._listeners: dict[Session, Listeners[SessionListener]] = {}
+        self._observers: Listeners[Observer] = Listeners()
 
     # -- registry ---------------------------------------------------------
 
@@ -123,7 +124,7 @@ class SessionStore:
         if current is not None:
             raise ValueError(f"session {session.id} is already live")
         self._live[session.id] = session
-        self._listeners[session] = []
+        self._listeners[session] = Listeners()
         return lambda: self.close(session)
 
     def close(self, session: Session) -> None:
@@ -152,34 +153,20 @@ class SessionStore:
 
     def add_listener(self, session: Session, listener: SessionListener) -> Disposer:
         """Listen to `session`'s appends and flushes; returns the disposer."""
-        listeners = self._listeners_of(session)
-        listeners.append(listener)
-
-        def remove() -> None:
-            current = self._listeners.get(session)
-            if current is not None and listener in current:
-                current.remove(listener)
-
-        return remove
+        return self._listeners_of(session).add(listener)
 
     def observe(self, observer: Observer) -> Disposer:
         """Receive every `Observation` for every Session; returns the disposer."""
-        self._observers.append(observer)
+        return self._observers.add(observer)
 
-        def remove() -> None:
-            if observer in self._observers:
-                self._observers.remove(observer)
-
-        return remove
-
-    def _listeners_of(self, session: Session) -> list[SessionListener]:
+    def _listeners_of(self, session: Session) -> Listeners[SessionListener]:
         listeners = self._listeners.get(session)
         if listeners is None or not self.is_live(session):
             raise SessionClosed(f"session {session.id} is not live in this store")
         return listeners
 
     def _publish(self, observation: Observation) -> None:
-        for observer in list(self._observers):
+        for observer in self._observers:
             try:
                 observer(observation)
             except Exception:
@@ -195,7 +182,7 @@ class SessionStore:
         """
         listeners = self._listeners_of(session)
         event = session._append(type, data, self.clock.wall_ms())
-        for listener in list(listeners):
+        for listener in listeners:
             try:
                 listener.on_append(session, event)
             except Exception:

@@ -8,8 +8,15 @@ boundary: the pipeline (`invoke_tool`) turns every failure into a
 - arguments that are not a JSON object or fail the input model → `invalid_arguments`;
 - an unknown tool name → `unknown_tool`;
 - a `ToolError` raised by the tool → its own code and message;
-- a result that is not JSON → `invalid_result`;
+- a result that is not JSON → `invalid_result` (a tool may return any
+  `dsh.JsonLike`: ordinary dicts, lists and tuples, nested);
 - any other exception → `internal_error` (logged with its traceback).
+
+Durable tools confirm the Session's log with `flush_barrier(store, session)`
+before they read it and after they append: it raises `BarrierFailed`
+(`persistence_uncertain` when the flush raised and an eager write may or may
+not have committed, `persistence_unavailable` when nothing durable
+acknowledged the Session), a `ToolError` the model can act on.
 """
 
 from __future__ import annotations
@@ -21,12 +28,16 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, JsonValue, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from .clock import Clock
+from .errors import CodedError
+from .events import ErrorInfo, ToolResult
+from .jsontypes import JsonLike, to_json
 from .scope import Disposer
+from .validation import describe
 
 if TYPE_CHECKING:
     from .agent import Agent
@@ -34,6 +45,7 @@ if TYPE_CHECKING:
     from .store import SessionStore
 
 __all__ = [
+    "BarrierFailed",
     "DuplicateTool",
     "Tool",
     "ToolArguments",
@@ -42,13 +54,13 @@ __all__ = [
     "ToolError",
     "ToolOutcome",
     "ToolRegistry",
+    "flush_barrier",
     "invoke_tool",
 ]
 
 log = logging.getLogger(__name__)
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
-_JSON = TypeAdapter(JsonValue)
 
 
 class ToolArguments(BaseModel):
@@ -57,13 +69,47 @@ class ToolArguments(BaseModel):
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
 
-class ToolError(Exception):
-    """A failure the model should see as `{"code", "message"}`."""
+BarrierCode = Literal["persistence_uncertain", "persistence_unavailable"]
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+
+class ToolError(CodedError):
+    """A failure the model should see as `{"code", "message"}`.
+
+    Raised from a tool, it becomes the call's error result. Tool code reused
+    by a plugin's action (`dsh_session_action`) may raise it too: the web API
+    answers with `status` (422 unless the error says otherwise, e.g. 409 for
+    a conflict or 503 when storage did not confirm).
+    """
+
+    default_status = 422
+
+
+class BarrierFailed(ToolError):
+    """The flush barrier did not confirm the Session; `code` says how, `detail` why."""
+
+    default_status = 503
+
+    def __init__(self, code: BarrierCode, detail: str) -> None:
+        super().__init__(code, detail)
+        self.code: BarrierCode = code
+        self.detail = detail
+
+
+async def flush_barrier(store: SessionStore, session: Session) -> None:
+    """Await `store.flush(session)`; raise `BarrierFailed` unless storage acknowledged it.
+
+    A flush that raised is `persistence_uncertain` (never guess whether an
+    eager write committed); one that returned False is
+    `persistence_unavailable` (nothing durable is attached to the Session).
+    """
+    try:
+        durable = await store.flush(session)
+    except Exception as error:
+        raise BarrierFailed("persistence_uncertain", f"{type(error).__name__}: {error}") from error
+    if not durable:
+        raise BarrierFailed(
+            "persistence_unavailable", "no durable storage acknowledged this Session"
+        )
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,10 +145,11 @@ class ToolOutcome:
         return self.error is None
 
     def to_event_data(self) -> dict[str, JsonValue]:
-        """The `tool/result` event data (public shape)."""
+        """The `tool/result` event data (public shape, built by `dsh.events.ToolResult`)."""
         if self.error is not None:
-            return {"callId": self.call_id, "name": self.name, "error": dict(self.error)}
-        return {"callId": self.call_id, "name": self.name, "value": self.value}
+            error = ErrorInfo.model_validate(self.error)
+            return ToolResult(callId=self.call_id, name=self.name, error=error).data()
+        return ToolResult(callId=self.call_id, name=self.name, value=self.value).data()
 
 
 ArgsT = TypeVar("ArgsT", bound=BaseModel)
@@ -116,7 +163,7 @@ class Tool(ABC, Generic[ArgsT]):
     arguments: ClassVar[type[BaseModel]]
 
     @abstractmethod
-    async def run(self, args: ArgsT, ctx: ToolContext) -> JsonValue:
+    async def run(self, args: ArgsT, ctx: ToolContext) -> JsonLike:
         """Do the work and return a JSON value; raise `ToolError` for a model-facing error."""
 
     def schema(self) -> dict[str, Any]:
@@ -194,14 +241,6 @@ class ToolRegistry:
         return name in self._tools
 
 
-def _describe(error: ValidationError) -> str:
-    parts = []
-    for item in error.errors(include_url=False):
-        where = ".".join(str(part) for part in item["loc"]) or "arguments"
-        parts.append(f"{where}: {item['msg']}")
-    return "; ".join(parts)
-
-
 def _parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
@@ -224,7 +263,7 @@ def _validate_arguments(tool: Tool[Any], raw: str | dict[str, Any]) -> BaseModel
     try:
         return tool.arguments.model_validate_json(text)
     except ValidationError as error:
-        raise ToolError("invalid_arguments", _describe(error)) from None
+        raise ToolError("invalid_arguments", describe(error, root="arguments")) from None
 
 
 async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
@@ -235,13 +274,12 @@ async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) 
             known = ", ".join(registry.names()) or "none"
             raise ToolError("unknown_tool", f"no tool named {call.name!r} (available: {known})")
         args = _validate_arguments(tool, call.arguments)
-        value = await tool.run(args, ctx)
+        result = await tool.run(args, ctx)
         try:
-            value = _JSON.validate_python(value, strict=True)
-            json.dumps(value, allow_nan=False)
-        except (ValidationError, ValueError, TypeError):
+            value = to_json(result, "result")
+        except ValueError as error:
             raise ToolError(
-                "invalid_result", f"tool {call.name!r} returned a value that is not JSON"
+                "invalid_result", f"tool {call.name!r} returned a value that is not JSON: {error}"
             ) from None
     except ToolError as error:
         return ToolOutcome(call.id, call.name, error={"code": error.code, "message": error.message})

@@ -106,8 +106,12 @@ class Harness:
         self.store = SessionStore(self.clock)
         self.agents: list[Agent] = []
 
-    def agent(self, model: Any, session_id: str = "s1", **options: Any) -> Agent:
-        session = Session.new(session_id, cwd="/", created_at=self.clock.wall_ms())
+    def agent(
+        self, model: Any, session_id: str = "s1", depth: int | None = None, **options: Any
+    ) -> Agent:
+        session = Session.new(
+            session_id, cwd="/", created_at=self.clock.wall_ms(), delegation_depth=depth
+        )
         self.store.open(session)
         agent = Agent(session=session, store=self.store, model=model, group=self.group, **options)
         self.agents.append(agent)
@@ -258,7 +262,7 @@ async def test_the_phase_is_turn_while_the_model_works(harness: Harness) -> None
 
 async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness: Harness) -> None:
     root = harness.agent(FakeModel())
-    child = harness.agent(FakeModel(), "child", parent=root)
+    child = harness.agent(FakeModel(), "child", depth=1, parent=root)
 
     assert root.is_root
     assert not child.is_root
@@ -268,6 +272,22 @@ async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness:
     with anyio.fail_after(5):
         await root.when_idle()
     assert root.pending == 0
+
+
+async def test_root_status_follows_the_durable_delegation_depth_not_the_parent(
+    harness: Harness,
+) -> None:
+    resumed_child = harness.agent(FakeModel(), "resumed-child", depth=2)
+    explicit_root = harness.agent(FakeModel(), "explicit-root", depth=0)
+
+    assert not resumed_child.is_root
+    assert explicit_root.is_root
+
+
+async def test_a_child_agent_must_be_deeper_than_its_parent(harness: Harness) -> None:
+    root = harness.agent(FakeModel())
+    with pytest.raises(ValueError, match="has delegationDepth 0, its parent 0"):
+        harness.agent(FakeModel(), "flat", parent=root)
 
 
 def test_max_steps_must_be_at_least_one() -> None:
@@ -523,10 +543,137 @@ async def test_input_during_maintenance_is_parked_and_runs_right_after_in_order(
     await until(lambda: types(agent).count("turn/end") == 2)
 
     assert during == [[]]
+    # The maintenance task's own follow-up goes first: it belongs between the turns.
     assert [item["text"] for item in data(agent, "message/user")] == [
-        "typed by the user",
         "reminder frame",
+        "typed by the user",
     ]
+
+
+async def test_a_waiting_maintenance_claim_goes_before_queued_input(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("first")
+    await until(lambda: gate.entered.is_set())
+    agent.submit("second")
+    agent.submit("third")
+    phases: list[tuple[str, int]] = []
+
+    async def deliver() -> str:
+        phases.append((agent.phase.value, agent.pending))
+        agent.followup("reminder", {"kind": "schedule"})
+        return "delivered"
+
+    async with anyio.create_task_group() as group:
+
+        async def claim() -> None:
+            assert await agent.run_maintenance(deliver, wait=True) == "delivered"
+
+        group.start_soon(claim)
+        await until(lambda: len(agent._claims) == 1)
+        with pytest.raises(AgentBusy):
+            await agent.run_maintenance(deliver)
+        gate.release.set()
+    await until(lambda: types(agent).count("turn/end") == 4)
+
+    assert phases == [("maintenance", 2)]
+    assert [item["text"] for item in data(agent, "message/user")] == [
+        "first",
+        "reminder",
+        "second",
+        "third",
+    ]
+
+
+async def test_waiting_claims_are_served_oldest_first_one_at_a_time(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("busy")
+    await until(lambda: gate.entered.is_set())
+    order: list[str] = []
+
+    def task(name: str) -> Callable[[], Awaitable[None]]:
+        async def run() -> None:
+            order.append(f"{name} starts in {agent.phase.value}")
+            await anyio.lowlevel.checkpoint()
+            order.append(f"{name} ends")
+
+        return run
+
+    async with anyio.create_task_group() as group:
+        for name in ("a", "b"):
+            group.start_soon(lambda name=name: agent.run_maintenance(task(name), wait=True))
+            await until(lambda name=name: len(agent._claims) == "ab".index(name) + 1)
+        gate.release.set()
+
+    assert order == ["a starts in maintenance", "a ends", "b starts in maintenance", "b ends"]
+    assert agent.phase is AgentPhase.IDLE
+
+
+async def test_a_claim_cancelled_while_waiting_or_just_after_its_grant_is_passed_on(
+    harness: Harness,
+) -> None:
+    release = anyio.Event()
+    scope = anyio.CancelScope()
+
+    async def end_turn_cancelling_the_claimant(
+        request: ModelRequest, on_delta: DeltaSink | None
+    ) -> ModelReply:
+        await release.wait()
+        # No await from here to the end of the turn: the claim is granted while
+        # its claimant's cancellation is already on its way.
+        scope.cancel()
+        return ModelReply(text="released")
+
+    agent = harness.agent(FakeModel(end_turn_cancelling_the_claimant))
+    agent.submit("busy")
+    await until(lambda: agent.phase is AgentPhase.TURN)
+    ran: list[str] = []
+
+    async def record() -> None:
+        ran.append("ran")
+
+    with anyio.move_on_after(0):
+        await agent.run_maintenance(record, wait=True)
+    assert list(agent._claims) == []
+
+    async def claim_then_leave() -> None:
+        with scope:
+            await agent.run_maintenance(record, wait=True)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(claim_then_leave)
+        await until(lambda: len(agent._claims) == 1)
+        agent.submit("queued")
+        release.set()
+
+    await until(lambda: types(agent).count("turn/end") == 2)
+    assert ran == []
+    assert [item["text"] for item in data(agent, "message/user")] == ["busy", "queued"]
+
+
+async def test_closing_the_agent_refuses_a_waiting_claim(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("busy")
+    await until(lambda: gate.entered.is_set())
+    outcomes: list[str] = []
+
+    async def never() -> None:
+        raise AssertionError("unreachable: the claim is refused")
+
+    async def claim() -> None:
+        try:
+            await agent.run_maintenance(never, wait=True)
+        except AgentClosed as error:
+            outcomes.append(str(error))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(claim)
+        await until(lambda: len(agent._claims) == 1)
+        await agent.aclose()
+
+    assert outcomes == ["agent for session s1 closed while waiting"]
 
 
 async def test_closing_during_maintenance_leaves_the_agent_closed(harness: Harness) -> None:

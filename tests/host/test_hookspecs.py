@@ -22,12 +22,24 @@ def specs() -> list[tuple[str, object]]:
     ]
 
 
-def test_there_are_the_three_documented_hooks() -> None:
+def test_there_are_the_seven_documented_hooks() -> None:
     assert [name for name, _ in specs()] == [
         "dsh_agent_published",
+        "dsh_cli_commands",
         "dsh_client_modules",
         "dsh_event_view",
+        "dsh_session_action",
+        "dsh_session_state",
+        "dsh_session_wake_at",
     ]
+
+
+@pytest.mark.parametrize(("name", "function"), specs())
+def test_every_hook_says_whether_one_failing_plugin_can_hide_the_others(
+    name: str, function: object
+) -> None:
+    doc = " ".join((inspect.getdoc(function) or "").split())
+    assert "Failures are contained per plugin" in doc or "its failures are not contained" in doc
 
 
 @pytest.mark.parametrize(("name", "function"), specs())

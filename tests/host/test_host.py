@@ -9,7 +9,7 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh import Agent, ClientModule, Session, SessionEvent, hookimpl
+from dsh import ActionError, Agent, ClientModule, Session, SessionEvent, SessionLog, hookimpl
 from dsh.host import Host, HostClosed, PersistenceUnavailable, SessionNotFound
 from dsh.loader import PluginSpec
 from dsh.models.base import ModelReply, ModelRequest
@@ -18,6 +18,9 @@ from dsh.session import END_SEED, InvalidSessionId
 from dsh.store import FlushError
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
+
+from .fixtures.distributions import FakeSite
+from .fixtures.plugins import StartsATask
 
 pytestmark = pytest.mark.anyio
 
@@ -295,9 +298,9 @@ async def test_event_views_come_from_plugins_and_failures_are_contained(
     assert host.event_view(agent.session, user_event) == {"marked": 0}
     assert host.event_view(agent.session, agent.session.events[1]) is None
 
-    host.pm.register(Broken(), name="broken")
-    assert host.event_view(agent.session, user_event) is None
-    assert "dsh_event_view failed" in caplog.text
+    host.pm.register(Broken(), name="broken")  # called first: registered last
+    assert host.event_view(agent.session, user_event) == {"marked": 0}
+    assert "plugin broken failed in dsh_event_view" in caplog.text
 
 
 async def test_a_view_that_is_not_a_dict_is_ignored(
@@ -314,7 +317,8 @@ async def test_a_view_that_is_not_a_dict_is_ignored(
     await settled(agent)
 
     assert host.event_view(agent.session, agent.session.events[0]) is None
-    assert "not a dict" in caplog.text
+    assert "plugin list-view returned a bad result from dsh_event_view" in caplog.text
+    assert "expected a JSON object, got list" in caplog.text
 
 
 async def test_client_modules_are_collected_per_plugin_and_bad_ones_skipped(
@@ -453,3 +457,266 @@ async def test_a_live_parent_is_stored_before_it_is_forked(
     monkeypatch.setattr(host.store, "flush", refuse)
     with pytest.raises(PersistenceUnavailable, match="cannot be forked"):
         await host.fork(parent.session.id)
+
+
+# -- start-up unwinds like closing ------------------------------------------------
+
+
+async def test_a_plugin_failing_to_load_unwinds_the_host_and_cancels_earlier_work(
+    backend: MemoryBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site = FakeSite(tmp_path / "site", monkeypatch)
+    site.plugin("starts-a-task", "StartsATask")
+    site.plugin("fails", "FailsToStart")
+    StartsATask.cancelled = []
+    specs = [PluginSpec(name="starts-a-task"), PluginSpec(name="fails")]
+    host = Host(backend=backend, model=EchoModel(), plugins=specs)
+
+    with anyio.fail_after(5), pytest.raises(Exception, match=r"'fails'.*failed to start"):
+        async with host:
+            raise AssertionError("unreachable: the host does not start")
+
+    assert StartsATask.cancelled == ["starts-a-task"]
+    with pytest.raises(HostClosed):
+        _ = host.loader
+
+
+# -- delegation depth is durable truth -------------------------------------------
+
+
+async def test_a_resumed_child_session_stays_a_child(host: Host, recorder: Recorder) -> None:
+    root = await host.create_session()
+    child = await host.spawn_child(root)
+    await host.close_session(child.session.id)
+
+    resumed, _ = await host.resume(child.session.id)
+
+    assert resumed.parent is None  # nothing in the log names a live parent
+    assert not resumed.is_root
+    assert resumed.depth == 1
+    assert (await host.read_stored(child.session.id)).header.depth == 1
+
+
+async def test_a_fork_keeps_its_parent_s_depth_live_or_cold(host: Host) -> None:
+    root = await host.create_session()
+    child = await host.spawn_child(root)
+    grandchild = await host.spawn_child(child)
+
+    fork_of_live = await host.fork(grandchild.session.id)
+    await host.close_session(child.session.id)
+    fork_of_cold = await host.fork(child.session.id)
+    fork_of_root = await host.fork(root.session.id)
+
+    assert (grandchild.depth, fork_of_live.depth, fork_of_cold.depth) == (2, 2, 1)
+    assert not fork_of_live.is_root and not fork_of_cold.is_root
+    assert fork_of_root.is_root and fork_of_root.depth == 0
+    stored = await host.read_stored(fork_of_live.session.id)
+    assert stored.header.delegation_depth == 2
+
+
+# -- the second-edition hooks ------------------------------------------------------
+
+
+class Stateful:
+    """State, wake time and actions from a plugin, with the ways they can go wrong."""
+
+    def __init__(self) -> None:
+        self.seen: list[int] = []
+
+    @hookimpl
+    def dsh_session_state(self, session: SessionLog) -> Any:
+        self.seen.append(len(session))
+        return {"length": len(session), "header": session.header.id}
+
+    @hookimpl
+    def dsh_session_wake_at(self, session: SessionLog) -> int | None:
+        return 5_000 + len(session)
+
+    @hookimpl
+    def dsh_session_action(self, agent: Agent, name: str, args: dict[str, Any]) -> Any:
+        if name == "echo":
+            return self._echo(args)
+        if name == "refuse":
+            raise ActionError.conflict("already done")
+        if name == "sync":
+            return {"not": "awaitable"}
+        if name == "crash":
+            return self._crash()
+        if name == "not-json":
+            return self._not_json()
+        return None
+
+    async def _echo(self, args: dict[str, Any]) -> Any:
+        await anyio.lowlevel.checkpoint()
+        return {"echo": args, "tuple": (1, 2)}
+
+    async def _crash(self) -> Any:
+        raise RuntimeError("the plugin tripped")
+
+    async def _not_json(self) -> Any:
+        return {"when": float("nan")}
+
+
+class BadStates:
+    @hookimpl
+    def dsh_session_state(self, session: SessionLog) -> Any:
+        return {1, 2}
+
+    @hookimpl
+    def dsh_session_wake_at(self, session: SessionLog) -> Any:
+        return True  # a bool is not a time
+
+    @hookimpl
+    def dsh_session_action(self, agent: Agent, name: str, args: dict[str, Any]) -> Any:
+        raise RuntimeError("unreachable: never asked")
+
+
+async def test_session_state_is_keyed_by_plugin_from_the_durable_prefix(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    stateful = Stateful()
+    host.pm.register(stateful, name="stateful")
+    host.pm.register(BadStates(), name="bad")
+    agent = await host.create_session()
+    host.store.append(agent.session, "test/plain", {})  # appended, not yet durable
+
+    live = await host.plugin_states(agent.session.id)
+    await host.store.flush(agent.session)
+    flushed = await host.plugin_states(agent.session.id)
+    await host.close_session(agent.session.id)
+    cold = await host.plugin_states(agent.session.id)
+
+    assert live == {"stateful": {"length": 0, "header": agent.session.id}}
+    assert flushed == {"stateful": {"length": 1, "header": agent.session.id}}
+    assert cold == flushed
+    assert "plugin bad returned a bad result from dsh_session_state" in caplog.text
+    with pytest.raises(SessionNotFound):
+        await host.plugin_states("missing")
+
+
+async def test_the_wake_time_is_the_earliest_integer_any_plugin_gives(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    class Earlier:
+        @hookimpl
+        def dsh_session_wake_at(self, session: SessionLog) -> int | None:
+            return 1_000
+
+    agent = await host.create_session()
+    assert host.wake_at(agent.session) is None
+    host.pm.register(Stateful(), name="stateful")
+    host.pm.register(BadStates(), name="bad")
+    assert await host.session_wake_at(agent.session.id) == 5_000
+    host.pm.register(Earlier(), name="earlier")
+    assert await host.session_wake_at(agent.session.id) == 1_000
+    assert "expected epoch milliseconds (an int), got True" in caplog.text
+
+
+async def test_an_action_reaches_only_the_named_plugin_and_answers_json(host: Host) -> None:
+    host.pm.register(Stateful(), name="stateful")
+    host.pm.register(BadStates(), name="bad")
+    agent = await host.create_session()
+
+    result = await host.session_action(agent.session.id, "stateful", "echo", {"x": 1})
+
+    assert result == {"echo": {"x": 1}, "tuple": [1, 2]}
+
+
+@pytest.mark.parametrize(
+    ("plugin", "action", "status", "code"),
+    [
+        ("stateful", "refuse", 409, "conflict"),
+        ("stateful", "unknown", 404, "unknown_action"),
+        ("recorder", "echo", 404, "unknown_action"),
+        ("ghost", "echo", 404, "unknown_plugin"),
+        ("stateful", "sync", 500, "internal_error"),
+        ("stateful", "crash", 500, "internal_error"),
+        ("stateful", "not-json", 500, "internal_error"),
+    ],
+)
+async def test_an_action_that_cannot_run_says_why(
+    host: Host,
+    recorder: Recorder,
+    caplog: pytest.LogCaptureFixture,
+    plugin: str,
+    action: str,
+    status: int,
+    code: str,
+) -> None:
+    host.pm.register(Stateful(), name="stateful")
+    agent = await host.create_session()
+
+    with pytest.raises(ActionError) as caught:
+        await host.session_action(agent.session.id, plugin, action, {})
+
+    assert (caught.value.status, caught.value.code) == (status, code)
+    if status == 500:
+        assert f"action {action!r} of plugin 'stateful'" in caplog.text
+        assert "see the server log" in caught.value.message
+
+
+async def test_an_action_on_a_cold_session_resumes_it_and_an_unknown_one_is_not_found(
+    host: Host, recorder: Recorder
+) -> None:
+    host.pm.register(Stateful(), name="stateful")
+    agent = await host.create_session()
+    await host.close_session(agent.session.id)
+
+    assert await host.session_action(agent.session.id, "stateful", "echo", {}) is not None
+    assert host.agent(agent.session.id) is not None
+    assert len(recorder.published) == 2
+    with pytest.raises(SessionNotFound):
+        await host.session_action("missing", "stateful", "echo", {})
+
+
+async def test_client_modules_are_computed_once_per_set_of_plugins(host: Host) -> None:
+    class Counting:
+        calls = 0
+
+        @hookimpl
+        def dsh_client_modules(self) -> list[ClientModule]:
+            Counting.calls += 1
+            return [ClientModule(path=Path(__file__))]
+
+    host.pm.register(Counting(), name="counting")
+    first = host.client_modules()
+    again = host.client_modules()
+    host.pm.register(Recorder(), name="recorder")
+    grown = host.client_modules()
+
+    assert Counting.calls == 2
+    assert first == again
+    assert [module.plugin for module in grown] == ["recorder", "counting"]
+
+
+async def test_a_plugin_gone_while_its_session_resumes_is_not_found(host: Host) -> None:
+    class LeavesOnPublication(Stateful):
+        @hookimpl
+        def dsh_agent_published(self, agent: Agent) -> None:
+            host.pm.unregister(self)
+
+    agent = await host.create_session()
+    await host.close_session(agent.session.id)
+    host.pm.register(LeavesOnPublication(), name="leaving")
+
+    with pytest.raises(ActionError) as caught:
+        await host.session_action(agent.session.id, "leaving", "echo", {})
+
+    assert (caught.value.status, caught.value.code) == (404, "unknown_plugin")
+
+
+async def test_a_failure_while_unwinding_a_failed_start_is_noted_on_the_error(
+    backend: MemoryBackend,
+) -> None:
+    class BrokenClose(EchoModel):
+        async def aclose(self) -> None:
+            raise OSError("cannot close the model")
+
+    spec = PluginSpec(name="not-installed-anywhere")
+    host = Host(backend=backend, model=BrokenClose(), plugins=[spec])
+
+    with pytest.raises(Exception, match="not-installed-anywhere") as caught:
+        async with host:
+            raise AssertionError("unreachable: the host does not start")
+
+    assert any("cannot close the model" in note for note in caught.value.__notes__)

@@ -416,3 +416,42 @@ def test_scan_by_type_sees_events_appended_later() -> None:
     session = typed_session()
     session._append("schedule/change", {}, 9)
     assert [item.seq for item in session.scan(types={"schedule/change"})] == [1, 3, 5]
+
+
+def test_a_prefix_reads_only_the_first_events_and_follows_the_session() -> None:
+    session = Session.new("s1", cwd="/", created_at=1)
+    for index in range(3):
+        session._append("test/a" if index % 2 == 0 else "test/b", {"i": index}, index)
+    prefix = session.prefix(2)
+
+    assert (prefix.id, prefix.header, prefix.fold_start, len(prefix)) == (
+        "s1",
+        session.header,
+        0,
+        2,
+    )
+    assert [event.seq for event in prefix.scan()] == [0, 1]
+    assert [event.seq for event in prefix.scan(types={"test/a"})] == [0]
+    assert [event.seq for event in prefix.scan(0, 10, reverse=True)] == [1, 0]
+    assert prefix.event(1).data == {"i": 1}
+    with pytest.raises(IndexError, match="no event 2 in its first 2"):
+        prefix.event(2)
+    assert "first 2 events of" in repr(prefix)
+    assert isinstance(prefix, SessionLog)
+    assert len(session.prefix(10)) == 3
+    with pytest.raises(ValueError, match="at least 0"):
+        session.prefix(-1)
+
+
+def test_a_fork_keeps_the_parent_s_delegation_depth() -> None:
+    parent = Session.new("p1", cwd="/", created_at=1, delegation_depth=2)
+
+    child = Session.fork(parent.header, list(parent.events), "c1", at=0, created_at=2)
+
+    assert child.header.delegation_depth == 2
+    assert (
+        Session.fork(
+            Session.new("p2", cwd="/", created_at=1).header, [], "c2", at=0, created_at=2
+        ).header.delegation_depth
+        is None
+    )

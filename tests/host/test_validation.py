@@ -3,9 +3,9 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 import pytest
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from dsh.validation import describe
+from dsh.validation import describe, problems
 
 
 class Inner(BaseModel):
@@ -64,3 +64,35 @@ def test_union_tags_can_be_dropped_from_locations() -> None:
         adapter.validate_python({"change": "create", "value": "x"})
     assert describe(caught.value).startswith("create.value: ")
     assert describe(caught.value, drop_tags=("create", "delete")).startswith("value: ")
+
+
+class Checked(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    name: str
+
+    @field_validator("name")
+    @classmethod
+    def _no_spaces(cls, value: str) -> str:
+        if " " in value:
+            raise ValueError("no spaces, please")
+        return value
+
+
+def test_a_custom_validator_reads_without_pydantic_s_prefix() -> None:
+    error = failure(Checked, {"name": "a b"})
+    assert describe(error) == "name: no spaces, please"
+
+
+def test_a_location_function_names_where_a_problem_is() -> None:
+    error = failure(Outer, {"name": "n", "inner": {"count": "x"}})
+    assert describe(error, location=lambda loc: "/".join(map(str, loc))) == (
+        "inner/count: Input should be a valid integer, unable to parse string as an integer"
+    )
+
+
+def test_problems_and_describe_take_the_list_fastapi_hands_over() -> None:
+    details = failure(Outer, {"inner": {"count": 1}}).errors()
+    found = problems(details, root="body")
+    assert [(item.loc, item.where, item.type) for item in found] == [(("name",), "name", "missing")]
+    assert describe([{"loc": (), "msg": "Value error, broken"}], root="body") == "body: broken"
+    assert describe([{}]) == "is invalid"

@@ -56,6 +56,9 @@ class ViewHost:
     def agent(self, session_id: str) -> None:
         return None
 
+    def session_state(self, log: object) -> dict[str, Any]:
+        return {}  # no plugin keeps a state here: no state frames
+
 
 class Gate:
     """The only store listener: each flush answers the next scripted outcome, maybe held."""

@@ -235,3 +235,20 @@ async def test_a_fork_manages_only_its_own_reminders(harness: Harness) -> None:
     assert (await harness.value(child, "schedule_delete", id="rem-1"))["deleted"] is False
     view = await harness.value(child, "schedule_create", prompt="child", after_seconds=10)
     assert view["id"] == "rem-1"
+
+
+async def test_a_watcher_hears_every_confirmed_barrier_until_its_disposer_runs(
+    harness: Harness,
+) -> None:
+    from dsh_tool_schedule.ledger import ScheduleLedger
+
+    agent = harness.open(publish=False)
+    ledger = ScheduleLedger(session=agent.session, store=harness.store, clock=harness.clock)
+    heard: list[str] = []
+    stop = ledger.watch(lambda: heard.append("confirmed"))
+
+    await ledger.list_active()
+    stop()
+    await ledger.list_active()
+
+    assert heard == ["confirmed"]

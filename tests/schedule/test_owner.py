@@ -449,7 +449,8 @@ async def test_a_delete_that_wins_the_race_is_never_followed_by_a_dispatch(
             await hold.entered.wait()
         harness.clock.advance(0.25)  # the reminder is due while the delete holds the lock
         await settle()
-        assert agent.phase is AgentPhase.IDLE
+        # The owner has claimed the agent and waits for the lock inside maintenance.
+        assert agent.phase is AgentPhase.MAINTENANCE
         hold.release()
     await settle()
 
@@ -479,30 +480,51 @@ async def test_a_rollback_during_the_preflight_is_rechecked_inside_maintenance(
     assert harness.clock.wall_ms() == START_MS + 10_000
 
 
-async def test_a_turn_that_claims_the_agent_during_the_preflight_defers_delivery(
+async def test_input_that_arrives_during_the_preflight_waits_for_the_delivery(
     harness: Harness,
 ) -> None:
-    gate = Gate()
-    agent = harness.open(model=FakeModel(gate))
+    agent = harness.open()
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
     listener = harness.listener(agent)
     await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
     hold = listener.hold()
     harness.clock.advance(0.25)
     with anyio.fail_after(5):
-        await hold.entered.wait()
-    agent.submit("hi")  # the turn starts while the owner waits on its barrier
-    with anyio.fail_after(5):
-        await gate.entered.wait()
+        await hold.entered.wait()  # the owner's preflight, inside maintenance
+    agent.submit("hi")
+    await settle()
+    assert agent.phase is AgentPhase.MAINTENANCE and agent.pending == 1
+
     hold.release()
     await settle()
-    assert dispatches(agent.session) == []
+
+    assert len(dispatches(agent.session)) == 1
+    texts = [data(event)["text"] for event in agent.session.events if event.type == "message/user"]
+    assert texts[0].startswith("[Scheduled reminder]") and texts[1] == "hi"
+
+
+async def test_a_reminder_due_during_a_turn_goes_before_the_input_queued_behind_it(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.open(model=FakeModel(gate))
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    agent.submit("a long question")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    agent.submit("second")
+    agent.submit("third")
+    await follow(harness, lambda: harness.clock.wall_ms() >= START_MS + 10_000)
+    assert dispatches(agent.session) == []  # due, but the turn owns the agent
 
     gate.opened.set()
     await settle()
 
+    texts = [data(event)["text"] for event in agent.session.events if event.type == "message/user"]
+    assert texts[0] == "a long question"
+    assert texts[1].startswith("[Scheduled reminder]")
+    assert texts[2:] == ["second", "third"]
     assert len(dispatches(agent.session)) == 1
-    assert len(reminder_messages(agent.session)) == 1
 
 
 async def test_a_management_preflight_during_a_failed_attempt_retries_at_once(
@@ -583,3 +605,23 @@ async def test_no_sleep_exceeds_the_segment_even_with_a_larger_early_margin() ->
         assert host.clock.wall_ms() == START_MS + 10_000
         await host.aclose()
         group.cancel_scope.cancel()
+
+
+async def test_an_agent_closed_while_a_due_reminder_waits_for_it_delivers_nothing(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.open(model=FakeModel(gate))
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    agent.submit("a long question")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+    await follow(harness, lambda: harness.clock.wall_ms() >= START_MS + 10_000)
+    await settle()
+    assert agent._claims  # the owner waits for the turn to end
+
+    await agent.aclose()
+
+    assert dispatches(agent.session) == []
+    assert reminder_messages(agent.session) == []
+    assert not agent._claims

@@ -87,13 +87,13 @@ async def test_the_config_is_validated_and_defaults_when_absent(harness: Harness
     context = replace(harness.context, config=None)
     assert SchedulePlugin(context).config == ScheduleConfig()
     assert ScheduleConfig().max_segment_seconds == 60
-    context.config = ScheduleConfig(max_segment_seconds=5)
+    context = replace(context, config=ScheduleConfig(max_segment_seconds=5))
     assert SchedulePlugin(context).config.max_segment_seconds == 5
 
     class Other(BaseModel):
         pass
 
-    context.config = Other()
+    context = replace(context, config=Other())
     with pytest.raises(TypeError, match="expects a ScheduleConfig, got Other"):
         SchedulePlugin(context)
 

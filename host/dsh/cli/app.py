@@ -9,6 +9,11 @@ Exit codes: 0 success, 1 failure, 2 usage error (argparse's own convention).
 An expected failure is raised as `CommandError` and printed as one
 `dsh: error: ...` message on stderr, without a traceback; anything else is a
 bug and keeps its traceback.
+
+`dsh --overlay PATH COMMAND ...` (the option before the command word) also
+offers the commands of the plugins that overlay enables (`dsh.cli.
+plugin_commands`); for a built-in command that takes `--overlay` itself, it
+is the default of that option.
 """
 
 from __future__ import annotations
@@ -16,11 +21,12 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from ..commands import Streams, add_store_options, data_dir_of
 from ..datadir import DATA_DIR_ENV, default_data_dir
 from ..models.registry import ModelSettingsError, check_host, check_model
 from ..overlay import Overlay, OverlayError, load_overlay
@@ -39,11 +45,14 @@ __all__ = [
     "add_model_option",
     "add_overlay_option",
     "build_parser",
+    "command_word",
     "data_dir_of",
     "default_data_dir",
     "dispatch",
     "model_of",
     "overlay_of",
+    "overlay_path",
+    "parse",
 ]
 
 EXIT_OK = 0
@@ -51,32 +60,6 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 PROG = "dsh"
-
-
-@dataclass(frozen=True, slots=True)
-class Streams:
-    """Where a command writes: `out` for results, `err` for messages."""
-
-    out: TextIO
-    err: TextIO
-
-    def line(self, text: str = "") -> None:
-        """Write one line of output."""
-        self.out.write(text + "\n")
-
-    def note(self, text: str) -> None:
-        """Write one line to stderr."""
-        self.err.write(text + "\n")
-
-    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-        """Write `rows` under `header` in aligned columns; nothing at all when there are no rows."""
-        if not rows:
-            return
-        lines = [header, *rows]
-        widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
-        for line in lines:
-            cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
-            self.line("  ".join(cells).rstrip())
 
 
 Run = Callable[[argparse.Namespace, Streams], int]
@@ -133,6 +116,18 @@ def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.Argu
         description="dsh: a small, pluggable agent host with durable, session-local reminders.",
         streams=streams,
     )
+    parser.add_argument(
+        "--overlay",
+        dest="global_overlay",
+        type=Path,
+        metavar="PATH",
+        help="an overlay (file or directory): its plugins' commands are offered too, "
+        "and it is the default --overlay of the commands that take one",
+    )
+    parser.epilog = (
+        "Plugins add commands of their own when an overlay enables them: "
+        "dsh --overlay PATH --help lists them."
+    )
     subparsers = parser.add_subparsers(
         title="commands", dest="command", metavar="COMMAND", required=True
     )
@@ -151,13 +146,18 @@ def dispatch(
 ) -> int:
     """Parse `argv` (default: the process arguments), run the command; returns the exit code."""
     streams = Streams(stdout or sys.stdout, stderr or sys.stderr)
-    parser = build_parser(commands, streams)
+    arguments = list(sys.argv[1:] if argv is None else argv)
+    word, overlay = command_word(arguments)
     try:
-        args = parser.parse_args(argv)
-    except _ParserExit as done:
-        return done.status
-    run: Run = args.run
-    try:
+        if overlay is not None and word not in {command.name for command in commands}:
+            # Import here: plugin commands need the Host, which built-in commands never load.
+            from .plugin_commands import run_with_plugins
+
+            return run_with_plugins(commands, arguments, overlay, streams)
+        args = parse(build_parser(commands, streams), arguments)
+        if isinstance(args, int):
+            return args
+        run: Run = args.run
         return run(args, streams)
     except CommandError as error:
         streams.note(f"{PROG}: error: {error}")
@@ -167,20 +167,35 @@ def dispatch(
         return EXIT_INTERRUPTED
 
 
-def add_data_dir_option(parser: argparse.ArgumentParser) -> None:
-    """Add `--data-dir DIR`; read it back with `data_dir_of(args)`."""
-    parser.add_argument(
-        "--data-dir",
-        type=Path,
-        metavar="DIR",
-        help=f"where Sessions are stored (default: ${DATA_DIR_ENV}, else ~/.local/share/dsh)",
-    )
+def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:
+    """`parser.parse_args(argv)`, or the exit status when argparse ends (help, usage error)."""
+    try:
+        return parser.parse_args(argv)
+    except _ParserExit as done:
+        return done.status
 
 
-def data_dir_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Path:
-    """The data directory `args` asks for: `--data-dir`, else `default_data_dir()`."""
-    given: Path | None = args.data_dir
-    return given.expanduser() if given is not None else default_data_dir(environ)
+def command_word(argv: Sequence[str]) -> tuple[str | None, Path | None]:
+    """The command word of `argv` and the global `--overlay` before it (None when absent)."""
+    overlay: Path | None = None
+    index = 0
+    while index < len(argv):
+        token = argv[index]
+        if token == "--overlay" and index + 1 < len(argv):
+            overlay = Path(argv[index + 1])
+            index += 2
+            continue
+        if token.startswith("--overlay="):
+            overlay = Path(token.removeprefix("--overlay="))
+        elif token == "--" or not token.startswith("-"):
+            word = argv[index + 1] if token == "--" and index + 1 < len(argv) else token
+            return (None if word == "--" else word), overlay
+        index += 1
+    return None, overlay
+
+
+add_data_dir_option = add_store_options
+"""Add `--data-dir DIR`; read it back with `data_dir_of(args)` (`dsh.commands`)."""
 
 
 def add_overlay_option(
@@ -190,6 +205,12 @@ def add_overlay_option(
     parser.add_argument("--overlay", type=Path, metavar="PATH", help=help)
 
 
+def overlay_path(args: argparse.Namespace) -> Path | None:
+    """The overlay `args` name: the command's `--overlay`, else the global one, else None."""
+    given: Path | None = getattr(args, "overlay", None) or getattr(args, "global_overlay", None)
+    return given
+
+
 def overlay_of(args: argparse.Namespace) -> Overlay:
     """The overlay `--overlay` names, or the default tree (no plugins) without one.
 
@@ -197,7 +218,7 @@ def overlay_of(args: argparse.Namespace) -> Overlay:
     model registry. Raises `CommandError` (exit 1) with the overlay's own
     message if it is invalid.
     """
-    path: Path | None = args.overlay
+    path = overlay_path(args)
     if path is None:
         return Overlay.default()
     try:

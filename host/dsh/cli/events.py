@@ -2,7 +2,9 @@
 
 A summary is for reading, not parsing: long texts are clipped, and data that
 does not have the shape its type promises falls back to compact JSON rather
-than failing (a stored log is shown as it is).
+than failing (a stored log is shown as it is). The host's own events are read
+through their payload models (`dsh.events`), strictly: what they refuse is
+shown as compact JSON.
 """
 
 from __future__ import annotations
@@ -14,7 +16,18 @@ from types import MappingProxyType
 
 from pydantic import JsonValue
 
-from ..session import END_SEED, SessionEvent
+from ..events import (
+    HOST_EVENT_TYPES,
+    AssistantMessage,
+    ErrorInfo,
+    PayloadError,
+    SessionTitle,
+    ToolResult,
+    TurnEnd,
+    UserMessage,
+)
+from ..events import decode as decode_host_event
+from ..session import SessionEvent
 
 __all__ = ["CLIP", "compact", "summarize", "utc"]
 
@@ -39,8 +52,11 @@ def compact(value: JsonValue, limit: int = CLIP) -> str:
 
 def summarize(event: SessionEvent) -> str:
     """A one-line summary of `event.data`, by event type."""
-    summarizer = _SUMMARIZERS.get(event.type)
-    summary = summarizer(event.data) if summarizer is not None else None
+    if event.type in HOST_EVENT_TYPES:
+        summary = _host_event(event)
+    else:
+        summarizer = _SUMMARIZERS.get(event.type)
+        summary = summarizer(event.data) if summarizer is not None else None
     return compact(event.data) if summary is None else summary
 
 
@@ -48,48 +64,29 @@ def _clip(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _user(data: JsonValue) -> str | None:
-    if not isinstance(data, dict) or not isinstance(text := data.get("text"), str):
+def _host_event(event: SessionEvent) -> str | None:
+    """A host event through its payload model (`dsh.events`); None if it is malformed."""
+    try:
+        payload = decode_host_event(event)
+    except PayloadError:
         return None
-    source = data.get("source")
-    kind = source.get("kind") if isinstance(source, dict) else None
-    return f"{kind if isinstance(kind, str) else '?'}: {compact(text)}"
-
-
-def _assistant(data: JsonValue) -> str | None:
-    if not isinstance(data, dict) or not isinstance(text := data.get("text"), str):
-        return None
-    calls = data.get("toolCalls", [])
-    if not isinstance(calls, list):
-        return None
-    parts = [compact(text)] if text or not calls else []
-    for call in calls:
-        if not isinstance(call, dict) or not isinstance(name := call.get("name"), str):
-            return None
-        parts.append(f"-> {name}({compact(call.get('arguments', {}), CLIP // 2)})")
-    return " ".join(parts)
-
-
-def _tool_result(data: JsonValue) -> str | None:
-    if not isinstance(data, dict) or not isinstance(name := data.get("name"), str):
-        return None
-    error = data.get("error")
-    if isinstance(error, dict):
-        return f"{name} failed: {_error(error)}"
-    if "value" in data:
-        return f"{name} = {compact(data['value'])}"
-    return None
-
-
-def _turn_end(data: JsonValue) -> str | None:
-    if not isinstance(data, dict) or not isinstance(status := data.get("status"), str):
-        return None
-    error = data.get("error")
-    return f"{status}: {_error(error)}" if isinstance(error, dict) else status
-
-
-def _end_seed(data: JsonValue) -> str | None:
-    return "(end of the seed: a new live lifecycle starts here)" if data == {} else None
+    if isinstance(payload, UserMessage):
+        return f"{payload.source.kind}: {compact(payload.text)}"
+    if isinstance(payload, AssistantMessage):
+        parts = [compact(payload.text)] if payload.text or not payload.tool_calls else []
+        parts += [
+            f"-> {call.name}({compact(call.arguments, CLIP // 2)})" for call in payload.tool_calls
+        ]
+        return " ".join(parts)
+    if isinstance(payload, ToolResult):
+        if payload.error is not None:
+            return f"{payload.name} failed: {_error(payload.error)}"
+        return f"{payload.name} = {compact(payload.value)}"
+    if isinstance(payload, TurnEnd):
+        return payload.status if payload.error is None else f"error: {_error(payload.error)}"
+    if isinstance(payload, SessionTitle):
+        return f"title: {compact(payload.title)}"
+    return "(end of the seed: a new live lifecycle starts here)"
 
 
 def _schedule_change(data: JsonValue) -> str | None:
@@ -112,20 +109,9 @@ def _plain(value: JsonValue) -> str:
     return str(value) if isinstance(value, str | int | float) else "?"
 
 
-def _error(error: dict[str, JsonValue]) -> str:
-    code, message = error.get("code"), error.get("message")
-    if isinstance(code, str) and isinstance(message, str):
-        return f"{code}: {_clip(message, CLIP)}"
-    return compact(error)
+def _error(error: ErrorInfo) -> str:
+    return f"{error.code}: {_clip(error.message, CLIP)}"
 
 
-_SUMMARIZERS: Mapping[str, Summarizer] = MappingProxyType(
-    {
-        "message/user": _user,
-        "message/assistant": _assistant,
-        "tool/result": _tool_result,
-        "turn/end": _turn_end,
-        END_SEED: _end_seed,
-        "schedule/change": _schedule_change,
-    }
-)
+# Plugin event types the host knows how to summarize (it never imports a plugin).
+_SUMMARIZERS: Mapping[str, Summarizer] = MappingProxyType({"schedule/change": _schedule_change})

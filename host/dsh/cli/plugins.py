@@ -21,7 +21,15 @@ from ..loader import (
     resolve_plugins,
 )
 from ..overlay import Overlay, PluginSpec
-from .app import EXIT_OK, Command, CommandError, Streams, add_overlay_option, overlay_of
+from .app import (
+    EXIT_OK,
+    Command,
+    CommandError,
+    Streams,
+    add_overlay_option,
+    overlay_of,
+    overlay_path,
+)
 
 __all__ = ["COMMAND"]
 
@@ -42,7 +50,7 @@ COMMAND = Command(
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     installed = discover_plugins()
-    if args.overlay is None:
+    if overlay_path(args) is None:
         streams.table(["NAME", "DISTRIBUTION", "VERSION", "TARGET"], _rows(installed))
         if not installed:
             streams.note(f"no dsh plugins are installed (entry-point group {ENTRY_POINT_GROUP})")

@@ -18,9 +18,14 @@ Loading a plugin, in order:
 5. register the instance with the Host's pluggy `PluginManager` under its
    entry-point name. pluggy validates hook signatures; a hook implementation
    that matches no `dsh` hook specification is rejected too (mark it
-   `optionalhook=True` to ship a hook for a newer host).
+   `optionalhook=True` to ship a hook for a newer host), and so is a hook
+   implemented as a wrapper (`dsh.hooks` says why).
 
 A failure after step 4 closes the new plugin's scope before raising.
+`PluginLoader.load_class(cls, name=...)` runs steps 3-5 for a class that no
+entry point names (what `dsh.testing.load_plugin` uses). `generation`
+changes with every load and unload, so callers can cache what the loaded
+plugins contribute (the Host's client modules).
 
 Unloading unregisters the plugin's hooks (no new agent is published to it),
 then closes its scope: every installation it made in every agent unwinds and

@@ -14,14 +14,17 @@ from typing import Any
 import pluggy
 from pydantic import BaseModel, ValidationError
 
-from ..overlay import PluginSpec, error_message, key_path
+from ..errors import raise_errors
+from ..hooks import wrapper_hooks
+from ..overlay import PluginSpec, key_path
 from ..plugins import PluginContext
+from ..validation import describe, problems
 from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
 from .errors import PluginConfigError, PluginLoadError, PluginNotLoaded, PluginUnloadError
 
 __all__ = ["ContextFactory", "LoadedPlugin", "PluginLoader"]
 
-ContextFactory = Callable[[str, BaseModel | None], PluginContext]
+ContextFactory = Callable[[str, BaseModel | None], PluginContext[Any]]
 """`make_context(name, config)`: the Host builds one plugin's context."""
 
 
@@ -33,7 +36,7 @@ class LoadedPlugin:
     distribution: str | None
     version: str | None
     instance: object
-    context: PluginContext
+    context: PluginContext[Any]
 
 
 class PluginLoader:
@@ -57,6 +60,12 @@ class PluginLoader:
         self._discover = discover
         self._loaded: dict[str, LoadedPlugin] = {}
         self._closed = False
+        self._generation = 0
+
+    @property
+    def generation(self) -> int:
+        """A number that changes whenever a plugin is loaded or unloaded (for caches)."""
+        return self._generation
 
     @property
     def loaded(self) -> Mapping[str, LoadedPlugin]:
@@ -106,44 +115,87 @@ class PluginLoader:
         ((_, plugin),) = self.resolve([spec])
         return await self._load(spec, plugin)
 
+    async def load_class(
+        self, cls: type[Any], *, name: str, config: Mapping[str, Any] | None = None
+    ) -> LoadedPlugin:
+        """Load plugin class `cls` under `name`, as if an entry point named it (for tests).
+
+        Every step after the import is the same as for an installed plugin:
+        the config table is validated by `cls.Config`, the instance gets its
+        own context and scope, and its hooks are checked when it registers.
+        """
+        if not inspect.isclass(cls):
+            raise TypeError(f"expected a plugin class, got {type(cls).__name__} {cls!r}")
+        spec = PluginSpec(name=name, config=MappingProxyType(dict(config or {})))
+        label = f"class {cls.__module__}.{cls.__qualname__}"
+        return await self._start(spec, cls, label, distribution=None, version=None)
+
     async def _load(self, spec: PluginSpec, plugin: InstalledPlugin) -> LoadedPlugin:
-        if self._closed:
-            raise PluginLoadError(spec.name, f"cannot load {spec.name!r}: the loader is closed")
-        if spec.name in self._loaded:
-            raise PluginLoadError(spec.name, f"plugin {spec.name!r} is already loaded")
+        self._check_loadable(spec.name)
         cls = _import_class(plugin)
-        config = _validate_config(cls, spec, plugin)
+        return await self._start(
+            spec, cls, plugin.label, distribution=plugin.distribution, version=plugin.version
+        )
+
+    def _check_loadable(self, name: str) -> None:
+        if self._closed:
+            raise PluginLoadError(name, f"cannot load {name!r}: the loader is closed")
+        if name in self._loaded:
+            raise PluginLoadError(name, f"plugin {name!r} is already loaded")
+
+    async def _start(
+        self,
+        spec: PluginSpec,
+        cls: type[Any],
+        label: str,
+        *,
+        distribution: str | None,
+        version: str | None,
+    ) -> LoadedPlugin:
+        self._check_loadable(spec.name)
+        config = _validate_config(cls, spec, label)
         context = self._make_context(spec.name, config)
         try:
-            instance = _instantiate(cls, context, plugin)
-            self._register(instance, plugin)
+            instance = _instantiate(cls, context, spec.name, label)
+            self._register(instance, spec.name, label)
         except BaseException as error:
             try:
                 await context.scope.aclose()
             except Exception as close_error:
                 error.add_note(f"closing the scope of {spec.name!r} failed too: {close_error!r}")
             raise
-        loaded = LoadedPlugin(spec.name, plugin.distribution, plugin.version, instance, context)
+        loaded = LoadedPlugin(spec.name, distribution, version, instance, context)
         self._loaded[spec.name] = loaded
+        self._generation += 1
         return loaded
 
-    def _register(self, instance: object, plugin: InstalledPlugin) -> None:
-        what = f"plugin {plugin.name!r} ({plugin.label})"
+    def _register(self, instance: object, name: str, label: str) -> None:
+        what = f"plugin {name!r} ({label})"
         try:
-            registered = self._pm.register(instance, name=plugin.name)
+            registered = self._pm.register(instance, name=name)
         except pluggy.PluginValidationError as error:
-            raise PluginLoadError(plugin.name, f"{what} has an invalid hook: {error}") from error
+            raise PluginLoadError(name, f"{what} has an invalid hook: {error}") from error
         except ValueError as error:
-            raise PluginLoadError(plugin.name, f"cannot register {what}: {error}") from error
+            raise PluginLoadError(name, f"cannot register {what}: {error}") from error
         if registered is None:
-            raise PluginLoadError(plugin.name, f"{what} is blocked in this plugin manager")
+            raise PluginLoadError(name, f"{what} is blocked in this plugin manager")
         unknown = _unknown_hooks(self._pm, instance)
         if unknown:
             self._pm.unregister(instance)
             raise PluginLoadError(
-                plugin.name,
+                name,
                 f"{what} implements hooks that dsh does not define: {', '.join(unknown)} "
                 "(mark a hook for a newer host with @dsh.hookimpl(optionalhook=True))",
+            )
+        wrappers = wrapper_hooks(self._pm, instance)
+        if wrappers:
+            self._pm.unregister(instance)
+            raise PluginLoadError(
+                name,
+                f"{what} implements {', '.join(wrappers)} as a hook wrapper, which dsh "
+                "refuses: the host calls each plugin's implementation on its own, so that "
+                "one failing plugin cannot hide the others, and leaves a wrapper nothing to "
+                "wrap. Implement it as a plain hook (tryfirst/trylast set its order)",
             )
 
     async def unload(self, name: str) -> None:
@@ -160,6 +212,7 @@ class PluginLoader:
 
     async def _unload(self, loaded: LoadedPlugin) -> None:
         self._loaded.pop(loaded.name, None)
+        self._generation += 1
         # Hooks go first: an agent published while the scope closes must not
         # reach a plugin that can no longer install anything.
         if self._pm.is_registered(loaded.instance):
@@ -184,10 +237,7 @@ class PluginLoader:
                 await self._unload(loaded)
             except PluginUnloadError as error:
                 errors.append(error)
-        if len(errors) == 1:
-            raise errors[0]
-        if errors:
-            raise ExceptionGroup(f"{len(errors)} plugins did not unload cleanly", errors)
+        raise_errors(errors, f"{len(errors)} plugins did not unload cleanly")
 
 
 def _import_class(plugin: InstalledPlugin) -> type[Any]:
@@ -205,7 +255,7 @@ def _import_class(plugin: InstalledPlugin) -> type[Any]:
     return target
 
 
-def _validate_config(cls: type[Any], spec: PluginSpec, plugin: InstalledPlugin) -> BaseModel | None:
+def _validate_config(cls: type[Any], spec: PluginSpec, label: str) -> BaseModel | None:
     where = f"{spec.source}: " if spec.source is not None else ""
     table = f"plugins.{key_path((spec.name,))}"
     model = getattr(cls, "Config", None)
@@ -222,35 +272,33 @@ def _validate_config(cls: type[Any], spec: PluginSpec, plugin: InstalledPlugin) 
     if not (inspect.isclass(model) and issubclass(model, BaseModel)):
         raise PluginLoadError(
             spec.name,
-            f"plugin {spec.name!r} ({plugin.label}): its Config must be a pydantic model class",
+            f"plugin {spec.name!r} ({label}): its Config must be a pydantic model class",
         )
     if model.model_config.get("extra") != "forbid":
         raise PluginLoadError(
             spec.name,
-            f"plugin {spec.name!r} ({plugin.label}): its Config must forbid extra keys "
+            f"plugin {spec.name!r} ({label}): its Config must forbid extra keys "
             "(model_config = ConfigDict(extra='forbid')) so that overlay typos are errors",
         )
     try:
         return model.model_validate(dict(spec.config), strict=True)
     except ValidationError as error:
-        details = error.errors(include_url=False)
-        fields = [f"{table}.{key_path(detail['loc'])}" for detail in details]
-        problems = "; ".join(
-            f"{name}: {error_message(detail)}" for name, detail in zip(fields, details, strict=True)
-        )
+        found = problems(error, location=lambda loc: f"{table}.{key_path(loc)}")
+        fields = [item.where for item in found]
         raise PluginConfigError(
-            spec.name, f"{where}invalid config for plugin {spec.name!r}: {problems}", fields
+            spec.name,
+            f"{where}invalid config for plugin {spec.name!r}: "
+            + describe(error, location=lambda loc: f"{table}.{key_path(loc)}"),
+            fields,
         ) from error
 
 
-def _instantiate(cls: type[Any], context: PluginContext, plugin: InstalledPlugin) -> object:
+def _instantiate(cls: type[Any], context: PluginContext[Any], name: str, label: str) -> object:
     try:
         instance: object = cls(context)
     except Exception as error:
         raise PluginLoadError(
-            plugin.name,
-            f"plugin {plugin.name!r} ({plugin.label}) failed to start: "
-            f"{type(error).__name__}: {error}",
+            name, f"plugin {name!r} ({label}) failed to start: {type(error).__name__}: {error}"
         ) from error
     return instance
 

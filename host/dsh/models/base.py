@@ -26,6 +26,7 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
+from ..errors import CodedError
 from ..tools import ToolCall
 
 __all__ = [
@@ -41,13 +42,10 @@ __all__ = [
 ]
 
 
-class ModelError(Exception):
+class ModelError(CodedError):
     """The model could not answer. `code` is machine-readable, `message` for people."""
 
-    def __init__(self, code: str, message: str) -> None:
-        super().__init__(f"{code}: {message}")
-        self.code = code
-        self.message = message
+    default_status = 502
 
 
 @dataclass(frozen=True, slots=True)

@@ -32,7 +32,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..overlay import error_message, key_path
+from ..overlay import key_path
+from ..validation import problems
 from .absent import AbsentModel
 from .base import ModelAdapter
 from .demo import DemoModel
@@ -157,10 +158,8 @@ def _table_problems(
     try:
         return choice.settings().model_validate(dict(table), strict=True), []
     except ValidationError as error:
-        return None, [
-            (key_path((*here, *detail["loc"])), error_message(detail))
-            for detail in error.errors(include_url=False, include_input=False)
-        ]
+        found = problems(error, location=lambda loc: key_path((*here, *loc)))
+        return None, [(item.where, item.message) for item in found]
 
 
 def validate_settings(

@@ -38,6 +38,7 @@ from collections.abc import Awaitable, Callable, Sequence
 import anyio
 from anyio.abc import TaskGroup
 
+from ..errors import raise_errors
 from ..scope import Disposer
 from ..session import Session, SessionEvent, validate_session_id
 from ..store import SessionStore
@@ -150,10 +151,7 @@ class PersistenceCoordinator:
                 for controller in controllers:
                     group.start_soon(detach, controller)
             await self._tasks.aclose()
-        if len(errors) == 1:
-            raise errors[0]
-        if errors:
-            raise ExceptionGroup(f"{len(errors)} sessions were detached unsaved", errors)
+        raise_errors(errors, f"{len(errors)} sessions were detached unsaved")
 
 
 class _Controller:

@@ -60,6 +60,7 @@ import anyio.to_thread
 from pydantic import ValidationError
 
 from ..session import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
+from ..validation import describe
 from .backend import (
     Backend,
     CorruptLog,
@@ -509,7 +510,7 @@ def _parse_header(path: Path, session_id: str, raw: bytes) -> SessionHeader:
     try:
         header = SessionHeader.from_json(raw)
     except ValidationError as error:
-        raise CorruptLog(path, 1, f"invalid header: {_first_problem(error)}") from None
+        raise CorruptLog(path, 1, f"invalid header: {describe(error, first_only=True)}") from None
     if header.id != session_id:
         raise CorruptLog(path, 1, f"header names session {header.id}, not {session_id}")
     return header
@@ -520,18 +521,10 @@ def _parse_event(path: Path, seq: int, raw: bytes) -> SessionEvent:
     try:
         event = SessionEvent.from_json(raw)
     except ValidationError as error:
-        raise CorruptLog(path, line, f"invalid event: {_first_problem(error)}") from None
+        raise CorruptLog(path, line, f"invalid event: {describe(error, first_only=True)}") from None
     if event.seq != seq:
         raise CorruptLog(path, line, f"event has seq {event.seq} where {seq} belongs")
     return event
-
-
-def _first_problem(error: ValidationError) -> str:
-    problem = error.errors(include_url=False, include_input=False)[0]
-    where = ".".join(str(part) for part in problem["loc"])
-    more = error.error_count() - 1
-    suffix = f" (and {more} more)" if more else ""
-    return f"{where + ': ' if where else ''}{problem['msg']}{suffix}"
 
 
 def _is_json(raw: bytes) -> bool:

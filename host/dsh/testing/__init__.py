@@ -1,9 +1,37 @@
-"""Test support shipped with the host: a fake clock and fault-injecting storage.
+"""Test support shipped with the host, for plugin authors and dsh's own tests.
 
-Plugins use these in their own tests; nothing here runs in production.
+- `running_host()`: a real `Host` on in-memory storage with a fake clock and
+  a fake model; `load_plugin(host, PluginClass | "entry-point", config=...)`
+  loads a plugin into it and returns the instance and its unload disposer;
+  `settled(agent)` waits until an agent has nothing left to do.
+- `FakeModel`: a scripted model adapter that records every request.
+- `FakeClock`: wall and elapsed time that move only when a test says so.
+- `FaultyBackend`: storage that fails or pauses scripted calls.
+
+Nothing here runs in production. Like `dsh` itself, import it as a package
+(`from dsh.testing import ...`), not its modules.
 """
 
+from ..host import Host
+from ..persistence.memory import MemoryBackend
 from .clock import FakeClock
 from .faults import Fault, FaultyBackend, Hold, InjectedFault, Operation
+from .host import Unload, load_plugin, running_host, settled
+from .model import FakeModel, Reply
 
-__all__ = ["FakeClock", "Fault", "FaultyBackend", "Hold", "InjectedFault", "Operation"]
+__all__ = [
+    "FakeClock",
+    "FakeModel",
+    "Fault",
+    "FaultyBackend",
+    "Hold",
+    "Host",
+    "InjectedFault",
+    "MemoryBackend",
+    "Operation",
+    "Reply",
+    "Unload",
+    "load_plugin",
+    "running_host",
+    "settled",
+]

@@ -4,9 +4,10 @@ Every body is a strict pydantic model (unknown fields are errors). Every id
 is checked with `validate_session_id` before anything touches storage.
 Acknowledgements mean what they say: 201 for a new or forked Session only
 after its storage acknowledged a flush (`Host.create_session` / `Host.fork`
-guarantee it); 202 for a message means *queued*, not stored. Reading a cold
-Session (its header or its history) never makes it live and never publishes
-an agent.
+guarantee it); 202 for a message means *queued*, not stored; 200 for an
+action only once the plugin's change is durable (the plugin awaits its
+barrier before it answers). Reading a cold Session (its header, its plugins'
+states or its history) never makes it live and never publishes an agent.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request
 from fastapi.responses import JSONResponse
-from pydantic import BaseModel, ConfigDict, Field, field_validator
+from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from .. import __version__
 from ..events import validate_time_zone
@@ -26,7 +27,7 @@ from .history import PageRequest
 from .state import web_state
 from .static import module_url
 
-__all__ = ["ForkBody", "MessageBody", "router"]
+__all__ = ["ActionBody", "ForkBody", "MessageBody", "router"]
 
 MAX_PAGE = 500
 
@@ -65,6 +66,16 @@ class MessageBody(BaseModel):
         return None if value is None else validate_time_zone(value)
 
 
+class ActionBody(BaseModel):
+    """`POST /api/sessions/{id}/actions`: run `action` of `plugin` with `args` (an object)."""
+
+    model_config = _BODY
+
+    plugin: Annotated[str, Field(min_length=1, max_length=64)]
+    action: Annotated[str, Field(min_length=1, max_length=64)]
+    args: dict[str, JsonValue] = Field(default_factory=dict)
+
+
 def _host(request: Request) -> Host:
     return web_state(request.app).host
 
@@ -96,7 +107,9 @@ async def create_session(request: Request) -> JSONResponse:
     return _json(201, {"session": host.summary(agent.session).to_dict()})
 
 
-@router.get("/sessions/{session_id}", summary="A Session's header, length and agent")
+@router.get(
+    "/sessions/{session_id}", summary="A Session's header, length, agent and plugins' states"
+)
 async def read_session(request: Request, session_id: str) -> JSONResponse:
     host = _host(request)
     live = host.store.find(_checked(session_id))
@@ -109,6 +122,7 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
                 "live": False,
                 "length": len(stored.events),
                 "agent": None,
+                "plugins": await host.plugin_states(session_id),
             },
         )
     agent = host.agent(session_id)
@@ -117,7 +131,13 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
         described = {"root": agent.is_root, "tools": agent.tools.names()}
     return _json(
         200,
-        {"header": live.header.to_dict(), "live": True, "length": len(live), "agent": described},
+        {
+            "header": live.header.to_dict(),
+            "live": True,
+            "length": len(live),
+            "agent": described,
+            "plugins": await host.plugin_states(session_id),
+        },
     )
 
 
@@ -155,6 +175,17 @@ async def post_message(request: Request, session_id: str, body: MessageBody) -> 
         202,
         {"queued": True, "resumed": resumed, "session": host.summary(agent.session).to_dict()},
     )
+
+
+@router.post(
+    "/sessions/{session_id}/actions",
+    summary="Run a plugin's action on a Session; answers once it is durable",
+)
+async def session_action(request: Request, session_id: str, body: ActionBody) -> JSONResponse:
+    result = await _host(request).session_action(
+        _checked(session_id), body.plugin, body.action, body.args
+    )
+    return _json(200, {"result": result})
 
 
 @router.get("/sessions/{session_id}/events", summary="A page of history with durable views")

@@ -12,7 +12,7 @@ other exception into a logged 500 `internal_error` instead of a bare text page.
 from __future__ import annotations
 
 import logging
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from fastapi import FastAPI
@@ -24,10 +24,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from ..agent import AgentClosed
+from ..errors import CodedError
 from ..host import HostClosed, PersistenceUnavailable, SessionNotFound
 from ..persistence.backend import CorruptLog, StorageError
 from ..session import InvalidSessionId
 from ..store import FlushError
+from ..validation import problems
 
 __all__ = [
     "ApiError",
@@ -43,16 +45,13 @@ log = logging.getLogger(__name__)
 POLICY_VIOLATION = 1008
 
 
-class ApiError(Exception):
+class ApiError(CodedError):
     """A failure with its HTTP status, machine-readable code and human message."""
 
     def __init__(
         self, status: int, code: str, message: str, headers: dict[str, str] | None = None
     ) -> None:
-        super().__init__(f"{status} {code}: {message}")
-        self.status = status
-        self.code = code
-        self.message = message
+        super().__init__(code, message, status=status)
         self.headers = headers
 
 
@@ -83,6 +82,9 @@ def api_error_for(error: Exception) -> ApiError | None:
         return ApiError(503, "persistence_failed", str(error))
     if isinstance(error, AgentClosed):
         return ApiError(409, "session_closed", f"{error}; resume the session and retry")
+    if isinstance(error, CodedError):
+        # A plugin's refusal (an action's `ActionError`, a shared tool's `ToolError`).
+        return ApiError(error.status, error.code, error.message)
     if isinstance(error, CorruptLog):
         return ApiError(500, "storage_corrupt", str(error))
     if isinstance(error, StorageError | OSError):
@@ -119,31 +121,32 @@ async def _validation_error(request: Request, error: Exception) -> Response:
     return describe_validation(error.errors())
 
 
-def describe_validation(errors: Sequence[Any]) -> JSONResponse:
+def describe_validation(errors: Sequence[Mapping[str, Any]]) -> JSONResponse:
     """422 naming each offending field: `invalid_body` when the body is at fault."""
     parts: list[str] = []
     in_body = False
-    for detail in errors:
-        location = tuple(detail.get("loc", ()))
-        where = str(location[0]) if location else "request"
-        in_body = in_body or where == "body"
-        if detail.get("type") == "json_invalid":
+    for detail, problem in zip(errors, problems(errors, location=_subject), strict=True):
+        in_body = in_body or problem.loc[:1] == ("body",)
+        if problem.type == "json_invalid":
             reason = (detail.get("ctx") or {}).get("error", "")
             parts.append(f"the body is not valid JSON: {reason}".rstrip(": "))
-            continue
-        field = ".".join(str(part) for part in location[1:])
-        if not field and where == "body" and detail.get("type") == "missing":
+        elif problem.loc == ("body",) and problem.type == "missing":
             parts.append("a JSON body is required")
-            continue
-        if not field:
-            subject = f"the {where}"
-        elif where == "body":
-            subject = f"field {field!r}"
         else:
-            subject = f"{where} parameter {field!r}"
-        parts.append(f"{subject}: {detail.get('msg', 'is invalid')}")
+            parts.append(f"{problem.where}: {problem.message}")
     code = "invalid_body" if in_body else "invalid_query"
     return error_response(422, code, "; ".join(parts) or "the request is invalid")
+
+
+def _subject(loc: tuple[int | str, ...]) -> str:
+    """`field 'text'`, `path parameter 'session_id'`, `the query`: what a problem is about."""
+    where = str(loc[0]) if loc else "request"
+    field = ".".join(str(part) for part in loc[1:])
+    if not field:
+        return f"the {where}"
+    if where == "body":
+        return f"field {field!r}"
+    return f"{where} parameter {field!r}"
 
 
 def install_error_handlers(app: FastAPI) -> None:
@@ -158,6 +161,7 @@ def install_error_handlers(app: FastAPI) -> None:
         PersistenceUnavailable,
         FlushError,
         AgentClosed,
+        CodedError,
         StorageError,
         OSError,
     ):

@@ -10,7 +10,9 @@ frames (pre-encoded JSON text, encoded once per observation):
 - `{"kind":"delta","channel":"answer"|"reasoning","text":...}` for streamed
   assistant text and, on its own channel, the model's reasoning (ephemeral:
   never stored, never replayed; the stored `message/assistant` supersedes
-  both). Clients treat a delta frame without `channel` as `"answer"`.
+  both). Clients treat a delta frame without `channel` as `"answer"`;
+- `{"kind":"state","plugin":...,"state":...}` when a plugin's state of the
+  Session (`dsh_session_state`) changed (below).
 
 **Commit-aware sidecars** (DESIGN §9). A view is never attached on append:
 the append observation precedes the durability result, so it would show a
@@ -22,6 +24,15 @@ view to that object's subscribers. A Session reopened under the same id is a
 new object and starts from nothing. With no subscriber at flush time the
 watermark just advances: nobody could receive the sidecars, and a client that
 connects later gets views from history instead.
+
+**Plugin states** follow the same commit point. Each subscription keeps the
+states it was last sent. When it is bound to a Session with a durable prefix
+it gets every plugin's state of that prefix; after each flush that advances
+the watermark, the states of the new durable prefix are computed once and
+each subscription is sent a `state` frame for every plugin whose state
+differs from what it last got (`null` when a plugin no longer has one). A
+state is never computed from events that are not durable, so a frame never
+announces a change a failed flush could take back.
 
 **Subscriptions** are per Session *id*. A subscription is bound to the live
 object it streams; at subscription time that is the current live object, if
@@ -50,6 +61,7 @@ from typing import Any
 
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+from pydantic import JsonValue
 
 from ..agent import DeltaChannel
 from ..host import Host
@@ -82,6 +94,10 @@ def event_frame(event: SessionEvent) -> str:
     return encode_frame({"kind": "event", "event": event.model_dump(mode="json")})
 
 
+def state_frame(plugin: str, state: JsonValue) -> str:
+    return encode_frame({"kind": "state", "plugin": plugin, "state": state})
+
+
 def sidecar_frame(event: SessionEvent, view: dict[str, Any]) -> str:
     return encode_frame(
         {
@@ -109,6 +125,8 @@ class Subscription:
         # already durable when the client subscribed to a cold Session, and the
         # detached history it reads carries their views.
         self.sidecar_floor = 0
+        # The state frames last sent, by plugin (None: none yet, so all go out next).
+        self.states: dict[str, str] | None = None
         self.session: Session | None = None
         self.end_code: int | None = None
         self._on_overflow = on_overflow
@@ -236,6 +254,8 @@ class LiveHub:
                 if frame is not None:
                     subscription.put(frame)
         subscription.next_seq = len(events)
+        if durable:
+            self._send_states([subscription], self._states(session, durable))
         self._stream_deltas(session)
 
     def _bind_all(self, subscriptions: list[Subscription], session: Session) -> None:
@@ -295,16 +315,30 @@ class LiveHub:
             for seq, frame in frames:
                 if seq >= subscription.sidecar_floor:
                     subscription.put(frame)
+        self._send_states(current, self._states(session, through))
+
+    def _states(self, session: Session, durable: int) -> dict[str, JsonValue]:
+        """Every plugin's state of the first `durable` (stored) events of `session`."""
+        return self._host.session_state(session.prefix(durable))
+
+    def _send_states(self, subscriptions: list[Subscription], states: dict[str, JsonValue]) -> None:
+        """Send each subscription the states that differ from what it last got."""
+        # Compared as encoded JSON: in Python `True == 1`, in a client it is not.
+        frames = {plugin: state_frame(plugin, state) for plugin, state in states.items()}
+        for subscription in list(subscriptions):
+            last = subscription.states
+            for plugin in sorted(frames.keys() | (last or {}).keys()):
+                frame = frames.get(plugin)
+                if frame is None:
+                    subscription.put(state_frame(plugin, None))  # its state is gone
+                elif last is None or last.get(plugin) != frame:
+                    subscription.put(frame)
+            subscription.states = frames
 
     def _view_frame(self, session: Session, event: SessionEvent) -> str | None:
+        # `Host.event_view` hands out only views it checked to be JSON objects.
         view = self._host.event_view(session, event)
-        if view is None:
-            return None
-        try:
-            return sidecar_frame(event, view)
-        except (TypeError, ValueError):
-            log.error("the view of %s seq %d is not JSON; not sent", session.id, event.seq)
-            return None
+        return None if view is None else sidecar_frame(event, view)
 
     # -- streamed text ----------------------------------------------------
 

@@ -37,9 +37,9 @@ def test_compact_json_keeps_non_ascii_and_clips_long_values() -> None:
             {"text": "[reminder r1] stretch", "source": {"kind": "schedule"}},
             'schedule: "[reminder r1] stretch"',
         ),
-        ("message/user", {"text": "hi"}, '?: "hi"'),
         ("message/assistant", {"text": "Done.", "toolCalls": []}, '"Done."'),
-        ("message/assistant", {"text": ""}, '""'),
+        ("message/assistant", {"text": "", "toolCalls": []}, '""'),
+        ("session/title", {"title": "Groceries"}, 'title: "Groceries"'),
         (
             "message/assistant",
             {
@@ -65,7 +65,6 @@ def test_compact_json_keeps_non_ascii_and_clips_long_values() -> None:
             },
             "schedule_create failed: invalid_rule: no cron",
         ),
-        ("tool/result", {"name": "x", "error": {"code": 3}}, 'x failed: {"code":3}'),
         ("turn/end", {"status": "ok"}, "ok"),
         (
             "turn/end",
@@ -86,6 +85,9 @@ def test_each_event_type_has_a_readable_summary(type: str, data: Any, expected: 
     ("type", "data"),
     [
         ("message/user", "just text"),
+        ("message/user", {"text": "hi"}),
+        ("message/assistant", {"text": ""}),
+        ("tool/result", {"name": "x", "error": {"code": 3}}),
         ("message/user", {"source": {"kind": "user"}}),
         ("message/assistant", {"text": 3}),
         ("message/assistant", {"text": "", "toolCalls": "none"}),

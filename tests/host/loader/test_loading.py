@@ -381,6 +381,56 @@ async def test_a_hook_that_dsh_does_not_define_is_rejected(site: FakeSite, host:
     assert host.contexts[0].scope.closed
 
 
+@pytest.mark.parametrize(
+    ("cls", "hook"),
+    [("WrapsAHook", "dsh_session_state"), ("OldStyleWrapper", "dsh_client_modules")],
+)
+async def test_a_hook_wrapper_is_refused_naming_the_plugin_and_the_hook(
+    site: FakeSite, host: FakeHost, cls: str, hook: str
+) -> None:
+    site.plugin("wraps", cls)
+
+    with pytest.raises(PluginLoadError) as caught:
+        await host.loader.load(PluginSpec("wraps"))
+
+    message = str(caught.value)
+    assert message.startswith(f"plugin 'wraps' (dsh-wraps 1.0) implements {hook} as a hook wrapper")
+    assert "tryfirst/trylast" in message
+    assert caught.value.plugin == "wraps"
+    assert host.pm.get_plugins() == set()
+    assert host.contexts[0].scope.closed
+    assert host.loader.generation == 0
+
+
+async def test_a_class_loads_like_an_entry_point_with_its_config_checked(host: FakeHost) -> None:
+    loaded = await host.loader.load_class(Configured, name="direct", config={"greeting": "hi"})
+
+    assert loaded.instance.context.config == Configured.Config(greeting="hi")
+    assert (loaded.name, loaded.distribution, loaded.version) == ("direct", None, None)
+    assert host.pm.get_plugin("direct") is loaded.instance
+    assert host.loader.generation == 1
+    with pytest.raises(PluginConfigError, match=r"plugins\.other\.greeting: Field required"):
+        await host.loader.load_class(Configured, name="other")
+    with pytest.raises(PluginLoadError, match="already loaded"):
+        await host.loader.load_class(Configured, name="direct", config={"greeting": "hi"})
+    with pytest.raises(TypeError, match="expected a plugin class"):
+        await host.loader.load_class(Configured(SimpleNamespace()), name="x")  # type: ignore[arg-type]
+
+    await host.loader.unload("direct")
+    assert host.loader.generation == 2
+
+
+async def test_a_class_with_a_bad_hook_names_the_class(host: FakeHost) -> None:
+    from ..fixtures.plugins import WrapsAHook
+
+    with pytest.raises(PluginLoadError) as caught:
+        await host.loader.load_class(WrapsAHook, name="wraps")
+
+    assert str(caught.value).startswith(
+        "plugin 'wraps' (class tests.host.fixtures.plugins.WrapsAHook) implements "
+    )
+
+
 async def test_an_optional_hook_for_a_newer_host_is_accepted(
     site: FakeSite, host: FakeHost
 ) -> None:

@@ -200,8 +200,8 @@ def test_resolution_reads_os_environ_by_default(monkeypatch: pytest.MonkeyPatch)
 @pytest.mark.parametrize(
     ("overrides", "expected"),
     [
-        ({"base_url": "ftp://files.example.org"}, "base_url: Value error, must be an http"),
-        ({"base_url": "http://[::1"}, "base_url: Value error, not a URL: Invalid port"),
+        ({"base_url": "ftp://files.example.org"}, "base_url: must be an http"),
+        ({"base_url": "http://[::1"}, "base_url: not a URL: Invalid port"),
         ({"max_retries": -1}, "max_retries: Input should be greater than or equal to 0"),
         ({"read_timeout": "soon"}, "read_timeout: Input should be a valid number"),
         ({"presence_penalty": 0.2}, "presence_penalty: Extra inputs are not permitted"),

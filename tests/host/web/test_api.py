@@ -143,6 +143,7 @@ async def test_a_live_session_shows_its_header_length_and_agent(
         "live": True,
         "length": 1,
         "agent": {"root": True, "tools": []},
+        "plugins": {},
     }
 
 

@@ -96,3 +96,18 @@ async def test_deny_websocket_truncates_the_close_reason_without_the_extension()
 
     await deny_websocket(send, {"type": "websocket"}, 404, "x", "m" * 500)
     assert sent == [{"type": "websocket.close", "code": 1008, "reason": "m" * 120}]
+
+
+def test_a_plugin_s_coded_refusal_keeps_its_status_code_and_message() -> None:
+    from dsh.errors import ActionError
+    from dsh.tools import BarrierFailed
+
+    conflict = api_error_for(ActionError.conflict("already gone", code="gone"))
+    uncertain = api_error_for(BarrierFailed("persistence_uncertain", "EIO"))
+
+    assert conflict is not None and (conflict.status, conflict.code) == (409, "gone")
+    assert conflict.message == "already gone"
+    assert uncertain is not None and (uncertain.status, uncertain.code) == (
+        503,
+        "persistence_uncertain",
+    )

@@ -7,6 +7,7 @@ from typing import Any
 import anyio
 import pytest
 
+from dsh import SessionLog, hookimpl
 from dsh.host import Host
 from dsh.session import Session
 from dsh.store import FlushError
@@ -433,3 +434,121 @@ async def test_deltas_are_dropped_once_the_hub_closed_or_nobody_listens(
     hub.close()
     hub._delta(agent.session, "closed")
     assert hub.subscribers(agent.session.id) == 0
+
+
+# -- plugin state frames ----------------------------------------------------------
+
+
+class MarkedCount:
+    """Its state is how many `test/marked` events the durable log holds (None for none)."""
+
+    def __init__(self) -> None:
+        self.value: Any = None
+
+    @hookimpl
+    def dsh_session_state(self, session: SessionLog) -> Any:
+        count = sum(1 for _ in session.scan(types={MARKED}))
+        if self.value is not None:
+            return self.value
+        return {"marked": count} if count else None
+
+
+def states(frames: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [frame for frame in frames if frame["kind"] == "state"]
+
+
+async def test_a_state_frame_follows_only_the_flush_that_changed_the_state(
+    host: Host, hub: LiveHub
+) -> None:
+    host.pm.register(MarkedCount(), name="counter")
+    session = (await host.create_session()).session
+    subscription = hub.subscribe(session.id, len(session), Overflows())
+
+    host.store.append(session, MARKED, {})
+    appended = drain(subscription)
+    assert await host.store.flush(session) is True
+    flushed = drain(subscription)
+    host.store.append(session, PLAIN, {})
+    assert await host.store.flush(session) is True
+    unchanged = drain(subscription)
+
+    assert states(appended) == []
+    assert states(flushed) == [{"kind": "state", "plugin": "counter", "state": {"marked": 1}}]
+    assert states(unchanged) == []
+
+
+async def test_a_failed_flush_sends_no_state_and_the_next_success_does(
+    host: Host, hub: LiveHub
+) -> None:
+    host.pm.register(MarkedCount(), name="counter")
+    session = (await host.create_session()).session
+    gate = Gate()
+    host.store.add_listener(session, gate)
+    subscription = hub.subscribe(session.id, len(session), Overflows())
+    host.store.append(session, MARKED, {})
+    gate.outcomes = [OSError("disk on fire")]
+
+    with pytest.raises(FlushError):
+        await host.store.flush(session)
+    after_failure = drain(subscription)
+    assert await host.store.flush(session) is True
+
+    assert states(after_failure) == []
+    assert states(drain(subscription)) == [
+        {"kind": "state", "plugin": "counter", "state": {"marked": 1}}
+    ]
+
+
+async def test_a_new_subscription_starts_with_the_durable_states(host: Host, hub: LiveHub) -> None:
+    host.pm.register(MarkedCount(), name="counter")
+    session = (await host.create_session()).session
+    host.store.append(session, MARKED, {})
+    assert await host.store.flush(session) is True
+    host.store.append(session, MARKED, {})  # not durable yet
+
+    subscription = hub.subscribe(session.id, 0, Overflows())
+
+    assert states(drain(subscription)) == [
+        {"kind": "state", "plugin": "counter", "state": {"marked": 1}}
+    ]
+
+
+async def test_a_state_that_goes_away_is_sent_as_null_and_json_kinds_are_told_apart(
+    host: Host, hub: LiveHub
+) -> None:
+    counter = MarkedCount()
+    host.pm.register(counter, name="counter")
+    session = (await host.create_session()).session
+    subscription = hub.subscribe(session.id, len(session), Overflows())
+    counter.value = {"flag": 1}
+    host.store.append(session, PLAIN, {})
+    await host.store.flush(session)
+    counter.value = {"flag": True}  # equal in Python, not in JSON
+    host.store.append(session, PLAIN, {})
+    await host.store.flush(session)
+    counter.value = None
+    host.store.append(session, PLAIN, {})
+    await host.store.flush(session)
+
+    assert [frame["state"] for frame in states(drain(subscription))] == [
+        {"flag": 1},
+        {"flag": True},
+        None,
+    ]
+
+
+async def test_watching_a_cold_session_gets_its_states_once_it_is_live_and_stored(
+    host: Host, hub: LiveHub
+) -> None:
+    host.pm.register(MarkedCount(), name="counter")
+    agent = await host.create_session()
+    host.store.append(agent.session, MARKED, {})
+    await host.close_session(agent.session.id)
+    subscription = hub.subscribe(agent.session.id, 2, Overflows())
+    assert states(drain(subscription)) == []
+
+    await host.resume(agent.session.id)
+
+    assert states(drain(subscription)) == [
+        {"kind": "state", "plugin": "counter", "state": {"marked": 1}}
+    ]

@@ -10,8 +10,11 @@ It answers from the conversation alone (no network, no randomness):
 - after tool results it answers in plain words (the id, the due time in UTC
   and "session-local" for a created reminder; each reminder or "no
   reminders"; deleted or not found; an error's code and message);
-- a follow-up queued by the schedule plugin (`source.kind == "schedule"`) is
-  answered with the reminder itself;
+- a follow-up queued by the schedule plugin is recognised by its structured
+  source (`{"kind": "schedule", "scheduleId", "prompt"?}`), never by its text,
+  and answered with the reminder's prompt: the source's own `prompt`, else
+  the prompt the conversation's `schedule_create`/`schedule_list` results
+  give for that id, else just the id;
 - anything else gets a short help text: what it is, what it understands, and
   how to configure a real model.
 
@@ -30,7 +33,7 @@ from ...tools import ToolCall
 from ..base import DeltaSink, Message, ModelReply, ModelRequest
 from ..streaming import stream_reply
 from . import replies
-from .intents import Create, Delete, List, Unclear, has_chinese, read_intent, reminder_prompt
+from .intents import Create, Delete, List, Unclear, has_chinese, read_intent
 
 __all__ = ["DemoModel", "answer"]
 
@@ -64,7 +67,13 @@ def answer(request: ModelRequest) -> ModelReply:
     if last is None or last.role != "user":
         return ModelReply(text=replies.help_text(False, _SCHEDULE_TOOLS[0] in offered))
     if last.source.get("kind") == "schedule":
-        return ModelReply(text=replies.reminder(reminder_prompt(last.text)))
+        reminder_id = last.source.get("scheduleId")
+        return ModelReply(
+            text=replies.reminder(
+                _reminder_prompt(messages, last.source),
+                reminder_id if isinstance(reminder_id, str) else None,
+            )
+        )
     return _respond(last.text, offered, _next_call_number(messages))
 
 
@@ -93,6 +102,25 @@ def _tool_request(intent: Create | List | Delete) -> tuple[str, dict[str, Any]]:
     if isinstance(intent, List):
         return "schedule_list", {}
     return "schedule_delete", {"id": intent.id}
+
+
+def _reminder_prompt(messages: Sequence[Message], source: dict[str, Any]) -> str | None:
+    """The prompt of the reminder a schedule follow-up stands for, or None if unknown."""
+    prompt = source.get("prompt")
+    if isinstance(prompt, str) and prompt.strip():
+        return prompt
+    reminder_id = source.get("scheduleId")
+    for message in reversed(messages):
+        if message.role != "tool" or not isinstance(message.content, dict):
+            continue
+        listed = message.content.get("reminders")
+        views = listed if isinstance(listed, list) else [message.content]
+        for view in views:
+            if isinstance(view, dict) and view.get("id") == reminder_id:
+                found = view.get("prompt")
+                if isinstance(found, str) and found.strip():
+                    return found
+    return None
 
 
 def _tool_names(tools: Sequence[dict[str, Any]]) -> set[str]:

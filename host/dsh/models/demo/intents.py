@@ -10,8 +10,6 @@
 - `Unclear()` — it mentions reminders but none of the above matched;
 - `None` — anything else.
 
-`reminder_prompt(frame)` reads the prompt back out of a reminder follow-up.
-
 Durations take a number (digits, "a"/"an"/"one"…"twelve", or Chinese
 numerals) and a unit: seconds/minutes/hours/days in full, singular or plural,
 or abbreviated (sec, secs, s, min, mins, m, hr, hrs, h, d), or 秒/秒钟,
@@ -20,7 +18,6 @@ or abbreviated (sec, secs, s, min, mins, m, hr, hrs, h, d), or 秒/秒钟,
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import dataclass
 
@@ -32,7 +29,6 @@ __all__ = [
     "Unclear",
     "has_chinese",
     "read_intent",
-    "reminder_prompt",
 ]
 
 
@@ -202,24 +198,3 @@ def _cn_number(text: str) -> int:
         else:
             current = _CN_DIGITS[char]
     return total + current
-
-
-_PROMPT_LINE = re.compile(r'^\s*Prompt:\s*(?P<json>".*")\s*$', re.MULTILINE | re.IGNORECASE)
-
-
-def reminder_prompt(frame: str) -> str:
-    """The prompt inside a reminder frame queued by the schedule plugin.
-
-    The frame carries a line `Prompt: <JSON string>`; without a readable one,
-    the frame's first non-empty line stands in for it.
-    """
-    match = _PROMPT_LINE.search(frame)
-    if match:
-        try:
-            # Valid JSON that starts and ends with a quote is a string.
-            prompt = str(json.loads(match["json"]))
-        except json.JSONDecodeError:
-            prompt = ""
-        if prompt.strip():
-            return prompt
-    return next((line.strip() for line in frame.splitlines() if line.strip()), "")

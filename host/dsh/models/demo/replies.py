@@ -125,8 +125,10 @@ def reasoning(intent: Create | List | Delete, tool: str, zh: bool) -> str:
     )
 
 
-def reminder(prompt: str) -> str:
-    """The answer to a due reminder's follow-up: the reminder itself."""
+def reminder(prompt: str | None, reminder_id: str | None = None) -> str:
+    """The answer to a due reminder's follow-up: the reminder itself (or its id, if that is all)."""
+    if prompt is None:
+        return f"⏰ Reminder {reminder_id} is due." if reminder_id else "⏰ A reminder is due."
     return f"⏰ 提醒：{prompt}" if has_chinese(prompt) else f"⏰ Reminder: {prompt}"
 
 

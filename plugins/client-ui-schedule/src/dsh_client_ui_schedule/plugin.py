@@ -24,7 +24,7 @@ EVENT_TYPES = ("schedule/change",)
 class ScheduleUiPlugin:
     """One instance per Host; takes no configuration."""
 
-    def __init__(self, context: PluginContext) -> None:
+    def __init__(self, context: PluginContext[None]) -> None:
         self.context = context
 
     @hookimpl

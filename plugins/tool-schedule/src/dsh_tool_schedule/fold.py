@@ -31,7 +31,7 @@ from .protocol import (
 )
 
 if TYPE_CHECKING:
-    from dsh.session import Session, SessionEvent
+    from dsh import Session, SessionEvent
 
 __all__ = ["ActiveReminder", "FoldError", "ScheduleFold"]
 

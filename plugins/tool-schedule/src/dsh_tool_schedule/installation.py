@@ -19,8 +19,7 @@ from .owner import ReminderOwner
 from .tools import schedule_tools
 
 if TYPE_CHECKING:
-    from dsh.agent import Agent
-    from dsh.plugins import PluginContext
+    from dsh import Agent, PluginContext
 
 __all__ = ["InstallationError", "ScheduleInstallation", "install"]
 
@@ -44,7 +43,9 @@ class ScheduleInstallation:
         await self._ledger.drain()
 
 
-def install(context: PluginContext, agent: Agent, config: ScheduleConfig) -> ScheduleInstallation:
+def install(
+    context: PluginContext[ScheduleConfig | None], agent: Agent, config: ScheduleConfig
+) -> ScheduleInstallation:
     """Install the tools and the owner in `agent`, in one installation scope.
 
     Every step that can fail runs before the scope exists, so a failure (a tool

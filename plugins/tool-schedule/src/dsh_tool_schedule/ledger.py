@@ -19,12 +19,12 @@ changes nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING
 
 import anyio
 from pydantic import JsonValue
 
-from dsh.tools import ToolError
+from dsh import BarrierFailed, Listeners, ToolError, flush_barrier
 
 from .fold import ActiveReminder, ScheduleFold
 from .ids import ReminderId
@@ -33,22 +33,9 @@ from .timefmt import MAX_TIMESTAMP_MS, format_timestamp
 from .views import reminder_view
 
 if TYPE_CHECKING:
-    from dsh.clock import Clock
-    from dsh.session import Session
-    from dsh.store import SessionStore
+    from dsh import Clock, Disposer, Session, SessionStore
 
 __all__ = ["BarrierFailed", "ScheduleLedger"]
-
-BarrierCode = Literal["persistence_uncertain", "persistence_unavailable"]
-
-
-class BarrierFailed(Exception):
-    """The flush barrier did not confirm the Session; `code` says how."""
-
-    def __init__(self, code: BarrierCode, detail: str) -> None:
-        super().__init__(f"{code}: {detail}")
-        self.code: BarrierCode = code
-        self.detail = detail
 
 
 class ScheduleLedger:
@@ -59,15 +46,18 @@ class ScheduleLedger:
         self.store = store
         self.clock = clock
         self.lock = anyio.Lock()
-        self._watchers: list[Callable[[], None]] = []
+        self._watchers: Listeners[Callable[[], None]] = Listeners()
         self._fold = ScheduleFold(session.fold_start)
         self._closed = False
 
     # -- shared by the tools and the owner ------------------------------
 
-    def watch(self, on_confirmed: Callable[[], None]) -> None:
-        """Call `on_confirmed()` after every successful management barrier (the owner)."""
-        self._watchers.append(on_confirmed)
+    def watch(self, on_confirmed: Callable[[], None]) -> Disposer:
+        """Call `on_confirmed()` after every successful management barrier (the owner).
+
+        Returns the disposer that stops the calls.
+        """
+        return self._watchers.add(on_confirmed)
 
     def fold(self) -> ScheduleFold:
         """The fold caught up with the Session's current end (live, maybe not durable)."""
@@ -75,15 +65,7 @@ class ScheduleLedger:
 
     async def barrier(self) -> None:
         """Await `store.flush(session)`; raise `BarrierFailed` unless it acknowledged."""
-        try:
-            durable = await self.store.flush(self.session)
-        except Exception as error:
-            detail = f"{type(error).__name__}: {error}"
-            raise BarrierFailed("persistence_uncertain", detail) from error
-        if not durable:
-            raise BarrierFailed(
-                "persistence_unavailable", "no durable storage acknowledged this Session"
-            )
+        await flush_barrier(self.store, self.session)
 
     def append_dispatch(self, reminder_id: ReminderId) -> None:
         """Append the id-only `dispatch` (the owner calls this inside maintenance)."""

@@ -12,22 +12,24 @@ never fires early, a forward jump makes the target overdue at the next wake.
 
 When a target is due:
 
-1. if the agent is not idle, wait for its next transition to idle, then start
-   over;
-2. take the ledger lock (management operations and due work run one at a
-   time) and preflight the store: a rejected barrier leaves the record active
-   and waits, with no timer, for the next idle transition or management
-   preflight;
-3. claim `agent.run_maintenance()` (`AgentBusy` waits for idle as in 1.); inside
-   the task, catch the fold up, check that the earliest active record is still
-   due, sample the clock once, build the frame, queue exactly one `followup()`
-   and append the id-only `dispatch` — with no await in between, so
-   cancellation never splits them. A framing or enqueue failure appends nothing
-   and waits like a rejected preflight; an append failure after the enqueue
-   faults the owner (logged; it stops: the message may already be queued);
-4. once the task has released the agent, await the dispatch barrier (a failure
-   is logged: storage retries its retained batch at the next flush), then
-   start over.
+1. claim `agent.run_maintenance(..., wait=True)`: an idle agent is claimed at
+   once; a busy one is handed to the owner when its turn ends, before any
+   queued input (so a person who keeps typing cannot starve a reminder, and
+   the reminder's message runs right after that turn: `dsh.Agent`);
+2. inside the task, take the ledger lock (management operations and due work
+   run one at a time) and preflight the store: a rejected barrier leaves the
+   record active and waits, with no timer, for the next idle transition or
+   management preflight;
+3. still inside, catch the fold up, check that the earliest active record is
+   still due, sample the clock once, build the frame, queue exactly one
+   `followup()` and append the id-only `dispatch` — with no await in between,
+   so cancellation never splits them. A framing or enqueue failure appends
+   nothing and waits like a rejected preflight; an append failure after the
+   enqueue faults the owner (logged; it stops: the message may already be
+   queued);
+4. once the task has released the agent, await the dispatch barrier, still
+   holding the lock (a failure is logged: storage retries its retained batch
+   at the next flush), then start over.
 
 `recompute()` interrupts a sleep or an idle wait so that the target is derived
 again; it is what management preflights call. `aclose()` stops the owner and
@@ -44,14 +46,14 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from dsh.agent import AgentBusy, AgentClosed, AgentPhase
+from dsh import AgentClosed
 
 from .config import ScheduleConfig
 from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
 
 if TYPE_CHECKING:
-    from dsh.agent import Agent
+    from dsh import Agent
 
 __all__ = ["ReminderOwner"]
 
@@ -76,7 +78,7 @@ class ReminderOwner:
         self._dirty = False
         self._wait_scope: anyio.CancelScope | None = None
         self._done = anyio.Event()
-        ledger.watch(self.recompute)
+        self._unwatch = ledger.watch(self.recompute)
         self._task = agent.tasks.start_soon(self._run, name=f"schedule owner {agent.session.id}")
 
     def recompute(self) -> None:
@@ -100,6 +102,7 @@ class ReminderOwner:
         try:
             await self._loop()
         finally:
+            self._unwatch()
             self._done.set()
 
     async def _loop(self) -> None:
@@ -158,23 +161,13 @@ class ReminderOwner:
 
     async def _attempt(self) -> _Attempt:
         agent = self._agent
-        if agent.phase is not AgentPhase.IDLE:
+        try:
+            attempt = await agent.run_maintenance(self._locked_dispatch, wait=True)
+        except AgentClosed:
             return _Attempt.BUSY
-        async with self._ledger.lock:
-            try:
-                await self._ledger.barrier()
-            except BarrierFailed as failure:
-                log.warning(
-                    "session %s: a reminder is due but the store was not confirmed (%s); "
-                    "it stays active until the agent is next idle or reminders are managed",
-                    agent.session.id,
-                    failure,
-                )
-                return _Attempt.WAITING
-            try:
-                attempt = await agent.run_maintenance(self._dispatch_due)
-            except (AgentBusy, AgentClosed):
-                return _Attempt.BUSY
+        # `_locked_dispatch` returns holding the ledger lock; nothing awaits before
+        # the dispatch barrier, so it covers exactly what the task appended.
+        try:
             if attempt is _Attempt.DISPATCHED:
                 try:
                     await self._ledger.barrier()
@@ -184,7 +177,29 @@ class ReminderOwner:
                         agent.session.id,
                         failure,
                     )
-            return attempt
+        finally:
+            self._ledger.lock.release()
+        return attempt
+
+    async def _locked_dispatch(self) -> _Attempt:
+        """Take the ledger lock (`_attempt` releases it after the dispatch barrier), preflight,
+        and dispatch what is due."""
+        await self._ledger.lock.acquire()
+        try:
+            try:
+                await self._ledger.barrier()
+            except BarrierFailed as failure:
+                log.warning(
+                    "session %s: a reminder is due but the store was not confirmed (%s); "
+                    "it stays active until the agent is next idle or reminders are managed",
+                    self._agent.session.id,
+                    failure,
+                )
+                return _Attempt.WAITING
+            return await self._dispatch_due()
+        except BaseException:
+            self._ledger.lock.release()
+            raise
 
     async def _dispatch_due(self) -> _Attempt:
         agent = self._agent

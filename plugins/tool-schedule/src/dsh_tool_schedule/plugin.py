@@ -27,9 +27,7 @@ from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
 
 if TYPE_CHECKING:
-    from dsh.agent import Agent
-    from dsh.plugins import PluginContext
-    from dsh.session import Session, SessionEvent
+    from dsh import Agent, PluginContext, Session, SessionEvent
 
 __all__ = ["SchedulePlugin"]
 
@@ -39,7 +37,7 @@ class SchedulePlugin:
 
     Config: ClassVar[type[ScheduleConfig]] = ScheduleConfig
 
-    def __init__(self, context: PluginContext) -> None:
+    def __init__(self, context: PluginContext[ScheduleConfig | None]) -> None:
         config = context.config if context.config is not None else ScheduleConfig()
         if not isinstance(config, ScheduleConfig):
             raise TypeError(

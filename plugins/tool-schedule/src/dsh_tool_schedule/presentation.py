@@ -35,7 +35,7 @@ from .protocol import (
 from .views import DELIVERY_MODE
 
 if TYPE_CHECKING:
-    from dsh.session import Session, SessionEvent
+    from dsh import Session, SessionEvent
 
 __all__ = ["schedule_reminder_presentation"]
 

@@ -22,7 +22,7 @@ from typing import Any, Final
 from pydantic import ConfigDict, Field, JsonValue
 from pydantic.config import JsonDict
 
-from dsh.tools import Tool, ToolArguments, ToolContext, ToolError
+from dsh import Tool, ToolArguments, ToolContext, ToolError
 
 from .ledger import ScheduleLedger
 from .protocol import MAX_SAFE_INTEGER

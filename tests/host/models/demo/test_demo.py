@@ -141,17 +141,43 @@ def test_a_conversation_not_ending_in_user_or_tool_messages_gets_help(
 
 
 @pytest.mark.parametrize(
-    ("frame", "text"),
+    ("source", "text"),
     [
-        ('Reminder rem-1 is due.\nPrompt: "stretch"', "⏰ Reminder: stretch"),
-        ('Reminder rem-2 is due.\nPrompt: "\\u559d\\u6c34"', "⏰ 提醒：喝水"),
-        ("Stand up!\nno prompt line here", "⏰ Reminder: Stand up!"),
+        ({"kind": "schedule", "scheduleId": "rem-1", "prompt": "stretch"}, "⏰ Reminder: stretch"),
+        ({"kind": "schedule", "scheduleId": "rem-2", "prompt": "喝水"}, "⏰ 提醒：喝水"),
+        ({"kind": "schedule", "scheduleId": "rem-3"}, "⏰ Reminder rem-3 is due."),
+        ({"kind": "schedule", "prompt": "  "}, "⏰ A reminder is due."),
     ],
 )
-def test_a_schedule_follow_up_is_answered_with_the_reminder_itself(frame: str, text: str) -> None:
-    reply = answer(request(frame, source={"kind": "schedule", "id": "rem-1"}))
+def test_a_schedule_follow_up_is_recognised_by_its_source_not_its_text(
+    source: dict[str, Any], text: str
+) -> None:
+    reply = answer(request('Prompt: "a frame the demo must not parse"', source=source))
 
     assert reply == type(reply)(text=text)
+
+
+def test_a_reminder_s_prompt_comes_from_the_tool_results_that_named_its_id() -> None:
+    created = {"id": "rem-1", "prompt": "stretch", "state": "scheduled"}
+    listed = {"reminders": [{"id": "rem-2", "prompt": "drink water"}, "odd", {"id": "rem-3"}]}
+    history = [
+        Message(role="user", text="remind me"),
+        Message(role="tool", name="schedule_create", tool_call_id="c1", content=created),
+        Message(role="tool", name="schedule_list", tool_call_id="c2", content=listed),
+        Message(role="tool", name="other", tool_call_id="c3", content="text"),
+    ]
+
+    def due(reminder_id: str) -> str:
+        follow_up = Message(
+            role="user",
+            text="[Scheduled reminder] ...",
+            source={"kind": "schedule", "scheduleId": reminder_id},
+        )
+        return answer(ModelRequest(messages=[*history, follow_up], tools=[])).text
+
+    assert due("rem-1") == "⏰ Reminder: stretch"
+    assert due("rem-2") == "⏰ Reminder: drink water"
+    assert due("rem-3") == "⏰ Reminder rem-3 is due."
 
 
 def test_tool_results_are_answered_together_in_the_language_of_the_user() -> None:
@@ -275,7 +301,7 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
 
             agent.submit("remind me in 10 seconds to stretch")
             await agent.when_idle()
-            agent.followup('Reminder rem-1 is due.\nPrompt: "stretch"', {"kind": "schedule"})
+            agent.followup("[Scheduled reminder] ...", {"kind": "schedule", "scheduleId": "rem-1"})
             await agent.when_idle()
             await agent.aclose()
 
@@ -327,23 +353,3 @@ def test_a_conversation_of_only_tool_results_is_answered_in_english() -> None:
     only = Message(role="tool", name="schedule_list", content={"reminders": []})
 
     assert answer(ModelRequest(messages=[only], tools=[])).text == "You have no reminders."
-
-
-def test_the_schedule_plugins_eight_line_frame_is_answered_with_its_prompt() -> None:
-    # The frame format the schedule plugin queues (its `frame.py`), with its HTML-safe escapes.
-    frame = "\n".join(
-        [
-            "[Scheduled reminder]",
-            "This is a scheduled reminder that was set earlier in this Session.",
-            'Reminder id: "rem-1"',
-            'Prompt: "check \\u003coven\\u003e \\u0026 say \\"done\\""',
-            "Due at: 2026-01-01T00:00:10.000Z",
-            "Delivered at: 2026-01-01T00:00:10.004Z",
-            "Status: on time",
-            "Delivery: session-local (it fires only while this Session is live).",
-        ]
-    )
-
-    reply = answer(request(frame, source={"kind": "schedule"}))
-
-    assert reply.text == '⏰ Reminder: check <oven> & say "done"'

@@ -10,7 +10,6 @@ from dsh.models.demo.intents import (
     Unclear,
     has_chinese,
     read_intent,
-    reminder_prompt,
 )
 
 PHRASES: list[tuple[str, Intent | None]] = [
@@ -126,20 +125,3 @@ def test_casing_punctuation_quotes_and_spacing_are_tolerated(text: str, intent: 
 )
 def test_chinese_is_detected_by_its_ideographs(text: str, chinese: bool) -> None:
     assert has_chinese(text) is chinese
-
-
-@pytest.mark.parametrize(
-    ("frame", "prompt"),
-    [
-        ('Reminder rem-1 is due.\nPrompt: "stretch"\nAnswer it.', "stretch"),
-        ('Reminder\n  prompt:  "say \\"hi\\"\\nnow"  \n', 'say "hi"\nnow'),
-        ('Reminder\nPrompt: "\\u559d\\u6c34"', "喝水"),
-        ("\n\n  Time to stretch  \nmore", "Time to stretch"),
-        ('Due now\nPrompt: "broken', "Due now"),
-        ('Due now\nPrompt: "a" "b"', "Due now"),
-        ('Due now\nPrompt: "  "', "Due now"),
-        ("", ""),
-    ],
-)
-def test_the_reminder_prompt_is_read_from_its_frame(frame: str, prompt: str) -> None:
-    assert reminder_prompt(frame) == prompt

@@ -1,0 +1,258 @@
+"""What `dsh` commands share, built-in or contributed by plugins (`dsh_cli_commands`).
+
+- `Streams`: where a command writes (`line`, `note`, `table`).
+- `add_store_options(parser)` / `data_dir_of(args)`: the store selection
+  (`--data-dir DIR`, else `$DSH_DATA_DIR`, else `~/.local/share/dsh`) that
+  `dsh sessions` and plugin commands share.
+- The plugin-command contract: `register(name, run, *, help, configure=None)`
+  (`CommandRegistry.register_for(plugin)` makes it) stamps the plugin's name
+  on a `PluginCommand` and refuses bad input at once: `TypeError` for a
+  wrong type, `ValueError` for a name that is not `[a-z][a-z0-9-]*` (at most
+  32 characters), that a built-in command has, or that another plugin took.
+  A plugin whose hook raised registers none of its commands.
+- `CommandContext`: what a plugin command's `run(args, context)` gets: its
+  output and read-only access to stored Sessions. It never starts an agent.
+
+`dsh.cli.plugin_commands` loads the plugins and runs the chosen command.
+"""
+
+from __future__ import annotations
+
+import argparse
+import inspect
+import re
+from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TextIO
+
+from .datadir import DATA_DIR_ENV, default_data_dir
+from .hookspecs import CommandRun, RegisterCommand
+from .host import stored_log
+from .persistence.backend import Backend
+from .persistence.jsonl import JsonlBackend
+from .session import SessionLog
+
+__all__ = [
+    "COMMAND_NAME",
+    "CommandContext",
+    "CommandRegistry",
+    "PluginCommand",
+    "Streams",
+    "add_store_options",
+    "data_dir_of",
+    "run_command",
+]
+
+COMMAND_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
+Configure = Callable[[argparse.ArgumentParser], Any]
+
+
+@dataclass(frozen=True, slots=True)
+class Streams:
+    """Where a command writes: `out` for results, `err` for messages."""
+
+    out: TextIO
+    err: TextIO
+
+    def line(self, text: str = "") -> None:
+        """Write one line of output."""
+        self.out.write(text + "\n")
+
+    def note(self, text: str) -> None:
+        """Write one line to stderr."""
+        self.err.write(text + "\n")
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        """Write `rows` under `header` in aligned columns; nothing at all when there are no rows."""
+        if not rows:
+            return
+        lines = [header, *rows]
+        widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
+        for line in lines:
+            cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
+            self.line("  ".join(cells).rstrip())
+
+
+def add_store_options(parser: argparse.ArgumentParser) -> None:
+    """Add the store selection (`--data-dir DIR`); read it back with `data_dir_of(args)`."""
+    parser.add_argument(
+        "--data-dir",
+        type=Path,
+        metavar="DIR",
+        help=f"where Sessions are stored (default: ${DATA_DIR_ENV}, else ~/.local/share/dsh)",
+    )
+
+
+def data_dir_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Path:
+    """The data directory `args` asks for: `--data-dir`, else `default_data_dir()`.
+
+    A parser without the store options reads the default.
+    """
+    given: Path | None = getattr(args, "data_dir", None)
+    return given.expanduser() if given is not None else default_data_dir(environ)
+
+
+@dataclass(frozen=True, slots=True)
+class PluginCommand:
+    """A `dsh` subcommand a plugin registered; `plugin` is stamped by `register`."""
+
+    plugin: str
+    name: str
+    help: str
+    run: CommandRun
+    configure: Configure | None = None
+
+
+class CommandRegistry:
+    """Collects plugin commands, one plugin at a time; a failed plugin contributes none."""
+
+    def __init__(self, reserved: Collection[str]) -> None:
+        self._reserved = frozenset(reserved)
+        self._commands: dict[str, PluginCommand] = {}
+        self._failed: set[str] = set()
+        self.problems: list[str] = []
+
+    def register_for(self, plugin: str) -> RegisterCommand:
+        """The `register` callback for `plugin`."""
+
+        def register(
+            name: str,
+            run: CommandRun,
+            *,
+            help: str,
+            configure: Configure | None = None,
+        ) -> None:
+            self._add(PluginCommand(plugin, *_checked(plugin, name, run, help, configure)))
+
+        return register
+
+    def failed(self, plugin: str, hook: str, error: Exception) -> None:
+        """`plugin`'s hook raised: forget what it registered, and say why."""
+        self._failed.add(plugin)
+        self.problems.append(
+            f"plugin {plugin!r} offers no commands: {hook} failed: {type(error).__name__}: {error}"
+        )
+
+    def commands(self) -> list[PluginCommand]:
+        """The registered commands of every plugin whose hook returned, by name."""
+        return sorted(
+            (command for command in self._commands.values() if command.plugin not in self._failed),
+            key=lambda command: command.name,
+        )
+
+    def _add(self, command: PluginCommand) -> None:
+        if command.name in self._reserved:
+            raise ValueError(
+                f"plugin {command.plugin!r} cannot register command {command.name!r}: "
+                "a built-in dsh command has that name"
+            )
+        taken = self._commands.get(command.name)
+        if taken is not None and taken.plugin not in self._failed:
+            raise ValueError(
+                f"plugin {command.plugin!r} cannot register command {command.name!r}: "
+                f"plugin {taken.plugin!r} registered it first"
+            )
+        self._commands[command.name] = command
+
+
+def _checked(
+    plugin: str, name: object, run: object, help: object, configure: object
+) -> tuple[str, str, CommandRun, Configure | None]:
+    what = f"plugin {plugin!r}: register"
+    if not isinstance(name, str):
+        raise TypeError(f"{what}: the command name must be a str, not {type(name).__name__}")
+    if COMMAND_NAME.fullmatch(name) is None:
+        raise ValueError(
+            f"{what}: {name!r} is not a command name (lowercase letters, digits and '-', "
+            "starting with a letter, at most 32 characters)"
+        )
+    if not callable(run):
+        raise TypeError(f"{what}({name!r}): run must be callable, not {type(run).__name__}")
+    if not isinstance(help, str) or not help.strip():
+        raise TypeError(f"{what}({name!r}): help must be a non-empty str, not {help!r}")
+    if configure is not None and not callable(configure):
+        raise TypeError(
+            f"{what}({name!r}): configure must be callable or None, not {type(configure).__name__}"
+        )
+    return name, help.strip(), run, configure
+
+
+@dataclass
+class CommandContext:
+    """What a plugin command's `run(args, context)` may use.
+
+    It writes to the command's output (`line`, `note`, `table`) and reads
+    stored Sessions (`session_ids`, `stored_log`) from the store the command's
+    arguments select (see `add_store_options`). It never starts an agent and
+    never writes to storage.
+    """
+
+    plugin: str
+    streams: Streams
+    args: argparse.Namespace
+    _backend: Backend | None = field(default=None, repr=False)
+
+    @property
+    def data_dir(self) -> Path:
+        """The data directory the command reads."""
+        return data_dir_of(self.args)
+
+    def line(self, text: str = "") -> None:
+        """Write one line of output."""
+        self.streams.line(text)
+
+    def note(self, text: str) -> None:
+        """Write one line to stderr."""
+        self.streams.note(text)
+
+    def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
+        """Write `rows` under `header` in aligned columns (nothing when there are no rows)."""
+        self.streams.table(header, rows)
+
+    async def session_ids(self) -> list[str]:
+        """The ids of every stored Session, newest first."""
+        summaries = await self._store().list()
+        ordered = sorted(summaries, key=lambda item: (item.created_at, item.id), reverse=True)
+        return [summary.id for summary in ordered]
+
+    async def stored_log(self, session_id: str) -> SessionLog:
+        """A stored Session's log (read-only); `SessionNotFound` for an unknown id."""
+        return await stored_log(self._store(), session_id)
+
+    def _store(self) -> Backend:
+        if self._backend is None:
+            self._backend = JsonlBackend(self.data_dir)
+        return self._backend
+
+    async def aclose(self) -> None:
+        """Release the store (`run_command` calls this after the command)."""
+        if self._backend is not None:
+            backend, self._backend = self._backend, None
+            await backend.aclose()
+
+
+async def run_command(command: PluginCommand, args: argparse.Namespace, streams: Streams) -> int:
+    """Run `command` with its parsed `args`; returns the exit code (None counts as 0).
+
+    Raises `TypeError` naming the plugin for a result that is not an exit code.
+    """
+    context = CommandContext(command.plugin, streams, args)
+    try:
+        result: Any = command.run(args, context)
+        if inspect.isawaitable(result):
+            result = await _awaited(result)
+    finally:
+        await context.aclose()
+    if result is None:
+        return 0
+    if type(result) is not int:
+        raise TypeError(
+            f"plugin {command.plugin!r}: command {command.name!r} returned {result!r}, "
+            "not an exit code (an int or None)"
+        )
+    return result
+
+
+async def _awaited(pending: Awaitable[Any]) -> Any:
+    return await pending

@@ -1,0 +1,74 @@
+"""`Listeners`: a registry of callbacks (or listener objects) whose `add` returns a disposer.
+
+Everything in dsh that lets others listen — the store's observers and
+per-Session listeners, an agent's streamed-text listeners, a plugin's own
+watchers — keeps them in a `Listeners`, so that every registration can be
+undone by the disposer it returned (which goes into a `Scope`):
+
+    listeners: Listeners[Callable[[str], None]] = Listeners()
+    dispose = listeners.add(print)
+    for listener in listeners:      # a snapshot: listeners may add or remove others
+        listener("hello")
+    dispose()                        # removes exactly that registration; idempotent
+
+Adding the same callback twice makes two registrations; each disposer removes
+its own. Calling listeners (and containing their failures) stays with the
+owner, which knows what a failure means.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from typing import Any, Generic, TypeVar
+
+from .scope import Disposer
+
+__all__ = ["Listeners"]
+
+T = TypeVar("T")
+
+
+class Listeners(Generic[T]):
+    """Registered listeners in registration order."""
+
+    __slots__ = ("_entries", "_next")
+
+    def __init__(self) -> None:
+        self._entries: dict[int, T] = {}
+        self._next = itertools.count()
+
+    def add(self, listener: T) -> Disposer:
+        """Register `listener`; returns the disposer that removes this registration."""
+        key = next(self._next)
+        self._entries[key] = listener
+        return _Removal(self._entries, key)
+
+    def clear(self) -> None:
+        """Forget every listener (their disposers become no-ops)."""
+        self._entries.clear()
+
+    def __iter__(self) -> Iterator[T]:
+        return iter(list(self._entries.values()))
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+
+class _Removal:
+    """The disposer of one registration (a callable: `Scope`s take it as is)."""
+
+    __slots__ = ("_entries", "_key")
+
+    def __init__(self, entries: dict[int, Any], key: int) -> None:
+        self._entries = entries
+        self._key = key
+
+    def __call__(self) -> None:
+        self._entries.pop(self._key, None)
+
+    def __repr__(self) -> str:
+        return f"<remove listener {self._key}>"

@@ -1,0 +1,171 @@
+"""`dsh --overlay PATH COMMAND`: commands contributed by the plugins an overlay enables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import anyio
+import pytest
+
+from dsh.persistence import JsonlBackend
+from dsh.session import Session
+
+from ..fixtures.distributions import FakeSite
+from .conftest import Cli
+
+
+def overlay(tmp_path: Path, *names: str) -> Path:
+    path = tmp_path / "overlay.toml"
+    path.write_text("".join(f"[plugins.{name}]\n" for name in names), encoding="utf-8")
+    return path
+
+
+def store(data_dir: Path, *session_ids: str) -> None:
+    async def write() -> None:
+        backend = JsonlBackend(data_dir)
+        for index, session_id in enumerate(session_ids):
+            session = Session.new(session_id, cwd="/", created_at=1_000 + index)
+            await backend.initialize(session.header, [])
+        await backend.aclose()
+
+    anyio.run(write)
+
+
+def test_a_plugin_command_runs_with_its_own_arguments(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+    path = overlay(tmp_path, "commands")
+
+    plain = dsh("--overlay", str(path), "hello")
+    named = dsh(f"--overlay={path}", "hello", "--name", "three")
+
+    assert (plain.code, plain.out, plain.err) == (0, "hello world from commands\n", "")
+    assert (named.code, named.out) == (3, "hello three from commands\n")
+
+
+def test_an_async_command_reads_stored_sessions_through_the_store_selection(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.plugin("commands", "Commands")
+    path = overlay(tmp_path, "commands")
+    data_dir = tmp_path / "data"
+    store(data_dir, "older", "newer")
+
+    given = dsh("--overlay", str(path), "count", "--data-dir", str(data_dir))
+    monkeypatch.setenv("DSH_DATA_DIR", str(data_dir))
+    from_environment = dsh("--overlay", str(path), "count")
+
+    assert given.code == 0
+    assert given.out == f"2 sessions in {data_dir}\nnewer: 0 events\nolder: 0 events\n"
+    assert from_environment.out == given.out
+
+
+def test_help_lists_plugin_commands_only_with_an_overlay(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+    path = overlay(tmp_path, "commands")
+
+    with_overlay = dsh("--overlay", str(path), "--help")
+    without = dsh("--help")
+
+    assert with_overlay.code == 0
+    assert "say hello (plugin commands)" in with_overlay.out
+    assert "count stored Sessions (plugin commands)" in with_overlay.out
+    assert "hello" not in without.out
+    assert "dsh --overlay PATH --help lists them" in " ".join(without.out.split())
+
+
+def test_a_plugin_command_without_an_overlay_is_an_unknown_command(
+    dsh: Cli, site: FakeSite
+) -> None:
+    site.plugin("commands", "Commands")
+
+    result = dsh("hello")
+
+    assert result.code == 2
+    assert "invalid choice: 'hello'" in result.err
+
+
+def test_a_failing_plugin_offers_no_command_and_the_others_still_work(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+    site.plugin("broken", "BrokenCommands")
+    path = overlay(tmp_path, "commands", "broken")
+
+    works = dsh("--overlay", str(path), "hello")
+    partial = dsh("--overlay", str(path), "partial")
+
+    assert works.code == 0 and works.out == "hello world from commands\n"
+    assert works.err == (
+        "dsh: plugin 'broken' offers no commands: dsh_cli_commands failed: ValueError: "
+        "plugin 'broken': register: 'Bad Name' is not a command name (lowercase letters, "
+        "digits and '-', starting with a letter, at most 32 characters)\n"
+    )
+    assert partial.code == 2 and "invalid choice: 'partial'" in partial.err
+
+
+def test_a_name_taken_by_another_plugin_or_a_built_in_is_refused(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+    site.plugin("clashing", "ClashingCommands")
+    site.plugin("builtin", "BuiltinClash")
+
+    clash = dsh("--overlay", str(overlay(tmp_path, "commands", "clashing")), "--help")
+    builtin = dsh("--overlay", str(overlay(tmp_path, "builtin")), "--help")
+
+    # Plugins loaded later are asked first (pluggy's order): `clashing` took `hello`.
+    assert "plugin 'commands' cannot register command 'hello': plugin 'clashing'" in clash.err
+    assert "a second hello (plugin clashing)" in clash.out
+    assert "cannot register command 'web': a built-in dsh command has that name" in builtin.err
+
+
+def test_a_built_in_command_with_a_global_overlay_takes_it_as_its_default(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+
+    result = dsh("--overlay", str(overlay(tmp_path, "commands")), "plugins")
+
+    assert result.code == 0
+    assert "commands" in result.out and "yes" in result.out
+
+
+def test_an_overlay_or_plugin_that_cannot_load_is_one_clear_error(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.toml"
+    broken.write_text("[plugins.x\n", encoding="utf-8")
+    site.plugin("fails", "FailsToStart")
+
+    invalid = dsh("--overlay", str(broken), "anything")
+    missing = dsh("--overlay", str(overlay(tmp_path, "not-installed")), "anything")
+    failing = dsh("--overlay", str(overlay(tmp_path, "fails")), "anything")
+
+    assert invalid.code == 1 and "invalid TOML" in invalid.err
+    assert missing.code == 1 and "pip install dsh-not-installed" in missing.err
+    assert failing.code == 1 and "plugin 'fails' (dsh-fails 1.0) failed to start" in failing.err
+
+
+def test_a_result_that_is_not_an_exit_code_is_the_plugin_s_bug(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("odd", "OddCommand")
+
+    with pytest.raises(TypeError, match="command 'odd' returned 'fine', not an exit code"):
+        dsh("--overlay", str(overlay(tmp_path, "odd")), "odd")
+
+
+def test_no_command_word_after_a_global_overlay_is_a_usage_error(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+
+    result = dsh("--overlay", str(overlay(tmp_path, "commands")))
+    dangling = dsh("--overlay")
+
+    assert result.code == 2 and "the following arguments are required: COMMAND" in result.err
+    assert dangling.code == 2 and "expected one argument" in dangling.err

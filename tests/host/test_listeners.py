@@ -1,0 +1,70 @@
+"""`Listeners`: every registration returns the disposer that removes exactly it."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from dsh.listeners import Listeners
+
+
+def test_listeners_are_kept_in_order_and_each_disposer_removes_its_own() -> None:
+    listeners: Listeners[Callable[[str], None]] = Listeners()
+    heard: list[str] = []
+    first = listeners.add(lambda text: heard.append(f"a {text}"))
+    listeners.add(lambda text: heard.append(f"b {text}"))
+
+    for listener in listeners:
+        listener("x")
+    first()
+    first()  # idempotent
+    for listener in listeners:
+        listener("y")
+
+    assert heard == ["a x", "b x", "b y"]
+    assert len(listeners) == 1
+
+
+def test_the_same_callback_twice_is_two_registrations() -> None:
+    listeners: Listeners[Callable[[], None]] = Listeners()
+
+    def callback() -> None: ...
+
+    one = listeners.add(callback)
+    listeners.add(callback)
+    one()
+
+    assert list(listeners) == [callback]
+    assert "remove listener" in repr(one)
+
+
+def test_iterating_is_a_snapshot_so_listeners_may_remove_themselves() -> None:
+    listeners: Listeners[Callable[[], None]] = Listeners()
+    calls: list[str] = []
+    removals: list[Callable[[], object]] = []
+
+    def once() -> None:
+        calls.append("once")
+        removals[0]()
+
+    removals.append(listeners.add(once))
+    listeners.add(lambda: calls.append("always"))
+
+    for listener in listeners:
+        listener()
+    for listener in listeners:
+        listener()
+
+    assert calls == ["once", "always", "always"]
+
+
+def test_clear_forgets_everything_and_old_disposers_stay_harmless() -> None:
+    listeners: Listeners[int] = Listeners()
+    remove = listeners.add(1)
+    listeners.add(2)
+    assert listeners
+
+    listeners.clear()
+    remove()
+
+    assert not listeners
+    assert list(listeners) == []
