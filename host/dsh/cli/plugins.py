@@ -1,10 +1,12 @@
 """`dsh plugins [--overlay PATH]`: what is installed, and what an overlay enables.
 
 Reads distribution metadata only; no plugin is imported. With an overlay,
-each installed plugin is marked `yes` (the overlay enables it) or `no`, and a
-plugin the overlay names that is not installed gets a `missing` row; then the
-command fails (exit 1) with the loader's `MissingPlugin` message, which names
-the distribution to install.
+each installed plugin is marked `yes` (the overlay enables it) or `no`, a
+last line shows the overlay's host settings that change the Session
+lifecycle (`wake_cold_sessions`, `idle_seconds`), and a plugin the overlay
+names that is not installed gets a `missing` row; then the command fails
+(exit 1) with the loader's `MissingPlugin` message, which names the
+distribution to install.
 """
 
 from __future__ import annotations
@@ -81,6 +83,7 @@ def _run_with_overlay(
     ]
     rows += [[spec.name, "-", "-", "-", "missing"] for spec, _ in missing]
     streams.table(["NAME", "DISTRIBUTION", "VERSION", "TARGET", "ENABLED"], rows)
+    streams.line(host_settings_line(overlay))
     problems = [str(error) for error in ambiguous]
     not_installed = missing_plugins(missing, installed)
     if not_installed is not None:
@@ -88,6 +91,14 @@ def _run_with_overlay(
     if problems:
         raise CommandError("\n".join(problems))
     return EXIT_OK
+
+
+def host_settings_line(overlay: Overlay) -> str:
+    """The overlay's lifecycle settings, as `dsh plugins --overlay` prints them."""
+    host = overlay.host
+    wake = "true" if host.wake_cold_sessions else "false"
+    idle = f"{host.idle_seconds:g}" + (" (never hibernate)" if host.idle_seconds == 0 else "")
+    return f"host settings: wake_cold_sessions = {wake}, idle_seconds = {idle}"
 
 
 def _state(plugin: InstalledPlugin, enabled: set[tuple[str, str | None]], unclear: set[str]) -> str:
