@@ -75,6 +75,7 @@ from .session import (
     validate_session_id,
 )
 from .store import SessionStore
+from .wake import SessionLifecycle, WakeStore
 
 __all__ = [
     "Host",
@@ -173,6 +174,8 @@ class Host:
         cwd: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         close_retry_seconds: float = 0.0,
+        wake_store: WakeStore | None = None,
+        idle_seconds: float | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.store = SessionStore(self.clock)
@@ -200,6 +203,8 @@ class Host:
         self._plugin_specs = tuple(plugins)
         self._agents: dict[str, Agent] = {}
         self._opening: dict[str, anyio.Event] = {}
+        self._closing: dict[str, anyio.Event] = {}
+        self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
         self._coordinator: PersistenceCoordinator | None = None
@@ -224,6 +229,7 @@ class Host:
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
+            await self.lifecycle.start(group)
         except BaseException as error:
             try:
                 await self._unwind(stack, "host failed to start")
@@ -260,10 +266,12 @@ class Host:
             await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
+        self.lifecycle.stop()
         # Concurrently: each Session may keep retrying its last writes for a while.
         async with anyio.create_task_group() as group:
             for session_id in list(self._agents):
                 group.start_soon(self._close_at_exit, session_id)
+        await self.lifecycle.aclose()
         if self._loader is not None:
             await self._loader.aclose()
         try:
@@ -359,7 +367,8 @@ class Host:
             live = self._agents.get(session_id)
             if live is not None:
                 return live, False
-            opening = self._opening.get(session_id)
+            # A Session being closed is read back only once its close is complete.
+            opening = self._opening.get(session_id) or self._closing.get(session_id)
             if opening is None:
                 break
             await opening.wait()
@@ -426,10 +435,19 @@ class Host:
         agent = self._agents.pop(session_id, None)
         if agent is None:
             return
+        closing = self._closing[session_id] = anyio.Event()
+        stored = False
         try:
             await agent.aclose()
+            stored = True
         finally:
             self.store.close(agent.session)
+            try:
+                with anyio.CancelScope(shield=True):
+                    await self.lifecycle.went_cold(agent.session, stored=stored)
+            finally:
+                del self._closing[session_id]
+                closing.set()
 
     async def _go_live(
         self, session: Session, *, seed_end: int, parent: Agent | None = None, new: bool = False
@@ -443,6 +461,7 @@ class Host:
             durable = await self.store.flush(session)
             if not durable:
                 raise PersistenceUnavailable(f"storage did not acknowledge session {session.id}")
+            await self.lifecycle.going_live(session)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 if new:
@@ -467,6 +486,7 @@ class Host:
         agent.scope.add(detach)
         self._agents[session.id] = agent
         self._publish(agent)
+        self.lifecycle.went_live(agent)
         return agent
 
     async def _discard(self, session_id: str) -> None:
