@@ -29,6 +29,7 @@ from ..models import resolve_model
 from ..overlay import Overlay
 from ..persistence.backend import StorageError
 from ..persistence.stores import StoreChoice
+from ..wake.stores import wake_store_for
 from .server import WebStartupError, serve
 from .settings import WebSettings, resolve_token
 
@@ -70,9 +71,15 @@ def make_host_factory(
     """What the app's lifespan calls to build its Host (nothing runs until entered).
 
     The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
-    before the server starts (raises `ValueError` with the adapter's message).
+    before the server starts (raises `ValueError` with the adapter's message),
+    and so is the wake store when the overlay wakes cold Sessions
+    (`WakeUnavailable`, a `ValueError`, for a store that has none). The
+    overlay's `idle_seconds` turns hibernation on (0: off).
     """
     adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
+
+    if overlay.host.wake_cold_sessions:
+        wake_store_for(store)  # a store kind without a wake index fails here, before start
 
     def make_host() -> Host:
         return Host(
@@ -80,6 +87,8 @@ def make_host_factory(
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
+            wake_store=wake_store_for(store) if overlay.host.wake_cold_sessions else None,
+            idle_seconds=overlay.host.idle_seconds or None,
         )
 
     return make_host

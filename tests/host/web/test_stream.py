@@ -95,6 +95,8 @@ async def test_watching_a_cold_session_says_hello_with_the_stored_tail_and_strea
             "time": end_seed["event"]["time"],
             "data": {},
         }
+        # Then it says the Session is live again (its root agent is published).
+        assert await receive_json(ws) == {"kind": "live", "live": True}
         live = host.store.get(session.id)
         host.store.append(live, MARKED, {"new": True})
         await host.store.flush(live)
