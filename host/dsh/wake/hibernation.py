@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..agent import AgentPhase
 from ..clock import Clock
@@ -70,8 +71,8 @@ class Hibernator:
         self._close = close
         self._last: dict[str, int] = {}
         self._holds: dict[str, int] = {}
-        self._timer = WakeTimer(clock, self._due)
-        self._send, self._receive = anyio.create_memory_object_stream[str](math.inf)
+        self._timer = WakeTimer(clock, self._on_due)
+        self._due: tuple[MemoryObjectSendStream[str], MemoryObjectReceiveStream[str]] | None = None
         self._scope: anyio.CancelScope | None = None
         self.hibernated = 0
 
@@ -120,11 +121,15 @@ class Hibernator:
 
     def start(self, group: TaskGroup) -> None:
         self._scope = anyio.CancelScope()
+        self._due = anyio.create_memory_object_stream[str](math.inf)
         group.start_soon(self._run, self._scope, name="hibernation")
 
     def stop(self) -> None:
         if self._scope is not None:
             self._scope.cancel()
+        if self._due is not None:
+            for stream in self._due:
+                stream.close()
 
     async def _run(self, scope: anyio.CancelScope) -> None:
         with scope:
@@ -132,12 +137,14 @@ class Hibernator:
                 group.start_soon(self._timer.run, name="hibernation timer")
                 group.start_soon(self._closer, name="hibernation closer")
 
-    def _due(self, session_ids: list[str]) -> None:
+    def _on_due(self, session_ids: list[str]) -> None:
+        assert self._due is not None  # the timer runs only after `start`
         for session_id in session_ids:
-            self._send.send_nowait(session_id)
+            self._due[0].send_nowait(session_id)
 
     async def _closer(self) -> None:
-        async for session_id in self._receive:
+        assert self._due is not None
+        async for session_id in self._due[1]:
             if self._ready(session_id):
                 try:
                     await self._close(session_id)

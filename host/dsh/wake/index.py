@@ -52,6 +52,7 @@ from typing import Protocol
 
 import anyio
 from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..clock import Clock
 from ..persistence.backend import StorageError
@@ -125,9 +126,10 @@ class WakeIndex:
         self._retry_max = retry_max
         self._entries: dict[str, WakeEntry] = {}
         self._live: set[str] = set()
-        self._timer = WakeTimer(clock, self._due)
+        self._timer = WakeTimer(clock, self._on_due)
         self._due_ids: set[str] = set()
-        self._due_send, self._due_receive = anyio.create_memory_object_stream[str](math.inf)
+        # Made in `start` and closed in `aclose`: an unclosed stream is a ResourceWarning.
+        self._due: tuple[MemoryObjectSendStream[str], MemoryObjectReceiveStream[str]] | None = None
         self._retries: dict[str, float] = {}
         # The stored copy: rebuilding (no usable copy yet) or needing a whole snapshot.
         self._rebuilding = False
@@ -137,7 +139,7 @@ class WakeIndex:
         self._round = _Round()
         self._inflight: _Round | None = None
         self._writer_wake = anyio.Event()
-        self._waking: anyio.CancelScope | None = None
+        self._waking: list[anyio.CancelScope] = []
         self._writer: anyio.CancelScope | None = None
         self._writer_done = anyio.Event()
         self.ready = anyio.Event()
@@ -171,15 +173,14 @@ class WakeIndex:
         the background (`ready` is set when that is done).
         """
         loaded = await self.store.load()
+        self._due = anyio.create_memory_object_stream[str](math.inf)
         group.start_soon(self._write_forever, name="wake index writer")
-        waking = anyio.CancelScope()
-        self._waking = waking
-        group.start_soon(self._wake_forever, waking, name="wake index timer")
+        group.start_soon(self._wake_forever, self._scope(), name="wake index timer")
         if loaded.problem is not None:
             log.warning("%s; rebuilding it from the Session logs", loaded.problem)
             self.rebuilt = self._rebuilding = True
             self._touched = set()
-            group.start_soon(self._rebuild, waking, name="wake index rebuild")
+            group.start_soon(self._rebuild, self._scope(), name="wake index rebuild")
             return
         self.rebuilt = False
         self._entries = dict(loaded.entries)
@@ -191,12 +192,17 @@ class WakeIndex:
             return
         log.info("wake index: deriving %d Sessions that were live at a crash again", len(dirty))
         self._touched = set()
-        group.start_soon(self._rederive, waking, dirty, name="wake index re-derive")
+        group.start_soon(self._rederive, self._scope(), dirty, name="wake index re-derive")
+
+    def _scope(self) -> anyio.CancelScope:
+        scope = anyio.CancelScope()
+        self._waking.append(scope)
+        return scope
 
     def stop_waking(self) -> None:
         """Wake nothing more (the host is closing); recording goes on until `aclose`."""
-        if self._waking is not None:
-            self._waking.cancel()
+        for scope in self._waking:
+            scope.cancel()
 
     async def aclose(self) -> None:
         """Write what is queued, compact the stored copy when it is usable, and stop."""
@@ -211,6 +217,9 @@ class WakeIndex:
             if self._writer is not None:
                 self._writer.cancel()
                 await self._writer_done.wait()
+            if self._due is not None:
+                for stream in self._due:
+                    stream.close()
             await self.store.aclose()
 
     # -- the two transitions ------------------------------------------------------
@@ -253,11 +262,12 @@ class WakeIndex:
         else:
             self._timer.arm(session_id, entry.wake_at)
 
-    def _due(self, session_ids: list[str]) -> None:
+    def _on_due(self, session_ids: list[str]) -> None:
+        assert self._due is not None  # the timer runs only after `start`
         for session_id in session_ids:
             if session_id not in self._due_ids:
                 self._due_ids.add(session_id)
-                self._due_send.send_nowait(session_id)
+                self._due[0].send_nowait(session_id)
 
     async def _wake_forever(self, scope: anyio.CancelScope) -> None:
         with scope:
@@ -267,7 +277,8 @@ class WakeIndex:
                     group.start_soon(self._work, name=f"wake worker {number}")
 
     async def _work(self) -> None:
-        async for session_id in self._due_receive:
+        assert self._due is not None
+        async for session_id in self._due[1]:
             try:
                 await self._wake(session_id)
             finally:
