@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 import anyio
+import anyio.lowlevel
 
 from dsh.host import Host
 from dsh.persistence.backend import Backend
@@ -20,9 +21,9 @@ DEADLINE = 5.0
 
 async def until(condition: Callable[[], object], what: str = "the condition") -> None:
     """Let the loop run until `condition()` is true; fail after `DEADLINE` seconds."""
-    with anyio.fail_after(DEADLINE, shield=False):
+    with anyio.fail_after(DEADLINE):
         while not condition():
-            await anyio.sleep(0.001)
+            await anyio.lowlevel.checkpoint()
     assert condition(), what
 
 

@@ -215,8 +215,7 @@ async def test_a_live_session_is_never_woken_and_a_changed_entry_wakes_nothing()
         host.live.add("a")  # made live by hand a moment before (not yet told to the index)
         index._entries.pop("b")  # its entry went away after it was armed
         clock.advance(1)
-        await until(lambda: index.armed == 0)
-        await anyio.sleep(0.01)
+        await until(lambda: index.armed == 0 and not index._due_ids)
         assert host.resumed == []
 
 
@@ -230,8 +229,7 @@ async def test_another_host_that_claims_a_session_first_wakes_it() -> None:
     host = StandIn(clock, {"a": now(clock, 1)})
     async with running(store, host) as index:
         clock.advance(1)
-        await until(lambda: index.armed == 0)
-        await anyio.sleep(0.01)
+        await until(lambda: index.armed == 0 and not index._due_ids)
         assert host.resumed == []
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import anyio
+import anyio.lowlevel
 import pytest
 
 from dsh.testing import FakeClock
@@ -91,7 +92,7 @@ async def test_an_earlier_arming_interrupts_the_current_sleep() -> None:
     now = clock.wall_ms()
     async with anyio.create_task_group() as group:
         group.start_soon(timer.run)
-        await anyio.sleep(0)
+        await anyio.lowlevel.checkpoint()
         timer.arm("late", now + 50_000)
         await until(lambda: clock.sleeping == 1)
         timer.arm("soon", now + 500)
