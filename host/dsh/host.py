@@ -271,6 +271,8 @@ class Host:
         async with anyio.create_task_group() as group:
             for session_id in list(self._agents):
                 group.start_soon(self._close_at_exit, session_id)
+        for closing in list(self._closing.values()):
+            await closing.wait()  # a hibernation's close, say
         await self.lifecycle.aclose()
         if self._loader is not None:
             await self._loader.aclose()

@@ -127,15 +127,17 @@ class Hibernator:
     def stop(self) -> None:
         if self._scope is not None:
             self._scope.cancel()
-        if self._due is not None:
-            for stream in self._due:
-                stream.close()
 
     async def _run(self, scope: anyio.CancelScope) -> None:
-        with scope:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._timer.run, name="hibernation timer")
-                group.start_soon(self._closer, name="hibernation closer")
+        assert self._due is not None
+        try:
+            with scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._timer.run, name="hibernation timer")
+                    group.start_soon(self._closer, name="hibernation closer")
+        finally:
+            for stream in self._due:
+                stream.close()
 
     def _on_due(self, session_ids: list[str]) -> None:
         assert self._due is not None  # the timer runs only after `start`
@@ -147,7 +149,8 @@ class Hibernator:
         async for session_id in self._due[1]:
             if self._ready(session_id):
                 try:
-                    await self._close(session_id)
+                    with anyio.CancelScope(shield=True):  # a close, once begun, completes
+                        await self._close(session_id)
                     self.hibernated += 1
                 except Exception as error:
                     log.error("hibernating session %s failed: %s", session_id, error)

@@ -174,7 +174,8 @@ class WakeIndex:
         """
         loaded = await self.store.load()
         self._due = anyio.create_memory_object_stream[str](math.inf)
-        group.start_soon(self._write_forever, name="wake index writer")
+        self._writer = anyio.CancelScope()
+        group.start_soon(self._write_forever, self._writer, name="wake index writer")
         group.start_soon(self._wake_forever, self._scope(), name="wake index timer")
         if loaded.problem is not None:
             log.warning("%s; rebuilding it from the Session logs", loaded.problem)
@@ -217,9 +218,6 @@ class WakeIndex:
             if self._writer is not None:
                 self._writer.cancel()
                 await self._writer_done.wait()
-            if self._due is not None:
-                for stream in self._due:
-                    stream.close()
             await self.store.aclose()
 
     # -- the two transitions ------------------------------------------------------
@@ -270,11 +268,16 @@ class WakeIndex:
                 self._due[0].send_nowait(session_id)
 
     async def _wake_forever(self, scope: anyio.CancelScope) -> None:
-        with scope:
-            async with anyio.create_task_group() as group:
-                group.start_soon(self._timer.run, name="wake timer")
-                for number in range(self._workers):
-                    group.start_soon(self._work, name=f"wake worker {number}")
+        assert self._due is not None
+        try:
+            with scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._timer.run, name="wake timer")
+                    for number in range(self._workers):
+                        group.start_soon(self._work, name=f"wake worker {number}")
+        finally:
+            for stream in self._due:
+                stream.close()
 
     async def _work(self) -> None:
         assert self._due is not None
@@ -411,6 +414,13 @@ class WakeIndex:
 
     async def _sync(self) -> None:
         """Wait until everything queued so far is stored (or the copy made unusable)."""
+        if self._writer_done.is_set() or self._writer is None:
+            # The writer stopped (or never started): the caller writes its own round.
+            while self._queue:
+                ticket = await self._write_round()
+                if ticket.error is not None:
+                    raise ticket.error
+            return
         if self._queue:
             ticket = self._round
             self._writer_wake.set()
@@ -422,10 +432,9 @@ class WakeIndex:
         if ticket.error is not None:
             raise ticket.error
 
-    async def _write_forever(self) -> None:
-        self._writer = anyio.CancelScope()
+    async def _write_forever(self, scope: anyio.CancelScope) -> None:
         try:
-            with self._writer:
+            with scope:
                 while True:
                     await self._writer_wake.wait()
                     self._writer_wake = anyio.Event()
@@ -434,7 +443,7 @@ class WakeIndex:
         finally:
             self._writer_done.set()
 
-    async def _write_round(self) -> None:
+    async def _write_round(self) -> _Round:
         changes = [change for change in self._queue if change[0] != _SNAPSHOT]
         ticket, self._round = self._round, _Round()
         snapshot, self._needs_snapshot = self._needs_snapshot, False
@@ -452,6 +461,7 @@ class WakeIndex:
         finally:
             self._inflight = None
             ticket.done.set()
+        return ticket
 
     async def _snapshot(self) -> None:
         """Write every entry as one snapshot (through the writer, after what is queued)."""

@@ -129,6 +129,7 @@ class SessionLifecycle:
 
     async def _index_cold(self, index: WakeIndex, session: Session, stored: bool) -> None:
         known, wake_at = stored, None
+
         if stored:
             # Every event is stored: the in-memory log is the stored one.
             wake_at = self._host.wake_at(session)

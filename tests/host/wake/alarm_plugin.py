@@ -59,7 +59,7 @@ class AlarmPlugin:
         agent.tasks.start_soon(self._own, agent, name=f"alarm owner {agent.session.id}")
 
     async def _own(self, agent: Agent) -> None:
-        while True:
+        while not agent.closed:
             waiting = pending(agent.session)
             now = agent.clock.wall_ms()
             due = [at for at in waiting if at <= now]
