@@ -1,4 +1,4 @@
-"""The Host with wake and hibernation on: cold Sessions woken for their plugins, idle ones closed."""
+"""The Host with wake and hibernation on: cold Sessions woken for plugins, idle ones closed."""
 
 from __future__ import annotations
 
@@ -116,7 +116,9 @@ async def test_a_watched_busy_or_queued_session_is_not_hibernated() -> None:
                 clock.advance(5)
                 for agent in (watched, busy):
                     session_id = agent.session.id
-                    await until(lambda: (hibernator.deadline(session_id) or 0) > clock.wall_ms())
+                    await until(
+                        lambda sid=session_id: (hibernator.deadline(sid) or 0) > clock.wall_ms()
+                    )
             assert hibernator.holds(watched.session.id) == 1
             assert host.agent(watched.session.id) is watched
             assert host.agent(busy.session.id) is busy
