@@ -39,3 +39,20 @@ dsh_ensure_chromium() {
     return 1
   fi
 }
+
+# The PostgreSQL tests start a real server (initdb + pg_ctl in a temporary
+# directory, tests/support/postgres.py): install Debian's package when the
+# server binaries are missing, like chromium.
+dsh_ensure_postgres() {
+  if compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || command -v initdb >/dev/null; then
+    return 0
+  fi
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    echo "== installing Debian's postgresql for the PostgreSQL tests"
+    DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -qq postgresql >/dev/null
+  else
+    echo "!! PostgreSQL's server binaries are missing: install Debian's postgresql" >&2
+    return 1
+  fi
+}

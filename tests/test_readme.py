@@ -16,6 +16,8 @@ import pytest
 
 from dsh.host import Host
 from dsh.models.base import ModelReply
+from dsh.models.openai import OpenAISettings, resolve_config
+from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import ScriptedModel, parse_script
 from dsh.overlay import parse_overlay
 from dsh.persistence.memory import MemoryBackend
@@ -29,7 +31,7 @@ EXAMPLES = dict(_EXAMPLE.findall(README))
 
 
 def test_the_readme_has_every_example() -> None:
-    assert set(EXAMPLES) == {"scripted", "overlay", "plugin"}
+    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "model"}
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
@@ -45,6 +47,23 @@ def test_the_overlay_example_parses() -> None:
     assert [spec.name for spec in overlay.plugins] == ["tool-schedule", "client-ui-schedule"]
     assert dict(overlay.plugins[0].config) == {"max_segment_seconds": 60}
     assert overlay.host.model == "demo"
+
+
+def test_the_model_settings_example_is_valid_and_configures_deepseek_thinking() -> None:
+    overlay = parse_overlay(EXAMPLES["model"])
+    check_host(overlay.host.model, overlay.host.model_settings)
+
+    settings = validate_settings(overlay.host.model_settings)["openai"]
+    assert isinstance(settings, OpenAISettings)
+    config = resolve_config(settings, env={"DEEPSEEK_API_KEY": "sk-readme"})
+
+    assert overlay.host.model == "openai"
+    assert (config.profile, config.model, config.thinking, config.reasoning_effort) == (
+        "deepseek",
+        "deepseek-v4-pro",
+        "enabled",
+        "max",
+    )
 
 
 def test_the_scripted_model_example_loads() -> None:

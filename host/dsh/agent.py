@@ -28,7 +28,7 @@ from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
-from typing import Any, TypeVar
+from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
@@ -47,7 +47,7 @@ from .events import (
     TurnEnd,
     UserMessage,
 )
-from .models.base import ModelAdapter, ModelError, ModelRequest
+from .models.base import ModelAdapter, ModelError, ModelRequest, StreamSink
 from .models.messages import conversation
 from .scope import Disposer, Scope
 from .session import Session
@@ -62,6 +62,7 @@ log = logging.getLogger(__name__)
 DEFAULT_MAX_STEPS = 8
 T = TypeVar("T")
 DeltaListener = Callable[[str], None]
+DeltaChannel = Literal["answer", "reasoning"]
 
 
 class AgentPhase(StrEnum):
@@ -115,7 +116,11 @@ class Agent:
         self._inbox: deque[_Input] = deque()
         self._idle = anyio.Event()
         self._driving = False
-        self._delta_listeners: list[DeltaListener] = []
+        self._delta_listeners: dict[DeltaChannel, list[DeltaListener]] = {
+            "answer": [],
+            "reasoning": [],
+        }
+        self._stream = StreamSink(self._emit_delta, self._emit_reasoning)
 
     # -- state ------------------------------------------------------------
 
@@ -268,14 +273,16 @@ class Agent:
                 messages=messages, tools=self.tools.schemas(), session_id=self.session.id
             )
             try:
-                reply = await self.model.complete(request, on_delta=self._emit_delta)
+                reply = await self.model.complete(request, on_delta=self._stream)
             except ModelError as error:
                 return {"code": error.code, "message": error.message}
             except Exception as error:
                 log.exception("model %r failed in session %s", self.model, self.session.id)
                 return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
             answer = AssistantMessage(
-                text=reply.text, toolCalls=tuple(_call_record(call) for call in reply.tool_calls)
+                text=reply.text,
+                toolCalls=tuple(_call_record(call) for call in reply.tool_calls),
+                reasoning=reply.reasoning or None,
             )
             self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
             if not reply.tool_calls:
@@ -300,22 +307,35 @@ class Agent:
 
     # -- streaming --------------------------------------------------------
 
-    def add_delta_listener(self, listener: DeltaListener) -> Disposer:
-        """Receive streamed assistant text fragments (ephemeral, never stored)."""
-        self._delta_listeners.append(listener)
+    def add_delta_listener(
+        self, listener: DeltaListener, *, channel: DeltaChannel = "answer"
+    ) -> Disposer:
+        """Receive streamed fragments of one channel (ephemeral; the stored reply supersedes them).
+
+        `"answer"` is the assistant's text, `"reasoning"` what the model
+        thought before answering; the two never mix.
+        """
+        listeners = self._delta_listeners[channel]
+        listeners.append(listener)
 
         def remove() -> None:
-            if listener in self._delta_listeners:
-                self._delta_listeners.remove(listener)
+            if listener in listeners:
+                listeners.remove(listener)
 
         return remove
 
     def _emit_delta(self, text: str) -> None:
-        for listener in list(self._delta_listeners):
+        self._emit("answer", text)
+
+    def _emit_reasoning(self, text: str) -> None:
+        self._emit("reasoning", text)
+
+    def _emit(self, channel: DeltaChannel, text: str) -> None:
+        for listener in list(self._delta_listeners[channel]):
             try:
                 listener(text)
             except Exception:
-                log.exception("delta listener %r failed", listener)
+                log.exception("%s delta listener %r failed", channel, listener)
 
     # -- closing ----------------------------------------------------------
 

@@ -6,10 +6,10 @@ An overlay is a TOML file, conventionally `overlays/<name>/overlay.toml`:
 [host]                       # optional host settings
 model = "demo"               # a model adapter: demo | absent | openai | scripted:PATH
 
-[host.openai]                # optional settings of the openai adapter; the environment
-base_url = "https://api.deepseek.com"   # (DSH_MODEL_BASE_URL, DSH_MODEL, DSH_API_KEY…)
-model = "deepseek-chat"                 # fills what is not set here. Keys never live
-read_timeout = 120                      # in an overlay: only in the environment.
+[host.openai]                # a model adapter's settings, validated by that adapter's
+base_url = "https://api.deepseek.com"   # `Settings` model (`dsh.models.registry`); for
+model = "deepseek-v4-flash"             # openai the environment fills what is not set.
+thinking = "enabled"                    # Keys never live in an overlay.
 
 [plugins.tool-schedule]      # a plugin by entry-point name; the table is its config
 # distribution = "dsh-tool-schedule"   reserved key: where the plugin ships
@@ -22,6 +22,11 @@ order, and no overlay at all (`Overlay.default()`) loads none. Every value is
 parsed strictly (unknown keys and wrong types are errors); a problem raises
 `OverlayError`, which names the file and the offending key path. A relative
 `scripted:` model path is resolved against the overlay's directory.
+
+Like plugin tables, which the loader validates with each plugin's `Config`,
+the `[host.NAME]` tables and the `[host] model` name are carried here as
+written and validated by the model registry (`dsh.models.registry.check_host`),
+which knows the adapters and their `Settings` models: this module knows none.
 """
 
 from __future__ import annotations
@@ -41,11 +46,8 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
-    field_validator,
 )
 from pydantic_core import ErrorDetails
-
-from .models.registry import MODEL_CHOICES
 
 __all__ = [
     "OVERLAY_FILE",
@@ -57,7 +59,6 @@ __all__ = [
     "key_path",
     "load_overlay",
     "parse_overlay",
-    "validate_model",
 ]
 
 OVERLAY_FILE = "overlay.toml"
@@ -88,21 +89,6 @@ def _distribution_name(value: str) -> str:
     return value
 
 
-def validate_model(value: str) -> str:
-    """Return `value` if it names a known model adapter (`dsh.models.registry`), else raise.
-
-    Only the name before any `:` is checked here; the adapter's own argument
-    (such as the script of `scripted:PATH`) is checked when the host builds
-    it. Raises `ValueError` listing the choices. The overlay's `[host] model`
-    and the command line's `--model` share this rule.
-    """
-    name = value.strip().partition(":")[0]
-    if name in MODEL_CHOICES:
-        return value
-    valid = ", ".join(choice.usage for choice in MODEL_CHOICES.values())
-    raise ValueError(f"unknown model {value!r}; choose one of: {valid}")
-
-
 class OverlayError(ValueError):
     """An overlay that cannot be read or is not valid.
 
@@ -128,8 +114,8 @@ class HostSettings:
     """The overlay's `[host]` table.
 
     `model` is None when the overlay leaves it to the host; `model_settings`
-    maps an adapter name to its settings table (`[host.openai]`), passed to
-    `dsh.models.resolve_model(..., settings=...)`.
+    maps an adapter name to its settings table (`[host.openai]`) as written,
+    for `dsh.models.resolve_model(..., settings=...)` to validate.
     """
 
     model: str | None = None
@@ -172,34 +158,25 @@ _TABLE = ConfigDict(strict=True, extra="forbid", frozen=True)
 _PluginName = Annotated[str, AfterValidator(_plugin_name)]
 
 
-class _OpenAITable(BaseModel):
-    """`[host.openai]`: what `dsh.models.openai.OpenAIConfig` takes, except the key."""
-
-    model_config = _TABLE
-
-    base_url: str | None = None
-    model: str | None = None
-    connect_timeout: Annotated[float, Field(gt=0)] | None = None
-    read_timeout: Annotated[float, Field(gt=0)] | None = None
-    max_retries: Annotated[int, Field(ge=0, le=10)] | None = None
-
-
 class _HostTable(BaseModel):
-    model_config = _TABLE
+    """`[host]`: the host's own keys; sub-tables are model settings, kept raw."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
     model: str | None = None
-    openai: _OpenAITable | None = None
 
-    def model_settings(self) -> Mapping[str, Mapping[str, Any]]:
-        if self.openai is None:
-            return MappingProxyType({})
-        table = self.openai.model_dump(exclude_none=True)
-        return MappingProxyType({"openai": MappingProxyType(table)})
+    def model_settings(self) -> dict[str, Mapping[str, Any]]:
+        return {
+            name: MappingProxyType(dict(table))
+            for name, table in (self.model_extra or {}).items()
+            if isinstance(table, dict)
+        }
 
-    @field_validator("model")
-    @classmethod
-    def _known_model(cls, value: str | None) -> str | None:
-        return None if value is None else validate_model(value)
+    def stray_keys(self) -> list[str]:
+        """`[host]` keys that are neither a host setting nor a model's table."""
+        return [
+            name for name, value in (self.model_extra or {}).items() if not isinstance(value, dict)
+        ]
 
 
 class _PluginTable(BaseModel):
@@ -241,11 +218,25 @@ def parse_overlay(text: str, path: Path | None = None) -> Overlay:
         parsed = _OverlayFile.model_validate(raw)
     except ValidationError as error:
         raise _invalid(path, error) from error
+    stray = parsed.host.stray_keys()
+    if stray:
+        known = ", ".join(_HostTable.model_fields)
+        raise OverlayError(
+            path,
+            [
+                (
+                    key_path(("host", name)),
+                    f"unknown host setting (the host's settings are: {known}; "
+                    "a [host.NAME] table holds the settings of model adapter NAME)",
+                )
+                for name in stray
+            ],
+        )
     return Overlay(
         path=path,
         host=HostSettings(
             model=_resolve_model(parsed.host.model, path),
-            model_settings=parsed.host.model_settings(),
+            model_settings=MappingProxyType(parsed.host.model_settings()),
         ),
         plugins=tuple(_spec(name, table, path) for name, table in parsed.plugins.items()),
     )

@@ -10,7 +10,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
-from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest
+from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
 from dsh.session import Session
 from dsh.store import SessionStore
 from dsh.testing import FakeClock
@@ -792,6 +792,40 @@ async def test_delta_listeners_receive_streamed_text_until_removed(
     remove()  # removing twice is harmless
     await turn(agent, "again")
     assert received == ["Hel", "lo"]
+
+
+async def test_reasoning_streams_on_its_own_channel_and_is_stored_beside_the_answer(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    async def think(request: ModelRequest, on_delta: DeltaSink | None) -> ModelReply:
+        thoughts = reasoning_channel(on_delta)
+        assert on_delta is not None and thoughts is not None
+        thoughts("Let me ")
+        thoughts("think.")
+        on_delta("Answer.")
+        return ModelReply(text="Answer.", reasoning="Let me think.")
+
+    agent = harness.agent(FakeModel(think, ModelReply(text="no thoughts", reasoning="")))
+    answers: list[str] = []
+    thoughts: list[str] = []
+    agent.add_delta_listener(answers.append)
+    agent.add_delta_listener(thoughts.append, channel="reasoning")
+
+    def broken(text: str) -> None:
+        raise RuntimeError("listener bug")
+
+    agent.add_delta_listener(broken, channel="reasoning")
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+        await turn(agent, "hi")
+        await turn(agent, "again")
+
+    assert (answers, thoughts) == (["Answer."], ["Let me ", "think."])
+    assert "reasoning delta listener" in caplog.text
+    assert data(agent, "message/assistant") == [
+        {"text": "Answer.", "toolCalls": [], "reasoning": "Let me think."},
+        {"text": "no thoughts", "toolCalls": []},
+    ]
 
 
 async def test_a_tool_that_closes_its_own_agent_ends_the_turn_as_cancelled(

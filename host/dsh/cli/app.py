@@ -22,7 +22,8 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ..datadir import DATA_DIR_ENV, default_data_dir
-from ..overlay import Overlay, OverlayError, load_overlay, validate_model
+from ..models.registry import ModelSettingsError, check_host, check_model
+from ..overlay import Overlay, OverlayError, load_overlay
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -192,15 +193,19 @@ def add_overlay_option(
 def overlay_of(args: argparse.Namespace) -> Overlay:
     """The overlay `--overlay` names, or the default tree (no plugins) without one.
 
-    Raises `CommandError` (exit 1) with the overlay's own message if it is invalid.
+    Its `[host] model` and `[host.NAME]` model settings are checked by the
+    model registry. Raises `CommandError` (exit 1) with the overlay's own
+    message if it is invalid.
     """
     path: Path | None = args.overlay
     if path is None:
         return Overlay.default()
     try:
-        return load_overlay(path)
-    except OverlayError as error:
+        overlay = load_overlay(path)
+        check_host(overlay.host.model, overlay.host.model_settings, source=overlay.path)
+    except (OverlayError, ModelSettingsError) as error:
         raise CommandError(str(error)) from error
+    return overlay
 
 
 def add_model_option(parser: argparse.ArgumentParser) -> None:
@@ -221,6 +226,6 @@ def model_of(args: argparse.Namespace, overlay: Overlay, default: str = "demo") 
 
 def _model(value: str) -> str:
     try:
-        return validate_model(value)
+        return check_model(value)
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from error

@@ -4,7 +4,17 @@
 """
 
 from .absent import AbsentModel
-from .base import DeltaSink, Message, ModelAdapter, ModelError, ModelReply, ModelRequest
+from .base import (
+    DeltaSink,
+    Message,
+    ModelAdapter,
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ReasoningSink,
+    StreamSink,
+    reasoning_channel,
+)
 from .demo import DemoModel
 from .registry import MODEL_CHOICES, ModelChoice, resolve_model
 from .scripted import ScriptedModel, ScriptError
@@ -20,7 +30,10 @@ __all__ = [
     "ModelError",
     "ModelReply",
     "ModelRequest",
+    "ReasoningSink",
     "ScriptError",
     "ScriptedModel",
+    "StreamSink",
+    "reasoning_channel",
     "resolve_model",
 ]

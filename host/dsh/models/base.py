@@ -1,9 +1,18 @@
 """The model adapter interface.
 
 An adapter receives the conversation as neutral `Message`s plus the tool
-schemas and returns one `ModelReply` (assistant text and tool calls). Streaming
-adapters report text as it grows through the optional `on_delta` callback; the
-final reply is still returned whole, and only that is stored.
+schemas and returns one `ModelReply`: the assistant's text, its tool calls
+and, when the model reasons before answering (DeepSeek's thinking mode, for
+one), its reasoning. Only the final reply is stored (`message/assistant`,
+with the reasoning in its optional `reasoning` field).
+
+Streaming adapters report text as it grows through the optional `on_delta`
+callback: `on_delta(text)` receives fragments of the answer. A caller that
+also wants the reasoning as it streams passes a sink with a `reasoning`
+method as well (a `ReasoningSink`, e.g. `StreamSink(answer, reasoning)`);
+adapters reach that channel through `reasoning_channel(on_delta)`, so a plain
+one-argument callable keeps working and simply never hears the reasoning.
+Reasoning never reaches the answer channel.
 
 Failures are `ModelError(code, message)`; the turn driver turns them into
 `turn/end {status: "error", error: {code, message}}`.
@@ -19,7 +28,17 @@ from pydantic import JsonValue
 
 from ..tools import ToolCall
 
-__all__ = ["DeltaSink", "Message", "ModelAdapter", "ModelError", "ModelReply", "ModelRequest"]
+__all__ = [
+    "DeltaSink",
+    "Message",
+    "ModelAdapter",
+    "ModelError",
+    "ModelReply",
+    "ModelRequest",
+    "ReasoningSink",
+    "StreamSink",
+    "reasoning_channel",
+]
 
 
 class ModelError(Exception):
@@ -36,7 +55,7 @@ class Message:
     """One conversation message in a provider-neutral form.
 
     - `user`: `text`, and `source` (`{"kind": "user"}` or the plugin that queued it);
-    - `assistant`: `text` and `tool_calls`;
+    - `assistant`: `text`, `tool_calls`, and `reasoning` (None when the model gave none);
     - `tool`: `tool_call_id`, `name`, and `content` (the JSON value or error).
     """
 
@@ -48,6 +67,7 @@ class Message:
     name: str = ""
     content: JsonValue = None
     is_error: bool = False
+    reasoning: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,13 +81,48 @@ class ModelRequest:
 
 @dataclass(frozen=True, slots=True)
 class ModelReply:
-    """The assistant's answer: text, and the tool calls to run (in order)."""
+    """The assistant's answer: text, the tool calls to run (in order), and its reasoning.
+
+    `reasoning` is None when the model gave none; it is never part of `text`.
+    """
 
     text: str = ""
     tool_calls: tuple[ToolCall, ...] = ()
+    reasoning: str | None = None
 
 
 DeltaSink = Callable[[str], None]
+
+
+@runtime_checkable
+class ReasoningSink(Protocol):
+    """An `on_delta` that also listens to reasoning.
+
+    `sink(text)` receives answer fragments, `sink.reasoning(text)` reasoning fragments.
+    """
+
+    def __call__(self, text: str, /) -> None: ...
+
+    def reasoning(self, text: str, /) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class StreamSink:
+    """A `ReasoningSink` made of two callables, one per channel."""
+
+    answer: DeltaSink
+    thoughts: DeltaSink
+
+    def __call__(self, text: str, /) -> None:
+        self.answer(text)
+
+    def reasoning(self, text: str, /) -> None:
+        self.thoughts(text)
+
+
+def reasoning_channel(on_delta: DeltaSink | None) -> DeltaSink | None:
+    """Where to report reasoning fragments: `on_delta.reasoning`, or None if it has none."""
+    return on_delta.reasoning if isinstance(on_delta, ReasoningSink) else None
 
 
 @runtime_checkable
@@ -79,7 +134,8 @@ class ModelAdapter(Protocol):
     async def complete(
         self, request: ModelRequest, on_delta: DeltaSink | None = None
     ) -> ModelReply:
-        """Answer `request`; call `on_delta(text)` with each streamed text fragment.
+        """Answer `request`; call `on_delta(text)` with each streamed answer fragment
+        (and `reasoning_channel(on_delta)` with each reasoning fragment, if any).
 
         Raises `ModelError` on failure. Must be cancellable.
         """

@@ -5,7 +5,9 @@ Only host-owned conversation events become messages: `message/user`,
 `turn/end`, `session/title`) and plugin events are not part of what the
 model is told. Each conversation event is decoded with its typed payload
 (`dsh.events`); one whose data does not have its type's shape raises
-`PayloadError` naming it, rather than being guessed at.
+`PayloadError` naming it, rather than being guessed at. An assistant message
+keeps its stored `reasoning`: whether a provider is sent it back is the
+adapter's rule, not this builder's.
 """
 
 from __future__ import annotations
@@ -47,7 +49,14 @@ def conversation(events: Iterable[SessionEvent]) -> list[Message]:
                 ToolCall(id=call.id, name=call.name, arguments=call.arguments)
                 for call in payload.tool_calls
             )
-            messages.append(Message(role="assistant", text=payload.text, tool_calls=calls))
+            messages.append(
+                Message(
+                    role="assistant",
+                    text=payload.text,
+                    tool_calls=calls,
+                    reasoning=payload.reasoning,
+                )
+            )
         else:
             assert isinstance(payload, ToolResult)
             error = payload.error

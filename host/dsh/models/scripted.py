@@ -6,10 +6,12 @@ by every agent that uses this adapter instance):
     [
       {"text": "Setting it.", "toolCalls": [
           {"name": "schedule_create", "arguments": {"prompt": "stretch", "after_seconds": 10}}]},
-      {"text": "Done."}
+      {"text": "Done.", "reasoning": "The tool said the reminder is set."}
     ]
 
-Both keys of a reply are optional. A call's `id` is optional (missing ids are
+Every key of a reply is optional; `reasoning` is what the model thought
+before answering (streamed on the reasoning channel before the text, and
+stored in `message/assistant`'s `reasoning`). A call's `id` is optional (missing ids are
 `call_<n>`, numbering every call in the file from 1); `arguments` is an object,
 or a raw string passed to the tool pipeline unparsed (so a script can show how
 invalid arguments are answered), and defaults to `{}`. The file is validated
@@ -38,7 +40,7 @@ from pydantic import (
 from ..tools import ToolCall
 from .absent import UNAVAILABLE
 from .base import DeltaSink, ModelError, ModelReply, ModelRequest
-from .streaming import stream_text
+from .streaming import stream_reply
 
 __all__ = ["ScriptError", "ScriptedModel"]
 
@@ -66,6 +68,7 @@ class _ScriptedReply(BaseModel):
 
     text: str = ""
     tool_calls: list[_ScriptedCall] = Field(default_factory=list, alias="toolCalls")
+    reasoning: str | None = None
 
 
 _SCRIPT = TypeAdapter(list[_ScriptedReply])
@@ -110,12 +113,14 @@ def parse_script(text: str | bytes, source: str = "<script>") -> list[ModelReply
                     id=scripted.id or f"call_{numbered}", name=scripted.name, arguments=arguments
                 )
             )
-        result.append(ModelReply(text=reply.text, tool_calls=tuple(calls)))
+        result.append(
+            ModelReply(text=reply.text, tool_calls=tuple(calls), reasoning=reply.reasoning or None)
+        )
     return result
 
 
 class ScriptedModel:
-    """Answers each call with the next scripted reply, streaming its text in fragments."""
+    """Answers each call with the next scripted reply, streaming it in fragments."""
 
     name = "scripted"
 
@@ -152,5 +157,5 @@ class ScriptedModel:
             )
         reply = self._replies[self._next]
         self._next += 1
-        await stream_text(reply.text, on_delta)
+        await stream_reply(reply, on_delta)
         return reply

@@ -52,7 +52,7 @@ def make_host_factory(overlay: Overlay, data_dir: Path, model: str) -> Callable[
     The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
     before the server starts (raises `ValueError` with the adapter's message).
     """
-    adapter = resolve_model(model, settings=overlay.host.model_settings)
+    adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
 
     def make_host() -> Host:
         return Host(backend=JsonlBackend(data_dir), model=adapter, plugins=overlay.plugins)

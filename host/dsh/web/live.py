@@ -7,8 +7,10 @@ frames (pre-encoded JSON text, encoded once per observation):
 - `{"kind":"event","event":{...}}` for every appended event, raw, on append;
 - `{"kind":"event","event":{...},"sidecar":{"for":"event","view":{...}}}`
   when a durable event that has a view is redelivered (below);
-- `{"kind":"delta","text":...}` for streamed assistant text (ephemeral:
-  never stored, never replayed).
+- `{"kind":"delta","channel":"answer"|"reasoning","text":...}` for streamed
+  assistant text and, on its own channel, the model's reasoning (ephemeral:
+  never stored, never replayed; the stored `message/assistant` supersedes
+  both). Clients treat a delta frame without `channel` as `"answer"`.
 
 **Commit-aware sidecars** (DESIGN §9). A view is never attached on append:
 the append observation precedes the durability result, so it would show a
@@ -49,6 +51,7 @@ from typing import Any
 import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..agent import DeltaChannel
 from ..host import Host
 from ..scope import Disposer
 from ..session import Session, SessionEvent
@@ -314,14 +317,17 @@ class LiveHub:
             return  # not published yet: the next observation of this object retries
         self._streaming_deltas.add(session)
         agent.add_delta_listener(lambda text: self._delta(session, text))
+        agent.add_delta_listener(
+            lambda text: self._delta(session, text, "reasoning"), channel="reasoning"
+        )
 
-    def _delta(self, session: Session, text: str) -> None:
+    def _delta(self, session: Session, text: str, channel: DeltaChannel = "answer") -> None:
         if self._closed:
             return
         subscriptions = self._subscriptions.get(session.id)
         if not subscriptions:
             return
-        frame = encode_frame({"kind": "delta", "text": text})
+        frame = encode_frame({"kind": "delta", "channel": channel, "text": text})
         for subscription in list(subscriptions):
             if subscription.session is session:
                 subscription.put(frame)

@@ -233,3 +233,30 @@ def test_an_invalid_overlay_option_is_a_command_error(tmp_path: Path) -> None:
         overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))
 
     assert caught.value.code == EXIT_FAILURE
+
+
+def test_an_overlays_model_name_and_model_settings_are_checked_when_it_is_read(
+    tmp_path: Path,
+) -> None:
+    overlay = tmp_path / "overlay.toml"
+    overlay.write_text('[host]\nmodel = "gpt"\n[host.openai]\nread_timout = 30\n', encoding="utf-8")
+
+    with pytest.raises(CommandError) as caught:
+        overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))
+
+    assert str(caught.value).splitlines() == [
+        f"{overlay}: host.model: unknown model 'gpt'; "
+        "choose one of: demo, absent, scripted:PATH, openai",
+        f"{overlay}: host.openai.read_timout: Extra inputs are not permitted",
+    ]
+    assert caught.value.code == EXIT_FAILURE
+
+
+def test_an_overlay_with_valid_model_settings_is_read(tmp_path: Path) -> None:
+    (tmp_path / "overlay.toml").write_text(
+        '[host]\nmodel = "openai"\n[host.openai]\nthinking = "disabled"\n', encoding="utf-8"
+    )
+
+    overlay = overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))
+
+    assert dict(overlay.host.model_settings["openai"]) == {"thinking": "disabled"}

@@ -55,10 +55,17 @@ class Received:
 
 
 class Exchange:
-    """The server side of one request: what a reply script writes to."""
+    """The server side of one request: what a reply script reads and writes to."""
 
-    def __init__(self, server: FakeOpenAIServer, conn: h11.Connection, stream: SocketStream):
+    def __init__(
+        self,
+        server: FakeOpenAIServer,
+        conn: h11.Connection,
+        stream: SocketStream,
+        request: Received,
+    ):
         self.server = server
+        self.request = request
         self._conn = conn
         self._stream = stream
         self.close_after = False
@@ -138,7 +145,7 @@ class FakeOpenAIServer:
         self._arrived.set()
         self._arrived = anyio.Event()
         reply = self._replies.popleft() if self._replies else error_reply(500, "no reply queued")
-        exchange = Exchange(self, conn, stream)
+        exchange = Exchange(self, conn, stream, request)
         await reply(exchange)
         return not exchange.close_after and conn.our_state is h11.DONE
 

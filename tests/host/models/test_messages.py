@@ -54,15 +54,17 @@ def test_markers_and_plugin_events_are_left_out() -> None:
     assert conversation(events) == []
 
 
-def test_the_reasoning_and_zone_of_stored_messages_do_not_reach_the_conversation_text() -> None:
+def test_stored_reasoning_is_kept_beside_the_text_and_the_zone_stays_out() -> None:
     events = [
         event(0, "message/user", {"text": "x", "source": {"kind": "user"}, "timeZone": "UTC"}),
         event(1, "message/assistant", {"text": "y", "toolCalls": [], "reasoning": "hmm"}),
+        event(2, "message/assistant", {"text": "z", "toolCalls": []}),
     ]
 
     assert conversation(events) == [
         Message(role="user", text="x", source={"kind": "user"}),
-        Message(role="assistant", text="y"),
+        Message(role="assistant", text="y", reasoning="hmm"),
+        Message(role="assistant", text="z", reasoning=None),
     ]
 
 

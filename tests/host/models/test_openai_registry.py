@@ -9,7 +9,14 @@ from dsh.models.openai import ModelConfigError, OpenAIAdapter
 
 pytestmark = pytest.mark.anyio
 
-VARIABLES = ("DSH_MODEL_BASE_URL", "DSH_MODEL", "DSH_API_KEY", "DEEPSEEK_API_KEY", "OPENAI_API_KEY")
+VARIABLES = (
+    "DSH_MODEL_BASE_URL",
+    "DSH_MODEL",
+    "DSH_MODEL_PROFILE",
+    "DSH_API_KEY",
+    "DEEPSEEK_API_KEY",
+    "OPENAI_API_KEY",
+)
 
 
 @pytest.fixture
@@ -29,7 +36,7 @@ async def test_model_openai_builds_the_adapter_from_the_environment(
     assert isinstance(model, OpenAIAdapter)
     assert (model.config.base_url, model.config.model) == (
         "https://api.deepseek.com",
-        "deepseek-chat",
+        "deepseek-v4-flash",
     )
     await model.aclose()
 

@@ -5,9 +5,11 @@ from __future__ import annotations
 import json
 from typing import Any
 
+import pytest
+
 from dsh.models.base import Message, ModelRequest
 from dsh.models.messages import conversation
-from dsh.models.openai import SYSTEM_PROMPT
+from dsh.models.openai import SYSTEM_PROMPT, OpenAIConfig
 from dsh.models.openai.request import NOT_COMPLETED, build_body, wire_messages
 from dsh.session import SessionEvent
 from dsh.tools import ToolCall
@@ -15,12 +17,19 @@ from dsh.tools import ToolCall
 SYSTEM = {"role": "system", "content": SYSTEM_PROMPT}
 
 
-def assistant(*calls: tuple[str, str | dict[str, Any]], text: str = "") -> Message:
+def assistant(
+    *calls: tuple[str, str | dict[str, Any]], text: str = "", reasoning: str | None = None
+) -> Message:
     return Message(
         role="assistant",
         text=text,
         tool_calls=tuple(ToolCall(id=i, name="echo", arguments=a) for i, a in calls),
+        reasoning=reasoning,
     )
+
+
+def config(profile: str = "generic", **fields: Any) -> OpenAIConfig:
+    return OpenAIConfig(base_url="http://127.0.0.1:9/v1", model="m", profile=profile, **fields)
 
 
 def result(call_id: str, value: Any, *, error: bool = False) -> Message:
@@ -44,7 +53,7 @@ def test_the_system_prompt_says_dsh_and_session_local_reminders() -> None:
 def test_the_body_is_minimal_and_omits_empty_tools() -> None:
     request = ModelRequest(messages=[Message(role="user", text="hi")], tools=[])
 
-    assert build_body(request, model="m", stream=True) == {
+    assert build_body(request, config(), stream=True) == {
         "model": "m",
         "messages": [SYSTEM, {"role": "user", "content": "hi"}],
         "stream": True,
@@ -55,7 +64,7 @@ def test_tool_schemas_are_sent_as_given() -> None:
     schema = {"type": "function", "function": {"name": "echo", "parameters": {}}}
     request = ModelRequest(messages=[], tools=[schema])
 
-    assert build_body(request, model="m", stream=False)["tools"] == [schema]
+    assert build_body(request, config(), stream=False)["tools"] == [schema]
 
 
 def test_a_plain_assistant_message_has_no_tool_calls_field() -> None:
@@ -184,3 +193,140 @@ def test_a_cancelled_turn_in_a_stored_session_is_repaired() -> None:
 
     assert [m["role"] for m in wire] == ["system", "user", "assistant", "tool", "user"]
     assert wire[3] == not_completed("c1")
+
+
+# -- reasoning passed back -----------------------------------------------------------
+
+USER = Message(role="user", text="u")
+
+
+def test_deepseek_gets_reasoning_back_on_every_assistant_message_of_a_turn_with_tool_calls() -> (
+    None
+):
+    messages = [
+        USER,
+        assistant(("a", {}), reasoning="think a"),
+        result("a", 1),
+        assistant(("b", {}), reasoning="think b"),
+        result("b", 2),
+        assistant(text="answer", reasoning="think answer"),
+        Message(role="user", text="next"),
+        assistant(text="plain", reasoning="ignored by the provider"),
+    ]
+
+    wire = wire_messages(messages, pass_back="reasoning_content")
+
+    sent = [(m["role"], m.get("reasoning_content")) for m in wire if m["role"] == "assistant"]
+    assert sent == [
+        ("assistant", "think a"),
+        ("assistant", "think b"),
+        ("assistant", "think answer"),
+        ("assistant", None),
+    ]
+    assert "reasoning_content" not in wire[-1]
+
+
+def test_a_tool_call_turn_without_stored_reasoning_passes_back_an_empty_string() -> None:
+    wire = wire_messages(
+        [USER, assistant(("a", {})), result("a", 1), assistant(text="done")],
+        pass_back="reasoning_content",
+    )
+
+    assert [m["reasoning_content"] for m in wire if m["role"] == "assistant"] == ["", ""]
+
+
+def test_joined_user_messages_still_bound_the_turn_whose_reasoning_is_passed_back() -> None:
+    wire = wire_messages(
+        [
+            USER,
+            assistant(text="no tools", reasoning="r0"),
+            USER,
+            USER,
+            assistant(("c", {}), reasoning="r1"),
+        ],
+        pass_back="reasoning_content",
+    )
+
+    assert [m["role"] for m in wire] == ["system", "user", "assistant", "user", "assistant", "tool"]
+    assert "reasoning_content" not in wire[2]
+    assert wire[4]["reasoning_content"] == "r1"
+    assert wire[5] == not_completed("c")
+
+
+def test_without_a_pass_back_rule_no_reasoning_is_sent_anywhere() -> None:
+    wire = wire_messages([USER, assistant(("a", {}), reasoning="secret"), result("a", 1)])
+
+    assert "secret" not in json.dumps(wire)
+
+
+@pytest.mark.parametrize(
+    ("profile", "sent"),
+    [("deepseek", True), ("openai", False), ("ollama", False), ("generic", False)],
+)
+def test_only_the_profile_that_requires_it_passes_reasoning_back(profile: str, sent: bool) -> None:
+    request = ModelRequest(
+        messages=[USER, assistant(("a", {}), reasoning="r"), result("a", 1)], tools=[]
+    )
+
+    body = build_body(request, config(profile), stream=True)
+
+    assert ("reasoning_content" in body["messages"][2]) is sent
+
+
+# -- thinking and sampling ------------------------------------------------------------
+
+
+def body_of(profile: str, **fields: Any) -> dict[str, Any]:
+    request = ModelRequest(messages=[USER], tools=[])
+    body = build_body(request, config(profile, **fields), stream=True)
+    return {key: value for key, value in body.items() if key not in ("model", "messages", "stream")}
+
+
+@pytest.mark.parametrize(
+    ("profile", "fields", "extra"),
+    [
+        ("deepseek", {}, {}),
+        ("deepseek", {"thinking": "enabled"}, {"thinking": {"type": "enabled"}}),
+        ("deepseek", {"thinking": "disabled"}, {"thinking": {"type": "disabled"}}),
+        (
+            "deepseek",
+            {"thinking": "enabled", "reasoning_effort": "max"},
+            {"thinking": {"type": "enabled"}, "reasoning_effort": "max"},
+        ),
+        ("openai", {"reasoning_effort": "low"}, {"reasoning_effort": "low"}),
+        ("ollama", {"thinking": "disabled"}, {"reasoning_effort": "none"}),
+        ("ollama", {"thinking": "enabled"}, {}),
+        ("ollama", {"reasoning_effort": "high"}, {"reasoning_effort": "high"}),
+        (
+            "generic",
+            {"reasoning_effort": "whatever-it-takes"},
+            {"reasoning_effort": "whatever-it-takes"},
+        ),
+    ],
+)
+def test_thinking_and_effort_are_sent_the_way_each_provider_documents(
+    profile: str, fields: dict[str, Any], extra: dict[str, Any]
+) -> None:
+    assert body_of(profile, **fields) == extra
+
+
+@pytest.mark.parametrize(
+    ("profile", "fields", "sampling_sent"),
+    [
+        ("deepseek", {}, False),  # thinking is on by default
+        ("deepseek", {"thinking": "enabled"}, False),
+        ("deepseek", {"thinking": "disabled"}, True),
+        ("openai", {}, True),
+        ("openai", {"reasoning_effort": "none"}, True),
+        ("openai", {"reasoning_effort": "minimal"}, False),
+        ("ollama", {"thinking": "enabled"}, True),  # Ollama honours them while thinking
+        ("generic", {"reasoning_effort": "high"}, True),
+    ],
+)
+def test_sampling_parameters_a_thinking_model_ignores_are_not_sent(
+    profile: str, fields: dict[str, Any], sampling_sent: bool
+) -> None:
+    body = body_of(profile, temperature=0.3, top_p=0.9, **fields)
+
+    sampling = {key: body[key] for key in ("temperature", "top_p") if key in body}
+    assert sampling == ({"temperature": 0.3, "top_p": 0.9} if sampling_sent else {})

@@ -14,7 +14,13 @@ from dsh.models import (
     ScriptError,
     resolve_model,
 )
-from dsh.models.registry import no_argument
+from dsh.models.registry import (
+    ModelSettingsError,
+    check_host,
+    check_model,
+    no_argument,
+    validate_settings,
+)
 
 
 def test_demo_and_absent_resolve_to_their_adapters() -> None:
@@ -69,3 +75,75 @@ def test_adding_a_choice_is_one_entry() -> None:
 def test_the_default_choices_cannot_be_mutated() -> None:
     with pytest.raises(TypeError):
         MODEL_CHOICES["x"] = MODEL_CHOICES["demo"]  # type: ignore[index]
+
+
+# -- names and settings tables ---------------------------------------------------
+
+
+def test_check_model_accepts_known_names_with_any_argument_and_refuses_others() -> None:
+    assert check_model("scripted:whatever.json") == "scripted:whatever.json"
+    with pytest.raises(ValueError, match=r"^unknown model 'Demo'; choose one of: demo, "):
+        check_model("Demo")
+
+
+def test_a_settings_table_is_validated_by_its_adapters_own_settings_model() -> None:
+    from dsh.models.openai import OpenAISettings
+
+    validated = validate_settings(
+        {"openai": {"model": "deepseek-v4-pro", "thinking": "enabled", "read_timeout": 30}}
+    )
+
+    assert validated == {
+        "openai": OpenAISettings(model="deepseek-v4-pro", thinking="enabled", read_timeout=30)
+    }
+
+
+def test_every_problem_of_every_table_is_reported_under_its_key_path() -> None:
+    tables = {
+        "openai": {"read_timout": 30, "thinking": "sometimes", "max_retries": "3"},
+        "demo": {"voice": "calm"},
+        "gpt": {},
+    }
+
+    with pytest.raises(ModelSettingsError) as caught:
+        validate_settings(tables, source=Path("o/overlay.toml"))
+
+    assert str(caught.value).splitlines() == [
+        "o/overlay.toml: host.openai.max_retries: Input should be a valid integer",
+        "o/overlay.toml: host.openai.thinking: Input should be 'enabled' or 'disabled'",
+        "o/overlay.toml: host.openai.read_timout: Extra inputs are not permitted",
+        "o/overlay.toml: host.demo: model 'demo' takes no settings (got host.demo.voice)",
+        "o/overlay.toml: host.gpt: no model adapter is named 'gpt' "
+        "(adapters: demo, absent, scripted, openai)",
+    ]
+    assert isinstance(caught.value, ValueError)
+
+
+def test_an_api_key_in_a_settings_table_is_refused_saying_where_keys_belong() -> None:
+    with pytest.raises(ModelSettingsError) as caught:
+        validate_settings({"openai": {"api_key": "sk-secret"}})
+
+    message = str(caught.value)
+    assert message.startswith("host.openai: api_key: API keys are read only from the environment")
+    assert "DSH_API_KEY" in message
+    assert "sk-secret" not in message
+
+
+def test_check_host_reports_a_bad_model_name_and_bad_tables_together() -> None:
+    with pytest.raises(ModelSettingsError) as caught:
+        check_host("gpt", {"absent": {}}, source=Path("o/overlay.toml"))
+
+    assert [path for path, _ in caught.value.problems] == ["host.model", "host.absent"]
+    assert str(caught.value).startswith("o/overlay.toml: host.model: unknown model 'gpt'")
+    assert "host.absent: model 'absent' takes no settings (got an empty table)" in str(caught.value)
+    check_host("demo", None)
+    check_host(None, {"openai": {"model": "m"}})
+
+
+def test_resolving_one_model_still_validates_every_table() -> None:
+    with pytest.raises(ModelSettingsError, match=r"^o\.toml: host\.openai\.base_url: "):
+        resolve_model(
+            "demo",
+            settings={"openai": {"base_url": "ftp://nowhere"}},
+            source=Path("o.toml"),
+        )

@@ -6,7 +6,14 @@ from typing import Any
 
 import pytest
 
-from dsh.models import ModelError, ModelReply, ModelRequest, ScriptedModel, ScriptError
+from dsh.models import (
+    ModelError,
+    ModelReply,
+    ModelRequest,
+    ScriptedModel,
+    ScriptError,
+    StreamSink,
+)
 from dsh.models.scripted import parse_script
 from dsh.tools import ToolCall
 
@@ -51,6 +58,30 @@ async def test_replies_are_returned_in_order_then_the_script_is_exhausted(tmp_pa
     assert caught.value.code == "model_unavailable"
     assert "exhausted" in caught.value.message
     assert str(path) in caught.value.message
+
+
+async def test_a_scripted_reasoning_streams_on_its_channel_and_is_returned(tmp_path: Path) -> None:
+    model = ScriptedModel.from_file(
+        write(tmp_path, [{"text": "Done.", "reasoning": "It is set."}, {"reasoning": ""}])
+    )
+    events: list[tuple[str, str]] = []
+    sink = StreamSink(
+        lambda text: events.append(("answer", text)),
+        lambda text: events.append(("reasoning", text)),
+    )
+
+    first = await model.complete(REQUEST, on_delta=sink)
+    second = await model.complete(REQUEST, on_delta=sink)
+
+    assert first == ModelReply(text="Done.", reasoning="It is set.")
+    assert second == ModelReply()
+    assert "".join(text for channel, text in events if channel == "reasoning") == "It is set."
+    assert events[0][0] == "reasoning"
+
+
+def test_a_reasoning_that_is_not_text_names_the_reply() -> None:
+    with pytest.raises(ScriptError, match=r"\[0\]\.reasoning: Input should be a valid string"):
+        parse_script(json.dumps([{"reasoning": ["no"]}]))
 
 
 def test_both_reply_keys_are_optional_and_ids_are_numbered_across_the_file() -> None:

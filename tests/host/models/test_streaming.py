@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.models.streaming import fragments, stream_text
+from dsh.models import ModelReply, StreamSink, reasoning_channel
+from dsh.models.streaming import fragments, stream_reply, stream_text
 
 pytestmark = pytest.mark.anyio
 
@@ -39,3 +40,25 @@ async def test_stream_text_reports_each_fragment_in_order() -> None:
 
 async def test_stream_text_without_a_sink_does_nothing() -> None:
     await stream_text("hello", None)  # must not raise
+
+
+async def test_stream_reply_sends_reasoning_to_its_channel_first_then_the_text() -> None:
+    events: list[tuple[str, str]] = []
+    sink = StreamSink(
+        lambda text: events.append(("answer", text)),
+        lambda text: events.append(("reasoning", text)),
+    )
+
+    await stream_reply(ModelReply(text="ok", reasoning="why"), sink, pieces=2)
+
+    assert events == [("reasoning", "wh"), ("reasoning", "y"), ("answer", "o"), ("answer", "k")]
+
+
+async def test_stream_reply_to_a_plain_sink_sends_only_the_text() -> None:
+    seen: list[str] = []
+
+    await stream_reply(ModelReply(text="ok", reasoning="hidden"), seen.append, pieces=1)
+    await stream_reply(ModelReply(text="no thoughts"), seen.append, pieces=1)
+
+    assert seen == ["ok", "no thoughts"]
+    assert reasoning_channel(seen.append) is None

@@ -16,7 +16,7 @@ from websockets.asyncio.client import ClientConnection, connect
 from dsh.hookspecs import hookimpl
 from dsh.host import Host
 from dsh.models import ModelReply, ModelRequest
-from dsh.models.base import DeltaSink
+from dsh.models.base import DeltaSink, reasoning_channel
 from dsh.persistence import MemoryBackend, StoredSession
 from dsh.persistence.backend import StoredSummary
 from dsh.plugins import ClientModule
@@ -70,13 +70,18 @@ class StorageDouble(MemoryBackend):
 
 
 class StreamingModel:
-    """Replies "Hello" in two streamed fragments, optionally waiting for a gate first."""
+    """Replies "Hello" in two streamed fragments, optionally waiting for a gate first.
+
+    With `thoughts` set, it first streams them on the reasoning channel and
+    stores them as the reply's reasoning.
+    """
 
     name = "streaming-test"
 
     def __init__(self) -> None:
         self.gate: anyio.Event | None = None
         self.calls = 0
+        self.thoughts: list[str] = []
 
     async def complete(
         self, request: ModelRequest, on_delta: DeltaSink | None = None
@@ -84,10 +89,14 @@ class StreamingModel:
         self.calls += 1
         if self.gate is not None:
             await self.gate.wait()
+        reasoning = reasoning_channel(on_delta)
+        for thought in self.thoughts:
+            assert reasoning is not None
+            reasoning(thought)
         if on_delta is not None:
             on_delta("Hel")
             on_delta("lo")
-        return ModelReply(text="Hello")
+        return ModelReply(text="Hello", reasoning="".join(self.thoughts) or None)
 
 
 class MarkerPlugin:

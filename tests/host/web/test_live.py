@@ -12,7 +12,7 @@ from dsh.session import Session
 from dsh.store import FlushError
 from dsh.web.live import GOING_AWAY, RESYNC, TRY_AGAIN_LATER, LiveHub, Subscription
 
-from .conftest import MARKED, PLAIN, Gate, MarkerPlugin, wait_until
+from .conftest import MARKED, PLAIN, Gate, MarkerPlugin, StreamingModel, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -304,6 +304,32 @@ async def test_streamed_text_is_forwarded_as_delta_frames_in_order(
         ("event", "message/assistant"),
         ("event", "turn/end"),
     ]
+    assert [frame["channel"] for frame in frames if frame["kind"] == "delta"] == [
+        "answer",
+        "answer",
+    ]
+
+
+async def test_reasoning_is_forwarded_on_its_own_channel_before_the_answer(
+    host: Host, hub: LiveHub, model: StreamingModel
+) -> None:
+    model.thoughts = ["Weigh ", "it."]
+    agent = await host.create_session()
+    subscription = hub.subscribe(agent.session.id, 0, Overflows())
+    agent.submit("hi")
+    await wait_until(lambda: len(agent.session) == 3)
+    deltas = [frame for frame in drain(subscription) if frame["kind"] == "delta"]
+    assert deltas == [
+        {"kind": "delta", "channel": "reasoning", "text": "Weigh "},
+        {"kind": "delta", "channel": "reasoning", "text": "it."},
+        {"kind": "delta", "channel": "answer", "text": "Hel"},
+        {"kind": "delta", "channel": "answer", "text": "lo"},
+    ]
+    assert agent.session.events[1].data == {
+        "text": "Hello",
+        "toolCalls": [],
+        "reasoning": "Weigh it.",
+    }
 
 
 async def test_deltas_reach_a_subscription_that_bound_before_the_agent_was_published(

@@ -5,7 +5,8 @@ It answers from the conversation alone (no network, no randomness):
 - a user message it understands as a reminder request (see `intents`) becomes
   a call to `schedule_create`, `schedule_list` or `schedule_delete` — if that
   tool is offered in the request; otherwise it says reminders are not enabled
-  in this host and how to enable them;
+  in this host and how to enable them. The call comes with a short reasoning,
+  labelled as the demo's canned text, so the reasoning path runs offline;
 - after tool results it answers in plain words (the id, the due time in UTC
   and "session-local" for a created reminder; each reminder or "no
   reminders"; deleted or not found; an error's code and message);
@@ -14,8 +15,8 @@ It answers from the conversation alone (no network, no randomness):
 - anything else gets a short help text: what it is, what it understands, and
   how to configure a real model.
 
-It answers in Chinese when the user wrote Chinese, and streams its text
-through `on_delta` in a few fragments.
+It answers in Chinese when the user wrote Chinese, and streams its reasoning
+(on the reasoning channel) and its text through `on_delta` in a few fragments.
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import anyio
 
 from ...tools import ToolCall
 from ..base import DeltaSink, Message, ModelReply, ModelRequest
-from ..streaming import stream_text
+from ..streaming import stream_reply
 from . import replies
 from .intents import Create, Delete, List, Unclear, has_chinese, read_intent, reminder_prompt
 
@@ -47,7 +48,7 @@ class DemoModel:
         """Answer deterministically from `request`; never raises `ModelError`."""
         await anyio.lowlevel.checkpoint()
         reply = answer(request)
-        await stream_text(reply.text, on_delta)
+        await stream_reply(reply, on_delta)
         return reply
 
 
@@ -79,7 +80,11 @@ def _respond(text: str, offered: set[str], call_number: int) -> ModelReply:
     if name not in offered:
         return ModelReply(text=replies.not_enabled(zh))
     call = ToolCall(id=f"call_{call_number}", name=name, arguments=arguments)
-    return ModelReply(text=replies.calling(intent, zh), tool_calls=(call,))
+    return ModelReply(
+        text=replies.calling(intent, zh),
+        tool_calls=(call,),
+        reasoning=replies.reasoning(intent, name, zh),
+    )
 
 
 def _tool_request(intent: Create | List | Delete) -> tuple[str, dict[str, Any]]:

@@ -19,6 +19,7 @@ __all__ = [
     "calling",
     "help_text",
     "not_enabled",
+    "reasoning",
     "reminder",
     "tool_result",
     "unclear",
@@ -93,6 +94,35 @@ def calling(intent: Create | List | Delete, zh: bool) -> str:
     if isinstance(intent, List):
         return "正在查看你的提醒。" if zh else "Checking your reminders."
     return f"正在删除提醒 {intent.id}。" if zh else f"Cancelling reminder {intent.id}."
+
+
+def reasoning(intent: Create | List | Delete, tool: str, zh: bool) -> str:
+    """The demo's short reasoning before a tool call, labelled as the demo's canned text.
+
+    It exists so that the reasoning path (its own delta channel, the stored
+    `reasoning`, the collapsed block in the browser) runs offline.
+    """
+    if isinstance(intent, Create):
+        asked = (
+            f"这条消息要我在{span(intent.after_seconds, zh)}后提醒“{intent.prompt}”。"
+            if zh
+            else f"The message asks for a reminder in {span(intent.after_seconds, zh)}: "
+            f"“{intent.prompt}”."
+        )
+    elif isinstance(intent, List):
+        asked = "这条消息想看现有的提醒。" if zh else "The message asks to see the reminders."
+    else:
+        asked = (
+            f"这条消息要删除提醒 {intent.id}。"
+            if zh
+            else f"The message asks to cancel reminder {intent.id}."
+        )
+    if zh:
+        return f"（演示模型的固定推理，不是真正模型的思考。）{asked}本会话提供 {tool}，所以调用它。"
+    return (
+        "(The demo model's canned reasoning, not a real model's thoughts.) "
+        f"{asked} This session offers {tool}, so I call it."
+    )
 
 
 def reminder(prompt: str) -> str:

@@ -1,8 +1,11 @@
 """`OpenAIAdapter`: a `ModelAdapter` for any OpenAI-compatible chat-completions server.
 
 One `complete()` is one `POST {base_url}/chat/completions`, streamed (SSE)
-when the caller passes `on_delta`, retried per `RetryPolicy`. Errors are
-`ModelError`s with these codes:
+when the caller passes `on_delta`, retried per `RetryPolicy`, built and read
+for the configured provider profile (`profiles`): reasoning is read from the
+profile's field, streamed to the caller's reasoning channel
+(`reasoning_channel(on_delta)`, never to the answer) and returned in
+`ModelReply.reasoning`. Errors are `ModelError`s with these codes:
 
 - `model_auth_failed` — HTTP 401/403 (never retried);
 - `model_request_rejected` — any other 4xx except 408/409/429, or a redirect
@@ -10,7 +13,7 @@ when the caller passes `on_delta`, retried per `RetryPolicy`. Errors are
 - `model_rate_limited` — HTTP 429 after the last retry, or a `Retry-After`
   longer than the policy's cap;
 - `model_unavailable` — 5xx/408/409 after the last retry, transport failures
-  and timeouts, a stream that broke after text was passed on, a server error
+  and timeouts, a stream that broke after text or reasoning was passed on, a server error
   reported inside the stream, or a closed adapter;
 - `bad_response` — a body or chunk that is not the protocol.
 
@@ -30,8 +33,8 @@ from typing import Any, Self
 import httpx
 
 from ...clock import Clock, SystemClock
-from ..base import DeltaSink, ModelError, ModelReply, ModelRequest
-from .config import OpenAIConfig, resolve_config
+from ..base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
+from .config import OpenAIConfig, OpenAISettings, resolve_config
 from .request import build_body
 from .response import ReplyBuilder, error_detail, parse_chunk, parse_completion, snippet
 from .retry import RetryPolicy, is_retryable_status, retry_after_seconds
@@ -42,6 +45,23 @@ __all__ = ["OpenAIAdapter"]
 log = logging.getLogger(__name__)
 
 _KEY_HINT = "Check the key in DSH_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY."
+
+
+def _warn_unsent_sampling(config: OpenAIConfig) -> None:
+    """Say once, at start-up, that set sampling parameters will not be sent while thinking."""
+    if not config.thinking_on:
+        return
+    unsent = [
+        name
+        for name in config.provider.ignored_when_thinking
+        if getattr(config, name, None) is not None
+    ]
+    if unsent:
+        log.warning(
+            'not sent to %s while the model thinks: %s (set thinking = "disabled" to use them)',
+            config.provider.label,
+            ", ".join(unsent),
+        )
 
 
 class _Retryable(Exception):
@@ -82,6 +102,7 @@ class OpenAIAdapter:
     ) -> None:
         config.require_key()
         self.config = config
+        _warn_unsent_sampling(config)
         self.clock: Clock = clock or SystemClock()
         self.policy = policy or RetryPolicy()
         self._rng = rng or random.Random()
@@ -102,7 +123,7 @@ class OpenAIAdapter:
     @classmethod
     def from_env(
         cls,
-        overrides: Mapping[str, Any] | None = None,
+        overrides: OpenAISettings | Mapping[str, Any] | None = None,
         *,
         env: Mapping[str, str] | None = None,
         clock: Clock | None = None,
@@ -112,7 +133,8 @@ class OpenAIAdapter:
         return cls(resolve_config(overrides, env=env), clock=clock, rng=rng)
 
     def __repr__(self) -> str:
-        return f"<OpenAIAdapter {self.config.model} at {self.config.base_url}>"
+        config = self.config
+        return f"<OpenAIAdapter {config.model} at {config.base_url} ({config.profile})>"
 
     async def aclose(self) -> None:
         """Close the connection pool; later calls fail with `model_unavailable`."""
@@ -135,7 +157,7 @@ class OpenAIAdapter:
         self, request: ModelRequest, on_delta: DeltaSink | None = None
     ) -> ModelReply:
         """Answer `request`, streaming text to `on_delta` when given. Raises `ModelError`."""
-        body = build_body(request, model=self.config.model, stream=on_delta is not None)
+        body = build_body(request, self.config, stream=on_delta is not None)
         retry = 0
         while True:
             try:
@@ -182,7 +204,7 @@ class OpenAIAdapter:
                 if "text/event-stream" in response.headers.get("content-type", ""):
                     return await self._read_stream(response, on_delta, progress)
                 await response.aread()
-                reply = parse_completion(response.text)
+                reply = parse_completion(response.text, self.config.provider.reasoning_fields)
         except httpx.DecodingError as error:
             raise ModelError("bad_response", f"the reply could not be decoded: {error}") from None
         except httpx.TransportError as error:
@@ -196,6 +218,9 @@ class OpenAIAdapter:
             raise _Retryable(
                 "model_unavailable", f"could not reach the model server at {where}: {reason}"
             ) from None
+        thoughts = reasoning_channel(on_delta)
+        if thoughts is not None and reply.reasoning:
+            thoughts(reply.reasoning)
         if on_delta is not None and reply.text:
             on_delta(reply.text)
         return reply
@@ -204,6 +229,8 @@ class OpenAIAdapter:
         self, response: httpx.Response, on_delta: DeltaSink | None, progress: _Progress
     ) -> ModelReply:
         builder = ReplyBuilder()
+        fields = self.config.provider.reasoning_fields
+        thoughts = reasoning_channel(on_delta)
         finished = False
         async for event in server_events(response.aiter_lines()):
             if event.data.strip() == "[DONE]":
@@ -221,6 +248,12 @@ class OpenAIAdapter:
             delta = choice.delta
             if delta is None:
                 continue
+            reasoning = delta.reasoning(fields)
+            if reasoning:
+                progress.delivered = True
+                builder.add_reasoning(reasoning)
+                if thoughts is not None:
+                    thoughts(reasoning)
             for fragment in delta.tool_calls or ():
                 builder.add_tool_call(fragment)
             if delta.content:

@@ -21,6 +21,16 @@ was said:
   vLLM parse history arguments and would refuse the whole request;
 - consecutive user messages (a turn that failed before the model answered)
   are joined, because strict chat templates require alternating roles.
+
+Reasoning is sent back only where the profile says it must be
+(`Profile.pass_back`, see `profiles`): for DeepSeek, `reasoning_content` on
+every assistant message of a turn (the messages between two user messages)
+that made tool calls, `""` where none was stored. Nowhere else: providers
+such as OpenAI refuse fields they do not know.
+
+The body carries the thinking settings the way the profile documents them,
+and `temperature`/`top_p` only while the model is not thinking (a thinking
+model ignores or refuses them).
 """
 
 from __future__ import annotations
@@ -31,6 +41,7 @@ from typing import Any
 
 from ...tools import ToolCall
 from ..base import Message, ModelRequest
+from .config import OpenAIConfig
 
 __all__ = ["NOT_COMPLETED", "SYSTEM_PROMPT", "build_body", "wire_messages"]
 
@@ -49,21 +60,34 @@ NOT_COMPLETED = {
 WireMessage = dict[str, Any]
 
 
-def build_body(request: ModelRequest, *, model: str, stream: bool) -> dict[str, Any]:
-    """The JSON body for `POST {base_url}/chat/completions` (minimal: no optional fields)."""
+def build_body(request: ModelRequest, config: OpenAIConfig, *, stream: bool) -> dict[str, Any]:
+    """The JSON body for `POST {base_url}/chat/completions`: nothing the settings leave unset."""
+    profile = config.provider
     body: dict[str, Any] = {
-        "model": model,
-        "messages": wire_messages(request.messages),
+        "model": config.model,
+        "messages": wire_messages(request.messages, pass_back=profile.pass_back),
         "stream": stream,
     }
     if request.tools:
         body["tools"] = list(request.tools)
+    body.update(profile.thinking_fields(config.thinking, config.reasoning_effort))
+    ignored = profile.ignored_when_thinking if config.thinking_on else ()
+    for name in ("temperature", "top_p"):
+        value = getattr(config, name)
+        if value is not None and name not in ignored:
+            body[name] = value
     return body
 
 
-def wire_messages(messages: Sequence[Message]) -> list[WireMessage]:
-    """The system prompt followed by the repaired conversation."""
+def wire_messages(
+    messages: Sequence[Message], *, pass_back: str | None = None
+) -> list[WireMessage]:
+    """The system prompt followed by the repaired conversation.
+
+    `pass_back` names the field that carries reasoning back, or None for never.
+    """
     wire: list[WireMessage] = [{"role": "system", "content": SYSTEM_PROMPT}]
+    reasoning: dict[int, str] = {}  # wire index of an assistant message -> its reasoning
     index = 0
     while index < len(messages):
         message = messages[index]
@@ -79,9 +103,25 @@ def wire_messages(messages: Sequence[Message]) -> list[WireMessage]:
             while index < len(messages) and messages[index].role == "tool":
                 results.append(messages[index])
                 index += 1
+            reasoning[len(wire)] = message.reasoning or ""
             wire.extend(_assistant_turn(message, results))
         # A tool result that follows no assistant message answers nothing: dropped.
+    if pass_back is not None:
+        _pass_back(wire, reasoning, pass_back)
     return wire
+
+
+def _pass_back(wire: list[WireMessage], reasoning: dict[int, str], field: str) -> None:
+    """Give every assistant message of a turn that made tool calls its reasoning."""
+    turn: list[int] = []
+    for position, message in enumerate([*wire, {"role": "user"}]):
+        if message["role"] == "user":
+            if any("tool_calls" in wire[at] for at in turn):
+                for at in turn:
+                    wire[at][field] = reasoning[at]
+            turn = []
+        elif position in reasoning:
+            turn.append(position)
 
 
 def _assistant_turn(message: Message, results: list[Message]) -> list[WireMessage]:

@@ -5,6 +5,12 @@ uses and ignore the rest (servers add their own), but the fields they read are
 strictly typed, and anything malformed is a `ModelError("bad_response")` that
 says what was wrong. Only the first choice is used.
 
+Reasoning comes in a field that depends on the provider (`reasoning_content`
+for DeepSeek, `reasoning` for Ollama, ...): the caller names the fields its
+profile reads (`reasoning_fields`), the first one present is used, and one
+that is not a string is a `bad_response` naming it. Fields no profile reads
+are ignored.
+
 Streamed tool calls arrive as fragments keyed by `index`: the first fragment
 of a call carries its `id` and function `name`, later ones append to its
 `arguments`. Servers that omit `index` are followed by `id` (a new id starts a
@@ -15,12 +21,14 @@ their arguments as the raw text the model produced, valid JSON or not.
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...tools import ToolCall
+from ...validation import describe
 from ..base import ModelError, ModelReply
 
 __all__ = ["Chunk", "ReplyBuilder", "error_detail", "parse_chunk", "parse_completion", "snippet"]
@@ -43,9 +51,32 @@ class _ToolCall(_Foreign):
     function: _Function | None = None
 
 
-class _Message(_Foreign):
+class _Said(_Foreign):
+    """A message or a delta: its text, its tool calls, and provider fields kept raw."""
+
+    model_config = ConfigDict(strict=True, extra="allow", frozen=True)
+
     content: str | None = None
     tool_calls: list[_ToolCall] | None = None
+
+    def reasoning(self, fields: Sequence[str]) -> str | None:
+        """The reasoning in the first of `fields` present. Raises `ModelError("bad_response")`."""
+        extra = self.model_extra or {}
+        for name in fields:
+            value = extra.get(name)
+            if value is None:
+                continue
+            if not isinstance(value, str):
+                raise ModelError(
+                    "bad_response",
+                    f"the reply's {name} is {type(value).__name__}, not a string",
+                )
+            return value
+        return None
+
+
+class _Message(_Said):
+    pass
 
 
 class _Choice(_Foreign):
@@ -57,9 +88,8 @@ class _Completion(_Foreign):
     choices: list[_Choice]
 
 
-class _Delta(_Foreign):
-    content: str | None = None
-    tool_calls: list[_ToolCall] | None = None
+class _Delta(_Said):
+    pass
 
 
 class _ChunkChoice(_Foreign):
@@ -84,13 +114,6 @@ def snippet(text: str) -> str:
     return text if len(text) <= _SNIPPET else f"{text[:_SNIPPET]}…"
 
 
-def _describe(error: ValidationError) -> str:
-    return "; ".join(
-        f"{'.'.join(str(part) for part in item['loc']) or 'body'}: {item['msg']}"
-        for item in error.errors(include_url=False)
-    )
-
-
 def _json(text: str, what: str) -> Any:
     try:
         return json.loads(text)
@@ -108,17 +131,20 @@ def _server_error(data: Any) -> str | None:
     return error if isinstance(error, str) else snippet(json.dumps(error))
 
 
-def parse_completion(text: str) -> ModelReply:
+def parse_completion(text: str, reasoning_fields: Sequence[str] = ()) -> ModelReply:
     """A whole (non-streamed) reply. Raises `ModelError("bad_response")`."""
     data = _json(text, "the reply")
     try:
         completion = _Completion.model_validate(data)
     except ValidationError as error:
-        raise ModelError("bad_response", f"the reply is malformed: {_describe(error)}") from None
+        raise ModelError(
+            "bad_response", f"the reply is malformed: {describe(error, root='body')}"
+        ) from None
     choice = next((choice for choice in completion.choices if choice.index == 0), None)
     if choice is None:
         raise ModelError("bad_response", "the reply has no choices")
     builder = ReplyBuilder()
+    builder.add_reasoning(choice.message.reasoning(reasoning_fields) or "")
     builder.add_text(choice.message.content or "")
     for position, call in enumerate(choice.message.tool_calls or ()):
         builder.add_tool_call(call.model_copy(update={"index": position}))
@@ -138,7 +164,7 @@ def parse_chunk(text: str) -> Chunk:
         return Chunk.model_validate(data)
     except ValidationError as error:
         raise ModelError(
-            "bad_response", f"a streamed chunk is malformed: {_describe(error)}"
+            "bad_response", f"a streamed chunk is malformed: {describe(error, root='body')}"
         ) from None
 
 
@@ -163,15 +189,19 @@ class _Slot:
 
 
 class ReplyBuilder:
-    """Accumulates text and tool-call fragments into the final `ModelReply`."""
+    """Accumulates reasoning, text and tool-call fragments into the final `ModelReply`."""
 
     def __init__(self) -> None:
+        self._reasoning: list[str] = []
         self._text: list[str] = []
         self._slots: dict[int, _Slot] = {}
         self._latest: int | None = None
 
     def add_text(self, text: str) -> None:
         self._text.append(text)
+
+    def add_reasoning(self, text: str) -> None:
+        self._reasoning.append(text)
 
     def add_tool_call(self, fragment: _ToolCall) -> None:
         """Merge one (possibly partial) tool call into its slot."""
@@ -215,4 +245,8 @@ class ReplyBuilder:
                     id=slot.id or f"call_{key}", name=slot.name, arguments="".join(slot.arguments)
                 )
             )
-        return ModelReply(text="".join(self._text), tool_calls=tuple(calls))
+        return ModelReply(
+            text="".join(self._text),
+            tool_calls=tuple(calls),
+            reasoning="".join(self._reasoning) or None,
+        )

@@ -7,6 +7,7 @@
 import { append, h, isNode } from "./dom.js";
 import { prettyJson } from "./json.js";
 import { translator } from "./i18n.js";
+import { LiveReasoningBlock, reasoningBlock } from "./reasoning.js";
 
 /**
  * A view over `root` (the `[data-role=transcript]` element).
@@ -23,6 +24,7 @@ export class ConversationView {
   #lang = "en";
   #t = translator("en");
   #loadOlder;
+  #liveReasoning = new LiveReasoningBlock();
 
   constructor({
     document,
@@ -46,8 +48,9 @@ export class ConversationView {
   }
 
   /**
-   * Draw the transcript. `state` is `{nodes, pending, streaming, lang,
-   * hasOlder, loadingOlder, notice}`; every field but `nodes` is optional.
+   * Draw the transcript. `state` is `{nodes, pending, streaming, reasoning,
+   * lang, hasOlder, loadingOlder, notice}`; every field but `nodes` is
+   * optional. `reasoning` is the live reasoning (`{text, ms}`), if any.
    */
   render(state) {
     const lang = state.lang ?? "en";
@@ -72,7 +75,9 @@ export class ConversationView {
     }
     this.#cache = next;
     for (const item of state.pending ?? []) children.push(this.#pendingElement(item));
-    if (state.streaming) children.push(this.#typingElement(state.streaming));
+    if (state.streaming || state.reasoning) {
+      children.push(this.#typingElement(state.streaming ?? "", state.reasoning ?? null));
+    }
     if (state.notice) {
       children.push(h(this.#doc, "p", { class: "notice", "data-role": "notice" }, [state.notice]));
     }
@@ -146,6 +151,7 @@ export class ConversationView {
     const doc = this.#doc;
     const t = this.#t;
     const children = [h(doc, "div", { class: "who" }, [t("assistant")])];
+    if (node.reasoning) children.push(reasoningBlock(doc, t, { text: node.reasoning, ms: node.thoughtMs }));
     if (node.text !== "") children.push(h(doc, "div", { class: "bubble" }, [node.text]));
     if (node.toolCalls.length > 0) {
       const list = h(doc, "ul", { class: "tool-calls" });
@@ -255,11 +261,12 @@ export class ConversationView {
     return element;
   }
 
-  #typingElement(text) {
+  #typingElement(text, reasoning) {
     const doc = this.#doc;
     return h(doc, "div", { class: "node node-assistant node-typing", "data-role": "typing" }, [
       h(doc, "div", { class: "who" }, [`${this.#t("assistant")} · ${this.#t("typing")}`]),
-      h(doc, "div", { class: "bubble" }, [text]),
+      this.#liveReasoning.element(doc, this.#t, reasoning),
+      text === "" ? null : h(doc, "div", { class: "bubble" }, [text]),
     ]);
   }
 }

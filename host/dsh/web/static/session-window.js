@@ -24,6 +24,7 @@
 // - views delivered with history responses are attached to their events.
 
 import { jsonEqual } from "./json.js";
+import { ReasoningStream, deltaChannel } from "./reasoning.js";
 
 /** Events per history request when the caller does not say (server max 500). */
 export const DEFAULT_LIMIT = 200;
@@ -94,6 +95,7 @@ export class SessionWindow {
   #repairing = false;
   #page = null;
   #streaming = "";
+  #reasoning = new ReasoningStream();
   #stats = { resyncs: 0, repairs: 0, reconnects: 0, pages: 0 };
 
   constructor({
@@ -208,6 +210,7 @@ export class SessionWindow {
       hasOlder: this.#loaded && this.#lo > 0,
       loadingOlder: this.#page !== null,
       streaming: this.#streaming,
+      reasoning: this.#reasoning.snapshot(),
       error: this.#error,
       generation: this.#gen,
       buffered: this.#buffer.size,
@@ -259,6 +262,7 @@ export class SessionWindow {
     this.#repairing = false;
     this.#page = null;
     this.#streaming = "";
+    this.#reasoning.clear();
     return this.#gen;
   }
 
@@ -385,14 +389,18 @@ export class SessionWindow {
     }
     if (frame.kind === "delta") {
       if (typeof frame.text === "string" && frame.text !== "") {
-        this.#streaming += frame.text;
+        if (deltaChannel(frame) === "reasoning") this.#reasoning.add(frame.text);
+        else this.#streaming += frame.text;
         this.#emit();
       }
       return;
     }
     if (frame.kind !== "event" || !isEvent(frame.event)) return;
     const view = sidecarView(frame);
-    if (view === undefined && ENDS_STREAMING.has(frame.event.type)) this.#streaming = "";
+    if (view === undefined && ENDS_STREAMING.has(frame.event.type)) {
+      this.#streaming = "";
+      this.#reasoning.clear();
+    }
     this.#receive(frame.event, view);
     this.#emit();
   }

@@ -297,6 +297,7 @@ export function mountApp({
       nodes,
       pending,
       streaming: snap.streaming,
+      reasoning: snap.reasoning,
       lang,
       hasOlder: snap.hasOlder,
       loadingOlder: snap.loadingOlder,

@@ -3,13 +3,16 @@
 //
 // Node kinds (every node carries `kind`, `seq` and `eventType`):
 // - "user"        {text, source}                    a message/user event
-// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq}]}
+// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq}],
+//                  reasoning, thoughtMs}                (see reasoning.js)
 // - "tool-result" {callId, name, ok, value?, error?, callSeq}
 // - "turn-error"  {error: {code, message}}           a turn/end with status "error"
 // - "presented"   {view, data}                       any event that has a view,
 //                                                    keyed by its event type
 // Markers (session/end-seed, a successful turn/end) and plugin events without
 // a view produce no node.
+
+import { storedReasoning, thoughtMs } from "./reasoning.js";
 
 /**
  * Turn `events` (ascending by seq) and `views` (a Map or a plain object keyed
@@ -19,10 +22,14 @@ export function toNodes(events, views = new Map()) {
   const viewOf = viewLookup(views);
   const calls = new Map();
   const nodes = [];
+  let previous = null;
   for (const event of events) {
     const node = toNode(event, viewOf(event.seq));
+    const before = previous;
+    previous = event;
     if (node === null) continue;
     if (node.kind === "assistant") {
+      if (node.reasoning !== null) node.thoughtMs = thoughtMs(before, event);
       // An empty id links nothing: two malformed calls must not share a result.
       for (const call of node.toolCalls) if (call.id !== "") calls.set(call.id, { node, call });
     } else if (node.kind === "tool-result") {
@@ -48,7 +55,14 @@ export function toNode(event, view) {
     case "message/user":
       return { ...base, kind: "user", text: text(data.text), source: sourceOf(data.source) };
     case "message/assistant":
-      return { ...base, kind: "assistant", text: text(data.text), toolCalls: toolCalls(data) };
+      return {
+        ...base,
+        kind: "assistant",
+        text: text(data.text),
+        toolCalls: toolCalls(data),
+        reasoning: storedReasoning(data),
+        thoughtMs: null,
+      };
     case "tool/result":
       return toolResult(base, data);
     case "turn/end":

@@ -8,7 +8,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import Agent
-from dsh.models import DemoModel, Message, ModelAdapter, ModelRequest
+from dsh.models import DemoModel, Message, ModelAdapter, ModelRequest, StreamSink
 from dsh.models.demo import answer
 from dsh.session import Session
 from dsh.store import SessionStore
@@ -63,6 +63,13 @@ def test_each_pinned_request_becomes_its_tool_call(
 
     assert reply.tool_calls == (ToolCall("call_1", name, arguments),)
     assert reply.text  # a short note accompanies the call
+    assert reply.reasoning is not None
+    label = (
+        "演示模型的固定推理" if "演示" in reply.reasoning else "The demo model's canned reasoning"
+    )
+    assert label in reply.reasoning
+    assert f"{name}" in reply.reasoning
+    assert reply.reasoning not in reply.text
 
 
 @pytest.mark.parametrize(("text", "name", "arguments"), TABLE)
@@ -169,6 +176,53 @@ def test_the_demo_is_deterministic() -> None:
     )
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "list reminders",
+            "(The demo model's canned reasoning, not a real model's thoughts.) "
+            "The message asks to see the reminders. This session offers schedule_list, "
+            "so I call it.",
+        ),
+        (
+            "删除提醒 rem-7",
+            "（演示模型的固定推理，不是真正模型的思考。）这条消息要删除提醒 rem-7。"
+            "本会话提供 schedule_delete，所以调用它。",
+        ),
+        (
+            "10秒后提醒我喝水",
+            "（演示模型的固定推理，不是真正模型的思考。）这条消息要我在10秒后提醒“喝水”。"
+            "本会话提供 schedule_create，所以调用它。",
+        ),
+    ],
+)
+def test_the_demo_reasons_briefly_before_a_tool_call_in_the_users_language(
+    text: str, expected: str
+) -> None:
+    assert answer(request(text)).reasoning == expected
+
+
+def test_replies_without_a_tool_call_have_no_reasoning() -> None:
+    assert answer(request("hello")).reasoning is None
+    assert answer(request("list reminders", tools=[])).reasoning is None
+
+
+async def test_the_adapter_streams_reasoning_on_its_own_channel_before_the_text() -> None:
+    events: list[tuple[str, str]] = []
+    sink = StreamSink(
+        lambda text: events.append(("answer", text)),
+        lambda text: events.append(("reasoning", text)),
+    )
+
+    reply = await DemoModel().complete(request("list reminders"), on_delta=sink)
+
+    channels = [channel for channel, _ in events]
+    assert channels == ["reasoning"] * 3 + ["answer"] * 3
+    assert "".join(text for channel, text in events if channel == "reasoning") == reply.reasoning
+    assert "".join(text for channel, text in events if channel == "answer") == reply.text
+
+
 async def test_the_adapter_streams_its_text_and_returns_the_whole_reply() -> None:
     model = DemoModel()
     deltas: list[str] = []
@@ -245,6 +299,9 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
                 "arguments": {"prompt": "stretch", "after_seconds": 10},
             }
         ],
+        "reasoning": "(The demo model's canned reasoning, not a real model's thoughts.) "
+        "The message asks for a reminder in 10 seconds: “stretch”. "
+        "This session offers schedule_create, so I call it.",
     }
     summary = session.events[3].data
     assert isinstance(summary, dict)
