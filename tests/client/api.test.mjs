@@ -1,7 +1,8 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ApiError, createApi } from "../../host/dsh/web/static/api.js";
+import { ApiError, createApi, isUnsupported } from "../../host/dsh/web/static/api.js";
+import { FakeHttpHost } from "./fake-server.mjs";
 
 function fakeFetch(reply) {
   const calls = [];
@@ -114,4 +115,71 @@ test("the live URL is a WebSocket URL with the token as a query parameter", () =
     api.liveUrl("s1", { protocol: "https:", host: "example.org" }),
     "wss://example.org/api/sessions/s1/live?token=a%20b%26c",
   );
+});
+
+test("second edition: search, rename, delete and cancel use the routes of DESIGN §9", async () => {
+  const { calls, fetch } = fakeFetch((url, init) => {
+    if (init.method === "PATCH") return { body: { session: { id: "s1", title: "New" } } };
+    if (init.method === "DELETE") return { status: 204, body: "" };
+    if (url.endsWith("/cancel")) return { body: { cancelled: true } };
+    return { body: { sessions: [] } };
+  });
+  const api = createApi({ token: "t", fetch });
+  await api.listSessions({ q: "  tea & cake " });
+  await api.listSessions({ q: "   " });
+  assert.deepEqual(await api.renameSession("s 1", "New"), { id: "s1", title: "New" });
+  assert.equal(await api.deleteSession("s1"), null);
+  assert.deepEqual(await api.cancel("s1"), { cancelled: true });
+  await api.sendMessage("s1", "hi", { timeZone: "Asia/Shanghai" });
+  await api.sendMessage("s1", "hi", { timeZone: "" });
+  assert.deepEqual(
+    calls.map((call) => [call.init.method, call.url, call.init.body]),
+    [
+      ["GET", "/api/sessions?q=tea%20%26%20cake", undefined],
+      ["GET", "/api/sessions", undefined],
+      ["PATCH", "/api/sessions/s%201", '{"title":"New"}'],
+      ["DELETE", "/api/sessions/s1", undefined],
+      ["POST", "/api/sessions/s1/cancel", "{}"],
+      ["POST", "/api/sessions/s1/messages", '{"text":"hi","timeZone":"Asia/Shanghai"}'],
+      ["POST", "/api/sessions/s1/messages", '{"text":"hi"}'],
+    ],
+  );
+  const bare = createApi({ token: "t", fetch: fakeFetch(() => ({ body: { id: "s1", title: "Bare" } })).fetch });
+  assert.deepEqual(await bare.renameSession("s1", "Bare"), { id: "s1", title: "Bare" }, "a summary without an envelope");
+});
+
+test("a host without a route or method is told apart from a missing Session", async () => {
+  const old = new FakeHttpHost({ secondEdition: false });
+  old.addSession("a");
+  const api = createApi({ token: "t", fetch: old.fetch });
+  for (const call of [() => api.renameSession("a", "x"), () => api.deleteSession("a"), () => api.cancel("a")]) {
+    await assert.rejects(call(), (err) => isUnsupported(err));
+  }
+  const current = new FakeHttpHost();
+  const next = createApi({ token: "t", fetch: current.fetch });
+  await assert.rejects(next.cancel("missing"), (err) => err.code === "session_not_found" && !isUnsupported(err));
+  await assert.rejects(next.renameSession("missing", "x"), (err) => err.status === 404 && !isUnsupported(err));
+  assert.equal(isUnsupported(new ApiError(501, "x", "")), true);
+  assert.equal(isUnsupported(new ApiError(500, "x", "")), false);
+  assert.equal(isUnsupported(new Error("405")), false);
+});
+
+test("against the fake host: titles, search, rename, delete and cancel behave as DESIGN §9 says", async () => {
+  const host = new FakeHttpHost();
+  host.addSession("a", { events: [["message/user", { text: "Buy tea\nand cake", source: { kind: "user" } }]] });
+  host.addSession("b");
+  const api = createApi({ token: "t", fetch: host.fetch });
+  assert.deepEqual((await api.listSessions()).map((s) => [s.id, s.title]), [["a", "Buy tea"], ["b", null]]);
+  assert.deepEqual((await api.listSessions({ q: "TEA" })).map((s) => s.id), ["a"]);
+  const renamed = await api.renameSession("b", "  Bike  ");
+  assert.equal(renamed.title, "Bike");
+  assert.equal(host.servers.get("b").log.at(-1).type, "session/title");
+  await assert.rejects(api.renameSession("b", " "), { status: 422 });
+  assert.deepEqual((await api.listSessions({ q: "bike" })).map((s) => s.id), ["b"]);
+  assert.deepEqual(await api.cancel("a"), { cancelled: true });
+  assert.equal(host.servers.get("a").log.at(-1).data.error.code, "cancelled");
+  assert.deepEqual(await api.cancel("a"), { cancelled: false });
+  assert.equal(await api.deleteSession("a"), null);
+  assert.deepEqual((await api.listSessions()).map((s) => s.id), ["b"]);
+  await assert.rejects(api.getSession("a"), { status: 404, code: "session_not_found" });
 });

@@ -1,6 +1,8 @@
 // A tiny DOM for node tests: elements, text nodes, attributes, listeners with
-// bubbling, and querySelector for tag / [attr] / [attr=value] / .class
-// compounds joined by descendant spaces. It has no HTML parser on purpose:
+// bubbling, focus (document.activeElement, focusin/focusout), <dialog>'s
+// showModal/close, and querySelector for tag / [attr] / [attr=value] / .class
+// compounds joined by descendant spaces, in comma-separated lists. It has no
+// HTML parser on purpose:
 // innerHTML, outerHTML and insertAdjacentHTML throw, so a client module that
 // tried to parse markup fails the test instead of passing silently.
 
@@ -17,6 +19,24 @@ class FakeNode {
 
   get firstChild() {
     return this.childNodes[0] ?? null;
+  }
+
+  get nextSibling() {
+    if (this.parentNode === null) return null;
+    const siblings = this.parentNode.childNodes;
+    return siblings[siblings.indexOf(this) + 1] ?? null;
+  }
+
+  /** Insert `node` before `reference` (append when null); counts every node it moves. */
+  insertBefore(node, reference) {
+    if (reference === null) return this.appendChild(node);
+    if (reference.parentNode !== this) throw new Error("NotFoundError");
+    if (node === this || node.contains(this)) throw new Error("HierarchyRequestError");
+    if (node.parentNode !== null) this.ownerDocument.moved = (this.ownerDocument.moved ?? 0) + 1;
+    node.remove();
+    node.parentNode = this;
+    this.childNodes.splice(this.childNodes.indexOf(reference), 0, node);
+    return node;
   }
 
   get textContent() {
@@ -49,8 +69,13 @@ class FakeNode {
     this.append(...nodes);
   }
 
+  /** Detach; like a browser, taking the focused element (or its ancestor) out drops the focus. */
   remove() {
     if (this.parentNode === null) return;
+    const doc = this.ownerDocument;
+    if (doc.activeElement && doc.activeElement !== doc.body && this.contains(doc.activeElement)) {
+      doc.activeElement = doc.body;
+    }
     const siblings = this.parentNode.childNodes;
     siblings.splice(siblings.indexOf(this), 1);
     this.parentNode = null;
@@ -59,6 +84,10 @@ class FakeNode {
   contains(node) {
     for (let at = node; at !== null; at = at.parentNode) if (at === this) return true;
     return false;
+  }
+
+  get isConnected() {
+    return this.ownerDocument.documentElement.contains(this);
   }
 }
 
@@ -142,15 +171,54 @@ class FakeElement extends FakeNode {
     ev.preventDefault ??= () => {
       ev.defaultPrevented = true;
     };
-    let stopped = false;
     ev.stopPropagation ??= () => {
-      stopped = true;
+      ev.propagationStopped = true;
     };
-    for (let at = this; at !== null && !stopped; at = at.parentNode) {
+    for (let at = this; at !== null && !ev.propagationStopped; at = at.parentNode) {
       ev.currentTarget = at;
       for (const listener of [...(at.listeners?.get(ev.type) ?? [])]) listener.call(at, ev);
+      if (ev.bubbles === false) break;
     }
     return !ev.defaultPrevented;
+  }
+
+  /** Focus this element: document.activeElement, then focus and a bubbling focusin. */
+  focus() {
+    const doc = this.ownerDocument;
+    if (doc.activeElement === this) return;
+    const previous = doc.activeElement;
+    if (previous !== null && previous !== doc.body) {
+      previous.dispatchEvent({ type: "blur", bubbles: false, relatedTarget: this });
+      previous.dispatchEvent({ type: "focusout", relatedTarget: this });
+    }
+    doc.activeElement = this;
+    this.focusCount = (this.focusCount ?? 0) + 1;
+    this.dispatchEvent({ type: "focus", bubbles: false });
+    this.dispatchEvent({ type: "focusin", relatedTarget: previous });
+  }
+
+  blur() {
+    const doc = this.ownerDocument;
+    if (doc.activeElement !== this) return;
+    doc.activeElement = doc.body;
+    this.dispatchEvent({ type: "blur", bubbles: false });
+    this.dispatchEvent({ type: "focusout", relatedTarget: null });
+  }
+
+  select() {
+    this.selected = true;
+  }
+
+  /** <dialog>: open it (modal); close() closes it and sends "close". */
+  showModal() {
+    if (this.localName !== "dialog") throw new Error("showModal on a non-dialog");
+    this.setAttribute("open", "");
+  }
+
+  close() {
+    if (!this.hasAttribute("open")) return;
+    this.removeAttribute("open");
+    this.dispatchEvent({ type: "close", bubbles: false });
   }
 
   /** Like a browser: clicking a submit button (not prevented) submits its form. */
@@ -165,8 +233,7 @@ class FakeElement extends FakeNode {
   }
 
   matches(selector) {
-    const parts = parseSelector(selector);
-    return matchesChain(this, parts);
+    return parseSelectorList(selector).some((parts) => matchesChain(this, parts));
   }
 
   closest(selector) {
@@ -177,11 +244,11 @@ class FakeElement extends FakeNode {
   }
 
   querySelectorAll(selector) {
-    const parts = parseSelector(selector);
+    const list = parseSelectorList(selector);
     const found = [];
     const walk = (node) => {
       for (const child of node.children) {
-        if (matchesChain(child, parts, this)) found.push(child);
+        if (list.some((parts) => matchesChain(child, parts, this))) found.push(child);
         walk(child);
       }
     };
@@ -237,6 +304,10 @@ function parseSelector(selector) {
   return selector.trim().split(/\s+/).map(parseCompound);
 }
 
+function parseSelectorList(selector) {
+  return selector.split(",").map(parseSelector);
+}
+
 function matchesCompound(element, compound) {
   if (compound.tag !== null && element.localName !== compound.tag) return false;
   for (const { name, value } of compound.attrs) {
@@ -264,6 +335,31 @@ export class FakeDocument {
     this.documentElement = new FakeElement(this, "html");
     this.body = new FakeElement(this, "body");
     this.documentElement.appendChild(this.body);
+    this.activeElement = this.body;
+    this.listeners = new Map();
+  }
+
+  addEventListener(type, listener) {
+    if (!this.listeners.has(type)) this.listeners.set(type, []);
+    this.listeners.get(type).push(listener);
+  }
+
+  removeEventListener(type, listener) {
+    const list = this.listeners.get(type) ?? [];
+    this.listeners.set(type, list.filter((item) => item !== listener));
+  }
+
+  /** A key press as the browser delivers it: to the focused element, bubbling up to the document. */
+  keydown(init) {
+    const event = { type: "keydown", ...init };
+    event.target ??= this.activeElement;
+    event.defaultPrevented = false;
+    event.preventDefault = () => {
+      event.defaultPrevented = true;
+    };
+    if (event.target !== this) event.target.dispatchEvent(event);
+    if (!event.propagationStopped) for (const listener of [...(this.listeners.get("keydown") ?? [])]) listener(event);
+    return event;
   }
 
   createElement(tagName) {

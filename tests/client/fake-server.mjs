@@ -247,3 +247,208 @@ export function seeded(seed) {
 export function tick() {
   return new Promise((resolve) => setImmediate(resolve));
 }
+
+/**
+ * The HTTP API of a dsh web host (DESIGN §9, second edition) over FakeServers,
+ * as a `fetch` for createApi. Sessions are FakeServers (their event requests
+ * wait for `FakeServer.respond`, like the live stream); messages wait in a
+ * Session's inbox until `take(id)` plays the agent and stores them.
+ *
+ * `secondEdition: false` answers like a host before the second edition: no
+ * titles, `?q=` ignored, PATCH / DELETE are 405, `/cancel` is 404.
+ * `failNext(method, pathPattern, {status, body} | "network")` makes one
+ * matching request fail. `requests` records `[method, path, body]`.
+ */
+export class FakeHttpHost {
+  constructor({ secondEdition = true, modules = [] } = {}) {
+    this.secondEdition = secondEdition;
+    this.modules = modules;
+    this.servers = new Map();
+    this.summaries = new Map();
+    this.inboxes = new Map();
+    this.requests = [];
+    this.failures = [];
+    this.clock = 10;
+    this.created = 0;
+    this.fetch = (url, init = {}) => this.#fetch(url, init);
+    this.openLive = (id, handlers) => this.servers.get(id).openLive(handlers);
+  }
+
+  addSession(id, { live = true, lineage = null, events = [], title = undefined } = {}) {
+    const server = new FakeServer({ header: { id, version: 1 } });
+    for (const [type, data] of events) server.append(type, data);
+    server.flush();
+    this.servers.set(id, server);
+    this.inboxes.set(id, []);
+    this.clock += 1;
+    this.summaries.set(id, { id, createdAt: this.clock, live, lineage, title });
+    return server;
+  }
+
+  /** The agent takes the next queued message: its message/user is appended. */
+  take(id) {
+    const item = this.inboxes.get(id).shift();
+    if (item === undefined) return null;
+    return this.servers.get(id).append("message/user", item);
+  }
+
+  failNext(method, path, reply) {
+    this.failures.push({ method, path, reply });
+  }
+
+  summary(id) {
+    const { title, ...rest } = this.summaries.get(id);
+    const server = this.servers.get(id);
+    const base = { ...rest, length: server.log.length };
+    if (!this.secondEdition) return base;
+    return { ...base, title: title ?? firstLine(server.log) ?? null };
+  }
+
+  async #fetch(url, init) {
+    const method = init.method ?? "GET";
+    const parsed = new URL(url, "http://fake.host");
+    const body = init.body === undefined ? undefined : JSON.parse(init.body);
+    this.requests.push([method, `${parsed.pathname}${parsed.search}`, body]);
+    const failure = this.failures.findIndex((f) => f.method === method && new RegExp(f.path).test(parsed.pathname));
+    if (failure !== -1) {
+      const { reply } = this.failures.splice(failure, 1)[0];
+      if (reply === "network") throw new TypeError("Failed to fetch");
+      return response(reply.status, reply.body);
+    }
+    await Promise.resolve();
+    try {
+      return await this.#route(method, parsed, body);
+    } catch (err) {
+      if (err instanceof HttpFailure) return response(err.status, { error: { code: err.code, message: err.message } });
+      throw err;
+    }
+  }
+
+  async #route(method, url, body) {
+    const parts = url.pathname.split("/").filter(Boolean).map(decodeURIComponent);
+    if (parts[0] !== "api") throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
+    const [, collection, id, action] = parts;
+    if (collection === "client-modules" && method === "GET") return response(200, { modules: this.modules });
+    if (collection !== "sessions") throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
+    if (id === undefined) {
+      if (method === "GET") return response(200, { sessions: this.#list(url.searchParams.get("q")) });
+      if (method === "POST") {
+        this.created += 1;
+        const fresh = `n${this.created}`;
+        this.addSession(fresh);
+        return response(201, { session: this.summary(fresh) });
+      }
+      throw new HttpFailure(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
+    }
+    const server = this.servers.get(id);
+    if (action === undefined) {
+      if (method === "GET") {
+        this.#mustHave(server, id);
+        return response(200, { header: server.header, live: this.summaries.get(id).live, length: server.log.length, agent: null });
+      }
+      if (!this.secondEdition) throw new HttpFailure(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
+      this.#mustHave(server, id);
+      if (method === "PATCH") {
+        const title = typeof body?.title === "string" ? body.title.trim() : "";
+        if (title === "") throw new HttpFailure(422, "invalid_body", "title: must not be empty");
+        this.summaries.get(id).title = title;
+        server.append("session/title", { title });
+        server.flush();
+        return response(200, { session: this.summary(id) });
+      }
+      if (method === "DELETE") {
+        this.servers.delete(id);
+        this.summaries.delete(id);
+        return response(204, "");
+      }
+      throw new HttpFailure(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
+    }
+    if (action === "events" && method === "GET") {
+      this.#mustHave(server, id);
+      const params = {};
+      for (const key of ["from", "before", "limit"]) {
+        if (url.searchParams.has(key)) params[key] = Number(url.searchParams.get(key));
+      }
+      return response(200, await server.fetchEvents(params));
+    }
+    if (method !== "POST") throw new HttpFailure(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
+    if (action === "cancel" && !this.secondEdition) throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
+    this.#mustHave(server, id);
+    if (action === "messages") {
+      if (typeof body?.text !== "string" || body.text.trim() === "") throw new HttpFailure(422, "invalid_body", "text: the message is empty");
+      const resumed = !this.summaries.get(id).live;
+      if (resumed) {
+        server.append("session/end-seed", {});
+        server.flush();
+        this.summaries.get(id).live = true;
+      }
+      const data = { text: body.text, source: { kind: "user" } };
+      if (typeof body.timeZone === "string") data.timeZone = body.timeZone;
+      this.inboxes.get(id).push(data);
+      return response(202, { queued: true, resumed, session: this.summary(id) });
+    }
+    if (action === "fork") {
+      const atSeq = body?.atSeq ?? server.log.length;
+      const child = `${id}-fork`;
+      const copied = server.log.slice(0, atSeq).map((event) => [event.type, event.data]);
+      this.addSession(child, { lineage: { parentId: id, forkedAt: atSeq }, events: [...copied, ["session/end-seed", {}]] });
+      return response(201, { session: this.summary(child) });
+    }
+    if (action === "cancel") {
+      const running = turnOpen(server.log);
+      if (running) {
+        server.append("turn/end", { status: "error", error: { code: "cancelled", message: "stopped by the reader" } });
+        server.flush();
+      }
+      return response(200, { cancelled: running });
+    }
+    if (action === "resume") {
+      this.summaries.get(id).live = true;
+      return response(200, { session: this.summary(id) });
+    }
+    throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
+  }
+
+  #list(q) {
+    let ids = [...this.summaries.keys()];
+    if (this.secondEdition && q) {
+      const needle = q.toLowerCase();
+      ids = ids.filter((id) => {
+        const summary = this.summary(id);
+        const first = firstLine(this.servers.get(id).log) ?? "";
+        return String(summary.title ?? "").toLowerCase().includes(needle) || first.toLowerCase().includes(needle);
+      });
+    }
+    return ids.map((id) => this.summary(id));
+  }
+
+  #mustHave(server, id) {
+    if (server === undefined) throw new HttpFailure(404, "session_not_found", `no session ${id}`);
+  }
+}
+
+class HttpFailure extends Error {
+  constructor(status, code, message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+}
+
+function response(status, body) {
+  const text = typeof body === "string" ? body : JSON.stringify(body);
+  return { ok: status >= 200 && status < 300, status, text: async () => text };
+}
+
+function firstLine(log) {
+  const first = log.find((event) => event.type === "message/user");
+  return first === undefined ? undefined : String(first.data.text).split("\n")[0].slice(0, 60);
+}
+
+function turnOpen(log) {
+  for (let i = log.length - 1; i >= 0; i -= 1) {
+    if (log[i].type === "turn/end" || log[i].type === "session/end-seed") return false;
+    if (log[i].type === "message/user") return true;
+  }
+  return false;
+}

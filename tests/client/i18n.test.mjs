@@ -1,8 +1,10 @@
 import assert from "node:assert/strict";
+import { readFile, readdir } from "node:fs/promises";
 import { test } from "node:test";
 
 import {
   LANG_KEY,
+  Labels,
   STRINGS,
   initialLang,
   normalizeLang,
@@ -59,4 +61,51 @@ test("disabled storage never breaks the language switch", () => {
   assert.equal(initialLang(broken, ["zh"]), "zh");
   assert.equal(saveLang(broken, "zh"), "zh");
   assert.equal(initialLang(null), "en");
+});
+
+test("Labels re-word their elements' text and attributes on every apply", () => {
+  const labels = new Labels();
+  const made = () => {
+    const attributes = new Map();
+    return { textContent: "", setAttribute: (name, value) => attributes.set(name, value), attributes };
+  };
+  const button = made();
+  const field = made();
+  let count = 1;
+  labels.text(button, "events", () => ({ n: count }));
+  labels.attr(field, "placeholder", "composerPlaceholder");
+  labels.apply(translator("en"));
+  assert.equal(button.textContent, "1 events");
+  assert.equal(field.attributes.get("placeholder"), "Message…");
+  count = 3;
+  labels.apply(translator("zh"));
+  assert.equal(button.textContent, "3 条事件");
+  assert.equal(field.attributes.get("placeholder"), "输入消息…");
+});
+
+test("every string key the client uses is defined", async () => {
+  const folder = new URL("../../host/dsh/web/static/", import.meta.url);
+  const used = new Set();
+  for (const name of (await readdir(folder)).filter((file) => file.endsWith(".js"))) {
+    const source = await readFile(new URL(name, folder), "utf8");
+    for (const match of source.matchAll(/\bt\(\s*"([^"]+)"/g)) used.add(match[1]);
+    for (const match of source.matchAll(/labels\.(?:text|attr)\(/g)) {
+      // The key is the last string literal of the call.
+      let depth = 0;
+      let end = match.index + match[0].length;
+      for (; end < source.length; end += 1) {
+        if (source[end] === "(") depth += 1;
+        else if (source[end] === ")") {
+          if (depth === 0) break;
+          depth -= 1;
+        }
+      }
+      const literals = [...source.slice(match.index, end).matchAll(/"([\w.-]+)"/g)].map((m) => m[1]);
+      used.add(literals.at(-1));
+    }
+  }
+  for (const action of ["search", "new-session", "focus-composer", "send", "newline", "help", "escape"]) used.add(`shortcut.${action}`);
+  const missing = [...used].filter((key) => !Object.hasOwn(STRINGS.en, key));
+  assert.deepEqual(missing, []);
+  assert.ok(used.size > 60, `${used.size} keys found`);
 });

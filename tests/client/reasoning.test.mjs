@@ -137,7 +137,7 @@ test("an assistant message shows its stored reasoning collapsed above the answer
   conversation.render({ nodes });
   const node = root.querySelector("[data-seq=1]");
   const parts = node.children.map((child) => child.getAttribute("class") ?? child.tagName.toLowerCase());
-  assert.deepEqual(parts.slice(0, 3), ["who", "reasoning", "bubble"]);
+  assert.deepEqual(parts.slice(0, 3), ["meta", "reasoning", "bubble md"], "who, then the reasoning, then the answer");
   const block = node.querySelector("[data-role=reasoning]");
   assert.ok(!block.hasAttribute("open"));
   assert.equal(block.querySelector("summary").textContent, "Thought for about 6 s");

@@ -2,49 +2,168 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { translator } from "../../host/dsh/web/static/i18n.js";
-import { renderSessionList, shortId, sortSessions } from "../../host/dsh/web/static/session-list.js";
+import { MAX_TITLE, SessionList, sessionName, shortId, sortSessions } from "../../host/dsh/web/static/session-list.js";
+import { createTimeFormat } from "../../host/dsh/web/static/time.js";
 import { FakeDocument } from "./fake-dom.mjs";
 
 const sessions = [
-  { id: "old", createdAt: 1_000, live: false, length: 3, lineage: null },
-  { id: "new", createdAt: 3_000, live: true, length: 0, lineage: null },
-  { id: "fork-of-old", createdAt: 2_000, live: true, length: 5, lineage: { parentId: "old", forkedAt: 2 } },
+  { id: "old", createdAt: 1_000, live: false, length: 3, lineage: null, title: "Groceries" },
+  { id: "0123456789abcdef", createdAt: 3_000, live: true, length: 0, lineage: null, title: null },
+  { id: "fork-of-old", createdAt: 2_000, live: true, length: 5, lineage: { parentId: "old", forkedAt: 2 }, title: "" },
 ];
 
-test("sessions are listed newest first with a live or cold badge", () => {
+function mount({ lang = "en", currentId = "old", list = sessions } = {}) {
   const document = new FakeDocument();
-  const list = document.createElement("ul");
-  const opened = [];
-  renderSessionList({
+  const element = document.createElement("ul");
+  document.body.appendChild(element);
+  const calls = [];
+  const view = new SessionList({
     document,
-    list,
-    sessions,
-    currentId: "old",
-    t: translator("en"),
-    lang: "en",
-    onOpen: (id) => opened.push(id),
+    list: element,
+    onOpen: (id) => calls.push(["open", id]),
+    onRename: (id, title) => calls.push(["rename", id, title]),
+    onDelete: (id) => calls.push(["delete", id]),
   });
-  const buttons = list.querySelectorAll("[data-session-id]");
-  assert.deepEqual(buttons.map((b) => b.getAttribute("data-session-id")), ["new", "fork-of-old", "old"]);
-  assert.deepEqual(buttons.map((b) => b.querySelector("[data-badge]").getAttribute("data-badge")), ["live", "live", "cold"]);
-  assert.equal(buttons[2].getAttribute("aria-current"), "true");
-  assert.equal(buttons[0].getAttribute("aria-current"), null);
-  assert.match(buttons[1].textContent, /fork of old/);
-  assert.match(buttons[1].textContent, /5 events/);
-  buttons[1].click();
-  assert.deepEqual(opened, ["fork-of-old"]);
+  const state = { sessions: list, currentId, t: translator(lang), time: createTimeFormat({ locale: "en-GB", timeZone: "UTC" }) };
+  view.render(state);
+  const entries = () => element.querySelectorAll("[data-session-id]");
+  const entry = (id) => element.querySelector(`[data-session-id="${id}"]`);
+  return { document, element, view, calls, state, entries, entry };
+}
+
+test("sessions are listed newest first, by title or short id, with a live or cold badge", () => {
+  const { entries, calls } = mount();
+  const items = entries();
+  assert.deepEqual(items.map((b) => b.getAttribute("data-session-id")), ["0123456789abcdef", "fork-of-old", "old"]);
+  assert.deepEqual(items.map((b) => b.querySelector("[data-role=session-title]").textContent), [
+    "0123456789ab…",
+    "fork-of-old",
+    "Groceries",
+  ]);
+  assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").getAttribute("data-badge")), ["live", "live", "cold"]);
+  assert.equal(items[2].getAttribute("aria-current"), "true");
+  assert.equal(items[0].getAttribute("aria-current"), null);
+  assert.match(items[1].textContent, /fork of old/);
+  assert.match(items[1].textContent, /5 events/);
+  assert.match(items[2].textContent, /1 Jan, 00:00/, "the creation time, in the reader's zone");
+  assert.equal(items[2].querySelector("[data-action=open]").getAttribute("title"), "old", "the full id on hover");
+  items[1].click();
+  items[0].querySelector("[data-role=session-title]").click();
+  assert.deepEqual(calls, [["open", "fork-of-old"], ["open", "0123456789abcdef"]]);
 });
 
-test("an empty list says so, in the reader's language", () => {
-  const document = new FakeDocument();
-  const list = document.createElement("ul");
-  renderSessionList({ document, list, sessions: [], currentId: null, t: translator("zh"), lang: "zh", onOpen() {} });
-  assert.equal(list.textContent, "还没有会话。");
+test("rename and delete are on every entry; only the open one's are tab stops", () => {
+  const { entries, calls } = mount();
+  const items = entries();
+  for (const item of items) {
+    for (const action of ["rename", "delete"]) {
+      const button = item.querySelector(`[data-action=${action}]`);
+      assert.equal(button.localName, "button");
+      assert.ok(button.getAttribute("aria-label"));
+      const current = item.getAttribute("aria-current") === "true";
+      assert.equal(button.getAttribute("tabindex"), current ? null : "-1");
+    }
+  }
+  items[0].querySelector("[data-action=delete]").click();
+  assert.deepEqual(calls, [["delete", "0123456789abcdef"]], "delete does not open the Session");
 });
 
-test("ordering is stable and long ids are shortened", () => {
+test("rename is inline: Enter saves a changed title, Esc and an unchanged or empty one do not", () => {
+  const { document, entry, calls, view } = mount();
+  entry("old").querySelector("[data-action=rename]").click();
+  let input = entry("old").querySelector("[data-role=rename-input]");
+  assert.equal(input.value, "Groceries");
+  assert.equal(document.activeElement, input);
+  assert.equal(input.selected, true);
+  assert.equal(input.getAttribute("maxlength"), String(MAX_TITLE));
+  assert.equal(view.editingId, "old");
+  input.value = "  Weekly shop  ";
+  input.dispatchEvent({ type: "keydown", key: "Enter" });
+  assert.deepEqual(calls, [["rename", "old", "Weekly shop"]]);
+  assert.equal(entry("old").querySelector("[data-role=rename-input]"), null);
+  assert.equal(document.activeElement, entry("old").querySelector("[data-action=open]"), "focus returns to the entry");
+  assert.equal(view.editingId, null);
+
+  for (const [value, key] of [["Other", "Escape"], ["Groceries", "Enter"], ["   ", "Enter"]]) {
+    entry("old").querySelector("[data-action=rename]").click();
+    input = entry("old").querySelector("[data-role=rename-input]");
+    input.value = value;
+    input.dispatchEvent({ type: "keydown", key });
+  }
+  assert.equal(calls.length, 1);
+});
+
+test("leaving the title field saves it, once; Enter that confirms an IME composition does not", () => {
+  const { entry, calls } = mount();
+  entry("fork-of-old").querySelector("[data-action=rename]").click();
+  const input = entry("fork-of-old").querySelector("[data-role=rename-input]");
+  assert.equal(input.value, "", "an untitled Session starts empty");
+  input.value = "会议";
+  input.dispatchEvent({ type: "keydown", key: "Enter", isComposing: true });
+  assert.deepEqual(calls, []);
+  input.blur();
+  input.dispatchEvent({ type: "blur" });
+  assert.deepEqual(calls, [["rename", "fork-of-old", "会议"]]);
+});
+
+test("the list is not redrawn under an open title field; it catches up when the field closes", () => {
+  const { entry, view, state, element } = mount();
+  entry("old").querySelector("[data-action=rename]").click();
+  const input = entry("old").querySelector("[data-role=rename-input]");
+  view.render({ ...state, sessions: [...sessions, { id: "newest", createdAt: 9_000, live: true, length: 0 }] });
+  assert.equal(element.querySelector('[data-session-id="newest"]'), null);
+  assert.equal(entry("old").querySelector("[data-role=rename-input]"), input);
+  input.dispatchEvent({ type: "keydown", key: "Escape" });
+  assert.ok(element.querySelector('[data-session-id="newest"]'));
+  view.startRename("missing");
+  assert.equal(view.editingId, null);
+});
+
+test("keyboard: arrows move between entries, F2 renames, Delete deletes", () => {
+  const { document, entry, calls } = mount();
+  entry("0123456789abcdef").querySelector("[data-action=open]").focus();
+  document.keydown({ key: "ArrowDown" });
+  assert.equal(document.activeElement, entry("fork-of-old").querySelector("[data-action=open]"));
+  document.keydown({ key: "ArrowUp" });
+  document.keydown({ key: "ArrowUp" });
+  assert.equal(document.activeElement, entry("0123456789abcdef").querySelector("[data-action=open]"), "stays at the top");
+  document.keydown({ key: "Delete" });
+  assert.deepEqual(calls, [["delete", "0123456789abcdef"]]);
+  document.keydown({ key: "F2" });
+  assert.ok(entry("0123456789abcdef").querySelector("[data-role=rename-input]"));
+  document.keydown({ key: "Delete" });
+  assert.equal(calls.length, 1, "keys typed into the title field are the field's");
+});
+
+test("an empty list says so, in the reader's language, and a search without matches names the query", () => {
+  const { element, view, state } = mount({ lang: "zh", list: [] });
+  assert.equal(element.textContent, "还没有会话。");
+  view.render({ ...state, query: "tea" });
+  assert.equal(element.textContent, "没有与“tea”匹配的会话。");
+});
+
+test("ordering is stable, long ids are shortened and a title wins over the id", () => {
   const same = [{ id: "b", createdAt: 1 }, { id: "a", createdAt: 1 }, { id: "c" }];
   assert.deepEqual(sortSessions(same).map((s) => s.id), ["a", "b", "c"]);
   assert.equal(shortId("0123456789abcdef"), "0123456789ab…");
   assert.equal(shortId("short"), "short");
+  assert.equal(sessionName({ id: "0123456789abcdef", title: " Plans " }), "Plans");
+  assert.equal(sessionName({ id: "0123456789abcdef", title: "  " }), "0123456789ab…");
+  assert.equal(sessionName({ id: "x" }), "x");
+});
+
+test("a redraw keeps the keyboard on the same entry and action", () => {
+  const { document, entry, view, state } = mount();
+  entry("fork-of-old").querySelector("[data-action=open]").focus();
+  view.render({ ...state, sessions: [{ id: "newest", createdAt: 9_000, live: true, length: 0 }, ...sessions] });
+  assert.equal(document.activeElement, entry("fork-of-old").querySelector("[data-action=open]"));
+  entry("old").querySelector("[data-action=delete]").focus();
+  view.render(state);
+  assert.equal(document.activeElement, entry("old").querySelector("[data-action=delete]"));
+  document.body.focus?.();
+  const outside = document.createElement("button");
+  document.body.appendChild(outside);
+  outside.focus();
+  view.render(state);
+  assert.equal(document.activeElement, outside, "focus outside the list is left alone");
 });

@@ -1,70 +1,32 @@
+// The assembled client: the shell over the real api.js, talking to a fake
+// dsh web host (FakeHttpHost) whose Sessions are FakeServers.
+
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { ApiError } from "../../host/dsh/web/static/api.js";
+import { createApi } from "../../host/dsh/web/static/api.js";
 import { LANG_KEY } from "../../host/dsh/web/static/i18n.js";
 import { mountApp } from "../../host/dsh/web/static/shell.js";
+import { SEARCH_DELAY_MS } from "../../host/dsh/web/static/sidebar.js";
+import { createTheme } from "../../host/dsh/web/static/theme.js";
 import { FakeDocument } from "./fake-dom.mjs";
-import { FakeServer, FakeTimers, tick } from "./fake-server.mjs";
+import { FakeHttpHost, FakeTimers, tick } from "./fake-server.mjs";
 
-/** An in-memory host: one FakeServer per Session, behind the createApi surface. */
-function fakeHost() {
-  const servers = new Map();
-  const summaries = new Map();
-  const calls = [];
-  let clock = 10;
-  const addSession = (id, { live = true, lineage = null, events = [] } = {}) => {
-    const server = new FakeServer({ header: { id, version: 1 } });
-    for (const [type, data] of events) server.append(type, data);
-    server.flush();
-    servers.set(id, server);
-    clock += 1;
-    summaries.set(id, { id, createdAt: clock, live, length: events.length, lineage });
-    return server;
-  };
-  const mustHave = (id) => {
-    if (!servers.has(id)) throw new ApiError(404, "not_found", `no session ${id}`);
-    return servers.get(id);
-  };
-  const api = {
-    listSessions: async () => [...summaries.values()].map((s) => ({ ...s, length: servers.get(s.id).log.length })),
-    createSession: async () => {
-      calls.push(["create"]);
-      const id = `s${servers.size + 1}`;
-      addSession(id);
-      return { ...summaries.get(id) };
-    },
-    getSession: async (id) => {
-      mustHave(id);
-      return { header: { id }, live: summaries.get(id).live, length: servers.get(id).log.length, agent: null };
-    },
-    fork: async (id, atSeq) => {
-      calls.push(["fork", id, atSeq]);
-      const parent = mustHave(id);
-      const child = `${id}-fork`;
-      const copied = parent.log.slice(0, atSeq).map((event) => [event.type, event.data]);
-      addSession(child, { lineage: { parentId: id, forkedAt: atSeq }, events: [...copied, ["session/end-seed", {}]] });
-      return { ...summaries.get(child) };
-    },
-    sendMessage: async (id, text) => {
-      calls.push(["send", id, text]);
-      if (text === "refuse me") throw new ApiError(422, "bad_body", "text too long");
-      summaries.get(id).live = true;
-      return {};
-    },
-    events: (id, params) => mustHave(id).fetchEvents(params),
-    clientModules: async () => [{ plugin: "ui-demo", url: "/plugins/ui-demo/demo.js", eventTypes: ["note/pin"] }],
-  };
-  const openLive = (id, handlers) => servers.get(id).openLive(handlers);
-  return { api, openLive, servers, summaries, calls, addSession };
+const PLUGIN = { plugin: "ui-demo", url: "/plugins/ui-demo/demo.js", eventTypes: ["note/pin"] };
+const user = (text) => ["message/user", { text, source: { kind: "user" } }];
+const assistant = (text, toolCalls = []) => ["message/assistant", { text, toolCalls }];
+
+function fakeHost(options = {}) {
+  return new FakeHttpHost({ modules: [PLUGIN], ...options });
 }
 
-/** Run the host until nothing moves: accept streams, deliver frames and responses. */
-async function pump(host, timers) {
+/** Run the host until nothing moves: the agent takes queued messages, streams and requests are served. */
+async function pump(host, timers, { take = true, fire = true } = {}) {
   for (let round = 0; round < 200; round += 1) {
     let work = 0;
     await tick();
-    for (const server of host.servers.values()) {
+    for (const [id, server] of host.servers) {
+      if (take && host.take(id) !== null) work += 1;
       server.flush();
       for (const conn of server.pendingConnections()) {
         server.accept(conn);
@@ -82,7 +44,7 @@ async function pump(host, timers) {
       }
       server.prune();
     }
-    work += timers?.fireAll() ?? 0;
+    if (fire) work += timers?.fireAll() ?? 0;
     await tick();
     if (work === 0) return;
   }
@@ -102,22 +64,33 @@ function demoPlugin() {
   };
 }
 
-async function mount({ host = fakeHost(), storage = memoryStorage(), api, initialSession = null } = {}) {
+function memoryStorage() {
+  const data = new Map();
+  return {
+    data,
+    getItem: (key) => data.get(key) ?? null,
+    setItem: (key, value) => data.set(key, value),
+    removeItem: (key) => data.delete(key),
+  };
+}
+
+async function mount({ host = fakeHost(), storage = memoryStorage(), api, initialSession = null, theme, pumpOptions, ...rest } = {}) {
   const document = new FakeDocument();
   const root = document.createElement("div");
   document.body.appendChild(root);
   const timers = new FakeTimers();
   const navigations = [];
   const errors = [];
+  const copied = [];
   const controller = mountApp({
     document,
     root,
-    api: api === undefined ? host.api : api,
+    api: api === undefined ? createApi({ token: "t", fetch: host.fetch }) : api,
     openLive: host.openLive,
     storage,
-    navigatorLanguages: ["en-US"],
+    navigatorLanguages: ["en-GB"],
     importModule: async (url) => {
-      if (url === "/plugins/ui-demo/demo.js") return demoPlugin();
+      if (url === PLUGIN.url) return demoPlugin();
       throw new Error(`no module ${url}`);
     },
     timers,
@@ -125,17 +98,21 @@ async function mount({ host = fakeHost(), storage = memoryStorage(), api, initia
     initialSession,
     onNavigate: (id) => navigations.push(id),
     onError: (err) => errors.push(err),
+    timeZone: "Europe/Berlin",
+    now: () => Date.UTC(2026, 11, 1, 12),
+    copyText: async (text) => {
+      copied.push(text);
+      return true;
+    },
+    theme,
+    ...rest,
   });
   await controller.start();
-  await pump(host, timers);
+  await pump(host, timers, pumpOptions);
   const $ = (selector) => root.querySelector(selector);
   const $$ = (selector) => root.querySelectorAll(selector);
-  return { document, root, controller, host, timers, navigations, errors, storage, $, $$ };
-}
-
-function memoryStorage() {
-  const data = new Map();
-  return { data, getItem: (key) => data.get(key) ?? null, setItem: (key, value) => data.set(key, value) };
+  const sent = () => host.requests.filter(([method, path]) => method === "POST" && path.endsWith("/messages"));
+  return { document, root, controller, host, timers, navigations, errors, storage, copied, $, $$, sent };
 }
 
 function key(target, init) {
@@ -144,49 +121,55 @@ function key(target, init) {
 
 test("the page exposes the stable hooks", async () => {
   const app = await mount();
-  for (const role of ["new-session", "session-list", "composer", "send", "transcript"]) {
+  for (const role of ["new-session", "session-list", "composer", "send", "transcript", "session-search", "theme-toggle", "stop", "new-messages"]) {
     assert.ok(app.$(`[data-role=${role}]`), role);
   }
   assert.equal(app.$("[data-role=composer]").localName, "textarea");
   assert.equal(app.$("[data-role=session-list]").localName, "ul");
   assert.equal(app.$("[data-role=send]").localName, "button");
+  assert.equal(app.$("[data-role=session-search]").localName, "input");
+  assert.ok(app.$("[data-role=stop]").hasAttribute("hidden"), "Stop shows only while a turn runs");
+  assert.ok(app.$("[data-role=new-messages]").hasAttribute("hidden"));
+  assert.equal(app.$("[data-role=transcript]").getAttribute("aria-live"), null, "the transcript itself is not live");
+  assert.equal(app.$("[data-role=announcer]").getAttribute("aria-live"), "polite");
 });
 
-test("sessions are listed newest first; opening one shows its transcript", async () => {
+test("sessions are listed newest first by title; opening one shows its transcript and names it", async () => {
   const host = fakeHost();
-  host.addSession("first", { live: false, events: [["message/user", { text: "old hello", source: { kind: "user" } }]] });
-  host.addSession("second", {
-    events: [
-      ["message/user", { text: "hi", source: { kind: "user" } }],
-      ["message/assistant", { text: "hello!", toolCalls: [] }],
-      ["note/pin", { text: "pinned" }],
-    ],
-  });
+  host.addSession("first", { live: false, events: [user("old hello")] });
+  host.addSession("0123456789abcdef", { events: [user("hi"), assistant("hello!"), ["note/pin", { text: "pinned" }]], title: "Greetings" });
+  host.addSession("empty");
   const app = await mount({ host });
   const items = app.$$("[data-role=session-list] [data-session-id]");
-  assert.deepEqual(items.map((b) => b.getAttribute("data-session-id")), ["second", "first"]);
-  assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").textContent), ["live", "cold"]);
-  items[0].click();
+  assert.deepEqual(items.map((b) => b.getAttribute("data-session-id")), ["empty", "0123456789abcdef", "first"]);
+  assert.deepEqual(items.map((b) => b.querySelector("[data-role=session-title]").textContent), ["empty", "Greetings", "old hello"]);
+  assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").textContent), ["live", "live", "cold"]);
+  items[1].click();
   await pump(host, app.timers);
-  assert.deepEqual(app.navigations, ["second"]);
+  assert.deepEqual(app.navigations, ["0123456789abcdef"]);
   const nodes = app.$$("[data-role=transcript] [data-seq][data-event-type]");
   assert.deepEqual(nodes.map((n) => n.getAttribute("data-event-type")), ["message/user", "message/assistant", "note/pin"]);
   assert.equal(app.$("[data-view=note/pin] [data-role=pin]").textContent, "en:pinned", "the plugin renders its view");
-  assert.equal(app.$("[data-session-id=second]").getAttribute("aria-current"), "true");
+  assert.equal(app.$('[data-session-id="0123456789abcdef"]').getAttribute("aria-current"), "true");
+  assert.equal(app.$("[data-role=title]").textContent, "Greetings");
+  assert.equal(app.$("[data-role=title]").getAttribute("title"), "0123456789abcdef");
+  assert.equal(app.document.title, "Greetings · dsh");
 });
 
-test("new session creates, opens and lists it", async () => {
+test("new session creates, opens and lists it, and puts the cursor in the composer", async () => {
   const app = await mount();
   app.$("[data-role=new-session]").click();
   await pump(app.host, app.timers);
-  assert.deepEqual(app.host.calls, [["create"]]);
-  assert.equal(app.controller.currentId(), "s1");
-  assert.deepEqual(app.navigations, ["s1"]);
-  assert.ok(app.$("[data-session-id=s1]"));
+  assert.deepEqual(app.host.requests.filter(([m]) => m === "POST").map(([, path]) => path), ["/api/sessions"]);
+  assert.equal(app.controller.currentId(), "n1");
+  assert.deepEqual(app.navigations, ["n1"]);
+  assert.ok(app.$("[data-session-id=n1]"));
+  assert.equal(app.$("[data-role=title]").textContent, "n1", "a short id until it has a title");
   assert.match(app.$("[data-role=transcript]").textContent, /Say something to begin/);
+  assert.equal(app.document.activeElement, app.$("[data-role=composer]"));
 });
 
-test("Enter sends, Shift+Enter and IME composition do not; the message is pending until stored", async () => {
+test("Enter sends with the reader's zone; the message is pending until its message/user is stored", async () => {
   const app = await mount();
   await app.controller.newSession();
   await pump(app.host, app.timers);
@@ -194,82 +177,300 @@ test("Enter sends, Shift+Enter and IME composition do not; the message is pendin
   composer.value = "line one";
   assert.equal(key(composer, { shiftKey: true }), true, "Shift+Enter keeps its newline");
   assert.equal(key(composer, { isComposing: true }), true, "confirming a 中文 composition does not send");
-  assert.deepEqual(app.host.calls, [["create"]]);
+  assert.equal(app.sent().length, 0);
   assert.equal(key(composer), false, "Enter is taken over");
   await tick();
-  assert.deepEqual(app.host.calls.at(-1), ["send", "s1", "line one"]);
+  await tick();
+  assert.deepEqual(app.sent(), [["POST", "/api/sessions/n1/messages", { text: "line one", timeZone: "Europe/Berlin" }]]);
   assert.equal(composer.value, "");
   const pending = app.$("[data-role=pending]");
   assert.match(pending.textContent, /line one/);
-  assert.match(pending.textContent, /queued/);
-  // The host stores the message: the pending node gives way to the event.
-  app.host.servers.get("s1").append("message/user", { text: "line one", source: { kind: "user" } });
+  assert.match(pending.textContent, /queued, waiting to be stored/, "a 202 means queued, not stored");
+  await pump(app.host, app.timers, { take: false });
+  assert.ok(app.$("[data-role=pending]"), "still pending while the agent has not taken it");
+  // The agent stores the message: the pending node gives way to the event.
   await pump(app.host, app.timers);
   assert.equal(app.$("[data-role=pending]"), null);
   assert.match(app.$("[data-event-type=message/user]").textContent, /line one/);
-  assert.match(app.$("[data-session-id=s1]").textContent, /1 event$/, "the sidebar count follows the window");
+  assert.match(app.$("[data-session-id=n1]").textContent, /1 event/, "the sidebar count follows the window");
 });
 
-test("the send button submits; a refused message is shown as failed and can be dismissed", async () => {
+test("a refused message keeps its text with Retry, Edit and Dismiss; Retry sends it again", async () => {
   const app = await mount();
   await app.controller.newSession();
   await pump(app.host, app.timers);
+  app.host.failNext("POST", "/messages$", { status: 422, body: { error: { code: "invalid_body", message: "text: too long" } } });
   app.$("[data-role=composer]").value = "refuse me";
   app.$("[data-role=send]").click();
   await pump(app.host, app.timers);
   const failed = app.$("[data-role=pending]");
-  assert.match(failed.textContent, /not sent: text too long/);
-  failed.querySelector("[data-role=dismiss]").click();
+  assert.equal(failed.getAttribute("data-state"), "failed");
+  assert.match(failed.textContent, /refuse me/);
+  assert.match(failed.textContent, /Not sent: text: too long/);
+  failed.querySelector("[data-action=retry]").click();
+  await pump(app.host, app.timers);
+  assert.equal(app.sent().length, 2);
+  assert.equal(app.$("[data-role=pending]"), null, "the retry was stored");
+  assert.match(app.$("[data-event-type=message/user]").textContent, /refuse me/);
+  // Edit puts a failed text back in the composer; Dismiss drops it.
+  app.host.failNext("POST", "/messages$", { status: 500, body: { error: { code: "internal_error", message: "boom" } } });
+  await app.controller.send("second try");
+  app.$("[data-role=composer]").value = "";
+  app.$("[data-role=pending] [data-action=edit]").click();
+  assert.equal(app.$("[data-role=composer]").value, "second try");
+  assert.equal(app.document.activeElement, app.$("[data-role=composer]"));
+  assert.equal(app.$("[data-role=pending]"), null);
+  app.host.failNext("POST", "/messages$", { status: 500, body: { error: { code: "internal_error", message: "boom" } } });
+  await app.controller.send("third");
+  app.$("[data-role=pending] [data-action=dismiss]").click();
   assert.equal(app.$("[data-role=pending]"), null);
   app.$("[data-role=composer]").value = "   ";
   app.$("[data-role=send]").click();
   await pump(app.host, app.timers);
-  assert.equal(app.host.calls.filter((call) => call[0] === "send").length, 1, "blank text is not sent");
+  assert.equal(app.sent().length, 4, "blank text is not sent");
+});
+
+test("a send the network ate says the host did not answer; Retry works once it is back", async () => {
+  const app = await mount();
+  await app.controller.newSession();
+  await pump(app.host, app.timers);
+  app.host.failNext("POST", "/messages$", "network");
+  await app.controller.send("are you there?");
+  const failed = app.$("[data-role=pending]");
+  assert.match(failed.textContent, /Not sent: dsh web did not answer/);
+  failed.querySelector("[data-action=retry]").click();
+  await pump(app.host, app.timers);
+  assert.equal(app.$("[data-role=pending]"), null);
+  assert.equal(app.$$("[data-event-type=message/user]").length, 1);
+});
+
+test("a queued message the host lost in a restart shows as not stored, text kept", async () => {
+  const host = fakeHost();
+  const server = host.addSession("a", { events: [user("before"), ["turn/end", { status: "ok" }]] });
+  const app = await mount({ host, initialSession: "a" });
+  await app.controller.send("will be lost");
+  await pump(host, app.timers, { take: false });
+  assert.equal(app.$("[data-role=pending]").getAttribute("data-state"), "queued");
+  // The host dies before its agent took the message, and comes back cold.
+  host.inboxes.get("a").length = 0;
+  host.summaries.get("a").live = false;
+  server.restart();
+  await pump(host, app.timers, { take: false });
+  const lost = app.$("[data-role=pending]");
+  assert.equal(lost.getAttribute("data-state"), "failed");
+  assert.match(lost.textContent, /will be lost/);
+  assert.match(lost.textContent, /Not stored: the session stopped before it was stored/);
+  lost.querySelector("[data-action=retry]").click();
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-role=pending]"), null);
+  assert.match(app.$("[data-role=transcript]").textContent, /will be lost/);
+});
+
+test("a queued message is not stored when the host comes back with the Session cold", async () => {
+  const host = fakeHost();
+  const server = host.addSession("a");
+  const app = await mount({ host, initialSession: "a" });
+  await app.controller.send("gone with the process");
+  await pump(host, app.timers, { take: false });
+  // A restart that left the Session cold: no new lifecycle in its log, no agent to take the message.
+  host.inboxes.get("a").length = 0;
+  host.summaries.get("a").live = false;
+  server.drop(server.connections[0], false);
+  await pump(host, app.timers, { take: false });
+  assert.equal(app.$("[data-role=pending]").getAttribute("data-state"), "failed");
+  assert.match(app.$("[data-role=pending]").textContent, /Not stored: the session stopped/);
+  assert.ok(host.requests.some(([m, path]) => m === "GET" && path === "/api/sessions/a"));
+});
+
+test("a queued message stays pending across a reconnect while the Session is still live", async () => {
+  const host = fakeHost();
+  const server = host.addSession("a");
+  const app = await mount({ host, initialSession: "a" });
+  await app.controller.send("hold on");
+  await pump(host, app.timers, { take: false });
+  server.drop(server.connections[0], false);
+  await pump(host, app.timers, { take: false });
+  assert.equal(app.controller.currentWindow().status, "live");
+  assert.equal(app.$("[data-role=pending]").getAttribute("data-state"), "queued");
 });
 
 test("sending without a session starts one first", async () => {
   const app = await mount();
   await app.controller.send("hello there");
   await pump(app.host, app.timers);
-  assert.deepEqual(app.host.calls, [["create"], ["send", "s1", "hello there"]]);
+  assert.deepEqual(
+    app.host.requests.filter(([m]) => m === "POST").map(([, path, body]) => [path, body]),
+    [["/api/sessions", {}], ["/api/sessions/n1/messages", { text: "hello there", timeZone: "Europe/Berlin" }]],
+  );
 });
 
-test("typing text streams in and gives way to the stored answer", async () => {
+test("while a turn runs: a typing indicator, streamed text, and Stop, which cancels it", async () => {
   const host = fakeHost();
-  host.addSession("a");
+  const server = host.addSession("a");
   const app = await mount({ host, initialSession: "a" });
-  const server = host.servers.get("a");
+  await app.controller.send("think hard");
+  await pump(host, app.timers);
+  const stop = app.$("[data-role=stop]");
+  assert.ok(app.$("[data-role=typing] .typing-dots"), "a turn runs: the assistant is typing");
+  assert.equal(stop.hasAttribute("hidden"), false);
   server.delta("Thin");
   server.delta("king");
   await pump(host, app.timers);
   assert.match(app.$("[data-role=typing]").textContent, /Thinking/);
-  server.append("message/assistant", { text: "Thinking done", toolCalls: [] });
+  stop.click();
+  assert.ok(stop.hasAttribute("disabled"), "one stop at a time");
   await pump(host, app.timers);
+  assert.deepEqual(host.requests.filter(([, path]) => path.endsWith("/cancel")).map(([m, path]) => [m, path]), [["POST", "/api/sessions/a/cancel"]]);
+  assert.match(app.$("[data-event-type=turn/end]").textContent, /cancelled/);
   assert.equal(app.$("[data-role=typing]"), null);
+  assert.ok(stop.hasAttribute("hidden"));
+  assert.equal(stop.hasAttribute("disabled"), false);
+  assert.equal(await app.controller.stop(), false, "nothing left to stop");
 });
 
-test("fork from an event posts atSeq = seq + 1 and opens the child", async () => {
+test("a host without the second edition: rename, delete and stop say plainly they are not there", async () => {
+  const host = fakeHost({ secondEdition: false });
+  host.addSession("a", { events: [user("running")] });
+  const app = await mount({ host, initialSession: "a" });
+  const banner = app.$("[data-role=banner]");
+  assert.equal(app.$("[data-role=stop]").hasAttribute("hidden"), false);
+  app.$("[data-role=stop]").click();
+  await pump(host, app.timers);
+  assert.equal(banner.hasAttribute("hidden"), false);
+  assert.match(banner.textContent, /cannot stop a running turn yet \(it answered 404\)/);
+  assert.equal(await app.controller.renameSession("a", "New name"), false);
+  assert.match(banner.textContent, /cannot rename sessions yet \(it answered 405\)/);
+  const deleting = app.controller.deleteSession("a");
+  await tick();
+  app.$("[data-role=confirm-delete] [data-value=delete]").click();
+  assert.equal(await deleting, false);
+  assert.match(banner.textContent, /cannot delete sessions yet \(it answered 405\)/);
+  assert.ok(app.$("[data-session-id=a]"), "the Session is still listed");
+  app.$("[data-lang=zh]").click();
+  assert.match(banner.textContent, /还不能删除会话/);
+});
+
+test("rename inline saves the title through PATCH; the list and the header show it", async () => {
+  const host = fakeHost();
+  host.addSession("0123456789abcdef", { events: [user("plan the trip")] });
+  const app = await mount({ host, initialSession: "0123456789abcdef" });
+  assert.equal(app.$("[data-role=title]").textContent, "plan the trip", "the host's title from the first message");
+  app.$("[data-session-id] [data-action=rename]").click();
+  const input = app.$("[data-role=rename-input]");
+  input.value = "Trip to Kyoto";
+  input.dispatchEvent({ type: "keydown", key: "Enter" });
+  await pump(host, app.timers);
+  assert.deepEqual(host.requests.filter(([m]) => m === "PATCH"), [["PATCH", "/api/sessions/0123456789abcdef", { title: "Trip to Kyoto" }]]);
+  assert.equal(app.$("[data-role=session-title]").textContent, "Trip to Kyoto");
+  assert.equal(app.$("[data-role=title]").textContent, "Trip to Kyoto");
+  // Renamed elsewhere: the session/title event reaches the open Session's header live.
+  host.servers.get("0123456789abcdef").append("session/title", { title: "Kyoto, in May" });
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-role=title]").textContent, "Kyoto, in May");
+  host.failNext("PATCH", ".", { status: 422, body: { error: { code: "invalid_body", message: "title: too long" } } });
+  assert.equal(await app.controller.renameSession("0123456789abcdef", "x"), false);
+  assert.match(app.$("[data-role=banner]").textContent, /title: too long/);
+});
+
+test("delete asks first; confirmed, the Session leaves the list and the view", async () => {
+  const host = fakeHost();
+  host.addSession("keep", { events: [user("keep me")] });
+  host.addSession("drop", { events: [user("drop me")] });
+  const app = await mount({ host, initialSession: "drop" });
+  const button = app.$("[data-session-id=drop] [data-action=delete]");
+  button.focus();
+  button.click();
+  await tick();
+  let dialog = app.$("[data-role=confirm-delete]");
+  assert.ok(dialog.hasAttribute("open"));
+  assert.match(dialog.textContent, /Delete this session\?/);
+  assert.match(dialog.textContent, /“drop me” will leave the list/);
+  assert.match(dialog.textContent, /dsh sessions restore ID/);
+  assert.equal(app.document.activeElement, dialog.querySelector("[data-value=delete]"));
+  dialog.querySelector("[data-value=cancel]").click();
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-role=confirm-delete]"), null);
+  assert.equal(app.document.activeElement, button, "focus returns where it was");
+  assert.equal(host.requests.filter(([m]) => m === "DELETE").length, 0);
+  // Esc dismisses too.
+  app.$("[data-session-id=drop] [data-action=delete]").click();
+  await tick();
+  app.$("[data-role=confirm-delete]").dispatchEvent({ type: "keydown", key: "Escape" });
+  await pump(host, app.timers);
+  assert.equal(host.requests.filter(([m]) => m === "DELETE").length, 0);
+  app.$("[data-session-id=drop] [data-action=delete]").click();
+  await tick();
+  dialog = app.$("[data-role=confirm-delete]");
+  dialog.querySelector("[data-value=delete]").click();
+  await pump(host, app.timers);
+  assert.deepEqual(host.requests.filter(([m]) => m === "DELETE"), [["DELETE", "/api/sessions/drop", undefined]]);
+  assert.equal(app.$("[data-session-id=drop]"), null);
+  assert.equal(app.controller.currentId(), null);
+  assert.deepEqual(app.navigations, ["drop", null]);
+  assert.match(app.$("[data-role=transcript]").textContent, /Pick a session/);
+});
+
+test("search asks the host once typing pauses, and shows what matches", async () => {
+  const host = fakeHost();
+  host.addSession("a", { events: [user("buy tea")] });
+  host.addSession("b", { events: [user("fix the bike")], title: "Bike" });
+  const app = await mount({ host, pumpOptions: { fire: false } });
+  const search = app.$("[data-role=session-search]");
+  const lists = () => host.requests.filter(([m, path]) => m === "GET" && path.startsWith("/api/sessions") && !path.includes("/api/sessions/"));
+  const before = lists().length;
+  search.value = "t";
+  search.dispatchEvent({ type: "input" });
+  search.value = "te";
+  search.dispatchEvent({ type: "input" });
+  assert.equal(lists().length, before, "nothing asked while typing");
+  assert.deepEqual(app.timers.delays.at(-1), SEARCH_DELAY_MS);
+  app.timers.fireAll();
+  await pump(host, app.timers, { fire: false });
+  assert.deepEqual(lists().slice(before).map(([, path]) => path), ["/api/sessions?q=te"]);
+  assert.deepEqual(app.$$("[data-session-id]").map((el) => el.getAttribute("data-session-id")), ["a"]);
+  search.value = "zebra";
+  search.dispatchEvent({ type: "keydown", key: "Enter" });
+  await pump(host, app.timers, { fire: false });
+  assert.equal(app.$("[data-role=no-sessions]").textContent, "No session matches “zebra”.");
+  search.dispatchEvent({ type: "keydown", key: "Escape" });
+  await pump(host, app.timers, { fire: false });
+  assert.equal(search.value, "");
+  assert.equal(lists().at(-1)[1], "/api/sessions");
+  assert.equal(app.$$("[data-session-id]").length, 2);
+});
+
+test("search on a host without titles narrows the list by id", async () => {
+  const host = fakeHost({ secondEdition: false });
+  host.addSession("alpha");
+  host.addSession("beta");
+  const app = await mount({ host });
+  await app.controller.search("ALP");
+  assert.deepEqual(app.$$("[data-session-id]").map((el) => el.getAttribute("data-session-id")), ["alpha"]);
+});
+
+test("fork from a message posts atSeq after it (after its tool results) and opens the child", async () => {
   const host = fakeHost();
   host.addSession("p", {
     events: [
-      ["message/user", { text: "one", source: { kind: "user" } }],
-      ["message/assistant", { text: "two", toolCalls: [] }],
-      ["message/user", { text: "three", source: { kind: "user" } }],
+      user("one"),
+      assistant("two", [{ id: "c1", name: "schedule_list", arguments: {} }]),
+      ["tool/result", { callId: "c1", name: "schedule_list", value: [] }],
+      user("three"),
     ],
   });
   const app = await mount({ host, initialSession: "p" });
-  app.$("[data-seq=1] [data-role=fork]").click();
+  app.$("[data-seq=1] [data-action=fork]").click();
   await pump(host, app.timers);
-  assert.deepEqual(host.calls, [["fork", "p", 2]]);
+  assert.deepEqual(host.requests.filter(([, path]) => path.endsWith("/fork")).map(([, path, body]) => [path, body]), [["/api/sessions/p/fork", { atSeq: 3 }]]);
   assert.equal(app.controller.currentId(), "p-fork");
   const seqs = app.$$("[data-role=transcript] [data-seq]").map((n) => n.getAttribute("data-seq"));
-  assert.deepEqual(seqs, ["0", "1"], "the copied events; the end-seed marker is hidden");
+  assert.deepEqual(seqs, ["0", "1", "2"], "the copied events; the end-seed marker is hidden");
   assert.match(app.$("[data-session-id=p-fork]").textContent, /fork of p/);
 });
 
 test("a cold session is read without a stream and goes live once a message is sent", async () => {
   const host = fakeHost();
-  host.addSession("cold", { live: false, events: [["message/user", { text: "before", source: { kind: "user" } }]] });
+  host.addSession("cold", { live: false, events: [user("before")] });
   const app = await mount({ host, initialSession: "cold" });
   const server = host.servers.get("cold");
   assert.equal(server.connections.length, 0);
@@ -279,6 +480,7 @@ test("a cold session is read without a stream and goes live once a message is se
   assert.equal(server.connections.length, 1, "the window follows the stream now");
   assert.equal(app.controller.currentWindow().status, "live");
   assert.equal(app.$("[data-role=notice]"), null);
+  assert.equal(app.$("[data-role=pending]"), null, "the resume's own end-seed does not count as a loss");
 });
 
 test("a dropped stream shows the reconnecting indicator until the window is live again", async () => {
@@ -314,11 +516,15 @@ test("the language switch translates the host's strings, persists, and re-render
   assert.equal(app.controller.lang(), "zh");
   assert.equal(app.$("[data-role=new-session]").textContent, "新建会话");
   assert.equal(app.$("[data-role=send]").textContent, "发送");
+  assert.equal(app.$("[data-role=stop]").textContent, "停止");
+  assert.equal(app.$("[data-role=session-search]").getAttribute("placeholder"), "搜索会话");
+  assert.equal(app.$("[data-role=new-messages]").textContent, "新消息 ↓");
   assert.equal(app.$("[data-role=composer]").getAttribute("placeholder").startsWith("输入消息"), true);
   assert.equal(app.$("[data-lang=zh]").getAttribute("aria-pressed"), "true");
   assert.equal(app.root.getAttribute("lang"), "zh");
   assert.equal(app.$("[data-role=pin]").textContent, "zh:tea");
   assert.match(app.$("[data-event-type=turn/end]").textContent, /本轮失败/);
+  assert.equal(app.$("[data-role=day-separator]").textContent, "2023年11月14日周二", "dates in 中文 too");
   // A new mount starts in the saved language.
   const again = await mount({ host, storage });
   assert.equal(again.$("[data-role=send]").textContent, "发送");
@@ -333,6 +539,11 @@ test("without a token the page says how to get one and calls nothing", async () 
   assert.match(banner.textContent, /访问令牌/);
   await app.controller.send("x");
   assert.equal(await app.controller.newSession(), null);
+  assert.equal(await app.controller.stop(), null);
+  assert.equal(await app.controller.renameSession("a", "b"), false);
+  assert.equal(await app.controller.deleteSession("a"), false);
+  banner.querySelector("[data-action=dismiss-banner]").click();
+  assert.ok(banner.hasAttribute("hidden"));
 });
 
 test("an unknown session id clears the view and reports the error", async () => {
@@ -345,31 +556,98 @@ test("an unknown session id clears the view and reports the error", async () => 
 
 test("a rejected token is explained", async () => {
   const host = fakeHost();
-  host.api.listSessions = async () => {
-    throw new ApiError(401, "unauthorized", "bad token");
-  };
+  host.failNext("GET", "^/api/sessions$", { status: 401, body: { error: { code: "unauthorized", message: "bad token" } } });
   const app = await mount({ host });
   assert.match(app.$("[data-role=banner]").textContent, /access token was refused/);
 });
 
-test("the menu opens the sidebar drawer and picking a session closes it", async () => {
+test("the drawer: the menu opens it, Esc, the scrim or picking a session closes it", async () => {
   const host = fakeHost();
   host.addSession("a");
   const app = await mount({ host });
+  const menu = app.$("[data-role=menu]");
   assert.equal(app.root.getAttribute("data-sidebar"), "closed");
-  app.$("[data-role=menu]").click();
+  menu.click();
   assert.equal(app.root.getAttribute("data-sidebar"), "open");
+  assert.equal(menu.getAttribute("aria-expanded"), "true");
+  assert.equal(app.document.activeElement, app.$("[data-role=new-session]"), "focus moves into the drawer");
+  const esc = app.document.keydown({ key: "Escape" });
+  assert.equal(esc.defaultPrevented, true);
+  assert.equal(app.root.getAttribute("data-sidebar"), "closed");
+  assert.equal(app.document.activeElement, menu, "and back to the menu button");
+  assert.equal(app.document.keydown({ key: "Escape" }).defaultPrevented, false, "a closed drawer leaves Esc alone");
+  menu.click();
+  app.$("[data-role=close-menu]").click();
+  assert.equal(app.root.getAttribute("data-sidebar"), "closed");
+  menu.click();
   app.$("[data-session-id=a]").click();
   assert.equal(app.root.getAttribute("data-sidebar"), "closed");
-  app.$("[data-role=menu]").click();
+  menu.click();
   app.$("[data-role=scrim]").click();
   assert.equal(app.root.getAttribute("data-sidebar"), "closed");
 });
 
+test("shortcuts: Ctrl/⌘+K searches, Ctrl/⌘+Shift+O starts a session, / writes, ? lists them", async () => {
+  const app = await mount({ mac: true });
+  const search = app.$("[data-role=session-search]");
+  const k = app.document.keydown({ key: "k", metaKey: true });
+  assert.equal(k.defaultPrevented, true);
+  assert.equal(app.document.activeElement, search);
+  assert.equal(app.root.getAttribute("data-sidebar"), "open", "on a phone the drawer opens to show it");
+  app.document.keydown({ key: "Escape" });
+  app.document.keydown({ key: "O", ctrlKey: true, shiftKey: true });
+  await pump(app.host, app.timers);
+  assert.equal(app.controller.currentId(), "n1");
+  app.$("[data-role=menu]").focus();
+  app.document.keydown({ key: "/" });
+  const composer = app.$("[data-role=composer]");
+  assert.equal(app.document.activeElement, composer);
+  const slash = app.document.keydown({ key: "/" });
+  assert.equal(slash.defaultPrevented, false, "typing / in the composer types it");
+  app.document.keydown({ key: "?" });
+  assert.equal(app.$("[data-role=help]").localName, "button", "no help dialog while typing");
+  app.$("[data-role=menu]").focus();
+  app.document.keydown({ key: "?" });
+  await tick();
+  const help = app.$("dialog[data-role=help]");
+  assert.ok(help.hasAttribute("open"));
+  assert.deepEqual(help.querySelectorAll("[data-shortcut]").map((row) => row.getAttribute("data-shortcut")), [
+    "search",
+    "new-session",
+    "focus-composer",
+    "send",
+    "newline",
+    "help",
+    "escape",
+  ]);
+  assert.match(help.querySelector("[data-shortcut=search]").textContent, /⌘ \+ K.*Search sessions/);
+  help.dispatchEvent({ type: "keydown", key: "Escape" });
+  await tick();
+  assert.equal(app.$("dialog[data-role=help]"), null);
+  app.$("button[data-role=help]").click();
+  await tick();
+  assert.match(app.$("dialog[data-role=help]").textContent, /Ctrl|⌘/);
+});
+
+test("the theme toggle switches light and dark and says which is on", async () => {
+  const document = new FakeDocument();
+  const storage = memoryStorage();
+  const theme = createTheme({ root: document.documentElement, storage, matchMedia: () => ({ matches: false }) });
+  const app = await mount({ theme, storage });
+  const toggle = app.$("[data-role=theme-toggle]");
+  assert.equal(toggle.getAttribute("aria-pressed"), "false");
+  toggle.click();
+  assert.equal(document.documentElement.getAttribute("data-theme"), "dark");
+  assert.equal(toggle.getAttribute("aria-pressed"), "true");
+  assert.equal(toggle.getAttribute("aria-label"), "Dark mode");
+  toggle.click();
+  assert.equal(toggle.getAttribute("aria-pressed"), "false");
+  app.controller.destroy();
+});
+
 test("older events load on demand", async () => {
   const host = fakeHost();
-  const events = Array.from({ length: 230 }, (_, i) => ["message/user", { text: `m${i}`, source: { kind: "user" } }]);
-  host.addSession("long", { events });
+  host.addSession("long", { events: Array.from({ length: 230 }, (_, i) => user(`m${i}`)) });
   const app = await mount({ host, initialSession: "long" });
   assert.equal(app.$$("[data-role=transcript] [data-seq]").length, 200);
   app.$("[data-role=load-older]").click();
@@ -382,36 +660,41 @@ test("older events load on demand", async () => {
 
 test("failures to create, fork or load plugins are reported, not thrown", async () => {
   const host = fakeHost();
-  host.addSession("a", { events: [["message/user", { text: "x", source: { kind: "user" } }]] });
-  host.api.clientModules = async () => {
-    throw new ApiError(500, "boom", "modules unavailable");
-  };
+  host.addSession("a", { events: [user("x")] });
+  host.failNext("GET", "client-modules", { status: 500, body: { error: { code: "boom", message: "modules unavailable" } } });
   const app = await mount({ host });
   assert.match(app.$("[data-role=banner]").textContent, /modules unavailable/);
   await app.controller.openSession("a");
+  await pump(host, app.timers);
   assert.ok(app.$("[data-role=banner]").hasAttribute("hidden"), "opening a session clears a stale error");
-  host.api.createSession = async () => {
-    throw new ApiError(500, "boom", "disk full");
-  };
+  host.failNext("POST", "^/api/sessions$", { status: 500, body: { error: { code: "boom", message: "disk full" } } });
   assert.equal(await app.controller.newSession(), null);
   assert.match(app.$("[data-role=banner]").textContent, /disk full/);
-  host.api.fork = async () => {
-    throw new ApiError(422, "bad_body", "atSeq out of range");
-  };
+  host.failNext("POST", "/fork$", { status: 422, body: { error: { code: "bad_body", message: "atSeq out of range" } } });
   assert.equal(await app.controller.forkAt(0), null);
   assert.match(app.$("[data-role=banner]").textContent, /atSeq out of range/);
-  assert.equal(app.errors.length, 3);
+  host.failNext("POST", "/cancel$", { status: 503, body: { error: { code: "host_closed", message: "shutting down" } } });
+  assert.equal(await app.controller.stop(), null);
+  assert.match(app.$("[data-role=banner]").textContent, /shutting down/);
+  host.failNext("DELETE", ".", { status: 500, body: { error: { code: "boom", message: "cannot move the log" } } });
+  const deleting = app.controller.deleteSession("a");
+  await tick();
+  app.$("[data-role=confirm-delete] [data-value=delete]").click();
+  assert.equal(await deleting, false);
+  assert.match(app.$("[data-role=banner]").textContent, /cannot move the log/);
+  assert.equal(app.errors.length, 5);
 });
 
-test("the view stays pinned to the bottom, and keeps its place when older events arrive", async () => {
+test("scrolling: the bottom follows new events, a reader scrolled up gets the pill, own sends go down", async () => {
   const host = fakeHost();
-  const events = Array.from({ length: 210 }, (_, i) => ["message/user", { text: `m${i}`, source: { kind: "user" } }]);
-  host.addSession("long", { events });
+  const server = host.addSession("long", { events: Array.from({ length: 210 }, (_, i) => user(`m${i}`)) });
   const document = new FakeDocument();
   const root = document.createElement("div");
   const timers = new FakeTimers();
-  const controller = mountApp({ document, root, api: host.api, openLive: host.openLive, timers, schedule: (fn) => fn(), importModule: async () => ({}) });
+  const api = createApi({ token: "t", fetch: host.fetch });
+  const controller = mountApp({ document, root, api, openLive: host.openLive, timers, schedule: (fn) => fn(), importModule: async () => ({}) });
   const transcript = root.querySelector("[data-role=transcript]");
+  const pill = root.querySelector("[data-role=new-messages]");
   // 10 px per child, a 500 px viewport.
   Object.defineProperty(transcript, "scrollHeight", { get: () => transcript.children.length * 10 });
   transcript.clientHeight = 500;
@@ -420,18 +703,52 @@ test("the view stays pinned to the bottom, and keeps its place when older events
   await pump(host, timers);
   assert.equal(transcript.scrollTop, transcript.scrollHeight, "a fresh transcript opens at the newest event");
   transcript.scrollTop = 300;
-  host.servers.get("long").append("message/user", { text: "new", source: { kind: "user" } });
+  server.append(...user("new"));
   await pump(host, timers);
   assert.equal(transcript.scrollTop, 300, "a reader scrolled up is left in place");
-  transcript.scrollTop = transcript.scrollHeight - 500;
-  host.servers.get("long").append("message/user", { text: "newer", source: { kind: "user" } });
+  assert.equal(pill.hasAttribute("hidden"), false, "and told that something arrived below");
+  pill.click();
+  assert.equal(transcript.scrollTop, transcript.scrollHeight);
+  assert.ok(pill.hasAttribute("hidden"));
+  server.append(...user("newer"));
   await pump(host, timers);
   assert.equal(transcript.scrollTop, transcript.scrollHeight, "a reader at the bottom follows new events");
+  assert.ok(pill.hasAttribute("hidden"));
+  transcript.scrollTop = 120;
+  server.append(...user("one more"));
+  await pump(host, timers);
+  assert.equal(pill.hasAttribute("hidden"), false);
+  transcript.scrollTop = transcript.scrollHeight - 500;
+  transcript.dispatchEvent({ type: "scroll" });
+  assert.ok(pill.hasAttribute("hidden"), "scrolling down to it hides the pill");
+  transcript.scrollTop = 50;
+  await controller.send("my own");
+  assert.equal(transcript.scrollTop, transcript.scrollHeight, "the reader's own send follows the bottom");
+  await pump(host, timers);
   transcript.scrollTop = 100;
   const before = transcript.scrollHeight;
   root.querySelector("[data-role=load-older]").click();
   await pump(host, timers);
   assert.equal(transcript.scrollTop, 100 + (transcript.scrollHeight - before), "the reader's place is kept");
+});
+
+test("a screen reader hears new messages only: not the history, not tool internals", async () => {
+  const host = fakeHost();
+  const server = host.addSession("a", { events: [user("old question"), assistant("old answer")] });
+  const app = await mount({ host, initialSession: "a" });
+  const announcer = app.$("[data-role=announcer]");
+  assert.equal(announcer.textContent, "");
+  server.append(...assistant("", [{ id: "c", name: "schedule_list", arguments: {} }]));
+  server.append("tool/result", { callId: "c", name: "schedule_list", value: [] });
+  server.append(...assistant("Here is the **answer**."));
+  server.append("message/user", { text: "Reminder: stretch", source: { kind: "schedule" } });
+  server.append("turn/end", { status: "error", error: { code: "model_unavailable", message: "no model" } });
+  await pump(app.host, app.timers);
+  assert.deepEqual(announcer.children.map((line) => line.textContent), [
+    "Assistant: Here is the **answer**.",
+    "You · from schedule: Reminder: stretch",
+    "The turn failed: model_unavailable: no model",
+  ]);
 });
 
 test("the composer grows with its text up to a limit", async () => {
@@ -446,9 +763,18 @@ test("the composer grows with its text up to a limit", async () => {
   assert.equal(composer.style.height, "200px");
 });
 
+test("copy buttons reach the clipboard", async () => {
+  const host = fakeHost();
+  host.addSession("a", { events: [assistant("```\nls -la\n```")] });
+  const app = await mount({ host, initialSession: "a" });
+  app.$("[data-role=code-block] [data-action=copy]").click();
+  await tick();
+  assert.deepEqual(app.copied, ["ls -la"]);
+});
+
 test("renders are coalesced into one frame by default", async () => {
   const host = fakeHost();
-  host.addSession("a", { events: [["message/user", { text: "hi", source: { kind: "user" } }]] });
+  host.addSession("a", { events: [user("hi")] });
   const document = new FakeDocument();
   const root = document.createElement("div");
   const timers = new FakeTimers();
@@ -458,7 +784,7 @@ test("renders are coalesced into one frame by default", async () => {
     const controller = mountApp({
       document,
       root,
-      api: host.api,
+      api: createApi({ token: "t", fetch: host.fetch }),
       openLive: host.openLive,
       timers,
       importModule: async () => demoPlugin(),
@@ -471,6 +797,8 @@ test("renders are coalesced into one frame by default", async () => {
     for (const frame of frames.splice(0)) frame();
     assert.equal(root.querySelectorAll("[data-seq]").length, 1);
     assert.ok(queued < 5, `renders were coalesced (${queued} frames)`);
+    controller.destroy();
+    for (const frame of frames.splice(0)) frame();
   } finally {
     delete globalThis.requestAnimationFrame;
   }

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { toNode, toNodes } from "../../host/dsh/web/static/transcript.js";
+import { latestTitle, toNode, toNodes, turnRunning } from "../../host/dsh/web/static/transcript.js";
 
 const user = (seq, text, source = { kind: "user" }) => ({
   seq,
@@ -34,7 +34,7 @@ test("a user message becomes a user node with its text and source", () => {
   });
 });
 
-test("an assistant message keeps its tool calls, linked to their results both ways", () => {
+test("an assistant message holds its tool calls, each with its result once it arrives", () => {
   const nodes = toNodes([
     assistant(1, "on it", [
       { id: "c1", name: "schedule_create", arguments: { prompt: "tea", after_seconds: 60 } },
@@ -42,8 +42,9 @@ test("an assistant message keeps its tool calls, linked to their results both wa
     ]),
     result(2, "c1", { value: { id: "r1" } }),
   ]);
-  assert.equal(nodes.length, 2);
-  const [message, toolResult] = nodes;
+  assert.equal(nodes.length, 1, "the result is drawn with its call, not on its own");
+  const [message] = nodes;
+  const toolResult = message.toolCalls[0].result;
   assert.equal(message.kind, "assistant");
   assert.equal(message.text, "on it");
   assert.deepEqual(
@@ -58,6 +59,35 @@ test("an assistant message keeps its tool calls, linked to their results both wa
   assert.equal(toolResult.ok, true);
   assert.equal(toolResult.callSeq, 1);
   assert.deepEqual(toolResult.value, { id: "r1" });
+  assert.equal(toolResult.seq, 2);
+  assert.equal(message.toolCalls[1].result, null);
+});
+
+test("a second result for the same call id is shown on its own", () => {
+  const nodes = toNodes([
+    assistant(0, "", [{ id: "c1", name: "x", arguments: {} }]),
+    result(1, "c1", { value: 1 }),
+    result(2, "c1", { value: 2 }),
+  ]);
+  assert.deepEqual(nodes.map((node) => [node.kind, node.seq]), [["assistant", 0], ["tool-result", 2]]);
+  assert.equal(nodes[1].callSeq, null);
+});
+
+test("a turn runs from its message/user until its turn/end or a new lifecycle", () => {
+  assert.equal(turnRunning([]), false);
+  assert.equal(turnRunning([user(0, "hi")]), true);
+  assert.equal(turnRunning([user(0, "hi"), assistant(1, "", [{ id: "c", name: "x" }]), result(2, "c", { value: 1 })]), true);
+  assert.equal(turnRunning([user(0, "hi"), { seq: 1, type: "turn/end", data: { status: "ok" } }]), false);
+  assert.equal(turnRunning([user(0, "hi"), { seq: 1, type: "session/end-seed", data: {} }]), false);
+  assert.equal(turnRunning([assistant(0, "no user message in the window")]), false);
+});
+
+test("the newest session/title event names the Session", () => {
+  const title = (seq, value) => ({ seq, type: "session/title", time: seq, data: { title: value } });
+  assert.equal(latestTitle([user(0, "x")]), null);
+  assert.equal(latestTitle([title(0, "First"), user(1, "x"), title(2, "Second")]), "Second");
+  assert.equal(latestTitle([title(0, "Kept"), title(1, "  "), { seq: 2, type: "session/title", data: null }]), "Kept");
+  assert.deepEqual(toNodes([title(0, "hidden")]), [], "a title is not a transcript entry");
 });
 
 test("a failed tool result carries its error, and an orphan result has no call", () => {
@@ -112,7 +142,7 @@ test("malformed data degrades to empty text instead of throwing", () => {
   assert.deepEqual(nodes[0].source, { kind: "user" });
   assert.equal(nodes[0].text, "");
   assert.equal(nodes[1].text, "");
-  assert.deepEqual(nodes[1].toolCalls, [{ id: "", name: "", arguments: null, resultSeq: null }]);
+  assert.deepEqual(nodes[1].toolCalls, [{ id: "", name: "", arguments: null, resultSeq: null, result: null }]);
   assert.equal(nodes[2].ok, true);
   assert.equal(nodes[2].value, null);
   assert.equal(toNode({ seq: 0, type: "message/user", data: { text: "a", source: { id: 1 } } }).source.kind, "user");

@@ -4,15 +4,20 @@
 classic payloads (`<img src=x onerror=…>`, `<script>`, `"><svg onload=…>`,
 `javascript:` URLs, a markdown link, an iframe, a template expression, a
 style block); the user types more into the composer. The payloads travel
-through every renderer: the user bubble, assistant text, tool-call names and
-arguments, a tool error's message, the reminder receipt drawn by the
-client-ui-schedule plugin (its prompt is a payload) and the follow-up turn.
+through every renderer: the user bubble, assistant text (rendered as
+markdown), tool-call names and arguments, a tool error's message, the
+reminder receipt drawn by the client-ui-schedule plugin (its prompt is a
+payload) and the follow-up turn. A markdown answer adds the hostile markdown:
+links to `javascript:` and `data:` URLs, HTML inside emphasis, code spans and
+fenced code, and emphasis nested around HTML.
 The page is checked live, then again after a reload (history rendering):
 
 - no dialog ever opened and no CSP violation was reported;
 - no injected element exists (no `img[src=x]`, `svg`, `iframe`, inline
   `script`, `style` or `javascript:` link; no `on*` attribute anywhere);
-- each payload is shown as text, verbatim (JSON-escaped inside argument dumps).
+- each payload is shown as text, verbatim (JSON-escaped inside argument dumps);
+- markdown renders as its elements, and the only link is the one safe link,
+  opening in a new tab without referrer or opener.
 """
 
 from __future__ import annotations
@@ -60,6 +65,19 @@ PROMPT = f"{IMG}{SCRIPT}{SVG}"
 TOOL_NAME = QUOTED
 ARGUMENTS = {"x": IFRAME, "y": MARKDOWN}
 AFTER_TOOLS = f"{MARKDOWN} {IFRAME} {TEMPLATE} {STYLE}"
+MD_DATA_LINK = "[data](data:text/html,<script>alert(12)</script>)"
+MD_ANGLE = "<javascript:alert(13)>"
+# Hostile markdown: HTML in emphasis, in a code span and in fenced code, a data: link,
+# a javascript: autolink, emphasis nested around HTML.
+MD_PAYLOADS = 6
+MD_TEXT = (
+    "**bold <img src=x onerror=alert(10)>** "
+    "`<script>alert(11)</script>` "
+    f"{MD_DATA_LINK} {MD_ANGLE} "
+    "*nested **deep <svg onload=alert(14)>*** "
+    '[ok](https://example.org/safe "fine")\n\n'
+    "```html\n<iframe src=javascript:alert(15)></iframe>\n```"
+)
 REMINDER_REPLY = f"{SCRIPT} {QUOTED}"
 
 INJECTED = """() => {
@@ -71,7 +89,8 @@ INJECTED = """() => {
       if (/^\\s*javascript:/i.test(attribute.value)) found.push(`${where}=javascript:`);
     }
   }
-  const selectors = ['img[src="x"]', 'svg', 'iframe', 'a[href^="javascript"]', 'body style',
+  const selectors = ['img[src="x"]', 'svg', 'iframe', 'a[href^="javascript"]', 'a[href^="data"]',
+                     'a[href^="vbscript"]', 'body style',
                      'script:not([src])', '[data-role=transcript] script'];
   for (const selector of selectors) {
     for (const element of document.querySelectorAll(selector)) found.push(selector);
@@ -95,7 +114,7 @@ def script_file(folder: Path) -> Path:
                 {"name": TOOL_NAME, "arguments": ARGUMENTS},
             ],
         },
-        {"text": AFTER_TOOLS},
+        {"text": f"{AFTER_TOOLS}\n\n{MD_TEXT}"},
         {"text": REMINDER_REPLY},
     ]
     path = folder / "xss-script.json"
@@ -113,7 +132,17 @@ def web(tmp_path_factory: pytest.TempPathFactory) -> Iterator[WebHost]:
 def expected_texts() -> list[str]:
     """What must appear as text somewhere in the transcript."""
     dumped = [json.dumps(value, ensure_ascii=False)[1:-1] for value in ARGUMENTS.values()]
-    return [USER_TEXT, REPLY_TEXT, AFTER_TOOLS, REMINDER_REPLY, PROMPT, TOOL_NAME, *dumped]
+    return [
+        USER_TEXT,
+        REPLY_TEXT,
+        AFTER_TOOLS,
+        REMINDER_REPLY,
+        PROMPT,
+        TOOL_NAME,
+        MD_DATA_LINK,
+        MD_ANGLE,
+        *dumped,
+    ]
 
 
 def record_dialog(dialogs: list[str], dialog: Any) -> None:
@@ -133,10 +162,42 @@ def check_page(page: Any, dialogs: list[str]) -> dict[str, int]:
     assert not missing, missing
     card = page.locator("[data-role=schedule-reminder]").first.text_content() or ""
     assert PROMPT in card
+    check_markdown(page)
     return {
         "texts_verbatim": len(expected_texts()),
         "elements_scanned": page.evaluate("document.querySelectorAll('*').length"),
     }
+
+
+MARKDOWN_RENDERED = """() => {
+  const answers = [...document.querySelectorAll('[data-role=transcript] [data-role=answer]')];
+  const answer = answers.find((el) => el.querySelector('pre'));
+  if (!answer) return null;
+  const text = (selector) => [...answer.querySelectorAll(selector)].map((el) => el.textContent);
+  return {
+    strong: text('strong'),
+    em: text('em'),
+    code: text('p code'),
+    pre: text('pre code'),
+    links: [...document.querySelectorAll('[data-role=transcript] a')].map((a) =>
+      [a.getAttribute('href'), a.getAttribute('rel'), a.getAttribute('target'), a.textContent]),
+  };
+}"""
+
+
+def check_markdown(page: Any) -> None:
+    """Hostile markdown rendered as its elements, with the payloads inside them as text."""
+    rendered = page.evaluate(MARKDOWN_RENDERED)
+    assert rendered is not None, "the markdown answer is on the page"
+    assert "bold <img src=x onerror=alert(10)>" in rendered["strong"]
+    assert "<script>alert(11)</script>" in rendered["code"]
+    assert any(
+        "deep <svg onload=alert(14)>" in text for text in rendered["strong"] + rendered["em"]
+    )
+    assert rendered["pre"] == ["<iframe src=javascript:alert(15)></iframe>"]
+    assert rendered["links"] == [
+        ["https://example.org/safe", "noopener noreferrer", "_blank", "ok"]
+    ]
 
 
 def test_payloads_in_prompts_tool_arguments_and_plugin_views_render_as_text(
@@ -176,6 +237,7 @@ def test_payloads_in_prompts_tool_arguments_and_plugin_views_render_as_text(
             browser.close()
     section = figures.section("security")
     section["xss_payloads"] = len(PAYLOADS)
+    section["xss_markdown_payloads"] = MD_PAYLOADS
     section["xss_renders_checked"] = 2
     section["xss_texts_verbatim"] = live["texts_verbatim"] + reloaded["texts_verbatim"]
     section["xss_dialogs"] = len(dialogs)

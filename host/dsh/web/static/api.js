@@ -1,5 +1,6 @@
-// The HTTP API client: one function per endpoint of DESIGN §9, every request
-// carrying `Authorization: Bearer <token>`, every error an ApiError.
+// The HTTP API client: one function per endpoint of DESIGN §9 (second
+// edition included), every request carrying `Authorization: Bearer <token>`,
+// every error an ApiError.
 
 /** A refused or failed request: `status` (0 for a network failure), `code`, `message`. */
 export class ApiError extends Error {
@@ -45,13 +46,31 @@ export function createApi({ base = "", token, fetch: fetchImpl = globalThis.fetc
 
   return Object.freeze({
     health: () => call("GET", "/api/health"),
-    listSessions: async () => (await call("GET", "/api/sessions")).sessions ?? [],
+    /** `q` filters by title and first message (hosts without titles ignore it). */
+    listSessions: async ({ q } = {}) => {
+      const search = typeof q === "string" && q.trim() !== "" ? `?q=${encodeURIComponent(q.trim())}` : "";
+      return (await call("GET", `/api/sessions${search}`))?.sessions ?? [];
+    },
     createSession: async () => (await call("POST", "/api/sessions", {})).session,
     getSession: (id) => call("GET", session(id)),
+    /** Rename: resolves to the Session's summary. */
+    renameSession: async (id, title) => {
+      const payload = await call("PATCH", session(id), { title });
+      return payload?.session ?? payload;
+    },
+    /** Delete (the host keeps the log in its trash); resolves to null. */
+    deleteSession: async (id) => {
+      await call("DELETE", session(id));
+      return null;
+    },
+    /** Stop the running turn: `{cancelled}` says whether one was running. */
+    cancel: (id) => call("POST", `${session(id)}/cancel`, {}),
     resume: (id) => call("POST", `${session(id)}/resume`, {}),
     fork: async (id, atSeq) =>
       (await call("POST", `${session(id)}/fork`, atSeq === undefined ? {} : { atSeq })).session,
-    sendMessage: (id, text) => call("POST", `${session(id)}/messages`, { text }),
+    /** Queue a message (202); `timeZone` is the reader's IANA zone, when known. */
+    sendMessage: (id, text, { timeZone } = {}) =>
+      call("POST", `${session(id)}/messages`, typeof timeZone === "string" && timeZone !== "" ? { text, timeZone } : { text }),
     /** `params`: `{limit}`, `{from, limit}` or `{before, limit}`. */
     events: (id, params = {}) => call("GET", `${session(id)}/events${query(params)}`),
     clientModules: async () => (await call("GET", "/api/client-modules")).modules ?? [],
@@ -61,6 +80,16 @@ export function createApi({ base = "", token, fetch: fetchImpl = globalThis.fetc
       return `${scheme}//${location.host}${session(id)}/live?token=${encodeURIComponent(token)}`;
     },
   });
+}
+
+/**
+ * True when `err` says the host has no such route or method (a host older
+ * than this client): a 405, a 501, or a 404 from routing (code "not_found",
+ * not "session_not_found").
+ */
+export function isUnsupported(err) {
+  if (!(err instanceof ApiError)) return false;
+  return err.status === 405 || err.status === 501 || (err.status === 404 && err.code === "not_found");
 }
 
 function query(params) {

@@ -1,10 +1,15 @@
 // The page entry point: reads the token, builds the API client and the live
-// transport, mounts the shell on [data-role=app] and follows the URL hash
-// (#/s/<session id>). The only module that touches browser globals at load.
+// transport, applies the theme, mounts the shell on [data-role=app] and
+// follows the URL hash (#/s/<session id>). The only module that touches
+// browser globals at load.
 
 import { createApi } from "./api.js";
+import { copyText } from "./clipboard.js";
 import { openWebSocket } from "./live.js";
 import { mountApp } from "./shell.js";
+import { isMac } from "./shortcuts.js";
+import { createTheme } from "./theme.js";
+import { readerZone } from "./time.js";
 import { takeToken } from "./token.js";
 
 const SESSION_HASH = /^#\/s\/(.+)$/;
@@ -34,16 +39,26 @@ const token = takeToken({
   storage: storageOrNull("sessionStorage"),
 });
 const api = token === null ? null : createApi({ token, fetch: window.fetch.bind(window) });
+const localStorage = storageOrNull("localStorage");
+const theme = createTheme({
+  root: document.documentElement,
+  storage: localStorage,
+  matchMedia: typeof window.matchMedia === "function" ? window.matchMedia.bind(window) : null,
+});
 
 const controller = mountApp({
   document,
   root: document.querySelector("[data-role=app]"),
   api,
   openLive: (sessionId, handlers) => openWebSocket({ url: api.liveUrl(sessionId), ...handlers }),
-  storage: storageOrNull("localStorage"),
+  storage: localStorage,
   navigatorLanguages: navigator.languages ?? [navigator.language],
   importModule: (url) => import(url),
   timers: window,
+  timeZone: readerZone(),
+  copyText: (text) => copyText(text),
+  theme,
+  mac: isMac(navigator),
   initialSession: sessionFromHash(window.location.hash),
   onNavigate: (id) => {
     const base = `${window.location.pathname}${window.location.search}`;

@@ -1,63 +1,89 @@
-// The conversation view: draws transcript node descriptors into a container,
-// reusing the element of every node whose content did not change. Presented
-// nodes go through the event-view registry; an unknown type, a renderer that
-// throws or returns something that is not a node, all fall back to an
-// expandable JSON dump of the view. All text is inserted as text.
+// The conversation view: draws transcript node descriptors into the
+// transcript element, reusing the element of every node whose content did
+// not change, with a separator at each new day (in the reader's zone), the
+// reader's pending messages, a typing indicator while a turn runs, and a
+// notice. Node elements come from messages.js; presented nodes go through
+// the event-view registry with an expandable JSON fallback.
+//
+// Actions are delegated from the root: copy (a code block or a message),
+// fork, and the pending messages' retry / edit / dismiss. From the keyboard
+// the transcript is one tab stop: ↑/↓/Home/End move between messages, and
+// Enter (or the context-menu key, Shift+F10) opens the focused message's
+// menu of the same actions.
 
-import { append, h, isNode } from "./dom.js";
-import { prettyJson } from "./json.js";
+import { h } from "./dom.js";
 import { translator } from "./i18n.js";
-import { LiveReasoningBlock, reasoningBlock } from "./reasoning.js";
+import { renderMarkdown } from "./markdown-dom.js";
+import { buildNode, copyableText, forkSeq } from "./messages.js";
+import { LiveReasoningBlock } from "./reasoning.js";
 
-/**
- * A view over `root` (the `[data-role=transcript]` element).
- *
- * Options: `document`, `root`, `registry`, and callbacks `onFork(seq)`,
- * `onLoadOlder()`, `onDismissPending(id)`, `onRenderError(err, node)`.
- */
+/** How long a copy button says "Copied". */
+export const COPIED_MS = 1500;
+
 export class ConversationView {
   #doc;
   #root;
   #registry;
   #callbacks;
+  #timers;
+  #copyText;
   #cache = new Map();
-  #lang = "en";
+  #separators = new Map();
   #t = translator("en");
+  #lang = "en";
+  #time;
   #loadOlder;
+  #roving = null;
+  #menu = null;
+  #transient = new Map();
   #liveReasoning = new LiveReasoningBlock();
 
+  /**
+   * Options: `document`, `root` (the `[data-role=transcript]` element),
+   * `registry`, `timers` ({setTimeout, clearTimeout}), `copyText(text) ->
+   * Promise<bool>`, and callbacks `onFork(seq)` (fork through `seq`),
+   * `onLoadOlder()`, `onPending(action, id)` ("retry", "edit", "dismiss"),
+   * `onRenderError(err, node)`.
+   */
   constructor({
     document,
     root,
     registry,
+    timers = globalThis,
+    copyText = async () => false,
     onFork = () => {},
     onLoadOlder = () => {},
-    onDismissPending = () => {},
+    onPending = () => {},
     onRenderError = () => {},
   }) {
     this.#doc = document;
     this.#root = root;
     this.#registry = registry;
-    this.#callbacks = { onFork, onLoadOlder, onDismissPending, onRenderError };
-    this.#loadOlder = h(document, "button", {
-      type: "button",
-      class: "load-older",
-      "data-role": "load-older",
-    });
+    this.#timers = timers;
+    this.#copyText = copyText;
+    this.#callbacks = { onFork, onLoadOlder, onPending, onRenderError };
+    this.#loadOlder = h(document, "button", { type: "button", class: "load-older", "data-role": "load-older" });
     this.#loadOlder.addEventListener("click", () => this.#callbacks.onLoadOlder());
+    root.addEventListener("click", (event) => this.#click(event));
+    root.addEventListener("keydown", (event) => this.#key(event));
+    root.addEventListener("focusin", (event) => this.#focusIn(event));
   }
 
   /**
    * Draw the transcript. `state` is `{nodes, pending, streaming, reasoning,
-   * lang, hasOlder, loadingOlder, notice}`; every field but `nodes` is
-   * optional. `reasoning` is the live reasoning (`{text, ms}`), if any.
+   * running, lang, time, now, hasOlder, loadingOlder, notice}`; `reasoning`
+   * is the live reasoning (`{text, ms}`), if any; `time` is a
+   * createTimeFormat() (a new one, or a new `lang`, redraws every node).
    */
   render(state) {
     const lang = state.lang ?? "en";
-    if (lang !== this.#lang) {
+    if (lang !== this.#lang || state.time !== this.#time) {
       this.#lang = lang;
       this.#t = translator(lang);
+      this.#time = state.time;
       this.#cache.clear();
+      this.#separators.clear();
+      this.#transient.clear();
     }
     const t = this.#t;
     const children = [];
@@ -68,209 +94,288 @@ export class ConversationView {
       children.push(this.#loadOlder);
     }
     const next = new Map();
+    const messages = [];
+    let day = null;
     for (const node of state.nodes) {
-      const element = this.#nodeElement(node);
-      next.set(node.seq, this.#cache.get(node.seq));
-      children.push(element);
+      const separator = this.#separator(node, day, state.now ?? Date.now());
+      if (separator !== null) {
+        day = separator.key;
+        children.push(separator.element);
+      }
+      const entry = this.#entry(node);
+      next.set(node.seq, entry);
+      children.push(entry.element);
+      if (entry.element.hasAttribute("data-message")) messages.push(entry);
     }
     this.#cache = next;
-    for (const item of state.pending ?? []) children.push(this.#pendingElement(item));
-    if (state.streaming || state.reasoning) {
-      children.push(this.#typingElement(state.streaming ?? "", state.reasoning ?? null));
+    const transient = new Map();
+    const keep = (key, build) => {
+      const element = this.#transient.get(key) ?? build();
+      transient.set(key, element);
+      children.push(element);
+    };
+    for (const item of state.pending ?? []) keep(`pending:${JSON.stringify(item)}`, () => this.#pendingElement(item));
+    // The live reasoning block is one element, updated in place, so that a
+    // reader who opened it keeps it open while it grows.
+    const reasoning = this.#liveReasoning.element(this.#doc, t, state.reasoning ?? null);
+    if (state.running || state.streaming || reasoning !== null) {
+      const text = state.streaming ?? "";
+      keep(`typing:${reasoning === null ? "" : "reasoning"}:${text}`, () => this.#typingElement(text, reasoning));
     }
     if (state.notice) {
-      children.push(h(this.#doc, "p", { class: "notice", "data-role": "notice" }, [state.notice]));
+      keep(`notice:${state.notice}`, () => h(this.#doc, "p", { class: "notice", "data-role": "notice" }, [state.notice]));
     }
-    this.#root.replaceChildren(...children);
+    this.#transient = transient;
+    if (this.#menu !== null && next.get(this.#menu.seq)?.element !== this.#menu.owner) this.#menu = null;
+    this.#place(children);
+    this.#applyRoving(messages);
   }
 
-  // ---- event nodes ----------------------------------------------------
+  /**
+   * Make `children` the root's children, touching only what changed: an
+   * element already in place stays put (keeping its focus, its text
+   * selection and the reader's scroll anchor), stale ones are removed and
+   * new ones inserted where they belong.
+   */
+  #place(children) {
+    const root = this.#root;
+    const wanted = new Set(children);
+    let cursor = root.firstChild;
+    for (const child of children) {
+      while (cursor !== null && !wanted.has(cursor)) {
+        const stale = cursor;
+        cursor = cursor.nextSibling;
+        stale.remove();
+      }
+      if (child === cursor) cursor = cursor.nextSibling;
+      else root.insertBefore(child, cursor);
+    }
+    while (cursor !== null) {
+      const stale = cursor;
+      cursor = cursor.nextSibling;
+      stale.remove();
+    }
+  }
 
-  #nodeElement(node) {
+  /** Focus the message at `seq` (it becomes the transcript's tab stop). */
+  focusMessage(seq) {
+    const entry = this.#cache.get(seq);
+    if (entry === undefined || !entry.element.hasAttribute("data-message")) return false;
+    entry.element.focus?.();
+    return true;
+  }
+
+  // ---- nodes ------------------------------------------------------------
+
+  #entry(node) {
     const signature = JSON.stringify(node);
     const cached = this.#cache.get(node.seq);
-    if (cached !== undefined && cached.signature === signature) return cached.element;
-    const element = this.#build(node);
-    this.#cache.set(node.seq, { signature, element });
-    return element;
-  }
-
-  #build(node) {
-    switch (node.kind) {
-      case "user":
-        return this.#message(node, "user", node.text, this.#userMeta(node));
-      case "assistant":
-        return this.#assistant(node);
-      case "tool-result":
-        return this.#toolResult(node);
-      case "turn-error":
-        return this.#turnError(node);
-      case "presented":
-        return this.#presented(node);
-      default:
-        return this.#shell(node, "unknown", [this.#jsonFallback(node.eventType, node)]);
-    }
-  }
-
-  /** The common wrapper: `[data-seq][data-event-type]`, with a fork button. */
-  #shell(node, kind, children, attrs = {}) {
-    const doc = this.#doc;
-    const fork = h(doc, "button", {
-      type: "button",
-      class: "fork",
-      "data-role": "fork",
-      title: this.#t("forkHere"),
-      "aria-label": this.#t("forkHere"),
-    }, [this.#t("fork")]);
-    fork.addEventListener("click", () => this.#callbacks.onFork(node.seq));
-    const element = h(doc, "div", {
-      class: `node node-${kind}`,
-      "data-seq": node.seq,
-      "data-event-type": node.eventType,
-      ...attrs,
+    if (cached !== undefined && cached.signature === signature) return cached;
+    const element = buildNode(node, {
+      document: this.#doc,
+      t: this.#t,
+      lang: this.#lang,
+      time: this.#time,
+      registry: this.#registry,
+      onRenderError: (err, failed) => this.#callbacks.onRenderError(err, failed),
     });
-    if (Number.isFinite(node.time)) element.setAttribute("title", localTime(node.time, this.#lang));
-    return append(doc, element, [...children, fork]);
+    return { signature, element, node };
   }
 
-  #message(node, kind, text, meta) {
-    const doc = this.#doc;
-    return this.#shell(node, kind, [
-      h(doc, "div", { class: "who" }, [meta]),
-      h(doc, "div", { class: "bubble" }, [text]),
-    ]);
-  }
-
-  #userMeta(node) {
-    const source = node.source?.kind ?? "user";
-    if (source === "user") return this.#t("you");
-    return `${this.#t("you")} · ${this.#t("fromPlugin", { source })}`;
-  }
-
-  #assistant(node) {
-    const doc = this.#doc;
-    const t = this.#t;
-    const children = [h(doc, "div", { class: "who" }, [t("assistant")])];
-    if (node.reasoning) children.push(reasoningBlock(doc, t, { text: node.reasoning, ms: node.thoughtMs }));
-    if (node.text !== "") children.push(h(doc, "div", { class: "bubble" }, [node.text]));
-    if (node.toolCalls.length > 0) {
-      const list = h(doc, "ul", { class: "tool-calls" });
-      for (const call of node.toolCalls) {
-        const state = call.resultSeq === null ? "pending" : "done";
-        const item = h(doc, "li", {
-          class: `tool-call tool-call-${state}`,
-          "data-call-id": call.id,
-          "data-result-seq": call.resultSeq ?? undefined,
-        });
-        const details = h(doc, "details", {}, [
-          h(doc, "summary", {}, [
-            t("toolCall", { name: call.name }),
-            call.resultSeq === null ? h(doc, "span", { class: "hint" }, [` · ${t("noResult")}`]) : null,
-          ]),
-          h(doc, "div", { class: "label" }, [t("arguments")]),
-          h(doc, "pre", { class: "json" }, [prettyJson(call.arguments)]),
-        ]);
-        list.appendChild(append(doc, item, [details]));
-      }
-      children.push(list);
+  #separator(node, day, now) {
+    if (!Number.isFinite(node.time) || this.#time === undefined) return null;
+    const key = this.#time.dayKey(node.time);
+    if (key === day) return null;
+    const label = this.#time.dayLabel(node.time, now, this.#t);
+    const id = `${key}|${label}`;
+    let element = this.#separators.get(id);
+    if (element === undefined) {
+      element = h(this.#doc, "div", { class: "day-separator", "data-role": "day-separator", "data-day": key }, [
+        h(this.#doc, "span", {}, [label]),
+      ]);
+      this.#separators.set(id, element);
     }
-    return this.#shell(node, "assistant", children);
+    return { key, element };
   }
-
-  #toolResult(node) {
-    const doc = this.#doc;
-    const t = this.#t;
-    const summary = node.ok ? t("toolResult", { name: node.name }) : t("toolError", { name: node.name });
-    const body = node.ok
-      ? h(doc, "pre", { class: "json" }, [prettyJson(node.value)])
-      : h(doc, "p", { class: "error-text" }, [`${node.error.code}: ${node.error.message}`]);
-    const details = h(doc, "details", { class: node.ok ? "result" : "result result-error" }, [
-      h(doc, "summary", {}, [summary]),
-      body,
-    ]);
-    return this.#shell(node, "tool-result", [details], {
-      "data-call-id": node.callId,
-      "data-call-seq": node.callSeq ?? undefined,
-    });
-  }
-
-  #turnError(node) {
-    const message = node.error.message === "" ? node.error.code : `${node.error.code}: ${node.error.message}`;
-    return this.#shell(node, "turn-error", [
-      h(this.#doc, "p", { class: "error-text", role: "alert" }, [this.#t("turnError", { message })]),
-    ]);
-  }
-
-  #presented(node) {
-    const render = this.#registry?.lookup(node.eventType);
-    let content = null;
-    if (render !== undefined) {
-      const event = { seq: node.seq, type: node.eventType, time: node.time, data: node.data };
-      const ctx = {
-        document: this.#doc,
-        lang: this.#lang,
-        t: this.#t,
-        seq: node.seq,
-        eventType: node.eventType,
-      };
-      try {
-        const output = render(node.view, event, ctx);
-        if (isNode(output)) content = output;
-        else this.#callbacks.onRenderError(new TypeError(`renderer for ${node.eventType} returned no node`), node);
-      } catch (err) {
-        this.#callbacks.onRenderError(err, node);
-      }
-    }
-    content ??= this.#jsonFallback(node.eventType, node.view);
-    return this.#shell(node, "presented", [content], { "data-view": node.eventType });
-  }
-
-  #jsonFallback(eventType, value) {
-    const doc = this.#doc;
-    return h(doc, "details", { class: "json-fallback", "data-role": "json-fallback" }, [
-      h(doc, "summary", {}, [this.#t("rawEvent", { type: eventType })]),
-      h(doc, "pre", { class: "json" }, [prettyJson(value)]),
-    ]);
-  }
-
-  // ---- transient nodes --------------------------------------------------
 
   #pendingElement(item) {
     const doc = this.#doc;
     const t = this.#t;
-    const status =
-      item.state === "failed"
-        ? t("failed", { message: item.error ?? "" })
-        : t(item.state === "queued" ? "queued" : "pending");
-    const element = h(doc, "div", {
+    const status = {
+      sending: t("pending"),
+      queued: t("queued"),
+      failed: t(item.reason === "lost" || item.reason === "turn" ? "notStored" : "failed", { message: item.error ?? "" }),
+    }[item.state];
+    const children = [
+      h(doc, "div", { class: "meta" }, [h(doc, "span", { class: "who" }, [t("you")])]),
+      h(doc, "div", { class: "bubble" }, [item.text]),
+      h(doc, "div", { class: "pending-status", role: item.state === "failed" ? "alert" : undefined }, [status]),
+    ];
+    if (item.state === "failed") {
+      const button = (action, label, primary = false) =>
+        h(doc, "button", { type: "button", class: primary ? "primary small" : "link", "data-action": action }, [t(label)]);
+      children.push(
+        h(doc, "div", { class: "pending-actions" }, [
+          button("retry", "retry", true),
+          button("edit", "edit"),
+          button("dismiss", "dismiss"),
+        ]),
+      );
+    }
+    return h(doc, "div", {
       class: `node node-user node-pending pending-${item.state}`,
       "data-role": "pending",
       "data-pending-id": item.id,
-    }, [
-      h(doc, "div", { class: "who" }, [t("you")]),
-      h(doc, "div", { class: "bubble" }, [item.text]),
-      h(doc, "div", { class: "status" }, [status]),
-    ]);
-    if (item.state === "failed") {
-      const dismiss = h(doc, "button", { type: "button", class: "dismiss", "data-role": "dismiss" }, [
-        t("dismiss"),
-      ]);
-      dismiss.addEventListener("click", () => this.#callbacks.onDismissPending(item.id));
-      element.appendChild(dismiss);
-    }
-    return element;
+      "data-state": item.state,
+    }, children);
   }
 
+  /** The assistant at work: its live reasoning, then what it has written, else dots. */
   #typingElement(text, reasoning) {
     const doc = this.#doc;
+    const t = this.#t;
+    let body = null;
+    if (text !== "") {
+      body = renderMarkdown(doc, text, { t });
+      body.setAttribute("class", "bubble md");
+    } else if (reasoning === null) {
+      body = h(doc, "div", { class: "typing-dots", "aria-hidden": "true" }, [h(doc, "span"), h(doc, "span"), h(doc, "span")]);
+    }
     return h(doc, "div", { class: "node node-assistant node-typing", "data-role": "typing" }, [
-      h(doc, "div", { class: "who" }, [`${this.#t("assistant")} · ${this.#t("typing")}`]),
-      this.#liveReasoning.element(doc, this.#t, reasoning),
-      text === "" ? null : h(doc, "div", { class: "bubble" }, [text]),
+      h(doc, "div", { class: "meta" }, [h(doc, "span", { class: "who" }, [`${t("assistant")} · ${t("typing")}`])]),
+      reasoning,
+      body,
     ]);
   }
-}
 
-function localTime(ms, lang) {
-  return new Date(ms).toLocaleString(lang === "zh" ? "zh-CN" : undefined);
+  // ---- actions ----------------------------------------------------------
+
+  #click(event) {
+    const target = event.target;
+    const button = target?.closest?.("[data-action]");
+    if (!button || !this.#root.contains(button)) return;
+    const action = button.getAttribute("data-action");
+    const pending = button.closest("[data-pending-id]");
+    if (pending !== null) {
+      this.#callbacks.onPending(action, Number(pending.getAttribute("data-pending-id")));
+      return;
+    }
+    if (action === "copy") {
+      const code = button.closest("[data-role=code-block]")?.querySelector("pre code");
+      if (code) this.#copy(button, code.textContent);
+      return;
+    }
+    const entry = this.#nodeOf(button);
+    if (entry === undefined) return;
+    if (action === "copy-message") {
+      const text = copyableText(entry.node);
+      if (text !== null) this.#copy(button, text);
+    } else if (action === "fork") {
+      this.#callbacks.onFork(forkSeq(entry.node));
+    }
+    if (this.#menu !== null && button.closest("[data-role=message-menu]") !== null) this.#closeMenu(true);
+  }
+
+  #nodeOf(element) {
+    const holder = element.closest("[data-message]");
+    if (holder === null) return undefined;
+    return this.#cache.get(Number(holder.getAttribute("data-seq")));
+  }
+
+  async #copy(button, text) {
+    const t = this.#t;
+    let copied = false;
+    try {
+      copied = await this.#copyText(text);
+    } catch {
+      copied = false;
+    }
+    const label = button.textContent;
+    button.textContent = copied ? t("copied") : t("copyFailed");
+    button.setAttribute("data-copied", copied ? "true" : "false");
+    this.#timers.setTimeout(() => {
+      button.textContent = label;
+      button.removeAttribute("data-copied");
+    }, COPIED_MS);
+  }
+
+  // ---- keyboard ---------------------------------------------------------
+
+  #focusIn(event) {
+    const holder = event.target?.closest?.("[data-message]");
+    if (!holder || !this.#root.contains(holder)) return;
+    const seq = Number(holder.getAttribute("data-seq"));
+    if (seq === this.#roving) return;
+    this.#roving = seq;
+    this.#applyRoving([...this.#cache.values()].filter((entry) => entry.element.hasAttribute("data-message")));
+  }
+
+  #applyRoving(messages) {
+    if (messages.length === 0) return;
+    if (!messages.some((entry) => entry.node.seq === this.#roving)) this.#roving = messages.at(-1).node.seq;
+    for (const entry of messages) entry.element.setAttribute("tabindex", entry.node.seq === this.#roving ? "0" : "-1");
+  }
+
+  #key(event) {
+    const target = event.target;
+    if (this.#menu !== null && target?.closest?.("[data-role=message-menu]")) {
+      this.#menuKey(event);
+      return;
+    }
+    if (!target?.hasAttribute?.("data-message")) return;
+    const messages = [...this.#cache.values()].filter((entry) => entry.element.hasAttribute("data-message"));
+    const index = messages.findIndex((entry) => entry.element === target);
+    const moves = { ArrowDown: index + 1, ArrowUp: index - 1, Home: 0, End: messages.length - 1 };
+    if (Object.hasOwn(moves, event.key)) {
+      const next = messages[moves[event.key]];
+      if (next !== undefined) {
+        event.preventDefault();
+        next.element.focus?.();
+      }
+      return;
+    }
+    if (event.key === "Enter" || event.key === "ContextMenu" || (event.key === "F10" && event.shiftKey)) {
+      event.preventDefault();
+      this.#openMenu(messages[index]);
+    }
+  }
+
+  #openMenu(entry) {
+    this.#closeMenu(false);
+    const doc = this.#doc;
+    const t = this.#t;
+    const item = (action, label) =>
+      h(doc, "button", { type: "button", role: "menuitem", class: "menu-item", "data-action": action, tabindex: "-1" }, [label]);
+    const items = [];
+    if (copyableText(entry.node) !== null) items.push(item("copy-message", t("copyMessage")));
+    items.push(item("fork", t("forkHere")));
+    const menu = h(doc, "div", { class: "message-menu", role: "menu", "data-role": "message-menu", "aria-label": t("messageActions") }, items);
+    entry.element.appendChild(menu);
+    this.#menu = { seq: entry.node.seq, element: menu, owner: entry.element };
+    items[0].focus?.();
+  }
+
+  #menuKey(event) {
+    const items = [...this.#menu.element.querySelectorAll("[role=menuitem]")];
+    const index = items.indexOf(event.target);
+    if (event.key === "ArrowDown" || event.key === "ArrowUp") {
+      event.preventDefault();
+      const step = event.key === "ArrowDown" ? 1 : -1;
+      items[(index + step + items.length) % items.length].focus?.();
+    } else if (event.key === "Escape" || event.key === "Tab") {
+      if (event.key === "Escape") {
+        event.preventDefault();
+        event.stopPropagation?.();
+      }
+      this.#closeMenu(event.key === "Escape");
+    }
+  }
+
+  #closeMenu(refocus) {
+    if (this.#menu === null) return;
+    const { element, owner } = this.#menu;
+    this.#menu = null;
+    element.remove();
+    if (refocus) owner.focus?.();
+  }
 }

@@ -1,20 +1,20 @@
-// The application shell: builds the page (sidebar, transcript, composer),
-// wires the API, the session window, the conversation view, the pending
-// messages and the language switch. Everything it touches is injected, so a
-// node test can mount it on a fake DOM.
+// The application shell: mounts the page (layout.js), holds the state its
+// parts share (the Session directory, the open Session, language, theme,
+// shortcuts) and routes the reader's actions to them and to the API.
+// Everything it touches is injected, so a node test can mount it on a fake
+// DOM.
 
-import { ConversationView } from "./conversation.js";
-import { h } from "./dom.js";
-import { initialLang, saveLang, translator } from "./i18n.js";
-import { PendingMessages } from "./pending.js";
+import { isUnsupported } from "./api.js";
+import { confirmDelete, showHelp } from "./dialogs.js";
+import { Labels, initialLang, saveLang, translator } from "./i18n.js";
+import { buildLayout } from "./layout.js";
+import { OpenSession } from "./open-session.js";
 import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
-import { renderSessionList, shortId } from "./session-list.js";
-import { SessionWindow } from "./session-window.js";
-import { toNodes } from "./transcript.js";
-
-/** Pixels from the bottom within which new content keeps the view pinned. */
-const STICKY_BOTTOM = 80;
+import { sessionName, shortId } from "./session-list.js";
+import { SessionDirectory } from "./sessions.js";
+import { installShortcuts } from "./shortcuts.js";
+import { createTimeFormat, localeFor } from "./time.js";
 
 /**
  * Mount the client in `root`.
@@ -23,11 +23,16 @@ const STICKY_BOTTOM = 80;
  * token), `openLive(sessionId, handlers)`, `storage` (localStorage for the
  * language), `navigatorLanguages`, `importModule(url)`, `timers`,
  * `schedule(fn)` (coalesces renders; default requestAnimationFrame),
- * `initialSession`, `onNavigate(id)`, `onError(err)`.
+ * `initialSession`, `onNavigate(id)`, `onError(err)`, `timeZone` (the
+ * reader's IANA zone: times are shown in it and sent with each message),
+ * `now()`, `copyText(text)`, `theme` (from createTheme, optional), `mac`
+ * (label shortcuts with ⌘), `keyTarget` (where shortcuts are heard;
+ * default `document`).
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
- * `forkAt(seq)`, `send(text?)`, `setLang(lang)`, `refreshSessions()`,
- * `currentWindow()`, `registry`, `destroy()`.
+ * `forkAt(seq)`, `send(text?)`, `stop()`, `renameSession(id, title)`,
+ * `deleteSession(id)`, `search(query)`, `setLang(lang)`, `refreshSessions()`,
+ * `currentWindow()`, `currentId()`, `lang()`, `registry`, `destroy()`.
  */
 export function mountApp({
   document,
@@ -42,60 +47,81 @@ export function mountApp({
   initialSession = null,
   onNavigate = () => {},
   onError = (err) => globalThis.console?.error(err),
+  timeZone = undefined,
+  now = () => Date.now(),
+  copyText = async () => false,
+  theme = null,
+  mac = false,
+  keyTarget = document,
 }) {
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
-  let sessions = [];
+  let time = timeFormat();
+  // The Session on screen (an OpenSession), and the id being opened meanwhile.
   let current = null;
+  let opening = null;
   let renderQueued = false;
-  let banner = null;
-  const labels = [];
-
+  let destroyed = false;
+  const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
-  const ui = buildLayout(document, root, labels);
+  const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
 
-  const conversation = new ConversationView({
+  const { sidebar, header, banner, transcript, follower, announcer, composer, conversation, drawer } = buildLayout({
     document,
-    root: ui.transcript,
+    root,
+    labels,
     registry,
-    onFork: (seq) => forkAt(seq),
-    onLoadOlder: () => current?.window.loadOlder(),
-    onDismissPending: (id) => {
-      current?.pending.dismiss(id);
-      requestRender();
+    timers,
+    copyText,
+    handlers: {
+      onNewSession: () => newSession(),
+      onSearch: (text) => search(text),
+      onOpen: (id) => openSession(id),
+      onRename: (id, title) => renameSession(id, title),
+      onDelete: (id) => deleteSession(id),
+      onLang: (next) => setLang(next),
+      onTheme: () => theme?.toggle(),
+      onHelp: () => help(),
+      onSend: (text) => send(text),
+      onStop: () => stop(),
+      onFork: (seq) => forkAt(seq),
+      onLoadOlder: () => current?.window?.loadOlder(),
+      onPending: (action, id) => pendingAction(action, id),
+      onRenderError: (err) => onError(err),
     },
-    onRenderError: (err) => onError(err),
   });
 
-  ui.newSession.addEventListener("click", () => newSession());
-  ui.menu.addEventListener("click", () => setSidebar(true));
-  ui.closeMenu.addEventListener("click", () => setSidebar(false));
-  ui.scrim.addEventListener("click", () => setSidebar(false));
-  ui.form.addEventListener("submit", (event) => {
-    event.preventDefault();
-    send();
+  const removeShortcuts = installShortcuts({
+    target: keyTarget,
+    handlers: {
+      search: () => {
+        drawer.open(false);
+        sidebar.search.focus?.();
+        sidebar.search.select?.();
+      },
+      "new-session": () => {
+        newSession();
+      },
+      "focus-composer": () => composer.focus(),
+      help: () => {
+        help();
+      },
+      escape: () => drawer.close(true),
+    },
   });
-  ui.composer.addEventListener("keydown", (event) => {
-    // Enter sends; Shift+Enter is a newline; Enter that confirms an IME
-    // composition (typing 中文) must not send.
-    if (event.key !== "Enter" || event.shiftKey || event.isComposing || event.keyCode === 229) {
-      return;
-    }
-    event.preventDefault();
-    send();
+  const unsubscribeDirectory = directory.subscribe(() => {
+    renderSessions();
+    requestRender();
   });
-  ui.composer.addEventListener("input", () => autoGrow(ui.composer));
-  for (const button of ui.langButtons) {
-    button.addEventListener("click", () => setLang(button.getAttribute("data-lang")));
-  }
-
+  const unsubscribeTheme = theme?.subscribe((effective) => sidebar.setTheme(effective)) ?? (() => {});
+  sidebar.setTheme(theme?.effective() ?? "light");
   applyLang();
 
-  // ---- actions --------------------------------------------------------
+  // ---- sessions ---------------------------------------------------------
 
   async function start() {
     if (api === null) {
-      showBanner(() => t("noToken"));
+      banner.show(() => t("noToken"));
       requestRender();
       return;
     }
@@ -115,66 +141,66 @@ export function mountApp({
     }
   }
 
-  async function refreshSessions() {
-    if (api === null) return;
-    try {
-      sessions = await api.listSessions();
-      renderSessions();
-    } catch (err) {
-      report(err);
-    }
+  function refreshSessions() {
+    return directory.refresh();
+  }
+
+  function search(text) {
+    return directory.search(text);
   }
 
   async function openSession(id) {
-    if (!id || current?.id === id) return;
+    if (!id || (current?.id ?? opening) === id) return;
     closeCurrent();
-    const pending = new PendingMessages();
-    current = { id, window: null, pending, unsubscribe: () => {}, lastStatus: null };
-    const opening = current;
-    setSidebar(false);
+    const token = { id };
+    opening = token;
+    drawer.close(false);
+    follower.reset();
+    announcer.clear();
     renderSessions();
     onNavigate(id);
-    let live = sessions.find((session) => session.id === id)?.live ?? true;
+    requestRender();
+    let live = directory.find(id)?.live ?? true;
     try {
       live = Boolean((await api.getSession(id)).live);
     } catch (err) {
-      if (current !== opening) return;
+      if (opening !== token) return;
       report(err);
       if (err?.status === 404) {
-        closeCurrent();
+        opening = null;
         onNavigate(null);
+        renderSessions();
         requestRender();
         return;
       }
     }
-    if (current !== opening) return;
-    const sessionWindow = new SessionWindow({
+    if (opening !== token) return;
+    opening = null;
+    current = new OpenSession({
+      id,
       fetchEvents: (params) => api.events(id, params),
       openLive: (handlers) => openLive(id, handlers),
       live,
       timers,
+      onChange: () => requestRender(),
     });
-    opening.window = sessionWindow;
-    opening.unsubscribe = sessionWindow.subscribe(() => requestRender());
-    sessionWindow.start();
-    clearBanner();
+    banner.clear();
     requestRender();
   }
 
   function closeCurrent() {
-    if (current === null) return;
-    current.unsubscribe();
-    current.window?.close();
+    opening = null;
+    current?.close();
     current = null;
-    ui.title.textContent = "";
   }
 
   async function newSession() {
     if (api === null) return null;
     try {
       const session = await api.createSession();
-      sessions = [session, ...sessions.filter((item) => item.id !== session.id)];
+      directory.add(session);
       await openSession(session.id);
+      composer.focus();
       refreshSessions();
       return session.id;
     } catch (err) {
@@ -188,7 +214,7 @@ export function mountApp({
     if (api === null || current === null) return null;
     try {
       const child = await api.fork(current.id, seq + 1);
-      sessions = [child, ...sessions.filter((item) => item.id !== child.id)];
+      directory.add(child);
       await openSession(child.id);
       refreshSessions();
       return child.id;
@@ -198,163 +224,181 @@ export function mountApp({
     }
   }
 
-  async function send(text = ui.composer.value) {
-    if (api === null || text.trim() === "") return;
-    if (current === null && (await newSession()) === null) return;
+  function renameSession(id, title) {
+    return directory.rename(id, title);
+  }
+
+  async function deleteSession(id) {
+    if (api === null) return false;
+    const summary = directory.find(id) ?? { id, title: directory.title(id) };
+    if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary) }))) return false;
+    if (!(await directory.remove(id))) return false;
+    if ((current?.id ?? opening) === id) {
+      closeCurrent();
+      onNavigate(null);
+      requestRender();
+    }
+    return true;
+  }
+
+  // ---- messages ---------------------------------------------------------
+
+  async function send(text = composer.value) {
+    if (api === null || typeof text !== "string" || text.trim() === "") return;
+    if (current === null && opening === null && (await newSession()) === null) return;
     const target = current;
-    if (target.window === null) return;
-    const id = target.pending.add(text, target.window.hi);
-    if (text === ui.composer.value) {
-      ui.composer.value = "";
-      autoGrow(ui.composer);
-    }
+    if (target === null) return;
+    const id = target.queue(text);
+    if (text === composer.value) composer.value = "";
+    await post(target, id, text);
+  }
+
+  async function post(target, id, text) {
+    follower.stick();
     requestRender();
-    try {
-      await api.sendMessage(target.id, text);
-      target.pending.queued(id);
-      // A message resumes a cold Session: follow it live from now on.
-      target.window.setLive(true);
-      refreshSessions();
-    } catch (err) {
-      target.pending.failed(id, err?.message ?? String(err));
-    }
+    if (await target.post(api, id, text, { timeZone, offline: t("offline") })) refreshSessions();
     requestRender();
   }
+
+  function pendingAction(action, id) {
+    const target = current;
+    if (target === null) return;
+    if (action === "retry") {
+      const text = target.requeue(id);
+      if (text !== null) post(target, id, text);
+      return;
+    }
+    const item = target.pending.list().find((entry) => entry.id === id);
+    if (item === undefined || (action !== "edit" && action !== "dismiss")) return;
+    if (action === "edit") {
+      composer.value = composer.value.trim() === "" ? item.text : `${composer.value}\n${item.text}`;
+      composer.focus();
+    }
+    target.pending.dismiss(id);
+    requestRender();
+  }
+
+  /** Stop the running turn of the open Session. */
+  async function stop() {
+    const target = current;
+    if (api === null || target === null) return null;
+    const stopping = target.stop(api);
+    requestRender();
+    try {
+      return await stopping;
+    } catch (err) {
+      if (isUnsupported(err)) unsupported("featureStop", err);
+      else report(err);
+      return null;
+    } finally {
+      requestRender();
+    }
+  }
+
+  // ---- settings ---------------------------------------------------------
 
   function setLang(next) {
     lang = saveLang(storage, next);
     t = translator(lang);
+    time = timeFormat();
     applyLang();
   }
 
+  function timeFormat() {
+    return createTimeFormat({ locale: localeFor(lang, navigatorLanguages), timeZone });
+  }
+
+  function help() {
+    return showHelp({ document, host: root, t, mac });
+  }
+
   function destroy() {
+    destroyed = true;
     closeCurrent();
+    removeShortcuts();
+    unsubscribeTheme();
+    unsubscribeDirectory();
+    sidebar.destroy();
     root.replaceChildren();
   }
 
-  // ---- rendering ------------------------------------------------------
+  // ---- rendering --------------------------------------------------------
 
   function applyLang() {
     root.setAttribute("lang", lang);
     if (document.documentElement) document.documentElement.setAttribute("lang", lang);
-    for (const { element, key, attr } of labels) {
-      if (attr) element.setAttribute(attr, t(key));
-      else element.textContent = t(key);
-    }
-    for (const button of ui.langButtons) {
-      const active = button.getAttribute("data-lang") === lang;
-      button.setAttribute("aria-pressed", active ? "true" : "false");
-    }
-    if (banner !== null) ui.banner.textContent = banner.text();
+    labels.apply(t);
+    banner.applyLang(t);
+    sidebar.setLang(lang);
     renderSessions();
     requestRender();
   }
 
   function renderSessions() {
-    renderSessionList({
-      document,
-      list: ui.sessionList,
-      sessions,
-      currentId: current?.id ?? null,
+    sidebar.sessions.render({
+      sessions: directory.sessions,
+      currentId: current?.id ?? opening?.id ?? null,
       t,
-      lang,
-      onOpen: (id) => openSession(id),
+      time,
+      query: directory.query,
     });
   }
 
   function requestRender() {
-    if (renderQueued) return;
+    if (renderQueued || destroyed) return;
     renderQueued = true;
     schedule(() => {
       renderQueued = false;
-      renderTranscript();
+      if (!destroyed) renderTranscript();
     });
   }
 
   function renderTranscript() {
-    const snap = current?.window?.snapshot() ?? null;
-    const scroll = measureScroll(ui.transcript);
-    const previousLo = ui.transcript.getAttribute("data-lo");
-    ui.title.textContent = current === null ? "" : shortId(current.id);
-    if (current === null) ui.title.removeAttribute("title");
-    else ui.title.setAttribute("title", current.id);
-    renderStatus(snap);
-    if (snap === null) {
-      conversation.render({ nodes: [], lang, notice: current === null ? t("pickSession") : "" });
+    composer.setRunning(false);
+    if (current === null) {
+      const id = opening?.id ?? null;
+      renderHeader(id === null ? null : shortId(id), id, id === null ? null : "connecting");
+      conversation.render({ nodes: [], lang, time, now: now(), notice: id === null ? t("pickSession") : "" });
       return;
     }
-    // Recovering from a reconnect may mean the host restarted: badges are stale.
-    if (current.lastStatus === "reconnecting" && snap.status === "live") refreshSessions();
-    current.lastStatus = snap.status;
-    syncSummary(current.id, snap);
-    current.pending.reconcile(snap.events);
-    const nodes = toNodes(snap.events, snap.views);
-    const pending = current.pending.list();
-    let notice = "";
-    if (!snap.live && snap.loaded) notice = t("coldNotice");
-    else if (snap.loaded && nodes.length === 0 && pending.length === 0) notice = t("emptyTranscript");
-    conversation.render({
-      nodes,
-      pending,
-      streaming: snap.streaming,
-      reasoning: snap.reasoning,
-      lang,
-      hasOlder: snap.hasOlder,
-      loadingOlder: snap.loadingOlder,
-      notice,
-    });
-    ui.transcript.setAttribute("data-lo", String(snap.lo));
-    ui.transcript.setAttribute("data-status", snap.status);
-    restoreScroll(ui.transcript, scroll, previousLo !== null && Number(previousLo) > snap.lo);
+    const target = current;
+    const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
+    const { snap, recovered } = target.draw(view);
+    renderHeader(target.title(directory), target.id, snap.status, snap.error);
+    if (snap.loaded && directory.syncLength(target.id, snap.hi)) renderSessions();
+    // Back from a reconnect: the host may have restarted, so badges are
+    // stale and a message it had only queued may be gone.
+    if (recovered) {
+      refreshSessions();
+      target.checkLost(api, t("lostRestart")).then(
+        (lost) => {
+          if (lost) requestRender();
+        },
+        (err) => onError(err),
+      );
+    }
   }
 
-  /**
-   * Keep the sidebar's event count of the open Session in step with its
-   * window. The live/cold badge comes only from the host's list: following
-   * the stream does not make a Session live.
-   */
-  function syncSummary(id, snap) {
-    const summary = sessions.find((session) => session.id === id);
-    if (summary === undefined || !snap.loaded) return;
-    const length = Math.max(summary.length ?? 0, snap.hi);
-    if (summary.length === length) return;
-    sessions = sessions.map((session) => (session.id === id ? { ...session, length } : session));
-    renderSessions();
-  }
-
-  function renderStatus(snap) {
-    const status = snap?.status ?? "idle";
+  function renderHeader(name, id, status, error = null) {
+    header.setTitle(name, id);
+    document.title = name === null ? t("appName") : `${name} · ${t("appName")}`;
     const text = {
       connecting: t("connecting"),
       reconnecting: t("reconnecting"),
-      failed: t("failedStatus", { message: snap?.error?.message ?? "" }),
+      failed: t("failedStatus", { message: error?.message ?? "" }),
     }[status];
-    ui.status.textContent = text ?? "";
-    ui.status.setAttribute("data-state", status);
-    if (text === undefined) ui.status.setAttribute("hidden", "");
-    else ui.status.removeAttribute("hidden");
-  }
-
-  function setSidebar(open) {
-    root.setAttribute("data-sidebar", open ? "open" : "closed");
+    header.setStatus(status ?? "idle", text ?? "");
   }
 
   function report(err) {
     onError(err);
     const key = err?.status === 401 ? "unauthorized" : "error";
-    showBanner(() => t(key, { message: err?.message ?? String(err) }));
+    banner.show(() => t(key, { message: err?.message ?? String(err) }));
   }
 
-  function showBanner(text) {
-    banner = { text };
-    ui.banner.textContent = banner.text();
-    ui.banner.removeAttribute("hidden");
-  }
-
-  function clearBanner() {
-    banner = null;
-    ui.banner.textContent = "";
-    ui.banner.setAttribute("hidden", "");
+  function unsupported(feature, err) {
+    onError(err);
+    banner.show(() => t("unsupported", { feature: t(feature), status: err.status }));
   }
 
   return Object.freeze({
@@ -363,6 +407,10 @@ export function mountApp({
     newSession,
     forkAt,
     send,
+    stop,
+    renameSession,
+    deleteSession,
+    search,
     setLang,
     refreshSessions,
     destroy,
@@ -371,98 +419,6 @@ export function mountApp({
     currentId: () => current?.id ?? null,
     lang: () => lang,
   });
-}
-
-/** Build the static layout; `labels` collects elements whose text is translated. */
-function buildLayout(document, root, labels) {
-  const label = (element, key, attr) => {
-    labels.push({ element, key, attr });
-    return element;
-  };
-  const button = (attrs, key) => label(h(document, "button", { type: "button", ...attrs }), key);
-
-  const newSession = button({ class: "primary new-session", "data-role": "new-session" }, "newSession");
-  const closeMenu = button({ class: "icon close-menu", "data-role": "close-menu" }, "closeMenu");
-  const sessionList = h(document, "ul", { class: "session-list", "data-role": "session-list" });
-  label(sessionList, "sessions", "aria-label");
-  const langButtons = [
-    h(document, "button", { type: "button", class: "lang", "data-lang": "en", lang: "en" }, ["English"]),
-    h(document, "button", { type: "button", class: "lang", "data-lang": "zh", lang: "zh" }, ["中文"]),
-  ];
-  const langGroup = h(document, "div", { class: "lang-switch", role: "group", "data-role": "lang" }, langButtons);
-  label(langGroup, "language", "aria-label");
-
-  const sidebar = h(document, "aside", { class: "sidebar", "data-role": "sidebar" }, [
-    h(document, "div", { class: "sidebar-head" }, [
-      h(document, "span", { class: "brand" }, ["dsh"]),
-      closeMenu,
-    ]),
-    newSession,
-    label(h(document, "h2", { class: "sidebar-title" }), "sessions"),
-    sessionList,
-    h(document, "div", { class: "sidebar-foot" }, [langGroup]),
-  ]);
-  const scrim = h(document, "div", { class: "scrim", "data-role": "scrim" });
-
-  const menu = h(document, "button", { type: "button", class: "icon menu", "data-role": "menu" }, ["☰"]);
-  label(menu, "menu", "aria-label");
-  const title = h(document, "div", { class: "title", "data-role": "title" });
-  const status = h(document, "span", { class: "status", "data-role": "status", role: "status", hidden: true });
-  const banner = h(document, "div", { class: "banner", "data-role": "banner", role: "alert", hidden: true });
-  const transcript = h(document, "div", {
-    class: "transcript",
-    "data-role": "transcript",
-    "aria-live": "polite",
-  });
-  const composer = h(document, "textarea", { class: "composer", "data-role": "composer", rows: 1 });
-  label(composer, "composerPlaceholder", "placeholder");
-  label(composer, "composerHint", "title");
-  const send = label(h(document, "button", { type: "submit", class: "primary send", "data-role": "send" }), "send");
-  const form = h(document, "form", { class: "composer-bar", "data-role": "composer-form" }, [composer, send]);
-
-  const main = h(document, "main", { class: "main" }, [
-    h(document, "header", { class: "topbar" }, [menu, title, status]),
-    banner,
-    transcript,
-    form,
-  ]);
-
-  root.setAttribute("data-sidebar", "closed");
-  root.replaceChildren(sidebar, scrim, main);
-  return {
-    newSession,
-    closeMenu,
-    sessionList,
-    langButtons,
-    scrim,
-    menu,
-    title,
-    status,
-    banner,
-    transcript,
-    composer,
-    send,
-    form,
-  };
-}
-
-function measureScroll(element) {
-  const { scrollTop, scrollHeight, clientHeight } = element;
-  if (![scrollTop, scrollHeight, clientHeight].every(Number.isFinite)) return null;
-  return { scrollTop, scrollHeight, nearBottom: scrollHeight - scrollTop - clientHeight < STICKY_BOTTOM };
-}
-
-function restoreScroll(element, before, prepended) {
-  if (before === null || !Number.isFinite(element.scrollHeight)) return;
-  if (prepended) element.scrollTop = before.scrollTop + (element.scrollHeight - before.scrollHeight);
-  else if (before.nearBottom) element.scrollTop = element.scrollHeight;
-}
-
-function autoGrow(textarea) {
-  const style = textarea.style;
-  if (!style || !Number.isFinite(textarea.scrollHeight)) return;
-  style.height = "auto";
-  style.height = `${Math.min(textarea.scrollHeight, 200)}px`;
 }
 
 function defaultSchedule(fn) {

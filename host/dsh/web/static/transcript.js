@@ -3,9 +3,12 @@
 //
 // Node kinds (every node carries `kind`, `seq` and `eventType`):
 // - "user"        {text, source}                    a message/user event
-// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq}],
+// - "assistant"   {text, toolCalls: [{id, name, arguments, resultSeq, result}],
 //                  reasoning, thoughtMs}                (see reasoning.js)
-// - "tool-result" {callId, name, ok, value?, error?, callSeq}
+//                 a call's `result` is its tool/result node (below), drawn
+//                 with the call in one disclosure, or null while it runs
+// - "tool-result" {callId, name, ok, value?, error?, callSeq}: only for a
+//                 result whose call is not in the window
 // - "turn-error"  {error: {code, message}}           a turn/end with status "error"
 // - "presented"   {view, data}                       any event that has a view,
 //                                                    keyed by its event type
@@ -34,14 +37,40 @@ export function toNodes(events, views = new Map()) {
       for (const call of node.toolCalls) if (call.id !== "") calls.set(call.id, { node, call });
     } else if (node.kind === "tool-result") {
       const owner = calls.get(node.callId);
-      if (owner !== undefined) {
+      if (owner !== undefined && owner.call.result === null) {
         node.callSeq = owner.node.seq;
         owner.call.resultSeq = node.seq;
+        owner.call.result = node;
+        continue;
       }
     }
     nodes.push(node);
   }
   return nodes;
+}
+
+/**
+ * True while a turn runs: the last message/user in `events` has no turn/end
+ * after it (a session/end-seed also ends it: the lifecycle that ran it is over).
+ */
+export function turnRunning(events) {
+  for (let i = events.length - 1; i >= 0; i -= 1) {
+    const type = events[i].type;
+    if (type === "turn/end" || type === "session/end-seed") return false;
+    if (type === "message/user") return true;
+  }
+  return false;
+}
+
+/** The title of the newest session/title event in `events`, or null. */
+export function latestTitle(events) {
+  for (let i = events.length - 1; i >= 0; i -= 1) {
+    const event = events[i];
+    if (event.type === "session/title" && typeof event.data?.title === "string" && event.data.title.trim() !== "") {
+      return event.data.title;
+    }
+  }
+  return null;
 }
 
 /** The descriptor for one event, or null when the event is not shown. */
@@ -80,6 +109,7 @@ function toolCalls(data) {
     name: text(call.name),
     arguments: call.arguments ?? null,
     resultSeq: null,
+    result: null,
   }));
 }
 

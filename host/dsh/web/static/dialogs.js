@@ -1,0 +1,104 @@
+// Modal dialogs: a confirmation (delete a Session) and the keyboard help.
+// A native <dialog> opened with showModal() (the rest of the page is inert,
+// Esc closes it); focus moves into it and returns where it was on close.
+
+import { h } from "./dom.js";
+import { SHORTCUTS } from "./shortcuts.js";
+
+/**
+ * Open a dialog in `host` (the app root) and resolve to the value of the
+ * action chosen, or null when it was dismissed (Esc, a click outside, the
+ * close button). `body` is a list of nodes or strings; each action is
+ * `{label, value, primary?, danger?}`; the first primary one gets focus.
+ */
+export function openDialog({ document, host, role, title, body = [], actions, closeLabel }) {
+  const returnFocus = document.activeElement ?? null;
+  const heading = h(document, "h2", { class: "dialog-title", id: `${role}-title` }, [title]);
+  const buttons = actions.map((action) =>
+    h(document, "button", {
+      type: "button",
+      class: ["dialog-action", action.primary ? "primary" : "", action.danger ? "danger" : ""].filter(Boolean).join(" "),
+      "data-value": String(action.value),
+    }, [action.label]),
+  );
+  const close = h(document, "button", { type: "button", class: "icon dialog-close", "data-action": "close", "aria-label": closeLabel }, ["×"]);
+  const panel = h(document, "div", { class: "dialog-panel" }, [
+    h(document, "div", { class: "dialog-head" }, [heading, close]),
+    h(document, "div", { class: "dialog-body" }, body),
+    h(document, "div", { class: "dialog-actions" }, buttons),
+  ]);
+  const dialog = h(document, "dialog", { class: "dialog", "data-role": role, "aria-labelledby": `${role}-title` }, [panel]);
+  host.appendChild(dialog);
+
+  return new Promise((resolve) => {
+    let done = false;
+    const finish = (value) => {
+      if (done) return;
+      done = true;
+      if (dialog.hasAttribute("open")) dialog.close?.();
+      dialog.remove();
+      if (returnFocus?.isConnected) returnFocus.focus?.();
+      resolve(value);
+    };
+    buttons.forEach((button, index) => button.addEventListener("click", () => finish(actions[index].value)));
+    close.addEventListener("click", () => finish(null));
+    // The native dialog turns Esc into "cancel"; the keydown covers the rest.
+    dialog.addEventListener("cancel", (event) => {
+      event.preventDefault?.();
+      finish(null);
+    });
+    dialog.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape") return;
+      event.preventDefault?.();
+      event.stopPropagation?.();
+      finish(null);
+    });
+    // A click on the backdrop lands on the <dialog> itself, outside the panel.
+    dialog.addEventListener("click", (event) => {
+      if (event.target === dialog) finish(null);
+    });
+    dialog.addEventListener("close", () => finish(null));
+    if (typeof dialog.showModal === "function") dialog.showModal();
+    else dialog.setAttribute("open", "");
+    (buttons[actions.findIndex((action) => action.primary)] ?? buttons[0] ?? close).focus?.();
+  });
+}
+
+/** Ask before deleting the Session called `name`; resolves to true to delete. */
+export async function confirmDelete({ document, host, t, name }) {
+  const value = await openDialog({
+    document,
+    host,
+    role: "confirm-delete",
+    title: t("deleteTitle"),
+    body: [h(document, "p", {}, [t("deleteQuestion", { name })]), h(document, "p", { class: "hint" }, [t("deleteHint")])],
+    actions: [
+      { label: t("cancel"), value: "cancel" },
+      { label: t("delete"), value: "delete", primary: true, danger: true },
+    ],
+    closeLabel: t("closeDialog"),
+  });
+  return value === "delete";
+}
+
+/** The keyboard shortcuts, listed. */
+export function showHelp({ document, host, t, mac }) {
+  const rows = SHORTCUTS.map(({ action, keys }) =>
+    h(document, "tr", { "data-shortcut": action }, [
+      h(document, "td", { class: "keys" }, keys(mac).flatMap((key, index) => [
+        index > 0 ? " + " : null,
+        h(document, "kbd", {}, [key]),
+      ])),
+      h(document, "td", {}, [t(`shortcut.${action}`)]),
+    ]),
+  );
+  return openDialog({
+    document,
+    host,
+    role: "help",
+    title: t("helpTitle"),
+    body: [h(document, "table", { class: "shortcuts" }, [h(document, "tbody", {}, rows)])],
+    actions: [{ label: t("close"), value: "close", primary: true }],
+    closeLabel: t("closeDialog"),
+  });
+}

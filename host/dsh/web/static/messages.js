@@ -1,0 +1,222 @@
+// One transcript node descriptor (transcript.js) as DOM. Every event node is
+// `[data-seq][data-event-type]`; messages (the person's, the assistant's, a
+// plugin's presented event) are `[data-message]` articles with a meta line
+// (who, and the time on hover) and a small action bar (copy, fork) whose
+// buttons are not tab stops: the conversation view offers the same actions
+// from the keyboard through its message menu. Assistant text is markdown;
+// everything else is inserted as text.
+
+import { append, h, isNode } from "./dom.js";
+import { prettyJson } from "./json.js";
+import { renderMarkdown } from "./markdown-dom.js";
+import { reasoningBlock } from "./reasoning.js";
+
+/**
+ * Build the element of `node`. `ctx` is `{document, t, time, registry,
+ * lang, onRenderError(err, node)}` (`time` from createTimeFormat).
+ */
+export function buildNode(node, ctx) {
+  switch (node.kind) {
+    case "user":
+      return userMessage(node, ctx);
+    case "assistant":
+      return assistantMessage(node, ctx);
+    case "tool-result":
+      return eventNode(ctx, node, "tool-result", [toolDisclosure(ctx, { name: node.name, arguments: undefined }, node)], {
+        "data-call-id": node.callId,
+      });
+    case "turn-error":
+      return turnError(node, ctx);
+    case "presented":
+      return presented(node, ctx);
+    default:
+      return eventNode(ctx, node, "unknown", [jsonFallback(ctx, node.eventType, node)]);
+  }
+}
+
+/** The text the copy action copies for `node` (markdown source for the assistant), or null. */
+export function copyableText(node) {
+  return node.kind === "user" || node.kind === "assistant" ? node.text : null;
+}
+
+/** The seq a fork from `node` copies through: an assistant message keeps its tool results. */
+export function forkSeq(node) {
+  if (node.kind !== "assistant") return node.seq;
+  return Math.max(node.seq, ...node.toolCalls.map((call) => call.resultSeq ?? node.seq));
+}
+
+/** The line a screen reader hears when `node` arrives live, or null (tool internals are not read). */
+export function announcement(node, t) {
+  if (node.kind === "assistant" && node.text.trim() !== "") return `${t("assistant")}: ${node.text}`;
+  if (node.kind === "user" && node.source.kind !== "user") return `${who(node, t)}: ${node.text}`;
+  if (node.kind === "turn-error") return t("turnError", { message: errorText(node.error) });
+  return null;
+}
+
+// ---- shells ---------------------------------------------------------------
+
+function eventNode(ctx, node, kind, children, attrs = {}) {
+  return h(ctx.document, "div", {
+    class: `node node-${kind}`,
+    "data-seq": node.seq,
+    "data-event-type": node.eventType,
+    ...attrs,
+  }, children);
+}
+
+/** A message: an article the keyboard can reach, with meta line and actions. */
+function message(ctx, node, kind, label, body, { copy = true, attrs = {}, shown = true } = {}) {
+  const doc = ctx.document;
+  const meta = h(doc, "div", { class: "meta" }, [shown ? h(doc, "span", { class: "who" }, [label]) : null, stamp(ctx, node.time)]);
+  const element = eventNode(ctx, node, kind, [meta, ...body, actions(ctx, copy)], {
+    "data-message": "",
+    role: "article",
+    tabindex: "-1",
+    "aria-label": label,
+    ...attrs,
+  });
+  return element;
+}
+
+function actions(ctx, copy) {
+  const { document: doc, t } = ctx;
+  const button = (action, text) =>
+    h(doc, "button", { type: "button", class: `action action-${action}`, "data-action": action, tabindex: "-1", title: text }, [
+      text,
+    ]);
+  return h(doc, "div", { class: "actions", "data-role": "message-actions" }, [
+    copy ? button("copy-message", t("copy")) : null,
+    button("fork", t("fork")),
+  ]);
+}
+
+// A span, not <time>: a plugin's view inside a presented node owns the
+// node's <time> elements (the reminder card's occurrence, for one).
+function stamp(ctx, time) {
+  if (!Number.isFinite(time) || ctx.time === undefined) return null;
+  return h(ctx.document, "span", {
+    class: "stamp",
+    "data-role": "stamp",
+    "data-time": new Date(time).toISOString(),
+    title: ctx.time.full(time),
+  }, [ctx.time.clock(time)]);
+}
+
+// ---- kinds ----------------------------------------------------------------
+
+function who(node, t) {
+  const source = node.source?.kind ?? "user";
+  if (source === "user") return t("you");
+  return `${t("you")} · ${t("fromPlugin", { source })}`;
+}
+
+function userMessage(node, ctx) {
+  // The person's own words are shown exactly as typed (no markdown).
+  const bubble = h(ctx.document, "div", { class: "bubble" }, [node.text]);
+  return message(ctx, node, "user", who(node, ctx.t), [bubble]);
+}
+
+function assistantMessage(node, ctx) {
+  const { document: doc, t } = ctx;
+  const body = [];
+  // Above the answer go blocks that explain it without being part of it
+  // (the model's reasoning, collapsed); then the answer, then its tools.
+  if (node.reasoning) body.push(reasoningBlock(doc, t, { text: node.reasoning, ms: node.thoughtMs }));
+  if (node.text !== "") {
+    const answer = renderMarkdown(doc, node.text, { t });
+    answer.setAttribute("class", "bubble md");
+    answer.setAttribute("data-role", "answer");
+    body.push(answer);
+  }
+  if (node.toolCalls.length > 0) {
+    body.push(
+      h(doc, "ul", { class: "tool-calls" }, node.toolCalls.map((call) =>
+        h(doc, "li", {
+          class: `tool-call tool-call-${callState(call)}`,
+          "data-call-id": call.id,
+          "data-result-seq": call.resultSeq ?? undefined,
+        }, [toolDisclosure(ctx, call, call.result)]),
+      )),
+    );
+  }
+  return message(ctx, node, "assistant", t("assistant"), body, { copy: node.text !== "" });
+}
+
+function callState(call) {
+  if (call.result === null) return "pending";
+  return call.result.ok ? "done" : "error";
+}
+
+/**
+ * A tool call and its result in one closed disclosure: the summary names the
+ * tool and its state; inside, the arguments (when known) and the result.
+ */
+function toolDisclosure(ctx, call, result) {
+  const { document: doc, t } = ctx;
+  const state = result === null ? t("noResult") : result.ok ? t("toolDone") : t("toolFailed");
+  const children = [
+    h(doc, "summary", {}, [
+      t("toolCall", { name: call.name }),
+      h(doc, "span", { class: "tool-state" }, [` · ${state}`]),
+    ]),
+  ];
+  if (call.arguments !== undefined) {
+    children.push(h(doc, "div", { class: "label" }, [t("arguments")]), h(doc, "pre", { class: "json" }, [prettyJson(call.arguments)]));
+  }
+  if (result !== null) children.push(resultBlock(ctx, result));
+  return h(doc, "details", { class: result !== null && !result.ok ? "tool result-error" : "tool" }, children);
+}
+
+function resultBlock(ctx, result) {
+  const { document: doc, t } = ctx;
+  const body = result.ok
+    ? h(doc, "pre", { class: "json" }, [prettyJson(result.value)])
+    : h(doc, "p", { class: "error-text" }, [errorText(result.error)]);
+  return h(doc, "div", {
+    class: result.ok ? "tool-result" : "tool-result tool-result-error",
+    "data-seq": result.seq,
+    "data-event-type": result.eventType,
+    "data-call-id": result.callId,
+  }, [h(doc, "div", { class: "label" }, [result.ok ? t("result") : t("toolError", { name: result.name })]), body]);
+}
+
+function errorText(error) {
+  return error.message === "" ? error.code : `${error.code}: ${error.message}`;
+}
+
+function turnError(node, ctx) {
+  return eventNode(ctx, node, "turn-error", [
+    h(ctx.document, "p", { class: "error-text" }, [ctx.t("turnError", { message: errorText(node.error) })]),
+  ]);
+}
+
+function presented(node, ctx) {
+  const render = ctx.registry?.lookup(node.eventType);
+  let content = null;
+  if (render !== undefined) {
+    const event = { seq: node.seq, type: node.eventType, time: node.time, data: node.data };
+    const rendererCtx = { document: ctx.document, lang: ctx.lang, t: ctx.t, seq: node.seq, eventType: node.eventType };
+    try {
+      const output = render(node.view, event, rendererCtx);
+      if (isNode(output)) content = output;
+      else ctx.onRenderError(new TypeError(`renderer for ${node.eventType} returned no node`), node);
+    } catch (err) {
+      ctx.onRenderError(err, node);
+    }
+  }
+  content ??= jsonFallback(ctx, node.eventType, node.view);
+  // The plugin's own card says what it is: the meta line only has the time.
+  return message(ctx, node, "presented", ctx.t("pluginEvent", { type: node.eventType }), [content], {
+    copy: false,
+    shown: false,
+    attrs: { "data-view": node.eventType },
+  });
+}
+
+function jsonFallback(ctx, eventType, value) {
+  const doc = ctx.document;
+  return append(doc, h(doc, "details", { class: "json-fallback", "data-role": "json-fallback" }), [
+    h(doc, "summary", {}, [ctx.t("rawEvent", { type: eventType })]),
+    h(doc, "pre", { class: "json" }, [prettyJson(value)]),
+  ]);
+}

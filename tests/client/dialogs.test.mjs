@@ -1,0 +1,109 @@
+import assert from "node:assert/strict";
+import { test } from "node:test";
+
+import { confirmDelete, openDialog, showHelp } from "../../host/dsh/web/static/dialogs.js";
+import { translator } from "../../host/dsh/web/static/i18n.js";
+import { FakeDocument, descendants } from "./fake-dom.mjs";
+
+function setup() {
+  const document = new FakeDocument();
+  const host = document.createElement("div");
+  const opener = document.createElement("button");
+  document.body.append(host, opener);
+  opener.focus();
+  return { document, host, opener };
+}
+
+test("a dialog is a modal <dialog>: the primary action has focus, the choice resolves it, focus returns", async () => {
+  const { document, host, opener } = setup();
+  const result = openDialog({
+    document,
+    host,
+    role: "ask",
+    title: "Really?",
+    body: ["Some <b>text</b>"],
+    actions: [
+      { label: "No", value: "no" },
+      { label: "Yes", value: "yes", primary: true },
+    ],
+    closeLabel: "Close",
+  });
+  const dialog = host.querySelector("dialog[data-role=ask]");
+  assert.ok(dialog.hasAttribute("open"));
+  assert.equal(dialog.getAttribute("aria-labelledby"), "ask-title");
+  assert.equal(dialog.querySelector("h2").getAttribute("id"), "ask-title");
+  assert.equal(dialog.querySelector("h2").textContent, "Really?");
+  assert.match(dialog.textContent, /Some <b>text<\/b>/);
+  assert.equal(descendants(dialog).filter((el) => el.localName === "b").length, 0);
+  assert.equal(document.activeElement, dialog.querySelector("[data-value=yes]"));
+  dialog.querySelector("[data-value=yes]").click();
+  assert.equal(await result, "yes");
+  assert.equal(host.querySelector("dialog"), null);
+  assert.equal(document.activeElement, opener);
+});
+
+test("Esc, the close button, a click on the backdrop and the native cancel all dismiss", async () => {
+  const { document, host } = setup();
+  const open = () =>
+    openDialog({ document, host, role: "d", title: "T", actions: [{ label: "OK", value: 1 }], closeLabel: "Close" });
+  const dialog = () => host.querySelector("dialog");
+  let result = open();
+  dialog().dispatchEvent({ type: "keydown", key: "Escape" });
+  assert.equal(await result, null);
+  result = open();
+  dialog().dispatchEvent({ type: "keydown", key: "a" });
+  assert.ok(dialog(), "other keys do nothing");
+  dialog().querySelector("[data-action=close]").click();
+  assert.equal(await result, null);
+  result = open();
+  dialog().querySelector(".dialog-panel").click();
+  assert.ok(dialog(), "a click inside the panel is not a dismissal");
+  dialog().click();
+  assert.equal(await result, null);
+  result = open();
+  dialog().dispatchEvent({ type: "cancel" });
+  assert.equal(await result, null);
+  result = open();
+  dialog().close();
+  assert.equal(await result, null);
+});
+
+test("without showModal (an old browser) the dialog is opened by its attribute", async () => {
+  const { document, host } = setup();
+  const create = document.createElement.bind(document);
+  document.createElement = (tag) => {
+    const element = create(tag);
+    if (tag === "dialog") element.showModal = undefined;
+    return element;
+  };
+  const result = openDialog({ document, host, role: "x", title: "T", actions: [{ label: "OK", value: "ok" }] });
+  assert.ok(host.querySelector("dialog").hasAttribute("open"));
+  host.querySelector("[data-value=ok]").click();
+  assert.equal(await result, "ok");
+});
+
+test("confirmDelete names the Session, offers Cancel, and resolves true only for Delete", async () => {
+  const { document, host } = setup();
+  const t = translator("zh");
+  let answer = confirmDelete({ document, host, t, name: "<b>Plans</b>" });
+  const dialog = host.querySelector("[data-role=confirm-delete]");
+  assert.match(dialog.textContent, /删除此会话？/);
+  assert.match(dialog.textContent, /“<b>Plans<\/b>”将从列表中移除/);
+  assert.match(dialog.querySelector("[data-value=delete]").getAttribute("class"), /danger/);
+  dialog.querySelector("[data-value=cancel]").click();
+  assert.equal(await answer, false);
+  answer = confirmDelete({ document, host, t, name: "x" });
+  host.querySelector("[data-value=delete]").click();
+  assert.equal(await answer, true);
+});
+
+test("help lists every shortcut with its keys", async () => {
+  const { document, host } = setup();
+  const shown = showHelp({ document, host, t: translator("en"), mac: false });
+  const rows = host.querySelectorAll("[data-shortcut]");
+  assert.equal(rows.length, 7);
+  assert.deepEqual(rows[1].querySelectorAll("kbd").map((k) => k.textContent), ["Ctrl", "Shift", "O"]);
+  assert.match(rows[1].textContent, /New session/);
+  host.querySelector("[data-value=close]").click();
+  assert.equal(await shown, "close");
+});
