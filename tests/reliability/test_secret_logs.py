@@ -25,6 +25,7 @@ import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
+from urllib.parse import quote, quote_plus
 
 import pytest
 
@@ -150,3 +151,80 @@ def test_tokens_and_api_keys_never_reach_logs_storage_or_the_wrong_server(
     section["secret_paths_exercised"] = exercised
     section["secrets_checked"] = len(keys) + 1
     section["secret_leaks"] = 0
+
+
+def hostile_token() -> tuple[str, list[str]]:
+    """A token with every character some log form escapes, and its random pieces.
+
+    The pieces are hex, which no encoding changes: if any part of the token
+    reaches the log, in any spelling, one of them shows literally.
+    """
+    pieces = [secrets.token_hex(4) for _ in range(7)]
+    a, b, c, d, e, f, g = pieces
+    return f"q'{a}\"{b}%{c}&{d} {e}ü{f}😀{g}", pieces
+
+
+def test_a_hostile_token_reaches_no_log_line_in_any_spelling(
+    tmp_path: Path, figures: Figures
+) -> None:
+    token, pieces = hostile_token()
+    web = WebHost(data_dir=tmp_path / "data", token=token, extra_args=["--access-log"])
+    web.boot()
+    bearer = ("Bearer " + token).encode().decode("latin-1")  # UTF-8 bytes on the wire
+    auth = {"Authorization": bearer}
+    exercised = 0
+    try:
+        created = raw_request(web.base_url, "POST", "/api/sessions", auth, b"")
+        assert created.status == 201, created.text
+        session_id = json.loads(created.body)["session"]["id"]
+        live = f"/api/sessions/{session_id}/live"
+        spellings = [
+            quote(token, safe=""),
+            quote(token, safe="'&"),
+            quote_plus(token),
+            quote(token, safe="").lower(),
+            quote(quote(token, safe=""), safe=""),
+        ]
+        upgrades = []
+        for spelled in [*spellings, quote(token[:-3], safe=""), quote(token + "x", safe="")]:
+            upgrades.append(ws_handshake(web.base_url, f"{live}?token={spelled}").status)
+            assert raw_request(web.base_url, "GET", f"/?token={spelled}").status == 200
+            assert raw_request(web.base_url, "GET", f"/api/health?token={spelled}").status == 401
+            exercised += 3
+        # Spellings that decode to the token open the stream; the others are refused.
+        assert upgrades == [101, 401, 101, 101, 401, 401, 401]
+        for path in (
+            f"/api/sessions/{spellings[0]}",
+            f"/static/{spellings[0]}.js",
+            f"/api/sessions/{session_id}/events?before=x&token={spellings[1]}",
+        ):
+            raw_request(web.base_url, "GET", path, auth)
+            raw_request(web.base_url, "GET", path)
+            exercised += 2
+        # Declared too large: answered 413 before the body is read (and the connection closed).
+        oversized = {**auth, "Content-Length": str(2 << 20)}
+        too_big = raw_request(
+            web.base_url, "POST", f"/api/sessions/{session_id}/messages", oversized
+        )
+        assert too_big.status == 413
+        message = json.dumps({"text": f"my token is {token}"}).encode()
+        as_json = {**auth, "Content-Type": "application/json"}
+        path = f"/api/sessions/{session_id}/messages"
+        sent = raw_request(web.base_url, "POST", path, as_json, message)
+        assert sent.status == 202
+        exercised += 2
+        wait_for(
+            lambda: any(e["type"] == "turn/end" for e in web.stored_log(session_id)[1:]),
+            what="the demo model's turn",
+        )
+        assert web.terminate() == 0
+    finally:
+        web.stop()
+    lines = "".join(web.output).splitlines()
+    assert any('"GET /api/health?token=' in line for line in lines), "no access log line"
+    assert any("WebSocket" in line and "401" in line for line in lines)
+    leaks = [line for line in lines if any(piece in line for piece in pieces)]
+    assert len(leaks) == 1 and leaks[0].startswith("dsh web: http://"), leaks
+    section = figures.section("security")
+    section["hostile_token_paths_exercised"] = exercised
+    section["hostile_token_leaks"] = 0

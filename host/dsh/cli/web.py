@@ -2,6 +2,7 @@
 
     dsh web [--overlay PATH] [--data-dir DIR] [--host 127.0.0.1] [--port 8765]
             [--model demo|absent|openai|scripted:PATH] [--allow-host NAME[:PORT]]...
+            [--access-log]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
 wins over it, and `demo` is the default. Serving itself lives in
@@ -51,6 +52,11 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         metavar="NAME[:PORT]",
         help="also answer to this Host header (e.g. behind a proxy); repeatable",
     )
+    parser.add_argument(
+        "--access-log",
+        action="store_true",
+        help="log one line per HTTP request (the access token is redacted from it)",
+    )
     parser.set_defaults(run=_run)
 
 
@@ -64,6 +70,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             host=args.host,
             port=args.port,
             allowed_hosts=args.allow_host,
+            access_log=args.access_log,
             stdout=streams.out,
         )
     except LaunchError as error:

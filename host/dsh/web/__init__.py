@@ -11,8 +11,10 @@ Modules, one idea each:
 - `guards`: Host allowlist, token, Origin, security headers;
   `limits`: the request body limit; `errors`: the one error shape;
 - `state`: what the routes share; `settings`: `WebSettings`;
-- `server`: uvicorn, programmatically; `launch`: from an overlay, data dir
-  and model to a running server (what `dsh web` calls).
+- `server`: uvicorn, programmatically; `connections`: the accept loop, the
+  connection caps and read deadlines it runs with; `redact`: the token
+  kept out of every log line; `launch`: from an overlay, data dir and
+  model to a running server (what `dsh web` calls).
 """
 
 from __future__ import annotations

@@ -41,7 +41,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from .errors import deny_websocket, error_response
 from .settings import WebSettings
 
-__all__ = ["AccessGuard", "AccessPolicy", "split_host"]
+__all__ = ["AccessGuard", "AccessPolicy", "presented_token", "split_host"]
 
 API_PREFIX = "/api"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
@@ -84,7 +84,7 @@ class AccessPolicy:
     """The allowlist and the token of one web host."""
 
     def __init__(self, settings: WebSettings) -> None:
-        self._token = settings.token.encode()
+        self._token = settings.token.encode("utf-8", "surrogatepass")
         self._names = {_bracketed(settings.host), *LOOPBACK_NAMES}
         self._fallback_port = settings.port
         self._extras: list[tuple[str, int | None]] = []
@@ -112,10 +112,23 @@ class AccessPolicy:
         )
 
     def token_ok(self, presented: str | None) -> bool:
-        """Constant-time comparison with the configured token."""
+        """Constant-time comparison with the configured token.
+
+        Header values arrive as latin-1 text. A browser sends a token's
+        characters as latin-1 bytes (so the text is the token), other clients
+        send UTF-8 (so the text's latin-1 bytes are the token's UTF-8): both
+        readings are compared, always both, so the time taken does not tell
+        which one matched.
+        """
         if presented is None:
             return False
-        return hmac.compare_digest(presented.encode(), self._token)
+        as_text = hmac.compare_digest(presented.encode("utf-8", "surrogatepass"), self._token)
+        try:
+            raw = presented.encode("latin-1")
+        except UnicodeEncodeError:
+            raw = b""  # not a header's text (a decoded query value): the first reading decides
+        as_bytes = hmac.compare_digest(raw, self._token)
+        return as_text | as_bytes
 
     @staticmethod
     def origin_ok(origin: str | None, host_header: str, scheme: str) -> bool:
@@ -138,10 +151,16 @@ def bearer_token(headers: Headers) -> str | None:
 
 
 def query_token(query_string: bytes) -> str | None:
+    """The value of the first `token` query parameter, or None."""
     for key, value in parse_qsl(query_string.decode("latin-1"), keep_blank_values=True):
         if key == "token":
             return value
     return None
+
+
+def presented_token(headers: Headers, query_string: bytes) -> str | None:
+    """The token a request presents: its `token` query parameter, else its bearer token."""
+    return query_token(query_string) or bearer_token(headers)
 
 
 def _is_api(path: str) -> bool:
@@ -229,7 +248,7 @@ class AccessGuard:
                 send, scope, 421, "host_not_allowed", "this server does not answer to that Host"
             )
             return
-        presented = query_token(scope.get("query_string", b"")) or bearer_token(headers)
+        presented = presented_token(headers, scope.get("query_string", b""))
         if not self.policy.token_ok(presented):
             await deny_websocket(send, scope, 401, "unauthorized", "missing or wrong access token")
             return

@@ -68,6 +68,7 @@ def run_web(
     host: str,
     port: int,
     allowed_hosts: Sequence[str] = (),
+    access_log: bool = False,
     stdout: TextIO,
 ) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
@@ -77,7 +78,11 @@ def run_web(
     try:
         check_plugins(overlay)
         settings = WebSettings(
-            token=resolve_token(), host=host, port=port, allowed_hosts=tuple(allowed_hosts)
+            token=resolve_token(),
+            host=host,
+            port=port,
+            allowed_hosts=tuple(allowed_hosts),
+            access_log=access_log,
         )
         make_host = make_host_factory(overlay, data_dir, model)
     except (PluginError, ValueError) as error:

@@ -16,8 +16,12 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "BODY_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
+    "HEADER_TIMEOUT",
+    "MAX_CONNECTIONS",
+    "MAX_UNAUTHENTICATED",
     "STATIC_DIR",
     "WebSettings",
     "resolve_token",
@@ -28,6 +32,10 @@ DEFAULT_PORT = 8765
 MIB = 1024 * 1024
 STATIC_DIR = Path(__file__).parent / "static"
 TOKEN_ENV = "DSH_TOKEN"
+HEADER_TIMEOUT = 10.0
+BODY_TIMEOUT = 30.0
+MAX_CONNECTIONS = 1024
+MAX_UNAUTHENTICATED = 128
 
 
 class WebSettings(BaseModel):
@@ -43,6 +51,19 @@ class WebSettings(BaseModel):
       client that falls further behind is disconnected (close code 1013).
     - `close_timeout`: how long closing one WebSocket may take, in seconds.
     - `static_dir`: the browser client's folder.
+
+    Connection limits (`dsh.web.connections` explains the choices):
+
+    - `header_timeout`: seconds a connection may take to send a request line
+      and its headers (counted from the connection's start, or from the end
+      of the previous response on a kept-alive connection).
+    - `body_timeout`: seconds a request may take to send its body once its
+      headers are in.
+    - `max_connections`: connections held at once, WebSockets included; the
+      server never holds more than half of its file-descriptor limit.
+    - `max_unauthenticated`: connections held at once that have not yet
+      presented the access token (at most half of the connection cap).
+    - `access_log`: write one log line per HTTP request (off by default).
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -55,6 +76,11 @@ class WebSettings(BaseModel):
     queue_frames: Annotated[int, Field(gt=0)] = 1024
     close_timeout: Annotated[float, Field(gt=0)] = 5.0
     static_dir: Path = STATIC_DIR
+    header_timeout: Annotated[float, Field(gt=0)] = HEADER_TIMEOUT
+    body_timeout: Annotated[float, Field(gt=0)] = BODY_TIMEOUT
+    max_connections: Annotated[int, Field(ge=2)] = MAX_CONNECTIONS
+    max_unauthenticated: Annotated[int, Field(ge=1)] = MAX_UNAUTHENTICATED
+    access_log: bool = False
 
 
 def resolve_token(environ: Mapping[str, str] | None = None) -> str:

@@ -53,6 +53,7 @@ def test_the_defaults_are_loopback_8765_and_no_overlay() -> None:
         None,
         [],
     )
+    assert args.access_log is False
 
 
 def test_every_option_is_read() -> None:
@@ -71,8 +72,9 @@ def test_every_option_is_read() -> None:
         "a",
         "--allow-host",
         "b:1",
+        "--access-log",
     )
-    assert args.overlay == Path("o") and args.data_dir == Path("d")
+    assert args.overlay == Path("o") and args.data_dir == Path("d") and args.access_log
     assert (args.host, args.port, args.model, args.allow_host) == ("::1", 0, "absent", ["a", "b:1"])
 
 
@@ -235,3 +237,18 @@ def test_logging_is_configured_only_when_nothing_else_did(
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: configured.append(kwargs))
     assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), io.StringIO()) == 0
     assert configured and configured[0]["level"] == logging.INFO
+
+
+@pytest.mark.parametrize(("flag", "expected"), [((), False), (("--access-log",), True)])
+def test_access_log_is_off_unless_asked_for(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, flag: tuple[str, ...], expected: bool
+) -> None:
+    seen: list[object] = []
+
+    async def served(settings: object, *_: object) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(web_launch, "_serve", served)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path), *flag], stdout=stdout, stderr=stderr) == 0
+    assert [getattr(settings, "access_log", None) for settings in seen] == [expected]

@@ -171,6 +171,32 @@ def test_token_comparison_refuses_missing_and_wrong_tokens() -> None:
     assert not policy().token_ok("ünïcode")
 
 
+@pytest.mark.parametrize("token", ["ünï©ødé", "emoji😀", "q'u\"o%t&e s"])
+def test_a_token_matches_as_text_or_as_the_utf8_bytes_a_header_carries(token: str) -> None:
+    guard = AccessPolicy(WebSettings(token=token))
+    assert guard.token_ok(token)  # a query value, or a browser's latin-1 header
+    assert guard.token_ok(token.encode().decode("latin-1"))  # a UTF-8 client's header
+    assert not guard.token_ok(token[:-1])
+    assert not guard.token_ok((token + "x").encode().decode("latin-1"))
+
+
+async def test_a_utf8_bearer_token_opens_the_api() -> None:
+    token = "ünï😀"
+
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    app = AccessGuard(answer, AccessPolicy(WebSettings(token=token)))
+    async with httpx.AsyncClient(
+        transport=httpx.ASGITransport(app=app), base_url="http://127.0.0.1:8765"
+    ) as http:
+        bearer = [(b"authorization", b"Bearer " + token.encode())]
+        assert (await http.get("/api/health", headers=bearer)).status_code == 204
+        refused = await http.get("/api/health", headers={"Authorization": "Bearer x"})
+    assert refused.status_code == 401
+
+
 def test_bearer_token_reads_only_the_bearer_scheme() -> None:
     from starlette.datastructures import Headers
 

@@ -1,23 +1,29 @@
 from __future__ import annotations
 
 import io
+import json
 import logging
+import secrets
 import signal
 import socket
 import threading
 from pathlib import Path
+from urllib.parse import quote
 
 import anyio
 import httpx
 import pytest
+from websockets.asyncio.client import connect
+from websockets.exceptions import InvalidStatus
 
 from dsh.host import Host
 from dsh.models import DemoModel
 from dsh.persistence import MemoryBackend
-from dsh.web import WebSettings, serve
+from dsh.persistence.backend import StorageError
+from dsh.web import WebServer, WebSettings, create_app, serve
 from dsh.web.server import RedactToken, display_host, listening_socket, public_url
 
-from .conftest import TOKEN, wait_until
+from .conftest import TOKEN, StorageDouble, wait_until
 
 pytestmark = pytest.mark.anyio
 
@@ -149,3 +155,94 @@ def test_signals_are_only_captured_in_the_main_thread() -> None:
     worker.join(5)
     assert entered == [before]
     server.socket.close()
+
+
+HOSTILE_TOKENS = ["q'uo\"te %41 & sp-{core}-ü", "emoji😀\\back-{core}"]
+
+
+@pytest.mark.parametrize("template", HOSTILE_TOKENS)
+async def test_no_log_line_of_a_running_server_shows_the_token(
+    host: Host,
+    backend: StorageDouble,
+    settings: WebSettings,
+    template: str,
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    core = secrets.token_hex(8)
+    token = template.format(core=core)
+    live = settings.model_copy(update={"port": 0, "token": token, "access_log": True})
+    server = WebServer(create_app(host, live), live)
+    base = f"http://127.0.0.1:{server.port}"
+    bearer = [(b"authorization", b"Bearer " + token.encode())]
+    access = logging.getLogger("uvicorn.access")
+    access.addHandler(caplog.handler)  # uvicorn only logs access lines someone handles
+    try:
+        with caplog.at_level(logging.DEBUG):
+            async with anyio.create_task_group() as group:
+                group.start_soon(server.run_until_stopped)
+                with anyio.fail_after(5):
+                    await server.listening.wait()
+                async with httpx.AsyncClient(base_url=base, headers=bearer) as http:
+                    session = (await http.post("/api/sessions")).json()["session"]["id"]
+                    for query in (quote(token, safe=""), quote(token, safe="'&"), token[:-2]):
+                        await http.get(f"/api/health?token={query}")
+                        await http.get(f"/api/nope/{quote(token, safe='')}")
+                    backend.list_error = StorageError(f"disk says {token!r}")
+                    assert (await http.get("/api/sessions")).status_code == 503
+                    backend.list_error = RuntimeError(f"unexpected {json.dumps(token)}")
+                    assert (await http.get("/api/sessions")).status_code == 500
+                    backend.list_error = None
+                    backend.inspect_error = StorageError(f"cannot read {token}")
+                    assert (await http.get(f"/api/sessions/{session}/events")).status_code == 200
+                live_url = f"ws://127.0.0.1:{server.port}/api/sessions/{session}/live"
+                async with connect(f"{live_url}?token={quote(token, safe='')}", origin=base):
+                    pass
+                for wrong in (token[:-1], f"{token}x"):
+                    with pytest.raises(InvalidStatus):
+                        await connect(f"{live_url}?token={quote(wrong, safe='')}", origin=base)
+                server.stop()
+    finally:
+        access.removeHandler(caplog.handler)
+    formatter = logging.Formatter("%(name)s %(message)s")
+    lines = [formatter.format(record) for record in caplog.records]
+    text = "\n".join(lines)
+    assert "uvicorn.access" in text and "WebSocket" in text and "Traceback" in text
+    assert "cannot verify stored history" in text and "storage failed" not in text
+    for piece in (core, core[:8], core[8:]):
+        assert piece not in text, [line for line in lines if piece in line]
+
+
+async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_count(
+    host: Host, settings: WebSettings, caplog: pytest.LogCaptureFixture
+) -> None:
+    live = settings.model_copy(update={"port": 0, "max_connections": 8, "max_unauthenticated": 2})
+    server = WebServer(create_app(host, live), live)
+    with caplog.at_level(logging.INFO):
+        async with anyio.create_task_group() as group:
+            group.start_soon(server.run_until_stopped)
+            with anyio.fail_after(5):
+                await server.listening.wait()
+            held = []
+            for _ in range(40):  # each newcomer evicts the oldest of the two held
+                stream = await anyio.connect_tcp("127.0.0.1", server.port)
+                await stream.send(b"GET / HTTP/1.1\r\n")
+                held.append(stream)
+            for _ in range(30):
+                async with await anyio.connect_tcp("127.0.0.1", server.port) as stream:
+                    await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
+                    with anyio.fail_after(5):
+                        assert (await stream.receive()).startswith(b"HTTP/1.1 400")
+            await wait_until(lambda: server.pool.stats["evicted"] >= 38)
+            server.stop()
+        for stream in held:
+            await stream.aclose()
+    connections = [r.getMessage() for r in caplog.records if r.name == "dsh.web.connections"]
+    assert connections[0].startswith("connections: 1 evicted; repeats are summarized every 10 s")
+    assert len(connections) == 2 and " evicted in the last 10 s" in connections[1]
+    counted = int(connections[1].split(": ", 1)[1].split(" ")[0]) + 1
+    assert counted == server.pool.stats["evicted"]
+    invalid = [r.getMessage() for r in caplog.records if "Invalid HTTP request" in r.getMessage()]
+    assert invalid == [
+        "Invalid HTTP request received.",
+        "29 more lines like 'Invalid HTTP request received.' were not logged",
+    ]
