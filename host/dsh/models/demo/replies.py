@@ -178,9 +178,21 @@ def utc(value: JsonValue) -> str:
     return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
 
 
+def _next(view: dict[str, JsonValue]) -> JsonValue:
+    # A v2 view (dsh-tool-schedule protocol v2) says `nextAt`; a v1 view said `scheduledAt`.
+    return view["nextAt"] if "nextAt" in view else view.get("scheduledAt")
+
+
+def _after_seconds(view: dict[str, JsonValue]) -> int | None:
+    rule = view.get("rule")
+    if isinstance(rule, dict) and rule.get("kind") == "after":
+        return _whole_seconds(rule.get("seconds"))
+    return _whole_seconds(view.get("afterSeconds"))
+
+
 def _created(view: dict[str, JsonValue], zh: bool) -> str:
-    reminder_id, prompt, due = view["id"], view.get("prompt", ""), utc(view.get("scheduledAt"))
-    seconds = _whole_seconds(view.get("afterSeconds"))
+    reminder_id, prompt, due = view["id"], view.get("prompt", ""), utc(_next(view))
+    seconds = _after_seconds(view)
     if zh:
         when = "" if seconds is None else f"（{span(seconds, zh)}后）"
         return (
@@ -206,7 +218,7 @@ def _listed(reminders: list[JsonValue], zh: bool) -> str:
         if not isinstance(view, dict):
             lines.append(f"- {_json(view)}")
             continue
-        due, state = utc(view.get("scheduledAt")), view.get("state", "")
+        due, state = utc(_next(view)), view.get("state", "")
         prompt = view.get("prompt", "")
         if zh:
             lines.append(f"- {view.get('id')}：“{prompt}”，{due}（{state}）")

@@ -5,16 +5,20 @@ validated `ScheduleConfig`, or None for the defaults). The plugin keeps no
 module-level state: everything it runs lives in installation scopes joined to
 an agent and to this instance's own scope.
 
-- `dsh_agent_published(agent)`: installs the three tools and one owner in each
+- `dsh_agent_published(agent)`: installs the four tools and one owner in each
   *root* agent published after the plugin loaded. Child agents are skipped;
   agents published earlier, cold history reads and other Hosts never reach this
   instance.
-- `dsh_event_view(session, event)`: the reminder receipt of a durable
-  `schedule/change` dispatch, None for every other event (malformed ones too).
+- `dsh_event_view(session, event)`: the reminder receipt of a `schedule/change`
+  dispatch the fold accepts, the warning card of a `schedule/notice`, None for
+  every other event (malformed ones too). Receipts of one log reuse one
+  incremental fold per log object (held weakly), so a history page costs one
+  fold, not one per receipt.
 """
 
 from __future__ import annotations
 
+import weakref
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import JsonValue
@@ -22,12 +26,14 @@ from pydantic import JsonValue
 from dsh import hookimpl
 
 from .config import ScheduleConfig
+from .fold import ScheduleFold
 from .installation import install
+from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
 
 if TYPE_CHECKING:
-    from dsh import Agent, PluginContext, Session, SessionEvent
+    from dsh import Agent, PluginContext, SessionEvent, SessionLog
 
 __all__ = ["SchedulePlugin"]
 
@@ -45,6 +51,9 @@ class SchedulePlugin:
             )
         self.context = context
         self.config = config
+        self._folds: weakref.WeakKeyDictionary[SessionLog, ScheduleFold] = (
+            weakref.WeakKeyDictionary()
+        )
 
     @hookimpl
     def dsh_agent_published(self, agent: Agent) -> None:
@@ -52,7 +61,21 @@ class SchedulePlugin:
             install(self.context, agent, self.config)
 
     @hookimpl
-    def dsh_event_view(self, session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
+    def dsh_event_view(
+        self, session: SessionLog, event: SessionEvent
+    ) -> dict[str, JsonValue] | None:
+        if event.type == NOTICE_TYPE:
+            return notice_view(event.data)
         if event.type != EVENT_TYPE:
             return None
-        return schedule_reminder_presentation(session, event.seq)
+        return schedule_reminder_presentation(session, event.seq, fold=self._fold(session, event))
+
+    def _fold(self, log: SessionLog, event: SessionEvent) -> ScheduleFold | None:
+        """This log's fold, read past `event`; None when the log cannot be held weakly."""
+        try:
+            fold = self._folds.get(log)
+            if fold is None:
+                fold = self._folds[log] = ScheduleFold(log.fold_start)
+        except TypeError:  # not weakly referenceable: the presentation folds by itself
+            return None
+        return fold.advance(log, event.seq + 1) if fold.position <= event.seq else fold

@@ -73,6 +73,27 @@ def test_a_created_reminder_is_described_with_id_utc_time_and_session_local() ->
     )
 
 
+V2_VIEW: dict[str, JsonValue] = {
+    "id": "rem-1",
+    "prompt": "stretch",
+    "rule": {"kind": "after", "seconds": 10},
+    "timeZone": "UTC",
+    "nextAt": "2026-01-01T00:00:10.000Z",
+    "state": "scheduled",
+    "deliveryMode": "session-local",
+}
+
+
+def test_a_protocol_v2_view_is_described_from_its_next_time_and_rule() -> None:
+    assert tool_result(result("schedule_create", V2_VIEW), zh=False) == (
+        tool_result(result("schedule_create", VIEW), zh=False)
+    )
+    every = {**V2_VIEW, "rule": {"kind": "every", "seconds": 60}}
+    assert "(in " not in tool_result(result("schedule_create", every), zh=False)
+    listed = tool_result(result("schedule_list", {"reminders": [V2_VIEW]}), zh=False)
+    assert "- rem-1: “stretch” at 2026-01-01 00:00:10 UTC (scheduled)" in listed
+
+
 def test_a_created_reminder_is_described_in_chinese() -> None:
     text = tool_result(result("schedule_create", {**VIEW, "prompt": "喝水"}), zh=True)
 

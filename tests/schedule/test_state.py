@@ -1,0 +1,69 @@
+from __future__ import annotations
+
+from dsh_tool_schedule.state import session_state, session_wake_at
+
+from .conftest import START_MS
+from .logs import create, create2, dispatch2, every, raw, record, session, user
+
+MINUTE = 60_000
+GRACE = 5 * MINUTE
+
+
+def test_the_state_lists_active_reminders_from_the_log() -> None:
+    log = session(create("rem-1", 30), create2(every(60, reminder_id="rem-2", paused=True)))
+    state = session_state(log, START_MS, grace_ms=GRACE)
+    reminders = state["reminders"]
+    assert isinstance(reminders, list)
+    assert [(view["id"], view["state"]) for view in reminders] == [  # type: ignore[index,call-overload]
+        ("rem-1", "scheduled"),
+        ("rem-2", "paused"),
+    ]
+    assert "error" not in state
+
+
+def test_a_rejected_log_still_lists_what_came_before_with_the_error() -> None:
+    log = session(create("rem-1", 30), raw({"version": 2, "change": "nope"}), create("rem-2"))
+    state = session_state(log, START_MS, grace_ms=GRACE)
+    assert [view["id"] for view in state["reminders"]] == ["rem-1"]  # type: ignore[index,union-attr]
+    error = state["error"]
+    assert isinstance(error, dict)
+    assert (error["code"], error["seq"]) == ("schedule_log_invalid", 1)
+    assert "none of its reminders is delivered" in str(error["message"])
+
+
+def test_expired_reminders_are_not_listed() -> None:
+    expired = every(60, misfire="skip", until_ms=START_MS + 3 * MINUTE)
+    state = session_state(session(create2(expired)), START_MS + 60 * MINUTE, grace_ms=GRACE)
+    assert state == {"reminders": []}
+
+
+def test_the_wake_time_is_the_earliest_owed_occurrence_of_unpaused_reminders() -> None:
+    assert session_wake_at(session(), grace_ms=GRACE) is None
+    assert session_wake_at(session(user()), grace_ms=GRACE) is None
+    log = session(
+        create("rem-1", 300),
+        create2(every(60, reminder_id="rem-2", paused=True)),
+        create2(record("rem-3", first_ms=START_MS + 120_000)),
+    )
+    assert session_wake_at(log, grace_ms=GRACE) == START_MS + 120_000
+    broken = session(create("rem-1", 300), raw({"version": 9}))
+    assert session_wake_at(broken, grace_ms=GRACE) is None
+
+
+def test_a_latest_reminder_wakes_at_its_owed_occurrence_even_if_long_past() -> None:
+    log = session(create2(every(3600, first_ms=START_MS + MINUTE)), time=START_MS + 86_400_000)
+    assert session_wake_at(log, grace_ms=GRACE) == START_MS + MINUTE
+
+
+def test_a_skip_reminder_wakes_for_the_first_occurrence_it_could_still_deliver() -> None:
+    hourly = every(3600, first_ms=START_MS + MINUTE, misfire="skip")
+    closed = START_MS + 10 * 3_600_000  # the log's last event: the Session was live until then
+    log = session(create2(hourly), time=closed)
+    # 09:01 is more than the grace before the close; 10:01 is the first that may still be due.
+    assert session_wake_at(log, grace_ms=GRACE) == START_MS + MINUTE + 10 * 3_600_000
+    recent = session(create2(hourly), time=START_MS + 2 * MINUTE)
+    assert session_wake_at(recent, grace_ms=GRACE) == START_MS + MINUTE
+    done = every(3600, first_ms=START_MS + MINUTE, misfire="skip", until_ms=START_MS + MINUTE)
+    assert session_wake_at(session(create2(done), time=closed), grace_ms=GRACE) is None
+    later = session(create2(hourly), dispatch2("rem-1", START_MS + MINUTE, 0), time=closed)
+    assert session_wake_at(later, grace_ms=GRACE) == START_MS + MINUTE + 10 * 3_600_000
