@@ -306,14 +306,32 @@ def test_misfire_can_change() -> None:
 # -- snooze ------------------------------------------------------------------------------
 
 
-def test_a_snooze_moves_the_next_occurrence_and_resumes() -> None:
+def test_a_snooze_postpones_the_shown_occurrence_and_keeps_the_rule() -> None:
+    item = reminder(create2(HOURLY))
+    made = draft_snooze(item, 600, now_ms=NOW, shown_ms=NOW + 3_600_000)
+    assert (made.next_ms, made.paused, made.revision) == (NOW + 4_200_000, False, 2)
+    assert (made.rule, made.first_ms) == (item.record.rule, NOW + 3_600_000)
+
+
+def test_a_due_reminder_snoozed_comes_back_that_long_from_now() -> None:
+    item = reminder(create2(record(first_ms=NOW - MINUTE)))  # a one-shot, overdue
+    made = draft_snooze(item, 600, now_ms=NOW, shown_ms=NOW - MINUTE)
+    assert made.next_ms == NOW + 600_000
+
+
+def test_a_paused_reminder_is_not_snoozed() -> None:
     item = reminder(create2(every(3600, first_ms=NOW + 3_600_000, paused=True)))
-    made = draft_snooze(item, 600, now_ms=NOW)
-    assert (made.next_ms, made.paused, made.revision, made.first_ms) == (
-        NOW + 600_000,
-        False,
-        2,
-        NOW + 3_600_000,
-    )
+    with pytest.raises(ToolError) as caught:
+        draft_snooze(item, 600, now_ms=NOW, shown_ms=NOW + 3_600_000)
+    assert caught.value.code == "schedule_paused"
+    assert "resume it" in caught.value.message
+
+
+def test_a_snooze_past_until_or_the_year_9999_is_invalid_rule() -> None:
+    ends = reminder(create2(every(3600, first_ms=NOW + 3_600_000, until_ms=NOW + 3_900_000)))
+    with pytest.raises(ToolError, match=r"after its until 2026-01-01T01:05:00\.000Z"):
+        draft_snooze(ends, 600, now_ms=NOW, shown_ms=NOW + 3_600_000)
+    assert draft_snooze(ends, 300, now_ms=NOW, shown_ms=NOW + 3_600_000).next_ms == NOW + 3_900_000
+    item = reminder(create2(HOURLY))
     with pytest.raises(ToolError, match="passes the year 9999"):
-        draft_snooze(item, 2**53 - 1, now_ms=NOW)
+        draft_snooze(item, 2**53 - 1, now_ms=NOW, shown_ms=NOW)

@@ -210,3 +210,35 @@ async def test_a_reminder_set_by_the_model_fires_into_a_later_turn(harness: Harn
     view = harness.pm.hook.dsh_event_view(session=agent.session, event=dispatches(agent.session)[0])
     assert view["scheduleId"] == "rem-1"
     assert agent.session.events[-1].type == "turn/end"
+
+
+# -- the state, wake and command hooks ----------------------------------------------------
+
+
+async def test_the_state_hook_lists_reminders_as_of_the_log_and_the_wake_hook_when_due(
+    harness: Harness,
+) -> None:
+    tea = every(3600, first_ms=START_MS + 3_600_000)
+    log = session(create2(tea), user())
+
+    state = harness.plugin.dsh_session_state(session=log)
+    wake = harness.plugin.dsh_session_wake_at(session=log)
+
+    assert isinstance(state, dict) and [view["id"] for view in state["reminders"]] == ["rem-1"]
+    assert state["reminders"][0]["state"] == "scheduled"
+    assert wake == START_MS + 3_600_000
+    # Pure: the same log gives the same answers, whatever the clock says.
+    harness.clock.jump_wall(86_400)
+    assert harness.plugin.dsh_session_state(session=log) == state
+    assert harness.plugin.dsh_session_wake_at(session=log) == wake
+
+
+async def test_the_command_hook_registers_dsh_reminders(harness: Harness) -> None:
+    registered: list[tuple[str, str]] = []
+
+    def register(name: str, run: object, *, help: str, configure: object = None) -> None:
+        registered.append((name, help))
+
+    harness.plugin.dsh_cli_commands(register=register)
+
+    assert registered == [("reminders", "list the reminders of stored Sessions")]

@@ -315,16 +315,31 @@ def draft_update(
     )
 
 
-def draft_snooze(reminder: Reminder, seconds: int, *, now_ms: int) -> Record:
-    """`reminder` with its next occurrence moved to `now + seconds` (and not paused).
+def draft_snooze(reminder: Reminder, seconds: int, *, now_ms: int, shown_ms: int | None) -> Record:
+    """`reminder` with its next occurrence postponed by `seconds`.
 
-    A one-shot fires then; a recurring rule delivers that one and continues
-    with its own occurrences after it. The dsh_session_action `snooze` uses it.
+    `shown_ms` is the occurrence its view shows next (`plan(...).next_ms`);
+    it moves by `seconds`, or, when it is already due, to `seconds` from now
+    (an overdue reminder snoozed for ten minutes comes back in ten minutes).
+    A one-shot then fires at the new time; a recurring rule delivers that
+    occurrence and continues with its own occurrences after it (any in
+    between are not delivered). Raises `ToolError`: `schedule_paused` for a
+    paused reminder (resume it instead), `invalid_rule` for a time past the
+    reminder's `until` or the year 9999. The `snooze` action uses it.
     """
-    due = now_ms + seconds * 1000
+    current = reminder.record
+    if current.paused:
+        raise ToolError(
+            "schedule_paused", f"{current.id} is paused: resume it rather than snooze it"
+        )
+    assert shown_ms is not None, "unreachable: an unpaused, unexpired reminder shows its next"
+    due = max(shown_ms, now_ms) + seconds * 1000
     if due > MAX_TIMESTAMP_MS:
         raise ToolError("invalid_rule", f"snoozing {seconds} seconds passes the year 9999")
-    current = reminder.record
-    return current.model_copy(
-        update={"next_at": _spelt(due), "paused": False, "revision": current.revision + 1}
-    )
+    if current.until_ms is not None and due > current.until_ms:
+        raise ToolError(
+            "invalid_rule",
+            f"snoozing {current.id} by {spell_seconds(seconds)} moves it to {_spelt(due)}, "
+            f"after its until {current.until}: it would never fire",
+        )
+    return current.model_copy(update={"next_at": _spelt(due), "revision": current.revision + 1})

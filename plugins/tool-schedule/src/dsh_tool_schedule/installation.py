@@ -36,6 +36,11 @@ class ScheduleInstallation:
         self._owner = owner
         self._tools = tools
 
+    @property
+    def ledger(self) -> ScheduleLedger:
+        """The agent's reminders (what the plugin's actions manage)."""
+        return self._ledger
+
     async def aclose(self) -> None:
         self._ledger.close()
         await self._owner.aclose()

@@ -35,7 +35,7 @@ from pydantic import JsonValue
 from dsh import BarrierFailed, Listeners, ToolError, flush_barrier
 
 from .config import ScheduleConfig
-from .drafts import CreateRequest, UpdateRequest, draft_create, draft_update
+from .drafts import CreateRequest, UpdateRequest, draft_create, draft_snooze, draft_update
 from .fold import Reminder, ScheduleFold
 from .log_context import creates_this_turn, user_zone
 from .notice import NOTICE_TYPE, notice_data
@@ -125,6 +125,11 @@ class ScheduleLedger:
         """Refuse management operations that have not started yet."""
         self._closed = True
 
+    @property
+    def closed(self) -> bool:
+        """True once `close()` ran (the installation is being or was disposed)."""
+        return self._closed
+
     async def drain(self) -> None:
         """Return once no management operation or due work holds the lock."""
         async with self.lock:
@@ -169,6 +174,38 @@ class ScheduleLedger:
             return draft_update(
                 reminder, request, now_ms=now, min_interval=self.config.min_interval_seconds
             )
+
+        return await self.apply(reminder_id, draft, revision=revision)
+
+    async def set_paused(
+        self, reminder_id: str, paused: bool, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Pause or resume a reminder (the `pause`/`resume` actions); the new view.
+
+        A reminder that already is as asked is `schedule_paused` (pausing) or
+        `schedule_not_paused` (resuming): nothing is appended for a no-op.
+        """
+
+        def draft(reminder: Reminder, now: int) -> Record:
+            if reminder.record.paused == paused:
+                code = "schedule_paused" if paused else "schedule_not_paused"
+                state = "already paused" if paused else "not paused"
+                raise ToolError(code, f"{reminder.id} is {state}; nothing was changed")
+            request = UpdateRequest(paused=paused)
+            return draft_update(
+                reminder, request, now_ms=now, min_interval=self.config.min_interval_seconds
+            )
+
+        return await self.apply(reminder_id, draft, revision=revision)
+
+    async def snooze(
+        self, reminder_id: str, seconds: int, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Postpone a reminder's next occurrence by `seconds` (`drafts.draft_snooze`); the view."""
+
+        def draft(reminder: Reminder, now: int) -> Record:
+            shown = self.plan(reminder, now).next_ms
+            return draft_snooze(reminder, seconds, now_ms=now, shown_ms=shown)
 
         return await self.apply(reminder_id, draft, revision=revision)
 
@@ -218,13 +255,21 @@ class ScheduleLedger:
                 listing["error"] = {"code": "schedule_log_invalid", "message": _invalid(fold)}
             return listing
 
-    async def delete(self, reminder_id: str) -> dict[str, JsonValue]:
-        """Append a `delete` of an active reminder; an unknown or finished id is not found."""
+    async def delete(
+        self, reminder_id: str, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Append a `delete` of an active reminder; an unknown or finished id is not found.
+
+        `revision`, when given, must be the reminder's current one (`ScheduleConflict`).
+        """
         async with self.lock:
             fold = self._valid(await self._preflight())
-            reminder = self._find(fold, reminder_id, self.clock.wall_ms())
+            now = self.clock.wall_ms()
+            reminder = self._find(fold, reminder_id, now)
             if reminder is None:
                 return {"id": reminder_id, "deleted": False, "code": "schedule_not_found"}
+            if revision is not None and revision != reminder.record.revision:
+                raise ScheduleConflict(revision, reminder_view(reminder, self.plan(reminder, now)))
             self.store.append(self.session, EVENT_TYPE, delete_data(reminder.id))
             await self._checkpoint(
                 appended=f"the delete of {reminder.id}",

@@ -14,26 +14,38 @@ an agent and to this instance's own scope.
   every other event (malformed ones too). Receipts of one log reuse one
   incremental fold per log object (held weakly), so a history page costs one
   fold, not one per receipt.
+- `dsh_session_state(session)`: `{"reminders": [view, ...], "error"?}`, a pure
+  function of the durable log (`state.session_state`, planned as of its last
+  event).
+- `dsh_session_wake_at(session)`: the earliest time an active, unpaused
+  reminder needs the Session live, from the log alone (`state.session_wake_at`).
+- `dsh_session_action(agent, name, args)`: `delete`, `pause`, `resume`,
+  `snooze` on the agent's ledger (`actions`).
+- `dsh_cli_commands(register)`: `dsh reminders list` (`cli`).
 """
 
 from __future__ import annotations
 
 import weakref
+from collections.abc import Awaitable
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import JsonValue
 
 from dsh import hookimpl
 
+from .actions import start_action
+from .cli import register_commands
 from .config import ScheduleConfig
 from .fold import ScheduleFold
-from .installation import install
+from .installation import ScheduleInstallation, install
 from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
+from .state import session_state, session_wake_at
 
 if TYPE_CHECKING:
-    from dsh import Agent, PluginContext, SessionEvent, SessionLog
+    from dsh import Agent, JsonLike, PluginContext, RegisterCommand, SessionEvent, SessionLog
 
 __all__ = ["SchedulePlugin"]
 
@@ -54,11 +66,19 @@ class SchedulePlugin:
         self._folds: weakref.WeakKeyDictionary[SessionLog, ScheduleFold] = (
             weakref.WeakKeyDictionary()
         )
+        self._installations: weakref.WeakKeyDictionary[Agent, ScheduleInstallation] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    @property
+    def grace_ms(self) -> int:
+        """How late a `misfire: "skip"` occurrence may still be delivered (ms)."""
+        return self.config.misfire_grace_seconds * 1000
 
     @hookimpl
     def dsh_agent_published(self, agent: Agent) -> None:
         if agent.is_root:
-            install(self.context, agent, self.config)
+            self._installations[agent] = install(self.context, agent, self.config)
 
     @hookimpl
     def dsh_event_view(
@@ -69,6 +89,27 @@ class SchedulePlugin:
         if event.type != EVENT_TYPE:
             return None
         return schedule_reminder_presentation(session, event.seq, fold=self._fold(session, event))
+
+    @hookimpl
+    def dsh_session_state(self, session: SessionLog) -> JsonLike:
+        return session_state(session, grace_ms=self.grace_ms)
+
+    @hookimpl
+    def dsh_session_wake_at(self, session: SessionLog) -> int | None:
+        return session_wake_at(session, grace_ms=self.grace_ms)
+
+    @hookimpl
+    def dsh_session_action(
+        self, agent: Agent, name: str, args: dict[str, JsonValue]
+    ) -> Awaitable[JsonLike] | None:
+        installation = self._installations.get(agent)
+        ledger = None if installation is None else installation.ledger
+        live = None if ledger is None or ledger.closed else ledger
+        return start_action(name, args, live, agent.session.id)
+
+    @hookimpl
+    def dsh_cli_commands(self, register: RegisterCommand) -> None:
+        register_commands(register, grace_ms=self.grace_ms)
 
     def _fold(self, log: SessionLog, event: SessionEvent) -> ScheduleFold | None:
         """This log's fold, read past `event`; None when the log cannot be held weakly."""

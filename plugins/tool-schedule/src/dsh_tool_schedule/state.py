@@ -1,10 +1,16 @@
 """The plugin state of a Session, from its log alone: what the state and wake hooks answer.
 
-- `session_state(log, now_ms, grace_ms=...)` →
-  `{"reminders": [view, ...]}`, plus `"error": {"code": "schedule_log_invalid",
-  "seq", "message"}` when the fold rejects the log (the reminders are then
-  those created before the rejected event; none of them is delivered).
-  Expired reminders (`plan`) are not listed.
+- `session_state(log, grace_ms=...)` → `{"reminders": [view, ...]}`, plus
+  `"error": {"code": "schedule_log_invalid", "seq", "message"}` when the fold
+  rejects the log (the reminders are then those created before the rejected
+  event; none of them is delivered). Expired reminders (`plan`) are not
+  listed. It is a pure function of the log: the views are planned *as of the
+  log's last event* (`as_of(log)`; its `time`, or the header's `createdAt`
+  for an empty log), never at a clock's now, so the host's state frames
+  change exactly when the log does and a cold Session reads the same as it
+  did when it went cold. A reader with a clock compares `nextAt` with its own
+  now (the browser's countdown; `dsh reminders list` passes `now_ms` to plan
+  at the time it runs).
 - `session_wake_at(log, grace_ms=...)` → the earliest epoch ms at which an
   active, unpaused reminder needs its Session live, or None. No clock is read:
   a `latest` or one-shot reminder needs it at the occurrence it owes; a
@@ -30,12 +36,24 @@ from .views import reminder_view
 if TYPE_CHECKING:
     from dsh import SessionLog
 
-__all__ = ["session_state", "session_wake_at"]
+__all__ = ["as_of", "session_state", "session_wake_at"]
 
 
-def session_state(log: SessionLog, now_ms: int, *, grace_ms: int) -> dict[str, JsonValue]:
-    """`{"reminders": [...], "error"?: {...}}` for `log` at `now_ms` (module docstring)."""
+def as_of(log: SessionLog) -> int:
+    """The time a log speaks for: its last event's `time`, else the header's `createdAt`."""
+    return log.event(len(log) - 1).time if len(log) else log.header.created_at
+
+
+def session_state(
+    log: SessionLog, *, grace_ms: int, now_ms: int | None = None
+) -> dict[str, JsonValue]:
+    """`{"reminders": [...], "error"?: {...}}` for `log` (module docstring).
+
+    The views are planned at `now_ms` when given, else as of the log's last event.
+    """
     fold = ScheduleFold.of(log)
+    if now_ms is None:
+        now_ms = as_of(log)
     reminders: list[JsonValue] = []
     for reminder in fold.reminders():
         planned = plan(reminder, now_ms, grace_ms=grace_ms, count_missed=False)
