@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -15,6 +16,7 @@ from dsh.overlay import PluginSpec
 from dsh.session import Session
 from dsh.testing import FakeClock, running_host, settled
 from dsh.web import WebSettings, create_app
+from dsh.web.live import LiveHub
 
 from .conftest import START_MS, Harness, changes, data, dispatches, reminder_messages, settle
 from .logs import create2, raw, record, resume, session
@@ -317,3 +319,47 @@ async def test_the_api_shows_the_state_and_runs_actions_with_their_statuses(
 
 def _context(agent: Agent) -> ToolContext:
     return ToolContext(agent=agent, session=agent.session, store=agent.store, clock=agent.clock)
+
+
+def state_frames(subscription: Any) -> list[Any]:
+    frames = []
+    while True:
+        try:
+            frame = json.loads(subscription.frames.receive_nowait())
+        except (anyio.WouldBlock, anyio.EndOfStream):
+            return frames
+        if frame["kind"] == "state":
+            frames.append(frame)
+
+
+async def test_live_state_frames_follow_each_durable_change_of_the_reminders(
+    api: tuple[Any, httpx.AsyncClient],
+) -> None:
+    host, http = api
+    hub = LiveHub(host, queue_frames=256)
+    hub.start()
+    try:
+        session_id = (await http.post("/api/sessions")).json()["session"]["id"]
+        agent = host.agent(session_id)
+        subscription = hub.subscribe(session_id, len(agent.session), lambda: None)
+        create = agent.tools.get("schedule_create")
+        await create.run(create.arguments(prompt="tea", after_seconds=600), _context(agent))
+        created = state_frames(subscription)
+        await post_action(http, session_id, "pause", id="rem-1")
+        paused = state_frames(subscription)
+        await host.store.flush(agent.session)  # nothing changed: no frame
+        unchanged = state_frames(subscription)
+        subscription.close()
+    finally:
+        hub.close()
+
+    def shown(frames: list[Any]) -> list[list[tuple[str, str]]]:
+        assert all(frame["plugin"] == "tool-schedule" for frame in frames)
+        return [
+            [(view["id"], view["state"]) for view in frame["state"]["reminders"]]
+            for frame in frames
+        ]
+
+    assert shown(created)[-1] == [("rem-1", "scheduled")]
+    assert shown(paused) == [[("rem-1", "paused")]]
+    assert unchanged == []
