@@ -138,6 +138,24 @@ test("assistant text is markdown; the person's own text is shown exactly as type
   assert.ok(answer.querySelector("[data-role=code-block] [data-action=copy]"));
 });
 
+test("a renderer registered after its node was drawn replaces the JSON fallback; other nodes stay", () => {
+  const registry = createRegistry();
+  const { root, render } = setup({ registry });
+  render({ nodes: toNodes(events, views) });
+  assert.ok(root.querySelector("[data-seq=4] [data-role=json-fallback]"), "no renderer yet: the fallback");
+  const user = root.querySelector("[data-seq=0]");
+  registry.register("schedule/change", (v, event, ctx) => {
+    const el = ctx.document.createElement("div");
+    el.setAttribute("data-role", "reminder");
+    el.textContent = v.prompt;
+    return el;
+  });
+  render({ nodes: toNodes(events, views) });
+  assert.equal(root.querySelector("[data-seq=4] [data-role=reminder]").textContent, "tea");
+  assert.equal(root.querySelector("[data-seq=4] [data-role=json-fallback]"), null);
+  assert.equal(root.querySelector("[data-seq=0]"), user, "nodes without a new renderer are not redrawn");
+});
+
 test("a registered renderer draws the presented node with view, event and ctx", () => {
   const registry = createRegistry({ lang: () => "zh" });
   const seen = [];

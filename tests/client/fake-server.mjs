@@ -257,7 +257,8 @@ export function tick() {
  * `secondEdition: false` answers like a host before the second edition: no
  * titles, `?q=` ignored, PATCH / DELETE are 405, `/cancel` is 404.
  * `failNext(method, pathPattern, {status, body} | "network")` makes one
- * matching request fail. `requests` records `[method, path, body]`.
+ * matching request fail; `hold(method, pathPattern)` keeps one in flight
+ * until released. `requests` records `[method, path, body]`.
  */
 export class FakeHttpHost {
   constructor({ secondEdition = true, modules = [] } = {}) {
@@ -268,6 +269,7 @@ export class FakeHttpHost {
     this.inboxes = new Map();
     this.requests = [];
     this.failures = [];
+    this.holds = [];
     this.clock = 10;
     this.created = 0;
     this.fetch = (url, init = {}) => this.#fetch(url, init);
@@ -296,6 +298,22 @@ export class FakeHttpHost {
     this.failures.push({ method, path, reply });
   }
 
+  /**
+   * Hold the next `method` request whose path matches `path` (a RegExp
+   * source): it is routed (and so answered from the host's state) only once
+   * the returned gate's `release()` is called. `gate.arrived` says whether
+   * the request came; a test acts while it is in flight.
+   */
+  hold(method, path) {
+    let release;
+    const opened = new Promise((resolve) => {
+      release = resolve;
+    });
+    const gate = { method, path, arrived: false, opened, release: () => release() };
+    this.holds.push(gate);
+    return gate;
+  }
+
   summary(id) {
     const { title, ...rest } = this.summaries.get(id);
     const server = this.servers.get(id);
@@ -314,6 +332,12 @@ export class FakeHttpHost {
       const { reply } = this.failures.splice(failure, 1)[0];
       if (reply === "network") throw new TypeError("Failed to fetch");
       return response(reply.status, reply.body);
+    }
+    const held = this.holds.findIndex((h) => h.method === method && new RegExp(h.path).test(parsed.pathname));
+    if (held !== -1) {
+      const gate = this.holds.splice(held, 1)[0];
+      gate.arrived = true;
+      await gate.opened;
     }
     await Promise.resolve();
     try {

@@ -304,6 +304,121 @@ test("sending without a session starts one first", async () => {
   );
 });
 
+// The reader is quicker than the host: Send lands while the Session New made
+// is still being opened (its detail request in flight), or still being
+// created. The message must wait for that Session and go to it — not vanish,
+// and not start a second Session.
+test("Send while the new Session is still being opened waits for it and sends there", async () => {
+  const app = await mount();
+  const detail = app.host.hold("GET", "^/api/sessions/n1$");
+  app.$("[data-role=new-session]").click();
+  await pump(app.host, app.timers);
+  assert.ok(detail.arrived, "the Session is created and being opened");
+  assert.equal(app.controller.currentId(), null);
+  const composer = app.$("[data-role=composer]");
+  composer.value = "hello, quick";
+  app.$("[data-role=send]").click();
+  await pump(app.host, app.timers);
+  assert.equal(app.sent().length, 0, "nothing is sent before the Session is open");
+  assert.equal(composer.value, "hello, quick", "the text waits in the composer");
+  detail.release();
+  await pump(app.host, app.timers);
+  assert.deepEqual(
+    app.host.requests.filter(([m]) => m === "POST").map(([, path, body]) => [path, body]),
+    [["/api/sessions", {}], ["/api/sessions/n1/messages", { text: "hello, quick", timeZone: "Europe/Berlin" }]],
+  );
+  assert.equal(composer.value, "");
+  assert.equal(app.controller.currentId(), "n1");
+  assert.match(app.$("[data-event-type=message/user]").textContent, /hello, quick/);
+  assert.equal(app.$("[data-role=pending]"), null);
+});
+
+test("Send while New is still creating the Session waits for that one, not a second", async () => {
+  const app = await mount();
+  const creation = app.host.hold("POST", "^/api/sessions$");
+  app.$("[data-role=new-session]").click();
+  await pump(app.host, app.timers);
+  assert.ok(creation.arrived);
+  app.$("[data-role=composer]").value = "first words";
+  app.$("[data-role=send]").click();
+  await pump(app.host, app.timers);
+  assert.equal(app.host.requests.filter(([m]) => m === "POST").length, 1, "one creation in flight, no second");
+  creation.release();
+  await pump(app.host, app.timers);
+  assert.deepEqual(
+    app.host.requests.filter(([m]) => m === "POST").map(([, path]) => path),
+    ["/api/sessions", "/api/sessions/n1/messages"],
+  );
+  assert.deepEqual([...app.host.servers.keys()], ["n1"]);
+  assert.equal(app.controller.currentId(), "n1");
+  assert.match(app.$("[data-event-type=message/user]").textContent, /first words/);
+});
+
+test("Send while a listed Session opens goes to it; if the reader moves on first, the text stays", async () => {
+  const host = fakeHost();
+  host.addSession("a", { events: [user("earlier")] });
+  host.addSession("b");
+  const app = await mount({ host });
+  const composer = app.$("[data-role=composer]");
+  let detail = host.hold("GET", "^/api/sessions/a$");
+  app.$("[data-session-id=a]").click();
+  await pump(host, app.timers);
+  assert.ok(detail.arrived);
+  composer.value = "to a";
+  app.$("[data-role=send]").click();
+  await pump(host, app.timers);
+  detail.release();
+  await pump(host, app.timers);
+  assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/a/messages"]);
+  assert.equal(composer.value, "");
+  // Now the reader sends while "b" opens, then picks "a" again before "b" is shown.
+  detail = host.hold("GET", "^/api/sessions/b$");
+  app.$("[data-session-id=b]").click();
+  await pump(host, app.timers);
+  composer.value = "meant for b";
+  app.$("[data-role=send]").click();
+  await pump(host, app.timers);
+  app.$("[data-session-id=a]").click();
+  detail.release();
+  await pump(host, app.timers);
+  assert.equal(app.controller.currentId(), "a");
+  assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/a/messages"], "not sent to a Session the reader left");
+  assert.equal(composer.value, "meant for b", "the text is kept for the reader");
+});
+
+test("a Session opened before the UI plugins have loaded shows their views once they have", async () => {
+  const host = fakeHost();
+  host.addSession("a", { events: [user("pin it"), ["note/pin", { text: "pinned" }]] });
+  const document = new FakeDocument();
+  const root = document.createElement("div");
+  document.body.appendChild(root);
+  const timers = new FakeTimers();
+  let loaded;
+  const plugin = new Promise((resolve) => {
+    loaded = resolve;
+  });
+  const controller = mountApp({
+    document,
+    root,
+    api: createApi({ token: "t", fetch: host.fetch }),
+    openLive: host.openLive,
+    importModule: () => plugin,
+    timers,
+    schedule: (fn) => fn(),
+  });
+  const started = controller.start();
+  // The reader opens a Session (a link, the hash) while the plugin module is still loading.
+  controller.openSession("a");
+  await pump(host, timers);
+  assert.ok(root.querySelector("[data-view=note/pin] [data-role=json-fallback]"), "no renderer yet");
+  loaded(demoPlugin());
+  await started;
+  await pump(host, timers);
+  assert.equal(root.querySelector("[data-view=note/pin] [data-role=pin]").textContent, "en:pinned");
+  assert.equal(root.querySelector("[data-role=json-fallback]"), null);
+  controller.destroy();
+});
+
 test("while a turn runs: a typing indicator, streamed text, and Stop, which cancels it", async () => {
   const host = fakeHost();
   const server = host.addSession("a");
@@ -466,6 +581,24 @@ test("fork from a message posts atSeq after it (after its tool results) and open
   const seqs = app.$$("[data-role=transcript] [data-seq]").map((n) => n.getAttribute("data-seq"));
   assert.deepEqual(seqs, ["0", "1", "2"], "the copied events; the end-seed marker is hidden");
   assert.match(app.$("[data-session-id=p-fork]").textContent, /fork of p/);
+});
+
+test("Send while Fork is making the child goes to the child, not the parent", async () => {
+  const host = fakeHost();
+  host.addSession("p", { events: [user("one"), assistant("two")] });
+  const app = await mount({ host, initialSession: "p" });
+  const fork = host.hold("POST", "^/api/sessions/p/fork$");
+  app.$("[data-seq=1] [data-action=fork]").click();
+  await pump(host, app.timers);
+  assert.ok(fork.arrived);
+  app.$("[data-role=composer]").value = "in the child";
+  app.$("[data-role=send]").click();
+  await pump(host, app.timers);
+  assert.equal(app.sent().length, 0, "the parent on screen is not where it goes");
+  fork.release();
+  await pump(host, app.timers);
+  assert.equal(app.controller.currentId(), "p-fork");
+  assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/p-fork/messages"]);
 });
 
 test("a cold session is read without a stream and goes live once a message is sent", async () => {

@@ -169,10 +169,12 @@ def test_nothing_to_list_is_said_on_stderr(overlay: Path, data_dir: Path) -> Non
 
     result = dsh("reminders", "list", "--overlay", str(overlay))
     empty = dsh("reminders", "list", "--overlay", str(overlay), "--data-dir", str(data_dir / "x"))
+    memory = dsh("reminders", "list", "--overlay", str(overlay), "--store", "memory:")
 
     assert (result.code, result.out) == (0, "")
     assert result.err == f"no reminders in {data_dir}\n"
     assert empty.err == f"no reminders in {data_dir / 'x'}\n"
+    assert memory.err == "no reminders in memory (kept only while the process runs)\n"
 
 
 def test_an_unknown_or_malformed_session_and_a_bad_zone_are_errors(
@@ -200,14 +202,19 @@ def test_a_log_that_cannot_be_read_is_named_and_the_others_are_listed(
     header, event = log.read_text(encoding="utf-8").splitlines()
     log.write_text(f"{header}\nnot json\n{event}\n", encoding="utf-8")  # a corrupt middle line
 
-    result = dsh("reminders", "list", "--overlay", str(overlay), "--json")
+    listing = dsh("reminders", "list", "--overlay", str(overlay), "--json")
+    one = dsh("reminders", "list", "--overlay", str(overlay), "--session", "quiet")
 
-    assert result.code == 1
-    assert "dsh: session quiet cannot be read:" in result.err
-    assert [session["id"] for session in json.loads(result.out)["sessions"]] == [
+    # The store skips it when listing (and says so); asked for by id, it fails.
+    assert listing.code == 0
+    assert "dsh: warning: skipping" in listing.err and "quiet.jsonl" in listing.err
+    assert [session["id"] for session in json.loads(listing.out)["sessions"]] == [
         "broken",
         "groceries",
     ]
+    assert (one.code, one.out) == (1, "")
+    assert one.err.startswith("dsh: session quiet cannot be read: ")
+    assert "line 2" in one.err and "no reminders" not in one.err
 
 
 def test_without_an_overlay_the_error_names_the_plugin(data_dir: Path) -> None:

@@ -36,6 +36,7 @@ from ..models.absent import AbsentModel
 from ..overlay import OVERLAY_FILE, OverlayError, PluginSpec, load_overlay
 from ..persistence.backend import StorageError
 from ..persistence.memory import MemoryBackend
+from ..persistence.stores import StoreError
 from .app import Command, CommandError, build_parser, parse
 
 __all__ = ["as_command", "offered_commands", "run_with_plugins", "unknown_command_hint"]
@@ -86,7 +87,7 @@ def run_with_plugins(
 
     try:
         return anyio.run(main)
-    except (PluginError, HostError, StorageError, OSError) as error:
+    except (PluginError, HostError, StorageError, StoreError, OSError) as error:
         raise CommandError(str(error)) from error
 
 

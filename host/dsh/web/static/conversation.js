@@ -168,7 +168,12 @@ export class ConversationView {
   // ---- nodes ------------------------------------------------------------
 
   #entry(node) {
-    const signature = JSON.stringify(node);
+    // A presented node is drawn by whichever renderer its event type has at
+    // the time: one registered later (a UI plugin whose module loaded after
+    // the Session was opened) must replace the fallback, so it is part of
+    // the signature.
+    const renderer = node.kind === "presented" ? (this.#registry?.ownerOf?.(node.eventType) ?? null) : null;
+    const signature = JSON.stringify([renderer, node]);
     const cached = this.#cache.get(node.seq);
     if (cached !== undefined && cached.signature === signature) return cached;
     const element = buildNode(node, {

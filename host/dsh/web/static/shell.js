@@ -14,6 +14,7 @@ import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
 import { SessionDirectory } from "./sessions.js";
 import { installShortcuts } from "./shortcuts.js";
+import { watchStorage } from "./storage-status.js";
 import { createTimeFormat, localeFor } from "./time.js";
 
 /**
@@ -57,11 +58,16 @@ export function mountApp({
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
   let time = timeFormat();
-  // The Session on screen (an OpenSession), and the id being opened meanwhile.
+  // The Session on screen (an OpenSession); the one being opened meanwhile
+  // (`{id, ready}`: `ready` settles when that open is over, whatever became
+  // of it); and the Session New or Fork is making (a promise of its id, or
+  // of null when that failed).
   let current = null;
   let opening = null;
+  let creating = null;
   let renderQueued = false;
   let destroyed = false;
+  let storageStatus = null;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
@@ -125,6 +131,7 @@ export function mountApp({
       requestRender();
       return;
     }
+    storageStatus = watchStorage({ document, parent: root, health: () => api.health(), lang: () => lang });
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
@@ -149,11 +156,19 @@ export function mountApp({
     return directory.search(text);
   }
 
-  async function openSession(id) {
-    if (!id || (current?.id ?? opening) === id) return;
+  /** Put Session `id` on screen; resolves once it is there (or the open was given up or replaced). */
+  function openSession(id) {
+    if (!id || current?.id === id) return Promise.resolve();
+    if (opening?.id === id) return opening.ready;
     closeCurrent();
-    const token = { id };
+    const token = { id, ready: null };
     opening = token;
+    token.ready = load(token);
+    return token.ready;
+  }
+
+  async function load(token) {
+    const { id } = token;
     drawer.close(false);
     follower.reset();
     announcer.clear();
@@ -194,33 +209,51 @@ export function mountApp({
     current = null;
   }
 
-  async function newSession() {
-    if (api === null) return null;
-    try {
+  /** Create a Session and open it; resolves to its id, or null when that failed. */
+  function newSession() {
+    if (api === null) return Promise.resolve(null);
+    return making(async () => {
       const session = await api.createSession();
       directory.add(session);
       await openSession(session.id);
       composer.focus();
-      refreshSessions();
-      return session.id;
-    } catch (err) {
-      report(err);
-      return null;
-    }
+      return session;
+    });
   }
 
   /** Fork the current Session just after `seq` and open the child. */
-  async function forkAt(seq) {
-    if (api === null || current === null) return null;
-    try {
-      const child = await api.fork(current.id, seq + 1);
+  function forkAt(seq) {
+    if (api === null || current === null) return Promise.resolve(null);
+    const parent = current.id;
+    return making(async () => {
+      const child = await api.fork(parent, seq + 1);
       directory.add(child);
       await openSession(child.id);
-      refreshSessions();
-      return child.id;
-    } catch (err) {
-      report(err);
-      return null;
+      return child;
+    });
+  }
+
+  /**
+   * Run `make()` (it asks the host for a Session and opens it) as the
+   * Session being made, which a message sent meanwhile waits for. Resolves
+   * to the new id, or null when it failed (reported).
+   */
+  async function making(make) {
+    const made = (async () => {
+      try {
+        const session = await make();
+        refreshSessions();
+        return session.id;
+      } catch (err) {
+        report(err);
+        return null;
+      }
+    })();
+    creating = made;
+    try {
+      return await made;
+    } finally {
+      if (creating === made) creating = null;
     }
   }
 
@@ -233,7 +266,7 @@ export function mountApp({
     const summary = directory.find(id) ?? { id, title: directory.title(id) };
     if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary) }))) return false;
     if (!(await directory.remove(id))) return false;
-    if ((current?.id ?? opening) === id) {
+    if (shownId() === id) {
       closeCurrent();
       onNavigate(null);
       requestRender();
@@ -245,12 +278,38 @@ export function mountApp({
 
   async function send(text = composer.value) {
     if (api === null || typeof text !== "string" || text.trim() === "") return;
-    if (current === null && opening === null && (await newSession()) === null) return;
-    const target = current;
+    const target = await sendTarget();
     if (target === null) return;
     const id = target.queue(text);
     if (text === composer.value) composer.value = "";
     await post(target, id, text);
+  }
+
+  /**
+   * The Session a message goes to: the one New or Fork is making, or the one
+   * being opened, once it is on screen (a reader can press Send before the
+   * host has answered: the message is for the Session they asked for, not
+   * lost, and not a reason to make another); else the open one; else a new
+   * one. Null when that failed or the reader moved to another Session
+   * meanwhile: the text then stays in the composer, nothing is sent.
+   */
+  async function sendTarget() {
+    let id;
+    if (creating !== null) {
+      id = await creating;
+    } else if (opening !== null) {
+      id = opening.id;
+      try {
+        await opening.ready;
+      } catch {
+        // The open failed; whoever opened it hears why. The text stays.
+      }
+    } else if (current !== null) {
+      return current;
+    } else {
+      id = await newSession();
+    }
+    return current !== null && current.id === id ? current : null;
   }
 
   async function post(target, id, text) {
@@ -314,6 +373,7 @@ export function mountApp({
 
   function destroy() {
     destroyed = true;
+    storageStatus?.stop();
     closeCurrent();
     removeShortcuts();
     unsubscribeTheme();
@@ -337,11 +397,16 @@ export function mountApp({
   function renderSessions() {
     sidebar.sessions.render({
       sessions: directory.sessions,
-      currentId: current?.id ?? opening?.id ?? null,
+      currentId: shownId(),
       t,
       time,
       query: directory.query,
     });
+  }
+
+  /** The id of the Session on screen or being opened, or null. */
+  function shownId() {
+    return current?.id ?? opening?.id ?? null;
   }
 
   function requestRender() {

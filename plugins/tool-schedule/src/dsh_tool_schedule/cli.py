@@ -1,6 +1,6 @@
 """`dsh reminders list`: the reminders of stored Sessions, on the command line.
 
-    dsh reminders list [--session ID] [--data-dir DIR] [--time-zone ZONE] [--json]
+    dsh reminders list [--session ID] [--data-dir DIR] [--store URL] [--time-zone ZONE] [--json]
 
 The command exists when an overlay enables this plugin: `--overlay PATH`
 before or after the command words, or `$DSH_OVERLAY`. It reads stored logs
@@ -97,7 +97,7 @@ class RemindersCommand:
             try:
                 log = await context.stored_log(session_id)
             except SessionNotFound:
-                context.note(f"dsh: error: no session {session_id!r} in {context.data_dir}")
+                context.note(f"dsh: error: no session {session_id!r} in {context.store_name}")
                 return 1
             except (StorageError, OSError) as error:
                 context.note(f"dsh: session {session_id} cannot be read: {error}")
@@ -113,8 +113,8 @@ class RemindersCommand:
         if args.json:
             sessions: list[JsonValue] = [{"id": sid, **state} for sid, state in states]
             context.line(json.dumps({"sessions": sessions}, ensure_ascii=False, indent=2))
-        else:
-            self._table(context, states, args.time_zone)
+        elif not self._table(context, states, args.time_zone) and not failed:
+            context.note(f"no reminders in {context.store_name}")
         return 1 if failed else 0
 
     def _table(
@@ -122,16 +122,15 @@ class RemindersCommand:
         context: CommandContext,
         states: list[tuple[str, dict[str, JsonValue]]],
         zone: tzinfo | None,
-    ) -> None:
+    ) -> bool:
+        """Write the table; False when it has no rows (nothing is written then)."""
         rows = [
             _row(session_id, view, zone, rejected="error" in state)
             for session_id, state in states
             for view in _views(state)
         ]
-        if not rows:
-            context.note(f"no reminders in {context.data_dir}")
-            return
         context.table(HEADER, rows)
+        return bool(rows)
 
 
 def _views(state: dict[str, JsonValue]) -> list[dict[str, Any]]:

@@ -29,6 +29,12 @@ the parent that wrote it; it only has to pair with its record.
 
 The log is read through `SessionLog` only (`event`, `scan`), so a cold
 Session backed by ranged reads works as well as a live one.
+
+Pairing costs a v2 receipt one more `event` read and a v1 one a backward scan
+over `schedule/change` events from the dispatch to its create; the acceptance
+fold is one type-filtered scan of the `schedule/change` events, shared by
+every receipt of one log object (`fold`). A cold Session's stored log (read
+ranged and type-filtered) is never read whole.
 """
 
 from __future__ import annotations
