@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from importlib.metadata import entry_points
 
@@ -242,3 +243,25 @@ async def test_the_command_hook_registers_dsh_reminders(harness: Harness) -> Non
     harness.plugin.dsh_cli_commands(register=register)
 
     assert registered == [("reminders", "list the reminders of stored Sessions")]
+
+
+async def test_receipts_read_from_worker_threads_agree_with_one_read_on_the_loop(
+    harness: Harness,
+) -> None:
+    hourly = every(3600, first_ms=START_MS + 3_600_000)
+    entries = [create2(hourly)]
+    entries += [dispatch2("rem-1", START_MS + hour * 3_600_000, 0) for hour in range(1, 41)]
+    logs = [session(*entries, session_id=f"s{n}") for n in range(4)]
+
+    def receipts(log: Session) -> list[object]:
+        return [
+            harness.plugin.dsh_event_view(session=log, event=event) for event in log.events[1:]
+        ]
+
+    expected = receipts(session(*entries))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        # Each log is read by two threads at once, and every thread shares the plugin's cache.
+        found = list(pool.map(receipts, [*logs, *logs]))
+
+    assert all(result == expected for result in found)
+    assert expected[0] is not None and expected[-1] is not None

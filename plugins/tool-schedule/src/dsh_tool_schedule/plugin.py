@@ -13,7 +13,8 @@ an agent and to this instance's own scope.
   dispatch the fold accepts, the warning card of a `schedule/notice`, None for
   every other event (malformed ones too). Receipts of one log reuse one
   incremental fold per log object (held weakly), so a history page costs one
-  fold, not one per receipt.
+  fold, not one per receipt. The host calls it from worker threads for cold
+  logs, so that cache is behind a lock.
 - `dsh_session_state(session)`: `{"reminders": [view, ...], "error"?}`, a pure
   function of the durable log (`state.session_state`, planned as of its last
   event).
@@ -26,6 +27,7 @@ an agent and to this instance's own scope.
 
 from __future__ import annotations
 
+import threading
 import weakref
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, ClassVar
@@ -66,6 +68,7 @@ class SchedulePlugin:
         self._folds: weakref.WeakKeyDictionary[SessionLog, ScheduleFold] = (
             weakref.WeakKeyDictionary()
         )
+        self._folds_lock = threading.Lock()
         self._installations: weakref.WeakKeyDictionary[Agent, ScheduleInstallation] = (
             weakref.WeakKeyDictionary()
         )
@@ -113,10 +116,11 @@ class SchedulePlugin:
 
     def _fold(self, log: SessionLog, event: SessionEvent) -> ScheduleFold | None:
         """This log's fold, read past `event`; None when the log cannot be held weakly."""
-        try:
-            fold = self._folds.get(log)
-            if fold is None:
-                fold = self._folds[log] = ScheduleFold(log.fold_start)
-        except TypeError:  # not weakly referenceable: the presentation folds by itself
-            return None
-        return fold.advance(log, event.seq + 1) if fold.position <= event.seq else fold
+        with self._folds_lock:
+            try:
+                fold = self._folds.get(log)
+                if fold is None:
+                    fold = self._folds[log] = ScheduleFold(log.fold_start)
+            except TypeError:  # not weakly referenceable: the presentation folds by itself
+                return None
+            return fold.advance(log, event.seq + 1) if fold.position <= event.seq else fold
