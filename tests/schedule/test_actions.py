@@ -316,6 +316,16 @@ async def test_the_api_shows_the_state_and_runs_actions_with_their_statuses(
     assert [view["state"] for view in after["reminders"]] == ["paused"]
     assert await host.session_wake_at(session_id) is None  # paused: nothing to wake for
 
+    await host.close_session(session_id)
+    cold = (await http.get(f"/api/sessions/{session_id}")).json()
+    resumed = await post_action(http, session_id, "resume", id="rem-1")
+
+    assert cold["live"] is False and cold["plugins"]["tool-schedule"] == after
+    assert resumed.status_code == 200  # the cold Session was made live first
+    assert resumed.json()["result"]["reminder"]["state"] == "scheduled"
+    assert host.agent(session_id) is not None
+    assert await host.session_wake_at(session_id) == START_MS + 3_600_000
+
 
 def _context(agent: Agent) -> ToolContext:
     return ToolContext(agent=agent, session=agent.session, store=agent.store, clock=agent.clock)
