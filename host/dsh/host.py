@@ -59,7 +59,7 @@ from .hookspecs import RegisterCommand
 from .jsontypes import to_json
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
-from .persistence.backend import Backend, StoredSession
+from .persistence.backend import Backend, StorageError, StoredSession
 from .persistence.backend import SessionNotFound as StoredSessionNotFound
 from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
 from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
@@ -669,13 +669,31 @@ class Host:
         return modules
 
     def wake_at(self, log: SessionLog) -> int | None:
-        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`)."""
+        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`).
+
+        A plugin that fails counts as None, except when what failed is reading
+        the log (a `StorageError` from a cold log): then no answer is known, and
+        that error is raised once every plugin was asked.
+        """
+        unreadable: list[StorageError] = []
+
+        def failed(plugin: str, hook: str, error: Exception) -> None:
+            if isinstance(error, StorageError):
+                unreadable.append(error)
+            else:
+                logging.getLogger(__name__).error(
+                    "plugin %s failed in %s for session %s", plugin, hook, log.id, exc_info=error
+                )
+
         times = self.hooks.each(
             "dsh_session_wake_at",
             {"session": log},
             convert=_epoch_ms,
             about=f"for session {log.id}",
+            on_error=failed,
         )
+        if unreadable:
+            raise unreadable[0]
         return min((contribution.value for contribution in times), default=None)
 
     def session_state(self, log: SessionLog) -> dict[str, JsonValue]:

@@ -10,13 +10,14 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .app import Command, CommandError, Streams, dispatch
+from .index import COMMAND as INDEX
 from .plugins import COMMAND as PLUGINS
 from .sessions import COMMAND as SESSIONS
 from .web import COMMAND as WEB
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
 
-COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS)
+COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, INDEX)
 
 
 def main(

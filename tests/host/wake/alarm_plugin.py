@@ -40,7 +40,7 @@ def rung(log: SessionLog) -> list[int]:
 
 
 class AlarmPlugin:
-    def __init__(self) -> None:
+    def __init__(self, context: object | None = None) -> None:
         self.published: list[str] = []
         self.fail_wake_at = False
 
