@@ -6,13 +6,13 @@ import { OpenSession } from "../../host/dsh/web/static/open-session.js";
 import { SessionDirectory } from "../../host/dsh/web/static/sessions.js";
 import { FakeServer, FakeTimers } from "./fake-server.mjs";
 
-function open({ id = "0123456789abcdef", live = false } = {}) {
+function open({ id = "0123456789abcdef", live = false, stream = true } = {}) {
   const server = new FakeServer({ header: { id, version: 1 } });
   let changes = 0;
   const session = new OpenSession({
     id,
     fetchEvents: server.fetchEvents,
-    openLive: server.openLive,
+    openLive: stream ? server.openLive : null,
     live,
     timers: new FakeTimers(),
     onChange: () => (changes += 1),
@@ -26,7 +26,7 @@ async function settle(server) {
 }
 
 test("its title: a session/title in the window, else the list's, else a short id", async () => {
-  const { server, session, changes } = open();
+  const { server, session, changes } = open({ stream: false });
   const directory = new SessionDirectory({ api: null, report() {}, unsupported() {} });
   assert.equal(session.title(directory), "0123456789ab…");
   directory.add({ id: session.id, title: "From the list" });
@@ -104,5 +104,29 @@ test("after a reconnect, queued messages are lost only if the host says the Sess
   assert.equal(session.pending.list()[0].state, "queued");
   assert.equal(await session.checkLost({ getSession: async () => ({ live: false }) }, "gone"), true);
   assert.deepEqual(session.pending.list().map((item) => [item.state, item.error]), [["failed", "gone"]]);
+  session.close();
+});
+
+test("a cold Session is followed on the stream: the host waking it shows what it delivers", async () => {
+  const { server, session } = open({ live: false });
+  assert.equal(session.window.snapshot().live, true, "the window follows the stream while cold");
+  assert.equal(session.window.snapshot().sessionLive, false);
+  const [conn] = server.connections;
+  server.accept(conn);
+  server.deliver(conn); // hello
+  await settle(server);
+  assert.equal(session.window.snapshot().loaded, true);
+  // A reminder falls due: the host wakes the Session and its events stream in.
+  server.append("session/end-seed", {});
+  conn.queue.push({ kind: "live", live: true });
+  server.append("message/user", { text: "[Scheduled reminder] stretch", source: { kind: "schedule" } });
+  while (conn.queue.length > 0) server.deliver(conn);
+  const snap = session.window.snapshot();
+  assert.equal(snap.sessionLive, true);
+  assert.deepEqual(snap.events.map((event) => event.type), ["session/end-seed", "message/user"]);
+  conn.queue.push({ kind: "live", live: false }); // hibernated again
+  conn.queue.push({ kind: "live", live: "maybe" }); // not a boolean: ignored
+  while (conn.queue.length > 0) server.deliver(conn);
+  assert.equal(session.window.snapshot().sessionLive, false);
   session.close();
 });

@@ -601,19 +601,41 @@ test("Send while Fork is making the child goes to the child, not the parent", as
   assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/p-fork/messages"]);
 });
 
-test("a cold session is read without a stream and goes live once a message is sent", async () => {
+test("a cold session is followed on the stream, says it is cold, and goes live once a message is sent", async () => {
   const host = fakeHost();
   host.addSession("cold", { live: false, events: [user("before")] });
   const app = await mount({ host, initialSession: "cold" });
   const server = host.servers.get("cold");
-  assert.equal(server.connections.length, 0);
+  await pump(host, app.timers);
+  assert.equal(server.connections.length, 1, "a woken reminder must be able to arrive");
   assert.match(app.$("[data-role=notice]").textContent, /cold/);
   await app.controller.send("wake up");
   await pump(host, app.timers);
-  assert.equal(server.connections.length, 1, "the window follows the stream now");
+  assert.equal(server.connections.length, 1, "the same stream goes on");
   assert.equal(app.controller.currentWindow().status, "live");
   assert.equal(app.$("[data-role=notice]"), null);
   assert.equal(app.$("[data-role=pending]"), null, "the resume's own end-seed does not count as a loss");
+});
+
+test("a cold session on screen that the host wakes shows its reminder and turns live in the list", async () => {
+  const host = fakeHost();
+  host.addSession("cold", { live: false, events: [user("before")] });
+  const app = await mount({ host, initialSession: "cold" });
+  const server = host.servers.get("cold");
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-session-id=cold] [data-badge]").getAttribute("data-badge"), "cold");
+  const [conn] = server.connections;
+  server.append("session/end-seed", {});
+  conn.queue.push({ kind: "live", live: true });
+  server.append("message/user", { text: "[Scheduled reminder] stretch", source: { kind: "schedule" } });
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-role=notice]"), null, "no longer cold");
+  assert.equal(app.$("[data-session-id=cold] [data-badge]").getAttribute("data-badge"), "live");
+  assert.ok(app.$("[data-event-type='message/user']") !== null);
+  conn.queue.push({ kind: "live", live: false });
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-session-id=cold] [data-badge]").getAttribute("data-badge"), "cold");
+  assert.match(app.$("[data-role=notice]").textContent, /cold/);
 });
 
 test("a dropped stream shows the reconnecting indicator until the window is live again", async () => {
@@ -636,6 +658,7 @@ test("a dropped stream shows the reconnecting indicator until the window is live
     "cold",
     "the list is refreshed once the window recovers",
   );
+  assert.match(app.$("[data-role=notice]").textContent, /cold/, "and the window believes it");
 });
 
 test("the language switch translates the host's strings, persists, and re-renders plugin views", async () => {

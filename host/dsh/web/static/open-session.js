@@ -14,19 +14,30 @@ export class OpenSession {
   #lastStatus = null;
   #lastSeq = null;
   #announcedHi = null;
+  #lastLive = null;
 
   /**
    * Follow Session `id`: `fetchEvents(params)` and `openLive(handlers)` as
-   * the session window takes them, `live` whether to follow the stream,
-   * `onChange()` after every change of the window.
+   * the session window takes them, `live` whether the Session is live now,
+   * `onChange()` after every change of the window. With `openLive` the
+   * window follows the live stream even while the Session is cold: the host
+   * may wake it (a reminder came due) and says so with a `live` frame.
    */
   constructor({ id, fetchEvents, openLive, live, timers, onChange }) {
     this.id = id;
     this.pending = new PendingMessages();
     this.stopping = false;
-    this.window = new SessionWindow({ fetchEvents, openLive, live, timers });
+    const follow = typeof openLive === "function" || Boolean(live);
+    this.window = new SessionWindow({ fetchEvents, openLive, live: follow, sessionLive: live, timers });
     this.#unsubscribe = this.window.subscribe(() => onChange());
     this.window.start();
+  }
+
+  /** True once per change of the Session's liveness the window was told of. */
+  liveChanged(snap) {
+    const changed = this.#lastLive !== null && snap.sessionLive !== this.#lastLive;
+    this.#lastLive = snap.sessionLive;
+    return changed;
   }
 
   close() {
@@ -55,10 +66,10 @@ export class OpenSession {
     });
     const nodes = toNodes(snap.events, snap.views);
     const pending = this.pending.list();
-    const running = snap.live && snap.loaded && turnRunning(snap.events);
+    const running = snap.sessionLive && snap.loaded && turnRunning(snap.events);
     composer.setRunning(running, this.stopping);
     let notice = "";
-    if (!snap.live && snap.loaded) notice = t("coldNotice");
+    if (!snap.sessionLive && snap.loaded) notice = t("coldNotice");
     else if (snap.loaded && nodes.length === 0 && pending.length === 0) notice = t("emptyTranscript");
     const before = follower.measure();
     const previousLo = transcript.getAttribute("data-lo");

@@ -74,6 +74,7 @@ export class SessionWindow {
   #listeners = new Set();
 
   #live;
+  #sessionLive;
   #started = false;
   #closed = false;
   #gen = 0;
@@ -102,6 +103,7 @@ export class SessionWindow {
     fetchEvents,
     openLive = null,
     live = true,
+    sessionLive = live,
     limit = DEFAULT_LIMIT,
     timers = globalThis,
     backoff = {},
@@ -117,6 +119,7 @@ export class SessionWindow {
     this.#fetchEvents = fetchEvents;
     this.#openLive = openLive;
     this.#live = Boolean(live);
+    this.#sessionLive = Boolean(sessionLive);
     this.#limit = limit;
     this.#timers = timers;
     this.#backoffBase = backoff.baseMs ?? 250;
@@ -147,6 +150,7 @@ export class SessionWindow {
   /** Switch between following the live stream and reading history only. */
   setLive(live) {
     const next = Boolean(live);
+    if (next) this.#sessionLive = true; // following a Session live means it is (being made) live
     if (next === this.#live || this.#closed) return;
     if (next && typeof this.#openLive !== "function") {
       throw new TypeError("openLive must be a function for a live window");
@@ -156,6 +160,13 @@ export class SessionWindow {
     this.#cancelTimer();
     this.#attempt = 0;
     this.#begin();
+  }
+
+  /** What the host says of the Session now (a refreshed list): live or cold. */
+  setSessionLive(live) {
+    if (typeof live !== "boolean" || live === this.#sessionLive || this.#closed) return;
+    this.#sessionLive = live;
+    this.#emit();
   }
 
   /** Throw the window away and load it again (same as an identity conflict). */
@@ -201,6 +212,7 @@ export class SessionWindow {
     return Object.freeze({
       status: this.#status,
       live: this.#live,
+      sessionLive: this.#sessionLive,
       loaded: this.#loaded,
       lo: this.#lo,
       hi: this.#hi,
@@ -385,6 +397,14 @@ export class SessionWindow {
       // every append or flush after the load was served reaches us as a frame.
       if (!this.#loaded && !this.#loadingTail) this.#loadTail(this.#gen);
       this.#emit();
+      return;
+    }
+    if (frame.kind === "live") {
+      // The host woke the Session (a reminder came due) or it went cold (hibernated).
+      if (typeof frame.live === "boolean" && frame.live !== this.#sessionLive) {
+        this.#sessionLive = frame.live;
+        this.#emit();
+      }
       return;
     }
     if (frame.kind === "delta") {

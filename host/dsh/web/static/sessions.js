@@ -84,6 +84,18 @@ export class SessionDirectory {
     return true;
   }
 
+  /**
+   * Mark `id` live or cold as its window was last told (a `live` frame: the
+   * host woke or hibernated it). Returns true if it changed; listeners are
+   * not called (the caller is drawing already).
+   */
+  syncLive(id, live) {
+    const summary = this.find(id);
+    if (summary === undefined || Boolean(summary.live) === Boolean(live)) return false;
+    this.sessions = this.sessions.map((session) => (session.id === id ? { ...session, live: Boolean(live) } : session));
+    return true;
+  }
+
   /** Rename through PATCH; resolves to true once the host took the title. */
   async rename(id, title) {
     if (this.#api === null) return false;

@@ -430,11 +430,14 @@ export function mountApp({
     const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
     const { snap, recovered } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
-    if (snap.loaded && directory.syncLength(target.id, snap.hi)) renderSessions();
+    const grew = snap.loaded && directory.syncLength(target.id, snap.hi);
+    // A `live` frame (the host woke or hibernated it) changes the list's badge too.
+    const woke = target.liveChanged(snap) && directory.syncLive(target.id, snap.sessionLive);
+    if (grew || woke) renderSessions();
     // Back from a reconnect: the host may have restarted, so badges are
     // stale and a message it had only queued may be gone.
     if (recovered) {
-      refreshSessions();
+      refreshSessions().then(() => target.window.setSessionLive(directory.find(target.id)?.live));
       target.checkLost(api, t("lostRestart")).then(
         (lost) => {
           if (lost) requestRender();
