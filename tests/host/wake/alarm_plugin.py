@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import anyio
 
-from dsh import Agent, SessionLog, flush_barrier, hookimpl
+from dsh import Agent, SessionEvent, SessionLog, flush_barrier, hookimpl
 
 SET = "alarm/set"
 RANG = "alarm/rang"
@@ -50,6 +50,12 @@ class AlarmPlugin:
             raise RuntimeError("wake_at is broken on purpose")
         waiting = pending(session)
         return waiting[0] if waiting else None
+
+    @hookimpl
+    def dsh_event_view(self, session: SessionLog, event: SessionEvent) -> dict[str, int] | None:
+        if event.type == RANG and isinstance(event.data, dict):
+            return {"rang": event.data["at"]}
+        return None
 
     @hookimpl
     def dsh_agent_published(self, agent: Agent) -> None:
