@@ -372,6 +372,82 @@ def _coldstart(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
     ]
 
 
+def _wake(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    startup, after = r.get("startup", {}), r.get("after_restart", {})
+    process = startup.get("process", {})
+    empty = (process.get("empty_first_200_ms") or {}).get("median")
+    indexed = (process.get("indexed_first_200_ms") or {}).get("median")
+    ratio = _div(indexed, empty)
+    sessions = after.get("sessions")
+    scan = startup.get("full_scan", {})
+    durable = after.get("durable_ms")
+    p99 = (durable or {}).get("p99")
+    rss = after.get("rss_mb", {})
+    return [
+        _row(
+            "10 wake",
+            f"dsh web start → first 200, {_num(sessions)} indexed cold Sessions (ms)",
+            _range(process.get("indexed_first_200_ms"), digits=0),
+            f"empty data dir {_range(process.get('empty_first_200_ms'), digits=0)}",
+            _ratio(ratio),
+            "≤ 1.5× empty",
+            None if ratio is None else ratio <= 1.5,
+        ),
+        _row(
+            "",
+            "Host start: index read and armed / full scan of every log (ms)",
+            f"{_mp(startup.get('indexed', {}).get('ready_ms'))}",
+            f"full scan {_mp(scan.get('ready_ms'))}",
+            _ratio(
+                _div(
+                    (scan.get("ready_ms") or {}).get("median"),
+                    (startup.get("indexed", {}).get("ready_ms") or {}).get("median"),
+                )
+            ),
+            "",
+            None,
+        ),
+        _row(
+            "",
+            f"durable dispatch after target, {_num(sessions)} woken over "
+            f"{_num(after.get('window_s'))} s, p50 / p99",
+            _mp(durable),
+            f"missing {after.get('missing')}",
+            "",
+            "p99 ≤ 100 ms",
+            None if p99 is None else p99 <= 100 and not after.get("missing"),
+        ),
+        _row(
+            "",
+            "RSS before start → after the window; peak descriptors",
+            f"{_num(rss.get('before_start'))} → {_num(rss.get('after_window'))} MB; "
+            f"{_num(after.get('peak_descriptors'))} fds",
+            f"hibernated {_num(after.get('hibernated'))}",
+            "",
+            "",
+            None,
+        ),
+    ]
+
+
+def _hibernate(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    on, off = r.get("with_hibernation", {}), r.get("without", {})
+    return [
+        _row(
+            "11 hibernate",
+            f"after serving {_num(r.get('sessions'))} Sessions: open descriptors, RSS growth",
+            f"{_num(on.get('open_descriptors'))} fds, {_num(on.get('rss_mb'))} MB "
+            f"({_num(on.get('live_sessions'))} live)",
+            f"without: {_num(off.get('open_descriptors'))} fds, {_num(off.get('rss_mb'))} MB",
+            "",
+            "fds bounded by live Sessions",
+            None
+            if on.get("open_descriptors") is None
+            else on["open_descriptors"] <= on.get("live_sessions", 0) + 8,
+        )
+    ]
+
+
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "idle": _idle,
     "spread": _spread,
@@ -384,6 +460,8 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "memory": _memory,
     "idle-cpu": _idle_cpu,
     "coldstart": _coldstart,
+    "wake": _wake,
+    "hibernate": _hibernate,
 }
 
 
