@@ -45,12 +45,9 @@ Reply = dict[str, Any]
 
 
 def _create(prompt: str, seconds: int) -> list[Reply]:
+    arguments = {"prompt": prompt, "after_seconds": seconds}
     return [
-        {
-            "toolCalls": [
-                {"name": "schedule_create", "arguments": {"prompt": prompt, "after_seconds": seconds}}
-            ]
-        },
+        {"toolCalls": [{"name": "schedule_create", "arguments": arguments}]},
         {"text": f"Set: {prompt}."},
     ]
 
@@ -176,8 +173,10 @@ def is_reminder_message(frame: dict[str, Any]) -> bool:
         return False
     event = frame["event"]
     source = event["data"].get("source") if isinstance(event["data"], dict) else None
-    return event["type"] == "message/user" and isinstance(source, dict) and (
-        source.get("kind") == "schedule"
+    return (
+        event["type"] == "message/user"
+        and isinstance(source, dict)
+        and (source.get("kind") == "schedule")
     )
 
 
@@ -185,9 +184,12 @@ def reminder_frame(web: WebHost, session_id: str) -> ReminderFrame:
     def stored() -> ReminderFrame | None:
         for event in web.stored_log(session_id)[1:]:
             source = event["data"].get("source") if isinstance(event["data"], dict) else None
-            if event["type"] == "message/user" and isinstance(source, dict):
-                if source.get("kind") == "schedule":
-                    return ReminderFrame(event["data"]["text"])
+            if (
+                event["type"] == "message/user"
+                and isinstance(source, dict)
+                and source.get("kind") == "schedule"
+            ):
+                return ReminderFrame(event["data"]["text"])
         return None
 
     return wait_for(stored, what="the reminder message to be stored")
