@@ -11,6 +11,7 @@ import re
 import subprocess
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -22,7 +23,7 @@ from dsh.models.demo import DemoModel
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import parse_script
-from dsh.overlay import PluginSpec, parse_overlay
+from dsh.overlay import PluginSpec, load_overlay, parse_overlay
 from dsh.session import Session
 from dsh.testing import FakeClock, running_host, settled
 
@@ -33,7 +34,7 @@ EXAMPLES = dict(_EXAMPLE.findall(README))
 
 
 def test_the_readme_has_every_example() -> None:
-    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "plugin-test", "model"}
+    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "plugin-test", "model", "wake"}
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
@@ -49,6 +50,20 @@ def test_the_overlay_example_parses() -> None:
     assert [spec.name for spec in overlay.plugins] == ["tool-schedule", "client-ui-schedule"]
     assert dict(overlay.plugins[0].config) == {"max_segment_seconds": 60}
     assert overlay.host.model == "demo"
+
+
+def test_the_wake_example_parses_and_is_what_the_wake_overlay_sets() -> None:
+    host = parse_overlay(EXAMPLES["wake"]).host
+    assert (host.wake_cold_sessions, host.idle_seconds) == (True, 300.0)
+    wake = load_overlay(REPO / "overlays" / "web-schedule-wake").host
+    assert (wake.wake_cold_sessions, wake.idle_seconds) == (True, 300.0)
+    plain = load_overlay(REPO / "overlays" / "web-schedule")
+    assert plain.host.wake_cold_sessions is False
+    # The same plugins, the same configuration: only the lifecycle differs.
+    assert plain.plugins == tuple(
+        replace(spec, source=plain.path)
+        for spec in load_overlay(REPO / "overlays" / "web-schedule-wake").plugins
+    )
 
 
 def test_the_model_settings_example_is_valid_and_configures_deepseek_thinking() -> None:
