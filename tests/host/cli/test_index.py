@@ -142,3 +142,22 @@ def test_rebuild_needs_an_action(dsh: Cli) -> None:
     result = dsh("index")
     assert result.code == 2
     assert "ACTION" in result.err
+
+
+def test_rebuild_of_a_memory_store_takes_no_lock_and_keeps_nothing(
+    dsh: Cli, alarm_site: FakeSite, tmp_path: Path
+) -> None:
+    result = dsh("index", "rebuild", "--overlay", str(overlay(tmp_path)), "--store", "memory:")
+    assert result.code == 0, result.err
+    assert result.out.startswith("rebuilt the in-memory wake index from 0 stored Sessions")
+
+
+def test_rebuild_that_cannot_write_the_index_fails_naming_it(
+    dsh: Cli, alarm_site: FakeSite, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    stored_sessions(data, [1])
+    (data / "wake-index.jsonl").mkdir()  # a directory where the file goes
+    result = dsh("index", "rebuild", "--overlay", str(overlay(tmp_path)), "--data-dir", str(data))
+    assert result.code == 1
+    assert f"cannot write {data / 'wake-index.jsonl'}" in result.err

@@ -253,3 +253,51 @@ async def test_descriptors_stay_bounded_by_live_sessions_when_many_are_opened(
             await until(lambda: not host.agents())
             assert descriptors() <= before + 5
         assert len(await host.list_sessions()) == 300
+
+
+async def test_a_close_whose_log_cannot_be_read_either_stays_dirty(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    async with alarm_host(clock, wake_store=store) as host:
+        session_id, _ = await make_alarm(host, clock, 30)
+
+        async def unreadable(session_id: str) -> int | None:
+            raise OSError(5, "Input/output error")
+
+        monkeypatch.setattr(host, "session_wake_at", unreadable)
+        agent = host.agent(session_id)
+        assert agent is not None
+        await host.lifecycle.went_cold(agent.session, stored=False)
+        assert store.entries is not None and store.entries[session_id].dirty
+
+
+async def test_a_close_the_index_cannot_record_is_logged_and_still_completes(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    async with alarm_host(clock, wake_store=store) as host:
+        session_id, at = await make_alarm(host, clock, 30)
+        store.fail_writes = store.fail_discard = True
+        await host.close_session(session_id)
+        assert host.store.find(session_id) is None
+        assert "went cold but" in caplog.text
+        index = host.lifecycle.index
+        assert index is not None and index.armed_at(session_id) == at  # memory is right
+        store.fail_writes = store.fail_discard = False
+
+
+async def test_without_hibernation_a_hold_is_a_no_op_and_a_vanished_session_is_gone() -> None:
+    clock = FakeClock()
+    async with alarm_host(clock, wake_store=MemoryWakeStore({})) as host:
+        release = host.lifecycle.hold("anything")
+        release()
+        index = host.lifecycle.index
+        assert index is not None
+        port = index._host
+        with pytest.raises(Exception, match="no session"):
+            await port.resume("missing")
+        with pytest.raises(Exception, match="no session"):
+            await port.derive("missing")
