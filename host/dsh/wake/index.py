@@ -236,6 +236,13 @@ class WakeIndex:
             return
         await self._record([(session_id, WakeEntry(entry.wake_at if entry else None, True))])
 
+    def did_not_go_live(self, session_id: str) -> None:
+        """`going_live` was called but the Session did not go live after all: arm it again."""
+        self._live.discard(session_id)
+        entry = self._entries.get(session_id)
+        if entry is not None:
+            self._arm(session_id, entry)
+
     async def gone_cold(self, session_id: str, wake_at: int | None, *, known: bool) -> None:
         """After `session_id` went cold: record `wake_at` (what its stored log says), or,
         unless `known`, keep it dirty for a later derivation. Raises `WakeIndexUnavailable`

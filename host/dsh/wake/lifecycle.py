@@ -111,7 +111,11 @@ class SessionLifecycle:
 
     async def going_live(self, session: Session) -> None:
         if self.index is not None:
-            await self.index.going_live(session.id)
+            try:
+                await self.index.going_live(session.id)
+            except BaseException:
+                self.index.did_not_go_live(session.id)
+                raise
 
     def went_live(self, agent: Agent) -> None:
         if self.hibernator is not None:

@@ -301,3 +301,21 @@ async def test_without_hibernation_a_hold_is_a_no_op_and_a_vanished_session_is_g
             await port.resume("missing")
         with pytest.raises(Exception, match="no session"):
             await port.derive("missing")
+
+
+async def test_a_go_live_the_index_cannot_record_fails_and_the_session_stays_armed() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    async with alarm_host(clock, wake_store=store) as host:
+        session_id, at = await make_alarm(host, clock, 30)
+        await host.close_session(session_id)
+        store.fail_writes = store.fail_discard = True
+        index = host.lifecycle.index
+        assert index is not None
+        with pytest.raises(Exception, match="could not be removed either"):
+            await host.resume(session_id)
+        assert host.agent(session_id) is None and host.store.find(session_id) is None
+        assert index.armed_at(session_id) == at  # it is still woken at its time
+        store.fail_writes = store.fail_discard = False
+        clock.advance(30)
+        await until(lambda: host.agent(session_id) is not None)
