@@ -3,9 +3,9 @@
 DESIGN §7 "Waking cold Sessions". For every stored Session that is not
 live, the index holds the earliest time any plugin's `dsh_session_wake_at`
 answered when it went cold (a `WakeEntry`), and one `WakeTimer` arms them
-all. At that time the Session is made live exactly as a resume does
-(`Host.resume`, which publishes its root agent), and the plugin's owner
-delivers what is due. A small, fixed pool of wake workers does the resumes
+all. Shortly before that time (`LEAD_SECONDS`) the Session is made live exactly
+as a resume does (`Host.resume`, which publishes its root agent), and the
+plugin's owner delivers what is due at the time itself. A small, fixed pool of wake workers does the resumes
 (`workers`), so ten thousand overdue Sessions after a restart are not ten
 thousand tasks.
 
@@ -64,6 +64,13 @@ __all__ = ["WakeHost", "WakeIndex", "WakeIndexUnavailable"]
 log = logging.getLogger(__name__)
 
 DEFAULT_WORKERS = 8
+# Making a cold Session live (read its log, store its end-seed marker, publish
+# its agent, fold its plugins) costs tens of milliseconds, far more than a live
+# owner's dispatch (about a millisecond). So a Session is woken this long
+# before its time, and its owner then delivers at the time itself, as it does
+# for any live Session: lateness is the live path's, and a burst of wakes has
+# this much slack. Early is allowed: the index is never the authority.
+LEAD_SECONDS = 2.0
 _SNAPSHOT = ""  # a queued "change" that only asks for a snapshot (never a Session id)
 RETRY_FIRST_SECONDS = 5.0
 RETRY_MAX_SECONDS = 600.0
@@ -117,8 +124,11 @@ class WakeIndex:
         workers: int = DEFAULT_WORKERS,
         retry_first: float = RETRY_FIRST_SECONDS,
         retry_max: float = RETRY_MAX_SECONDS,
+        lead_seconds: float = LEAD_SECONDS,
     ) -> None:
         self.store = store
+        self.lead_ms = round(lead_seconds * 1000)
+        """How long before its time a Session is woken (see `LEAD_SECONDS`)."""
         self._host = host
         self._clock = clock
         self._workers = workers
@@ -157,7 +167,7 @@ class WakeIndex:
         return dict(self._entries)
 
     def armed_at(self, session_id: str) -> int | None:
-        """When the timer will wake `session_id`, or None."""
+        """When the timer will wake `session_id` (its wake time less the lead), or None."""
         return self._timer.at(session_id)
 
     @property
@@ -265,7 +275,7 @@ class WakeIndex:
         if entry.wake_at is None or session_id in self._live:
             self._timer.disarm(session_id)
         else:
-            self._timer.arm(session_id, entry.wake_at)
+            self._timer.arm(session_id, entry.wake_at - self.lead_ms)
 
     def _on_due(self, session_ids: list[str]) -> None:
         assert self._due is not None  # the timer runs only after `start`

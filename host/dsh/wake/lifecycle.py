@@ -180,7 +180,8 @@ class SessionLifecycle:
         wake_at = host.wake_at(host.durable_log(session))
         if self.index is None:
             return wake_at is None  # without wake, reminders fire only while live
-        return wake_at is None or wake_at > host.clock.wall_ms()
+        # Due (or about to be: it would be woken again at once): left to its owner.
+        return wake_at is None or wake_at > host.clock.wall_ms() + self.index.lead_ms
 
 
 class _Port:

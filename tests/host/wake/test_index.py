@@ -71,6 +71,7 @@ class StandIn:
 async def running(
     store: MemoryWakeStore, host: StandIn, **options: float
 ) -> AsyncIterator[WakeIndex]:
+    options.setdefault("lead_seconds", 0)  # most tests wake at the time itself
     index = WakeIndex(store, host, clock=host.clock, workers=2, **options)
     host.index = index
     async with anyio.create_task_group() as group:
@@ -344,3 +345,17 @@ async def test_a_snapshot_that_fails_at_close_is_logged_not_raised(
     async with running(store, host):
         store.fail_writes = store.fail_discard = True
     assert "could not be removed either" in caplog.text
+
+
+async def test_a_session_is_woken_its_lead_before_its_time() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 10))})
+    host = StandIn(clock, {"a": now(clock, 10)})
+    async with running(store, host, lead_seconds=2) as index:
+        assert index.lead_ms == 2_000
+        assert index.armed_at("a") == now(clock, 8)
+        clock.advance(7.9)
+        await until(lambda: clock.sleeping >= 1)
+        assert host.resumed == []
+        clock.advance(0.1)
+        await until(lambda: host.resumed == ["a"])

@@ -37,13 +37,18 @@ async def test_a_cold_session_is_woken_at_its_time_published_and_its_owner_deliv
         index = host.lifecycle.index
         assert index is not None and index.entry(session_id) == WakeEntry(at)
         assert store.entries == {session_id: WakeEntry(at)}  # written before the close returned
-        clock.advance(29.9)
+        lead = index.lead_ms / 1000
+        assert index.armed_at(session_id) == at - index.lead_ms
+        clock.advance(30 - lead - 0.1)
         await until(lambda: clock.sleeping >= 1)
         assert host.agent(session_id) is None
-        clock.advance(0.1)
+        clock.advance(0.1)  # woken its lead before its time: nothing is due yet
         await until(lambda: host.agent(session_id) is not None)
         agent = host.agent(session_id)
         assert agent is not None and plugin.published.count(session_id) == 2
+        await until(lambda: clock.sleeping >= 1)  # the owner waits for the time
+        assert rung(agent.session) == []
+        clock.advance(lead)  # its owner delivers at the time itself
         await until(lambda: rung(agent.session) == [at])
         await host.close_session(session_id)
         assert store.entries == {}  # nothing more to wake it for
@@ -206,7 +211,7 @@ async def test_a_restart_reads_the_index_and_rings_the_alarm_due_while_it_was_do
         agent = host.agent(session_id)
         assert agent is not None
         await until(lambda: rung(agent.session) == [at])
-        assert host.agent(other) is None and index.armed_at(other) == later
+        assert host.agent(other) is None and index.armed_at(other) == later - index.lead_ms
         assert plugin.published == [session_id]
 
 
@@ -285,7 +290,8 @@ async def test_a_close_the_index_cannot_record_is_logged_and_still_completes(
         assert host.store.find(session_id) is None
         assert "went cold but" in caplog.text
         index = host.lifecycle.index
-        assert index is not None and index.armed_at(session_id) == at  # memory is right
+        assert index is not None
+        assert index.armed_at(session_id) == at - index.lead_ms  # memory is right
         store.fail_writes = store.fail_discard = False
 
 
@@ -315,7 +321,7 @@ async def test_a_go_live_the_index_cannot_record_fails_and_the_session_stays_arm
         with pytest.raises(Exception, match="could not be removed either"):
             await host.resume(session_id)
         assert host.agent(session_id) is None and host.store.find(session_id) is None
-        assert index.armed_at(session_id) == at  # it is still woken at its time
+        assert index.armed_at(session_id) == at - index.lead_ms  # still woken in time
         store.fail_writes = store.fail_discard = False
         clock.advance(30)
         await until(lambda: host.agent(session_id) is not None)
