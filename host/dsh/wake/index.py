@@ -3,11 +3,11 @@
 DESIGN §7 "Waking cold Sessions". For every stored Session that is not
 live, the index holds the earliest time any plugin's `dsh_session_wake_at`
 answered when it went cold (a `WakeEntry`), and one `WakeTimer` arms them
-all. Shortly before that time (`LEAD_SECONDS`) the Session is made live exactly
-as a resume does (`Host.resume`, which publishes its root agent), and the
-plugin's owner delivers what is due at the time itself. A small, fixed pool of wake workers does the resumes
-(`workers`), so ten thousand overdue Sessions after a restart are not ten
-thousand tasks.
+all. Shortly before that time (`LEAD_SECONDS`) the Session is made live
+exactly as a resume does (`Host.resume`, which publishes its root agent), and
+the plugin's owner delivers what is due at the time itself. A small, fixed
+pool of wake workers does the resumes (`workers`), so ten thousand overdue
+Sessions after a restart are not ten thousand tasks.
 
 **Never the authority.** An early, stale or duplicate entry only resumes a
 Session that then finds nothing due (and may hibernate again); a Session

@@ -75,6 +75,10 @@ async def test_a_snapshot_then_appended_changes_load_back_later_ones_winning(
             "session id",
         ),
         (HEADER + '\n{"id":"a","wakeAt":"soon","dirty":false}\n\n', "line 2 is not a valid record"),
+        (HEADER + '\n{"id":"a","wakeAt":true,"dirty":false}\n\n', "line 2 is not a valid record"),
+        (HEADER + '\n{"id":"a","wakeAt":1,"dirty":1}\n\n', "line 2 is not a valid record"),
+        (HEADER + '\n{"id":7,"wakeAt":1,"dirty":false}\n\n', "line 2 is not a valid record"),
+        (HEADER + "\n[1]\n\n", "line 2 is not a valid record"),
     ],
 )
 async def test_an_unusable_index_is_reported_with_the_reason(
