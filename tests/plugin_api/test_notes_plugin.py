@@ -112,6 +112,20 @@ async def test_the_session_shows_each_plugin_state_live_and_cold(world: World) -
     assert cold["live"] is False and world.host.agent(session_id) is None
 
 
+async def test_the_session_list_shows_each_live_sessions_compact_summary(world: World) -> None:
+    used, unused = await new_session(world), await new_session(world)
+    await act(world, used, "add", text="call mum", due=DUE)
+    await act(world, used, "add", text="buy milk")
+
+    rows = {row["id"]: row for row in (await world.http.get("/api/sessions")).json()["sessions"]}
+    await world.host.close_session(used)
+    cold = (await world.http.get("/api/sessions", params={"q": used})).json()["sessions"]
+
+    assert rows[used]["plugins"] == {"notes": {"notes": 2, "due": DUE}}
+    assert rows[unused]["plugins"] == {}
+    assert [row["plugins"] for row in cold] == [None]  # cold: not read for a list
+
+
 async def test_refusals_have_their_status_code_and_message(world: World) -> None:
     session_id = await new_session(world)
 
