@@ -11,7 +11,8 @@ URL.
 On SIGINT/SIGTERM every live Session is closed, each retrying its last writes
 for at most `stop_grace` seconds (`--stop-grace`, default
 `CLOSE_RETRY_SECONDS`); if some could never be stored the command fails
-(exit 1) naming them.
+(exit 1) naming them. A Session that goes cold never used ("New session"
+and no message) is moved to the trash (`Host(clean_empty_sessions=True)`).
 """
 
 from __future__ import annotations
@@ -80,6 +81,7 @@ def make_host_factory(
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
+            clean_empty_sessions=True,
         )
 
     return make_host
