@@ -8,7 +8,10 @@ command's `configure(parser)` adds its arguments and sets the `run` default:
 Exit codes: 0 success, 1 failure, 2 usage error (argparse's own convention).
 An expected failure is raised as `CommandError` and printed as one
 `dsh: error: ...` message on stderr, without a traceback; anything else is a
-bug and keeps its traceback.
+bug and keeps its traceback. A usage error is one line too, naming the
+problem and where the options are listed (`... (see 'dsh web --help')`),
+never the whole usage text. A command word alone (`dsh`, `dsh sessions`)
+prints its help and exits 0.
 
 `dsh --overlay PATH COMMAND ...` (the option before the command word) also
 offers the commands of the plugins that overlay enables (`dsh.cli.
@@ -20,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import functools
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -44,6 +48,7 @@ __all__ = [
     "Run",
     "Streams",
     "add_data_dir_option",
+    "add_help_default",
     "add_model_option",
     "add_overlay_option",
     "build_parser",
@@ -111,6 +116,32 @@ class _Parser(argparse.ArgumentParser):
             self._streams.err.write(message)
         raise _ParserExit(status)
 
+    def error(self, message: str) -> NoReturn:
+        """A usage error: one line naming the problem and where the options are."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_plain(message)} (see '{self.prog} --help')\n")
+
+
+_CHOICE = re.compile(r"argument (COMMAND|ACTION): invalid choice: (.*) \(choose from (.*)\)")
+
+
+def _plain(message: str) -> str:
+    """argparse's wording, where it reads like a program talking to itself, in plain words."""
+    choice = _CHOICE.fullmatch(message)
+    if choice is not None:
+        word, given, known = choice.groups()
+        return f"unknown {word.lower()} {given}; choose one of {known.replace(chr(39), '')}"
+    return message
+
+
+def add_help_default(parser: argparse.ArgumentParser) -> None:
+    """Make `parser` alone (no subcommand word) print its help and exit 0."""
+
+    def show_help(args: argparse.Namespace, streams: Streams) -> int:
+        streams.out.write(parser.format_help())
+        return EXIT_OK
+
+    parser.set_defaults(run=show_help)
+
 
 def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.ArgumentParser:
     """The `dsh` parser with one subparser per command."""
@@ -131,9 +162,8 @@ def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.Argu
         "Plugins add commands of their own when an overlay enables them: "
         "dsh --overlay PATH --help lists them."
     )
-    subparsers = parser.add_subparsers(
-        title="commands", dest="command", metavar="COMMAND", required=True
-    )
+    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    add_help_default(parser)
     for command in commands:
         sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
         command.configure(sub)

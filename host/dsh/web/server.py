@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import math
 import signal
@@ -95,6 +96,7 @@ from .redact import RedactToken, redacted_logs
 from .settings import WebSettings
 
 __all__ = [
+    "ListenError",
     "QuietRefusedHandshakes",
     "RedactToken",
     "WebServer",
@@ -155,19 +157,53 @@ def public_url(host: str, port: int, token: str) -> str:
     return f"http://{display_host(host)}:{port}/?token={quote(token, safe='')}"
 
 
+class ListenError(WebStartupError):
+    """The server cannot listen where it was asked to; the message says why and what to pass."""
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
-    """A bound TCP socket for `host:port` (port 0: a free one). Raises `OSError`."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
+    """A bound TCP socket for `host:port` (port 0: a free one). Raises `ListenError`
+    (chaining the `OSError`) naming the address and the option that fixes it."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except OSError as error:
+        raise ListenError(
+            f"cannot listen on --host {host!r}: {error.strerror or error}; "
+            "use an address of this machine such as 127.0.0.1 (the default)"
+        ) from error
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+    except OSError as error:
+        sock.close()
+        raise ListenError(_bind_problem(error, host, port)) from error
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+def _bind_problem(error: OSError, host: str, port: int) -> str:
+    where = f"{display_host(host)}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} is already in use on {display_host(host)} (another dsh web, or "
+            "another program); choose another with --port N, or --port 0 for a free one"
+        )
+    if error.errno == errno.EACCES:
+        return (
+            f"no permission to listen on {where} (ports below 1024 need privileges); "
+            "choose a port above 1023 with --port N"
+        )
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot listen on {display_host(host)}: it is not an address of this machine; "
+            "use --host 127.0.0.1 (the default) or one of this machine's addresses"
+        )
+    return f"cannot listen on {where}: {error.strerror or error}"
 
 
 class WebServer(uvicorn.Server):
