@@ -29,7 +29,7 @@ from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugin
 from ..models import resolve_model
 from ..overlay import Overlay
 from ..persistence.backend import StorageError
-from ..persistence.stores import StoreChoice
+from ..persistence.stores import JsonlSettings, StoreChoice
 from .server import WebStartupError, serve
 from .settings import WebSettings, resolve_token
 
@@ -117,6 +117,7 @@ def run_web(
         make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error)) from error
+    _check_data_dir(store)
     lock = store.writer_lock()
     try:
         if lock is not None:
@@ -146,6 +147,16 @@ def run_web(
             f"stored when dsh web stopped: {', '.join(unstored)} (the log names the events)"
         )
     return EXIT_OK
+
+
+def _check_data_dir(store: StoreChoice) -> None:
+    """A JSONL data dir may be missing (it is created), but not a file."""
+    chosen = store.settings
+    directory = chosen.directory if isinstance(chosen, JsonlSettings) else None
+    if directory is not None and directory.exists() and not directory.is_dir():
+        raise LaunchError(
+            f"the data dir {directory} is not a directory; pass a directory with --data-dir DIR"
+        )
 
 
 async def _serve(settings: WebSettings, make_host: Callable[[], Host], stdout: TextIO) -> None:

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import errno
 import io
 import json
 import logging
+import os
+import re
 import secrets
 import signal
 import socket
@@ -21,7 +24,13 @@ from dsh.models import DemoModel
 from dsh.persistence import MemoryBackend
 from dsh.persistence.backend import StorageError
 from dsh.web import WebServer, WebSettings, create_app, serve
-from dsh.web.server import RedactToken, display_host, listening_socket, public_url
+from dsh.web.server import (
+    ListenError,
+    RedactToken,
+    display_host,
+    listening_socket,
+    public_url,
+)
 
 from .conftest import TOKEN, StorageDouble, wait_until
 
@@ -47,14 +56,45 @@ def test_the_url_carries_the_quoted_token() -> None:
     assert public_url("127.0.0.1", 8765, "a/b c") == "http://127.0.0.1:8765/?token=a%2Fb%20c"
 
 
-def test_a_busy_port_is_an_os_error() -> None:
+def test_a_busy_port_is_an_error_naming_the_port_and_the_option() -> None:
     taken = listening_socket("127.0.0.1", 0)
     taken.listen()
+    port = taken.getsockname()[1]
     try:
-        with pytest.raises(OSError):
-            listening_socket("127.0.0.1", taken.getsockname()[1])
+        with pytest.raises(ListenError) as refused:
+            listening_socket("127.0.0.1", port)
     finally:
         taken.close()
+    assert str(refused.value) == (
+        f"port {port} is already in use on 127.0.0.1 (another dsh web, or another program); "
+        "choose another with --port N, or --port 0 for a free one"
+    )
+    assert isinstance(refused.value.__cause__, OSError)
+
+
+def test_an_address_of_another_machine_or_no_address_names_the_host_option() -> None:
+    with pytest.raises(ListenError, match=r"cannot listen on 192\.0\.2\.1: it is not an address"):
+        listening_socket("192.0.2.1", 0)  # TEST-NET-1: never one of this machine's
+    with pytest.raises(ListenError, match=r"cannot listen on --host 'no\.such\.host\.invalid'"):
+        listening_socket("no.such.host.invalid", 0)
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        (errno.EACCES, "no permission to listen on 127.0.0.1:80 (ports below 1024 need"),
+        (errno.EMFILE, "cannot listen on 127.0.0.1:80: Too many open files"),
+    ],
+)
+def test_other_bind_failures_name_the_address(
+    monkeypatch: pytest.MonkeyPatch, code: int, says: str
+) -> None:
+    def refuse(self: socket.socket, address: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    with pytest.raises(ListenError, match=re.escape(says)):
+        listening_socket("127.0.0.1", 80)
 
 
 def record(msg: str, *args: object) -> logging.LogRecord:
