@@ -25,7 +25,7 @@ import anyio
 
 from ..host import Host
 from ..loader import PluginError
-from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugins
+from ..loader import check_plugins as loader_checks
 from ..models import resolve_model
 from ..overlay import Overlay
 from ..persistence.backend import StorageError
@@ -54,11 +54,17 @@ class LaunchError(Exception):
 
 
 def check_plugins(overlay: Overlay) -> None:
-    """Raise the loader's `MissingPlugin` (or `AmbiguousPlugin`) before anything starts."""
-    installed = tuple(discover_plugins())
-    missing = missing_plugins(resolve_plugins(overlay.plugins, installed), installed)
-    if missing is not None:
-        raise missing
+    """Raise what loading the overlay's plugins would, before anything starts.
+
+    The loader's own checks (`dsh.loader.check_plugins`: installed, importable,
+    config valid), so `dsh plugins --overlay` and `dsh web` agree; several
+    problems make one `PluginError` with one line each.
+    """
+    problems = [check.problem for check in loader_checks(overlay.plugins) if check.problem]
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise PluginError("\n".join(str(problem) for problem in problems))
 
 
 def make_host_factory(

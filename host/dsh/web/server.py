@@ -79,7 +79,9 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import LOGGING_CONFIG
 
-from ..host import Host
+from ..host import Host, HostError
+from ..loader import PluginError
+from ..persistence.backend import StorageError
 from .app import build_web_app
 from .connections import (
     Acceptor,
@@ -97,6 +99,7 @@ from .settings import WebSettings
 
 __all__ = [
     "ListenError",
+    "QuietExpectedStartupFailure",
     "QuietRefusedHandshakes",
     "RedactToken",
     "WebServer",
@@ -114,6 +117,9 @@ PEER_TRIGGERED = (
     '%s - "WebSocket %s" 403',
 )
 CONNECTIONS_LOG = "dsh.web.connections"
+# Start-up failures a person can act on: `dsh web` names them in one line (see
+# `QuietExpectedStartupFailure`).
+EXPECTED_STARTUP_ERRORS = (PluginError, StorageError, HostError)
 # How many connections one readable event of the listening socket may admit, as a
 # fraction of the unauthenticated cap (see `connections.pool`: newcomers must be
 # read before that many newer ones arrive).
@@ -141,6 +147,30 @@ class QuietRefusedHandshakes(logging.Filter):
 
     def filter(self, record: logging.LogRecord) -> bool:
         return record.getMessage() != self.MESSAGE
+
+
+class QuietExpectedStartupFailure(logging.Filter):
+    """Drop uvicorn's traceback of a start-up failure dsh reports in one line itself.
+
+    When the Host cannot start for a reason a person can act on (a plugin
+    that fails to load, storage that refuses; `EXPECTED_STARTUP_ERRORS`),
+    `dsh web` exits with one `dsh: error:` line naming it, so uvicorn's
+    copy of the traceback (and its "Application startup failed" line) would
+    only bury that line. Any other failure is a bug and keeps its traceback.
+    """
+
+    STARTUP_FAILED = "Application startup failed. Exiting."
+
+    def __init__(self, app: FastAPI) -> None:
+        super().__init__()
+        self._app = app
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = getattr(self._app.state, "startup_error", None)
+        if not isinstance(error, EXPECTED_STARTUP_ERRORS):
+            return True
+        message = record.getMessage()
+        return not (message.startswith("Traceback") or message == self.STARTUP_FAILED)
 
 
 def display_host(host: str) -> str:
@@ -230,7 +260,11 @@ class WebServer(uvicorn.Server):
         self._token = settings.token
         self._on_listening = on_listening
         self._quiet = QuietRepeats(PEER_TRIGGERED)
-        self._filters: tuple[logging.Filter, ...] = (QuietRefusedHandshakes(), self._quiet)
+        self._filters: tuple[logging.Filter, ...] = (
+            QuietRefusedHandshakes(),
+            QuietExpectedStartupFailure(app),
+            self._quiet,
+        )
         self.listening = anyio.Event()
         self.signalled: list[int] = []
         self.limits = ConnectionLimits.for_process(
