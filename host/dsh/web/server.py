@@ -392,13 +392,15 @@ class WebServer(uvicorn.Server):
 async def serve(settings: WebSettings, make_host: Callable[[], Host], *, stdout: TextIO) -> None:
     """Run `dsh web`: serve a Host built by `make_host` until SIGINT/SIGTERM.
 
-    Prints `dsh web: <url with token>` to `stdout` once listening. Raises
+    Prints `dsh web: <url with token>` to `stdout` once listening (after an
+    empty line, so it stands out below the start-up log). Raises
     `OSError` if the address cannot be bound and `WebStartupError` if the
     Host cannot start.
     """
 
     def announce(url: str) -> None:
-        stdout.write(f"dsh web: {url}\n")
+        # Last, after uvicorn's start-up lines, and set apart: the line to open.
+        stdout.write(f"\ndsh web: {url}\n")
         stdout.flush()
 
     app = build_web_app(make_host, settings)
