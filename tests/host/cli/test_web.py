@@ -221,7 +221,7 @@ def test_dsh_web_serves_until_sigterm_then_exits_0_with_sessions_stored(
     def drive() -> None:
         try:
             assert stdout.announced.wait(10)
-            url = stdout.getvalue().removeprefix("dsh web: ").strip()
+            url = stdout.getvalue().strip().removeprefix("dsh web: ")
             base = url.split("/?")[0]
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
                 created = http.post("/api/sessions").json()["session"]

@@ -138,7 +138,8 @@ async def test_serve_prints_the_url_once_listening_and_stops_gracefully_on_sigte
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: serve(settings, make_host, stdout=stdout))
             await wait_until(lambda: bool(stdout.getvalue()))
-            line = stdout.getvalue()
+            blank, line = stdout.getvalue().split("\n", 1)
+            assert blank == "", "the URL line is set apart"
             assert line.startswith("dsh web: http://127.0.0.1:") and line.endswith(
                 f"/?token={TOKEN}\n"
             )
