@@ -250,6 +250,18 @@ async def test_deleting_when_the_trash_holds_the_id_already_keeps_the_session(
     assert await host.tail(session_id) == 3
 
 
+async def test_deleting_a_session_whose_creation_failed_is_not_found() -> None:
+    faulty = FaultyBackend(MemoryBackend())
+    async with Host(backend=faulty, model=GatedModel(), clock=FakeClock()) as host:
+        faulty.fail("trash", times=None)  # the failed creation stays stored, hidden
+        faulty.fail("initialize", times=1, after_write=True)
+        with pytest.raises(Exception, match="initialize"):
+            await host.create_session()
+        (hidden,) = [summary.id for summary in await faulty.list()]
+        with pytest.raises(SessionNotFound):
+            await host.delete_session(hidden)
+
+
 # -- stopping a turn ------------------------------------------------------------------
 
 

@@ -35,6 +35,12 @@ def row(**fields: object) -> SessionSummary:
             "Please remind me tomorrow morning to call the plumber about…",
         ),
         ("word, " * 20, "word, word, word, word, word, word, word, word, word, word…"),
+        (
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa lambda mu nu",
+            "alpha beta gamma delta epsilon zeta eta theta iota kappa…",
+        ),
+        ("x" * 40 + " " + "y" * 40, "x" * 40 + "…"),
+        ("x" * 20 + " " + "y" * 60, "x" * 20 + " " + "y" * 38 + "…"),  # a word too long to drop
     ],
 )
 def test_a_derived_title_is_the_first_line_cut_at_a_word_to_sixty_characters(

@@ -259,6 +259,15 @@ async def test_the_plugin_command_reads_stored_notes_without_starting_an_agent(
         str(world.data_dir),
     )
     unknown = await run_dsh(
+        "--overlay",
+        str(world.overlay),
+        "notes",
+        "--session",
+        "nope",
+        "--data-dir",
+        str(world.data_dir),
+    )
+    nowhere = await run_dsh(
         "--overlay", str(world.overlay), "notes", "--session", "nope", "--data-dir", "/nowhere"
     )
 
@@ -267,6 +276,12 @@ async def test_the_plugin_command_reads_stored_notes_without_starting_an_agent(
     assert f"{second}  second note  -" in everything[1]
     assert one[0] == 0 and "second note" not in one[1] and "first note" in one[1]
     assert unknown == (1, "", "dsh: error: no session 'nope'\n")
+    assert nowhere == (
+        1,
+        "",
+        "dsh: error: the data dir /nowhere does not exist; pass the one dsh web uses with "
+        "--data-dir DIR (or set $DSH_DATA_DIR)\n",
+    )
     assert len(world.host.agents()) == published
 
 

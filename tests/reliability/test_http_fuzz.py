@@ -82,6 +82,7 @@ def test_fuzzed_requests_never_get_a_5xx_and_every_error_has_the_error_shape(
         )
         assert queued.status_code == 202
         return session_id
+
     counters: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     problems: list[str] = []

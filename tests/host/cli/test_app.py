@@ -104,6 +104,7 @@ def test_an_unknown_command_is_a_one_line_usage_error_naming_the_known_ones(dsh:
         (("sessions", "show"), "dsh sessions show: error: the following arguments are required"),
         (("plugins", "--nope"), "dsh: error: unrecognized arguments: --nope"),
         (("web", "--port", "99999"), "dsh web: error: argument --port: '99999' is not a port"),
+        (("web", "--port", "http"), "dsh web: error: argument --port: 'http' is not a port"),
     ],
 )
 def test_every_usage_error_is_one_line_saying_where_the_options_are(
