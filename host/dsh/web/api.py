@@ -209,6 +209,7 @@ async def delete_session(request: Request, session_id: str) -> Response:
         await _host(request).delete_session(_checked(session_id))
     except SessionExists as error:
         raise ApiError(409, "trash_conflict", f"{error}; restore or remove it first") from error
+    web_state(request.app).hub.end_session(session_id)  # its watchers: close code 4404
     return Response(status_code=204)
 
 
