@@ -22,8 +22,8 @@ import pytest
 
 from dsh.cli import main
 from dsh.host import Host
-from dsh.models import resolve_model
 from dsh.models.base import ModelReply
+from dsh.models.demo import DemoModel
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import parse_script
@@ -122,6 +122,7 @@ _TOUR = re.compile(r"<!-- readme-tour -->\n(.*?)<!-- /readme-tour -->", re.S)
 _STEP = re.compile(r"^\d+\. ", re.M)
 _NUMBERS = {"ten": 10, "five": 5, "thirty": 30}
 TOUR_TOKEN = "tour-token"
+ZONE = "Europe/Berlin"
 
 
 def tour_steps() -> list[str]:
@@ -142,6 +143,8 @@ def replies_in(step: str) -> list[list[str]]:
 
 
 def in_order(text: str, fragments: list[str]) -> bool:
+    """True if `fragments` occur in `text` in that order (line breaks count as spaces)."""
+    text = " ".join(text.split())
     at = 0
     for fragment in fragments:
         found = text.find(fragment, at)
@@ -189,7 +192,8 @@ class Tour:
     async def send(self, step: str, text: str) -> None:
         start = len((await self.events())["events"])
         response = await self.http.post(
-            f"/api/sessions/{self.session_id}/messages", json={"text": text}
+            f"/api/sessions/{self.session_id}/messages",
+            json={"text": text, "timeZone": ZONE},  # as the browser sends it
         )
         assert response.status_code == 202, response.text
         self.first_message = self.first_message or text
@@ -207,6 +211,16 @@ class Tour:
 
         said = await self.answers_since(start)
         await self.until(answered, f"{text!r} should be answered {expected}, not {said!r}")
+        failed = [
+            event["data"]
+            for event in (await self.events())["events"][start:]
+            if event["type"] == "tool/result" and "error" in event["data"]
+        ]
+        assert not failed, f"{text!r}: a tool failed: {failed}"
+        gone = re.search(r"(rem-\d+) has fired, so only (rem-\d+) is left", step)
+        if gone is not None:
+            said = await self.answers_since(start)
+            assert gone.group(1) not in said and gone.group(2) in said, said
         card = re.search(r"the 🔔 card for (rem-\d+) appears", step)
         if card is not None:
 
@@ -237,6 +251,16 @@ class Tour:
         if "titled after that first message" in step:
             (row,) = await self.listed()
             assert row["title"] == self.first_message
+            actions += 1
+        command = re.search(r"`\.venv/bin/dsh (reminders list[^`]*)` lists ([^.]*?) from", step)
+        if command is not None:
+            argv = [
+                str(REPO / word) if word.startswith("overlays/") else word
+                for word in command.group(1).split()
+            ]
+            listed = await self.cli(*argv)
+            for reminder in re.findall(r"rem-\d+", command.group(2)):
+                assert reminder in listed, (reminder, listed)
             actions += 1
         renamed = re.search(r"call it `([^`]+)`", step)
         if renamed is not None:
@@ -287,7 +311,7 @@ async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: 
     data_dir = tmp_path / "data"
     host = Host(
         backend=choose_store(None, data_dir).open(),
-        model=resolve_model("demo"),
+        model=DemoModel(clock),
         plugins=overlay.plugins,
         clock=clock,
         clean_empty_sessions=True,
@@ -302,6 +326,6 @@ async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: 
         ) as http:
             tour = Tour(host, http, clock, data_dir)
             steps = tour_steps()
-            assert len(steps) >= 8
+            assert len(steps) >= 13
             for step in steps:
                 await tour.step(step)
