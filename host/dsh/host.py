@@ -180,7 +180,7 @@ class Host:
         self.hooks = Hooks(self.pm)
         self._modules: tuple[object, list[PublishedModule]] | None = None
         # The plugins' compact summaries of a live Session object, with what they were
-        # computed for: (durable length, loader generation).
+        # computed for: (durable length, (loader generation, implementers)).
         self._compacts: weakref.WeakKeyDictionary[
             Session, tuple[tuple[int, object], dict[str, JsonValue]]
         ] = weakref.WeakKeyDictionary()
@@ -710,7 +710,12 @@ class Host:
         """The plugins' `dsh_session_summary` of live `session`'s durable prefix, computed
         once per durable length and set of loaded plugins."""
         durable = 0 if self._coordinator is None else self._coordinator.durable_length(session)
-        key = (durable, self._loader.generation if self._loader is not None else -1)
+        # As for client modules: the implementers cover plugins registered by hand.
+        plugins = (
+            self._loader.generation if self._loader is not None else -1,
+            tuple(self.hooks.implementers("dsh_session_summary")),
+        )
+        key = (durable, plugins)
         held = self._compacts.get(session)
         if held is not None and held[0] == key:
             return held[1]

@@ -400,3 +400,15 @@ async def test_live_summaries_carry_each_plugins_compact_summary_computed_once_p
     assert rows[0]["plugins"] == {"counting": {"messages": 1}}
     assert again == rows and calls == 2  # the first (empty) summary, then one for length 3
     assert cold[0]["plugins"] is None
+
+
+async def test_a_plugin_registered_later_gets_its_summary_into_the_list(host: Host) -> None:
+    session_id = (await host.create_session()).session.id
+    await turn(host, session_id, "hello")
+    assert await host.store.flush(host.store.get(session_id))
+    before = [row.to_dict()["plugins"] for row in await host.list_sessions()]
+
+    host.pm.register(Counting(), name="counting")
+    after = [row.to_dict()["plugins"] for row in await host.list_sessions()]
+
+    assert (before, after) == ([{}], [{"counting": {"messages": 1}}])
