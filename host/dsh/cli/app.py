@@ -85,11 +85,18 @@ Run = Callable[[argparse.Namespace, Streams], int]
 
 
 class CommandError(Exception):
-    """An expected failure: printed as `dsh: error: <message>` with exit code `code`."""
+    """An expected failure: printed as `dsh: error: <message>` with exit code `code`.
 
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+    `problems`, when given, are several separate problems: each is printed as
+    its own `dsh: error: ...` line (the message is their lines joined).
+    """
+
+    def __init__(
+        self, message: str, code: int = EXIT_FAILURE, *, problems: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.code = code
+        self.problems = tuple(problems)
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,7 +228,8 @@ def dispatch(
         run: Run = args.run
         return run(args, streams)
     except CommandError as error:
-        streams.note(f"{PROG}: error: {error}")
+        for problem in error.problems or (str(error),):
+            streams.note(f"{PROG}: error: {problem}")
         return error.code
     except KeyboardInterrupt:
         streams.note(f"{PROG}: interrupted")

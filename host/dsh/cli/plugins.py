@@ -90,7 +90,7 @@ def _run_with_overlay(
     streams.table(["NAME", "DISTRIBUTION", "VERSION", "TARGET", "ENABLED"], rows)
     problems = [str(check.problem) for check in checks if check.problem is not None]
     if problems:
-        raise CommandError("\n".join(problems))
+        raise CommandError("\n".join(problems), problems=problems)
     return EXIT_OK
 
 

@@ -108,7 +108,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             stop_grace=args.stop_grace,
         )
     except LaunchError as error:
-        raise CommandError(str(error)) from error
+        raise CommandError(str(error), problems=error.problems) from error
 
 
 COMMAND = Command(

@@ -56,6 +56,7 @@ from .errors import (
     PluginError,
     PluginLoadError,
     PluginNotLoaded,
+    PluginProblems,
     PluginUnloadError,
 )
 from .loading import ContextFactory, LoadedPlugin, PluginCheck, PluginLoader, check_plugins
@@ -74,6 +75,7 @@ __all__ = [
     "PluginLoadError",
     "PluginLoader",
     "PluginNotLoaded",
+    "PluginProblems",
     "PluginSpec",
     "PluginUnloadError",
     "check_plugins",

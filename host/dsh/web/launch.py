@@ -24,7 +24,7 @@ from typing import TextIO
 import anyio
 
 from ..host import Host
-from ..loader import PluginError
+from ..loader import PluginError, PluginProblems
 from ..loader import check_plugins as loader_checks
 from ..models import resolve_model
 from ..overlay import Overlay
@@ -50,7 +50,14 @@ EXIT_INTERRUPTED = 130
 
 
 class LaunchError(Exception):
-    """The web host cannot start; the message says why and what to do."""
+    """The web host cannot start; the message says why and what to do.
+
+    `problems` lists separate problems when there are several (each one line).
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
 
 
 def check_plugins(overlay: Overlay) -> None:
@@ -58,13 +65,13 @@ def check_plugins(overlay: Overlay) -> None:
 
     The loader's own checks (`dsh.loader.check_plugins`: installed, importable,
     config valid), so `dsh plugins --overlay` and `dsh web` agree; several
-    problems make one `PluginError` with one line each.
+    problems make one `PluginProblems` listing each.
     """
     problems = [check.problem for check in loader_checks(overlay.plugins) if check.problem]
     if len(problems) == 1:
         raise problems[0]
     if problems:
-        raise PluginError("\n".join(str(problem) for problem in problems))
+        raise PluginProblems(problems)
 
 
 def make_host_factory(
@@ -122,7 +129,7 @@ def run_web(
         )
         make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
-        raise LaunchError(str(error)) from error
+        raise LaunchError(str(error), getattr(error, "problems", ())) from error
     _check_data_dir(store)
     lock = store.writer_lock()
     try:

@@ -178,6 +178,14 @@ def test_an_expected_failure_is_one_message_on_stderr_with_its_code() -> None:
     assert err == "dsh: error: it went wrong\n"
 
 
+def test_several_problems_are_one_error_line_each() -> None:
+    failing = command("alpha", CommandError("one\ntwo", problems=["one", "two"]))
+
+    code, _, err = run([failing], "alpha")
+
+    assert (code, err) == (EXIT_FAILURE, "dsh: error: one\ndsh: error: two\n")
+
+
 def test_a_command_error_fails_with_exit_1_by_default() -> None:
     code, _, err = run([command("alpha", CommandError("nope"))], "alpha")
 

@@ -169,7 +169,7 @@ def test_plugins_and_web_refuse_a_bad_plugin_config_with_the_same_one_line_error
         f"dsh: error: {overlay}: invalid config for plugin 'configured': "
         "plugins.configured.retries: Input should be a valid integer"
     )
-    assert problems[1].startswith("cannot import plugin 'ghost' (dsh-ghost 1.0, ")
+    assert problems[1].startswith("dsh: error: cannot import plugin 'ghost' (dsh-ghost 1.0, ")
     assert "ModuleNotFoundError" in problems[1]
     assert len(problems) == 2 and "Traceback" not in served.err
     assert served.out == "" and not (tmp_path / "data").exists()  # refused before starting
