@@ -4,9 +4,9 @@ import json
 import os
 import stat
 import tempfile
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import pytest
@@ -29,32 +29,45 @@ from .contract import BackendContract, events, header
 
 pytestmark = pytest.mark.anyio
 
+B = TypeVar("B", bound=Backend)
+Opened = Callable[[B], B]
+
 
 class TestJsonlBackendContract(BackendContract):
     @pytest.fixture
-    async def backend(self, tmp_path: Path) -> AsyncIterator[Backend]:
-        backend = JsonlBackend(tmp_path)
-        yield backend
-        await backend.aclose()
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path))
 
     async def reopen(self, backend: Backend) -> Backend:
         assert isinstance(backend, JsonlBackend)
-        return JsonlBackend(backend.directory.parent)
+        return self.opened(JsonlBackend(backend.directory.parent))
 
 
 class TestOffloadedJsonlBackendContract(TestJsonlBackendContract):
     @pytest.fixture
-    async def backend(self, tmp_path: Path) -> AsyncIterator[Backend]:
-        backend = JsonlBackend(tmp_path, offload=True)
-        yield backend
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path, offload=True))
+
+
+@pytest.fixture
+async def opened() -> AsyncIterator[Opened]:
+    """`opened(backend)` is `backend`, closed when the test ends: it keeps its logs open."""
+    backends: list[Backend] = []
+
+    def track(backend: B) -> B:
+        backends.append(backend)
+        return backend
+
+    yield track
+    for backend in backends:
         await backend.aclose()
 
 
 @pytest.fixture
-async def backend(tmp_path: Path) -> AsyncIterator[JsonlBackend]:
-    backend = JsonlBackend(tmp_path)
-    yield backend
-    await backend.aclose()
+def backend(tmp_path: Path, opened: Opened) -> JsonlBackend:
+    return opened(JsonlBackend(tmp_path))
 
 
 def log_path(tmp_path: Path, session_id: str = "s1") -> Path:
@@ -118,7 +131,9 @@ def test_every_stored_line_is_exactly_the_events_public_json(data: list[Any]) ->
     assert lines[1:] == [*(event.to_json() for event in batch), ""]
 
 
-async def test_creation_is_atomic_through_a_hidden_temp_file(tmp_path: Path) -> None:
+async def test_creation_is_atomic_through_a_hidden_temp_file(
+    opened: Opened, tmp_path: Path
+) -> None:
     seen: list[tuple[bool, list[str]]] = []
 
     def sync(fd: int) -> None:
@@ -126,7 +141,7 @@ async def test_creation_is_atomic_through_a_hidden_temp_file(tmp_path: Path) -> 
         seen.append((is_directory, tree(tmp_path)))
         os.fsync(fd)
 
-    backend = JsonlBackend(tmp_path, sync=sync)
+    backend = opened(JsonlBackend(tmp_path, sync=sync))
     await backend.initialize(header(), events(0, 3))
 
     # the new `sessions` directory made durable in its parent, then the temp file's
@@ -142,9 +157,9 @@ async def test_creation_is_atomic_through_a_hidden_temp_file(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("after_write", [False, True])
 async def test_a_creation_that_fails_before_the_link_leaves_nothing_behind(
-    tmp_path: Path, after_write: bool
+    opened: Opened, tmp_path: Path, after_write: bool
 ) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     backend.fail("sync", nth=2, after_write=after_write)  # nth=1 syncs the new directory
     with pytest.raises(StorageError, match="injected fault"):
         await backend.initialize(header(), events(0, 2))
@@ -154,8 +169,10 @@ async def test_a_creation_that_fails_before_the_link_leaves_nothing_behind(
     assert await backend.cursor("s1") == 2
 
 
-async def test_a_creation_that_fails_after_the_link_has_committed(tmp_path: Path) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_a_creation_that_fails_after_the_link_has_committed(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     backend.fail("sync", nth=3)  # the directory fsync after the link
     with pytest.raises(StorageError, match="injected fault"):
         await backend.initialize(header(), events(0, 2))
@@ -182,10 +199,11 @@ async def test_a_lost_race_to_create_reports_the_session_as_existing(
 
 
 async def test_an_unwritable_data_directory_is_a_storage_error_naming_the_file(
+    opened: Opened,
     tmp_path: Path,
 ) -> None:
     (tmp_path / "sessions").write_text("not a directory")
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     with pytest.raises(StorageError, match=r"cannot create .*s1\.jsonl"):
         await backend.initialize(header(), [])
 
@@ -222,12 +240,12 @@ async def test_readers_ignore_a_torn_tail_without_changing_the_file(
 
 @pytest.mark.parametrize("tail", TORN_TAILS)
 async def test_the_next_writer_truncates_a_torn_tail_before_appending(
-    tmp_path: Path, tail: bytes
+    opened: Opened, tmp_path: Path, tail: bytes
 ) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), events(0, 3))
+    await opened(JsonlBackend(tmp_path)).initialize(header(), events(0, 3))
     with log_path(tmp_path).open("ab") as file:
         file.write(tail)
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     await backend.append("s1", events(3, 5))
     stored = await backend.inspect("s1")
     assert stored is not None
@@ -260,12 +278,12 @@ CORRUPTIONS = [
 
 @pytest.mark.parametrize(("line", "replacement", "reason"), CORRUPTIONS)
 async def test_a_malformed_line_that_is_not_a_torn_tail_is_corruption(
-    tmp_path: Path, line: int, replacement: bytes, reason: str
+    opened: Opened, tmp_path: Path, line: int, replacement: bytes, reason: str
 ) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), events(0, 3))
+    await opened(JsonlBackend(tmp_path)).initialize(header(), events(0, 3))
     corrupt(tmp_path, line, replacement)
     before = log_path(tmp_path).read_bytes()
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
 
     for read in (backend.inspect, backend.cursor):
         with pytest.raises(CorruptLog) as info:
@@ -281,19 +299,19 @@ async def test_a_malformed_line_that_is_not_a_torn_tail_is_corruption(
 
 @pytest.mark.parametrize("content", [b"", header().to_json().encode()])
 async def test_a_log_without_a_complete_header_line_is_corruption(
-    tmp_path: Path, content: bytes
+    opened: Opened, tmp_path: Path, content: bytes
 ) -> None:
     log_path(tmp_path).parent.mkdir()
     log_path(tmp_path).write_bytes(content)
     with pytest.raises(CorruptLog, match="line 1: no header line"):
-        await JsonlBackend(tmp_path).inspect("s1")
+        await opened(JsonlBackend(tmp_path)).inspect("s1")
 
 
-async def test_list_reports_a_corrupt_header(tmp_path: Path) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), [])
+async def test_list_reports_a_corrupt_header(opened: Opened, tmp_path: Path) -> None:
+    await opened(JsonlBackend(tmp_path)).initialize(header(), [])
     corrupt(tmp_path, 1, b"{}")
     with pytest.raises(CorruptLog, match="line 1"):
-        await JsonlBackend(tmp_path).list()
+        await opened(JsonlBackend(tmp_path)).list()
 
 
 async def test_list_ignores_files_that_are_not_logs(backend: JsonlBackend, tmp_path: Path) -> None:
@@ -308,11 +326,13 @@ async def test_list_ignores_files_that_are_not_logs(backend: JsonlBackend, tmp_p
 
 
 @pytest.mark.parametrize("bad", ["../escape", "../sessions/../escape", "/tmp/escape", ".."])
-async def test_traversal_ids_never_reach_the_filesystem(tmp_path: Path, bad: str) -> None:
+async def test_traversal_ids_never_reach_the_filesystem(
+    opened: Opened, tmp_path: Path, bad: str
+) -> None:
     data = tmp_path / "data"
     outside = tmp_path / "escape.jsonl"
     outside.write_text(header("escape").to_json() + "\n")
-    backend = JsonlBackend(data)
+    backend = opened(JsonlBackend(data))
     with pytest.raises(InvalidSessionId):
         backend.path_of(bad)
     with pytest.raises(InvalidSessionId):
@@ -330,9 +350,11 @@ async def test_traversal_ids_never_reach_the_filesystem(tmp_path: Path, bad: str
 # -- the cached writer -----------------------------------------------------------------
 
 
-async def test_a_log_changed_behind_the_writers_back_is_re_read(tmp_path: Path) -> None:
-    first = JsonlBackend(tmp_path)
-    second = JsonlBackend(tmp_path)
+async def test_a_log_changed_behind_the_writers_back_is_re_read(
+    opened: Opened, tmp_path: Path
+) -> None:
+    first = opened(JsonlBackend(tmp_path))
+    second = opened(JsonlBackend(tmp_path))
     await first.initialize(header(), events(0, 1))
     await first.append("s1", events(1, 2))
     await second.append("s1", events(2, 3))
@@ -383,8 +405,10 @@ async def test_release_closes_the_open_log(backend: JsonlBackend, tmp_path: Path
 
 
 @pytest.mark.parametrize("after_write", [False, True])
-async def test_a_failed_fsync_rolls_the_append_back(tmp_path: Path, after_write: bool) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_a_failed_fsync_rolls_the_append_back(
+    opened: Opened, tmp_path: Path, after_write: bool
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 2))
     before = log_path(tmp_path).read_bytes()
     backend.fail("sync", after_write=after_write)
@@ -396,8 +420,10 @@ async def test_a_failed_fsync_rolls_the_append_back(tmp_path: Path, after_write:
     assert await backend.cursor("s1") == 4
 
 
-async def test_when_the_roll_back_cannot_be_synced_the_log_is_re_read(tmp_path: Path) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_when_the_roll_back_cannot_be_synced_the_log_is_re_read(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 2))
     backend.fail("sync", times=2)  # the append's fsync and the roll-back's
     with pytest.raises(StorageError):
@@ -410,9 +436,9 @@ async def test_when_the_roll_back_cannot_be_synced_the_log_is_re_read(tmp_path: 
 
 
 async def test_when_the_roll_back_cannot_truncate_the_cursor_tells_the_truth(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 2))
     backend.fail("sync")
 
@@ -457,14 +483,14 @@ async def test_a_failed_write_rolls_back_a_partial_batch(
 
 
 async def test_short_writes_are_completed(
-    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    backend: JsonlBackend, opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await backend.initialize(header(), [])
     real_write = os.write
     monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:7])))
     await backend.append("s1", events(0, 3))
     monkeypatch.undo()
-    stored = await JsonlBackend(tmp_path).inspect("s1")
+    stored = await opened(JsonlBackend(tmp_path)).inspect("s1")
     assert stored is not None
     assert stored.events == tuple(events(0, 3))
 
@@ -478,8 +504,8 @@ async def test_an_unreadable_log_is_a_storage_error(backend: JsonlBackend, tmp_p
         await backend.append("s1", events(0, 1))
 
 
-async def test_offloaded_appends_are_serialised_per_session(tmp_path: Path) -> None:
-    backend = JsonlBackend(tmp_path, offload=True)
+async def test_offloaded_appends_are_serialised_per_session(opened: Opened, tmp_path: Path) -> None:
+    backend = opened(JsonlBackend(tmp_path, offload=True))
     await backend.initialize(header(), [])
     batches = [events(start, start + 3) for start in range(0, 30, 3)]
     results: list[BaseException | None] = []
@@ -501,8 +527,10 @@ async def test_offloaded_appends_are_serialised_per_session(tmp_path: Path) -> N
     assert results.count(None) == len(stored.events) // 3
 
 
-async def test_a_failure_that_is_not_an_os_error_still_rolls_back(tmp_path: Path) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_a_failure_that_is_not_an_os_error_still_rolls_back(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 1))
     backend.fail("sync", error=RuntimeError("sync hook broke"))
     with pytest.raises(RuntimeError, match="sync hook broke"):
@@ -511,8 +539,10 @@ async def test_a_failure_that_is_not_an_os_error_still_rolls_back(tmp_path: Path
     assert len(log_path(tmp_path).read_bytes().splitlines()) == 2
 
 
-async def test_release_while_others_wait_keeps_the_session_usable(tmp_path: Path) -> None:
-    backend = JsonlBackend(tmp_path, offload=True)
+async def test_release_while_others_wait_keeps_the_session_usable(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path, offload=True))
     await backend.initialize(header(), [])
     async with anyio.create_task_group() as group:
         group.start_soon(backend.append, "s1", events(0, 2))
