@@ -3,12 +3,15 @@
     python bench/persistence_throughput.py [--dir DIR] [--rounds N]
 
 Each `dsh` case appends events and flushes after every `batch` of them,
-through the real `SessionStore` + `PersistenceCoordinator` + `JsonlBackend`
-(inline I/O, the default, and `offload=True`). `jsonl backend` calls
-`JsonlBackend.append` directly with events built beforehand: the backend alone,
-without the store's per-event validation. The raw cases write the same JSON
-lines to a file in the same directory with one `write` + `fdatasync` per batch
-and no Python objects in between: the ceiling everything is measured against.
+through the real `SessionStore` + `PersistenceCoordinator` + `JsonlBackend`,
+whose file work all runs in its one I/O worker thread (never on the event
+loop): `dsh, 1 Session` flushes one Session; `dsh, 8 Sessions` flushes eight
+concurrently, so their batches are group-committed (one trip to the worker for
+all that are waiting). `jsonl backend` calls `JsonlBackend.append` directly
+with events built beforehand: the backend alone, without the store's per-event
+validation. The raw cases write the same JSON lines to a file in the same
+directory with one `write` + `fdatasync` per batch and no Python objects in
+between, on the calling thread: the ceiling everything is measured against.
 Cases are interleaved over several rounds and the median is reported, because
 fsync latency on shared disks drifts during a run.
 
@@ -35,7 +38,7 @@ from dsh.session import Session, SessionEvent
 from dsh.store import SessionStore
 
 DATA: JsonValue = {"text": "hello world, this is a short user message", "source": {"kind": "user"}}
-EVENTS = {1: 500, 100: 20_000}
+EVENTS = {1: 800, 100: 20_000}
 _datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 
@@ -77,25 +80,40 @@ async def backend_only(directory: Path, batch: int, events: int) -> float:
     return events / elapsed
 
 
-async def stack(directory: Path, batch: int, events: int, offload: bool) -> float:
+async def stack(directory: Path, batch: int, events: int, sessions: int) -> float:
+    """Events per second over `sessions` Sessions flushing concurrently."""
     store = SessionStore()
-    backend = JsonlBackend(directory, offload=offload)
-    session = Session.new(f"bench-{time.monotonic_ns()}", cwd=str(directory), created_at=0)
-    async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, backend, group)
-        store.open(session)
-        coordinator.attach(session, seed_end=0)
-        await store.flush(session)  # creating the file is not what is measured
-        start = time.perf_counter()
-        for _ in range(events // batch):
+    backend = JsonlBackend(directory)
+    live = [
+        Session.new(f"bench-{time.monotonic_ns()}-{n}", cwd=str(directory), created_at=0)
+        for n in range(sessions)
+    ]
+    per_session = events // sessions
+
+    async def write(session: Session) -> None:
+        for _ in range(per_session // batch):
             for _ in range(batch):
                 store.append(session, "message/user", DATA)
             if not await store.flush(session):
                 raise RuntimeError("flush did not acknowledge durability")
+
+    async with anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(store, backend, group)
+        for session in live:
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+            await store.flush(session)  # creating the file is not what is measured
+        start = time.perf_counter()
+        async with anyio.create_task_group() as writers:
+            for session in live:
+                writers.start_soon(write, session)
         elapsed = time.perf_counter() - start
         await coordinator.aclose()
-    (directory / "sessions" / f"{session.id}.jsonl").unlink()
-    return events / elapsed
+    await backend.aclose()
+    for session in live:
+        backend.path_of(session.id).unlink()
+        backend.path_of(session.id).with_name(f".{session.id}.jsonl.idx").unlink(missing_ok=True)
+    return per_session * sessions / elapsed
 
 
 def main() -> None:
@@ -114,16 +132,16 @@ def main() -> None:
                 cases.setdefault(("jsonl backend", batch), []).append(
                     anyio.run(backend_only, directory, batch, events)
                 )
-                for offload, name in ((False, "dsh jsonl inline"), (True, "dsh jsonl offload")):
+                for sessions, name in ((1, "dsh, 1 Session"), (8, "dsh, 8 Sessions")):
                     cases.setdefault((name, batch), []).append(
-                        anyio.run(stack, directory, batch, events, offload)
+                        anyio.run(stack, directory, batch, events, sessions)
                     )
     finally:
         shutil.rmtree(directory)
     where = directory.parent
     print(f"median of {args.rounds} rounds, one Session, {len(line())}-byte events, in {where}")
     print(f"{'case':<22}{'batch':>6}{'events/s':>12}{'of raw':>8}")
-    order = ["raw write+fdatasync", "jsonl backend", "dsh jsonl inline", "dsh jsonl offload"]
+    order = ["raw write+fdatasync", "jsonl backend", "dsh, 1 Session", "dsh, 8 Sessions"]
     for (name, batch), rates in sorted(
         cases.items(), key=lambda i: (i[0][1], order.index(i[0][0]))
     ):

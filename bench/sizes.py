@@ -29,8 +29,8 @@ class Size:
     # 5. resume: Session lengths, rounds
     resume_lengths: tuple[int, ...]
     resume_rounds: int
-    # 6. history: Session length, requests per Session
-    history_length: int
+    # 6. history: Session lengths (small, large), requests per figure
+    history_lengths: tuple[int, ...]
     history_requests: int
     # 7. fan-out: subscriber counts, appends per count
     fanout_subscribers: tuple[int, ...]
@@ -57,7 +57,7 @@ PROFILES: dict[str, Size] = {
         durability_events=(500, 20_000),
         resume_lengths=(10_000, 100_000),
         resume_rounds=5,
-        history_length=100_000,
+        history_lengths=(1_000, 100_000),
         history_requests=30,
         fanout_subscribers=(1, 10, 100),
         fanout_appends=200,
@@ -79,7 +79,7 @@ PROFILES: dict[str, Size] = {
         durability_events=(300, 10_000),
         resume_lengths=(10_000, 100_000),
         resume_rounds=2,
-        history_length=100_000,
+        history_lengths=(1_000, 100_000),
         history_requests=5,
         fanout_subscribers=(1, 10, 100),
         fanout_appends=60,
@@ -101,7 +101,7 @@ PROFILES: dict[str, Size] = {
         durability_events=(50, 1_000),
         resume_lengths=(500,),
         resume_rounds=1,
-        history_length=2_000,
+        history_lengths=(200, 2_000),
         history_requests=5,
         fanout_subscribers=(1, 3),
         fanout_appends=5,

@@ -6,7 +6,8 @@ helper's standalone script, which this case drives rather than duplicates):
 - `raw`: the same JSON lines written to a file in the same directory with one
   `write` + fdatasync per batch and no Python objects in between (the limit);
 - `dsh`: `SessionStore.append` x batch, then `await store.flush()`, through the
-  real `PersistenceCoordinator` and `JsonlBackend` (inline I/O, the default);
+  real `PersistenceCoordinator` and `JsonlBackend` (its file work in its I/O
+  worker thread, never on the event loop);
 - `backend`: `JsonlBackend.append` alone with events built beforehand.
 
 Cases are interleaved round by round (fsync latency drifts on shared disks)
@@ -39,7 +40,7 @@ def durability(size: Size, data_dir: Path) -> dict[str, Any]:
                 anyio.run(workloads.backend_only, directory, batch, events)
             )
             rates.setdefault(("dsh", batch), []).append(
-                anyio.run(workloads.stack, directory, batch, events, False)
+                anyio.run(workloads.stack, directory, batch, events, 1)
             )
     result: dict[str, Any] = {"rounds": size.durability_rounds, "line_bytes": len(workloads.line())}
     for batch, events in batches.items():

@@ -1,9 +1,10 @@
 """What `dsh` commands share, built-in or contributed by plugins (`dsh_cli_commands`).
 
 - `Streams`: where a command writes (`line`, `note`, `table`).
-- `add_store_options(parser)` / `data_dir_of(args)`: the store selection
-  (`--data-dir DIR`, else `$DSH_DATA_DIR`, else `~/.local/share/dsh`) that
-  `dsh sessions` and plugin commands share.
+- `add_store_options(parser)` / `store_of(args)`: the store selection that
+  `dsh web`, `dsh sessions` and plugin commands share: `--store URL`, else
+  `$DSH_STORE`, else `jsonl:<data dir>`, where the data dir is `--data-dir
+  DIR`, else `$DSH_DATA_DIR`, else `~/.local/share/dsh` (`data_dir_of`).
 - The plugin-command contract: `register(name, run, *, help, configure=None)`
   (`CommandRegistry.register_for(plugin)` makes it) stamps the plugin's name
   on a `PluginCommand` and refuses bad input at once: `TypeError` for a
@@ -19,9 +20,11 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import inspect
+import logging
 import re
-from collections.abc import Awaitable, Callable, Collection, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
@@ -30,7 +33,7 @@ from .datadir import DATA_DIR_ENV, default_data_dir
 from .hookspecs import CommandRun, RegisterCommand
 from .host import stored_log
 from .persistence.backend import Backend
-from .persistence.jsonl import JsonlBackend
+from .persistence.stores import STORE_ENV, StoreChoice, choose_store
 from .session import SessionLog
 
 __all__ = [
@@ -42,6 +45,7 @@ __all__ = [
     "add_store_options",
     "data_dir_of",
     "run_command",
+    "store_of",
 ]
 
 COMMAND_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -63,6 +67,19 @@ class Streams:
         """Write one line to stderr."""
         self.err.write(text + "\n")
 
+    @contextlib.contextmanager
+    def warnings(self) -> Iterator[None]:
+        """While inside, the host's warnings (a skipped file, …) are `dsh: warning: …` lines."""
+        handler = logging.StreamHandler(self.err)
+        handler.setLevel(logging.WARNING)
+        handler.setFormatter(logging.Formatter("dsh: warning: %(message)s"))
+        logger = logging.getLogger("dsh")
+        logger.addHandler(handler)
+        try:
+            yield
+        finally:
+            logger.removeHandler(handler)
+
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
         """Write `rows` under `header` in aligned columns; nothing at all when there are no rows."""
         if not rows:
@@ -75,13 +92,30 @@ class Streams:
 
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
-    """Add the store selection (`--data-dir DIR`); read it back with `data_dir_of(args)`."""
+    """Add the store selection (`--data-dir DIR`, `--store URL`); read it back with
+    `store_of(args)` (the data dir alone: `data_dir_of(args)`)."""
     parser.add_argument(
         "--data-dir",
         type=Path,
         metavar="DIR",
-        help=f"where Sessions are stored (default: ${DATA_DIR_ENV}, else ~/.local/share/dsh)",
+        help=f"the data directory (default: ${DATA_DIR_ENV}, else ~/.local/share/dsh)",
     )
+    parser.add_argument(
+        "--store",
+        metavar="URL",
+        help="where Sessions are stored: jsonl:DIR or memory: "
+        f"(default: ${STORE_ENV}, else jsonl:<data dir>)",
+    )
+
+
+def store_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> StoreChoice:
+    """The store `args` select (see the module docstring).
+
+    Raises `StoreError` naming what is wrong with the URL. A parser without
+    the store options selects the default.
+    """
+    url: str | None = getattr(args, "store", None)
+    return choose_store(url, data_dir_of(args, environ), environ=environ)
 
 
 def data_dir_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Path:
@@ -222,7 +256,7 @@ class CommandContext:
 
     def _store(self) -> Backend:
         if self._backend is None:
-            self._backend = JsonlBackend(self.data_dir)
+            self._backend = store_of(self.args).open()
         return self._backend
 
     async def aclose(self) -> None:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
     from .agent import Agent
     from .commands import CommandContext
     from .plugins import ClientModule
-    from .session import Session, SessionEvent, SessionLog
+    from .session import SessionEvent, SessionLog
 
 __all__ = ["PROJECT", "CommandRun", "RegisterCommand", "hookimpl", "hookspec"]
 
@@ -76,13 +76,21 @@ def dsh_agent_published(agent: Agent) -> None:
 
 
 @hookspec(firstresult=True)
-def dsh_event_view(session: Session, event: SessionEvent) -> Mapping[str, JsonLike] | None:
+def dsh_event_view(session: SessionLog, event: SessionEvent) -> Mapping[str, JsonLike] | None:
     """Return the presentation sidecar for a durable `event` of `session`, or None.
 
     Called for events that are known to be stored (after a flush acknowledged
     them, or when reading cold history), never on append. Stop at first non-None
     result: the first plugin that returns a view wins. Must be pure and fast:
     it may run for every event of a history page.
+
+    `session` is a `dsh.SessionLog`. For a live Session it is the Session
+    itself and the call runs on the event loop. For a cold one it is the
+    stored log (`Host.stored_log`) and the call runs in a worker thread, where
+    every read may read storage: read only what the view needs through
+    `session.event(seq)` and `session.scan(start, stop, types=…, reverse=…)`
+    (filter by your own event types and stop early), never walk or copy the
+    whole log, and do not touch the event loop or other Sessions.
 
     Failures are contained per plugin: a plugin that raises, or returns
     something that is not a JSON object, is logged and skipped, and the next
@@ -115,7 +123,9 @@ def dsh_session_wake_at(session: SessionLog) -> int | None:
     host's wake index), and by `Host.wake_at`. Must be pure: derived from the
     log alone (never from a clock or the plugin's live state), so that a
     rebuilt index agrees with the old one. A time in the past means "as soon
-    as possible". The host takes the earliest time any plugin returned.
+    as possible". The host takes the earliest time any plugin returned. For
+    a cold Session `session` is its stored log and the call runs in a worker
+    thread: read it as `dsh_event_view` says.
 
     Failures are contained per plugin: a plugin that raises, or returns
     something that is not an integer, is logged and counts as None; the
@@ -133,7 +143,10 @@ def dsh_session_state(session: SessionLog) -> JsonLike:
     `{"kind": "state"}` frame). `session` holds only durable events (for a
     live Session, the prefix its storage confirmed; for a cold one, what is
     stored), and reading it never starts an agent. Must be pure and cheap:
-    derive the state from the log (the schedule plugin: its reminders).
+    derive the state from the log (the schedule plugin: its reminders). For
+    a cold Session the call runs in a worker thread and every read may read
+    storage: scan only your own event types (`scan(types=…)`), as
+    `dsh_event_view` says.
 
     Failures are contained per plugin: a plugin that raises, or returns
     something that is not JSON, is logged and left out of `"plugins"`; the

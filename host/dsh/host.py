@@ -10,17 +10,27 @@ Session's agent. It is an async context manager:
 Every agent that becomes live (new Session, resume, fork, child spawn) is
 *published* through `dsh_agent_published`, once, after its Session's storage
 acknowledged a flush. Reading a cold Session's stored log never publishes.
-Closing the Host closes every agent (flushing its Session), unloads the
-plugins newest first, stops the coordinator and closes the model adapter (the
-Host owns it: an adapter with an `aclose()` method is closed last). A Host
-that fails to start (a plugin that does not load) unwinds exactly the same
-way, so work an earlier plugin started is cancelled and awaited.
+Closing the Host closes every agent (flushing its Session, retrying for at
+most `close_retry_seconds`), unloads the plugins newest first, stops the
+coordinator and closes the model adapter (the Host owns it: an adapter with
+an `aclose()` method is closed last). Sessions that could not be stored are
+listed in `unstored` afterwards. A Host that fails to start (a plugin that
+does not load) unwinds exactly the same way, so work an earlier plugin
+started is cancelled and awaited.
+
+Reading storage goes through the Host, never around it (the web layer uses
+these): `tail`, `stored_header`, `stored_log` / `with_stored_log`,
+`history_page`, `list_sessions`, `storage_health` (a `StorageReader` does the
+work). A Session is listed only once its creation was acknowledged: a create
+or fork that fails leaves nothing listed behind (its storage is moved to the
+trash before the error is raised).
 
 Every hook is called through `self.hooks` (`dsh.hooks.Hooks`, pluggy's order,
 failures contained per plugin as each hookspec says). The methods that call
 hooks on a Session's log take a `SessionLog`; `plugin_states` and
-`session_wake_at` are where a live Session's durable prefix or a cold
-Session's stored log is chosen for them.
+`session_wake_at` are where a live Session's durable prefix (in memory, on
+the event loop) or a cold Session's stored log (read ranged, in a worker
+thread) is chosen for them.
 """
 
 from __future__ import annotations
@@ -33,7 +43,7 @@ from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
 from dataclasses import dataclass
 from types import TracebackType
-from typing import Any, Literal, Self
+from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
 
 import anyio
 import pluggy
@@ -50,10 +60,20 @@ from .jsontypes import to_json
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .persistence.backend import Backend, StoredSession
-from .persistence.coordinator import PersistenceCoordinator
+from .persistence.backend import SessionNotFound as StoredSessionNotFound
+from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
+from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .plugins import ClientModule, PluginContext
+from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
 from .scope import Disposer, Scope
-from .session import Lineage, Session, SessionEvent, SessionLog, validate_session_id
+from .session import (
+    Lineage,
+    Session,
+    SessionEvent,
+    SessionHeader,
+    SessionLog,
+    validate_session_id,
+)
 from .store import SessionStore
 
 __all__ = [
@@ -64,9 +84,12 @@ __all__ = [
     "PublishedModule",
     "SessionNotFound",
     "SessionSummary",
+    "StorageHealth",
 ]
 
 log = logging.getLogger(__name__)
+P = ParamSpec("P")
+T = TypeVar("T")
 
 
 class HostError(Exception):
@@ -87,13 +110,19 @@ class PersistenceUnavailable(HostError):
 
 @dataclass(frozen=True, slots=True)
 class SessionSummary:
-    """One row of the Session list."""
+    """One row of the Session list.
+
+    `title` is the latest `session/title`; `preview` the first line of the
+    person's first message (kept for searching; not in the JSON form).
+    """
 
     id: str
     created_at: int
     live: bool
     length: int
     lineage: Lineage | None
+    title: str | None = None
+    preview: str | None = None
 
     def to_dict(self) -> dict[str, JsonValue]:
         return {
@@ -104,7 +133,23 @@ class SessionSummary:
             "lineage": None
             if self.lineage is None
             else self.lineage.model_dump(mode="json", by_alias=True),
+            "title": self.title,
         }
+
+
+@dataclass(frozen=True, slots=True)
+class StorageHealth:
+    """Whether storage keeps up: `degraded` lists the Sessions whose writes are failing."""
+
+    degraded: tuple[Unconfirmed, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.degraded
+
+    @property
+    def unconfirmed_events(self) -> int:
+        return sum(item.count for item in self.degraded)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,6 +172,7 @@ class Host:
         clock: Clock | None = None,
         cwd: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
+        close_retry_seconds: float = 0.0,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.store = SessionStore(self.clock)
@@ -134,6 +180,18 @@ class Host:
         self.model = model
         self.cwd = cwd or os.getcwd()
         self.max_steps = max_steps
+        self.close_retry_seconds = close_retry_seconds
+        self.unstored: list[str] = []
+        self._reader = StorageReader(
+            self.store,
+            backend,
+            durable=lambda session: (
+                0 if self._coordinator is None else self._coordinator.durable_length(session)
+            ),
+            view=self.event_view,
+        )
+        self._phantoms: set[str] = set()
+        self._failed_markers: dict[str, SessionEvent] = {}
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.hooks = Hooks(self.pm)
@@ -156,7 +214,13 @@ class Host:
         try:
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
-            self._coordinator = PersistenceCoordinator(self.store, self.backend, group)
+            self._coordinator = PersistenceCoordinator(
+                self.store,
+                self.backend,
+                group,
+                clock=self.clock,
+                close_retry_seconds=self.close_retry_seconds,
+            )
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
@@ -196,11 +260,10 @@ class Host:
             await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
-        for session_id in list(self._agents):
-            try:
-                await self.close_session(session_id)
-            except Exception:
-                log.exception("closing session %s failed", session_id)
+        # Concurrently: each Session may keep retrying its last writes for a while.
+        async with anyio.create_task_group() as group:
+            for session_id in list(self._agents):
+                group.start_soon(self._close_at_exit, session_id)
         if self._loader is not None:
             await self._loader.aclose()
         try:
@@ -211,6 +274,13 @@ class Host:
                     await self._coordinator.aclose()
             finally:
                 await self._close_model()
+
+    async def _close_at_exit(self, session_id: str) -> None:
+        try:
+            await self.close_session(session_id)
+        except Exception as error:
+            log.error("session %s was not fully stored: %s", session_id, error)
+            self.unstored.append(session_id)
 
     async def _close_model(self) -> None:
         # The Host owns its adapter: one with a connection pool (openai) closes it here.
@@ -262,7 +332,7 @@ class Host:
         session = Session.new(
             self._new_id(), cwd=self.cwd, created_at=self.clock.wall_ms(), origin=origin
         )
-        return await self._go_live(session, seed_end=0)
+        return await self._go_live(session, seed_end=0, new=True)
 
     async def spawn_child(self, parent: Agent) -> Agent:
         """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
@@ -274,7 +344,7 @@ class Host:
             origin="api",
             delegation_depth=parent.session.header.depth + 1,
         )
-        return await self._go_live(session, seed_end=0, parent=parent)
+        return await self._go_live(session, seed_end=0, parent=parent, new=True)
 
     async def resume(self, session_id: str) -> tuple[Agent, bool]:
         """Make a stored Session live. Returns `(agent, resumed)`.
@@ -296,8 +366,22 @@ class Host:
         opening = self._opening[session_id] = anyio.Event()
         try:
             stored = await self.read_stored(session_id)
-            session = Session.resume(stored.header, stored.events, resumed_at=self.clock.wall_ms())
-            return await self._go_live(session, seed_end=len(stored.events)), True
+            mark = await self.backend.mark(session_id)
+            session = Session.resume(
+                stored.header,
+                stored.events,
+                resumed_at=self.clock.wall_ms(),
+                marker=self._failed_markers.pop(session_id, None),
+            )
+            if mark is not None and mark.length == len(stored.events):
+                # Its prefix is what storage just returned: proven by construction.
+                self._reader.proof.seed(session, mark.length, mark.incarnation)
+            try:
+                return await self._go_live(session, seed_end=len(stored.events)), True
+            except BaseException:
+                # Its marker may be stored although the attempt failed: a retry reuses it.
+                self._failed_markers[session_id] = session.events[-1]
+                raise
         finally:
             del self._opening[session_id]
             opening.set()
@@ -330,7 +414,7 @@ class Host:
             )
         child = Session.fork(header, events, self._new_id(), at=at, created_at=self.clock.wall_ms())
         assert child.header.seed_length is not None
-        return await self._go_live(child, seed_end=child.header.seed_length)
+        return await self._go_live(child, seed_end=child.header.seed_length, new=True)
 
     async def close_session(self, session_id: str) -> None:
         """Close the agent and make the Session cold.
@@ -348,8 +432,10 @@ class Host:
             self.store.close(agent.session)
 
     async def _go_live(
-        self, session: Session, *, seed_end: int, parent: Agent | None = None
+        self, session: Session, *, seed_end: int, parent: Agent | None = None, new: bool = False
     ) -> Agent:
+        """Make `session` live once storage acknowledged it; `new` for a Session that did
+        not exist before (its storage is removed again if that fails: no phantoms)."""
         assert self._group is not None and self._coordinator is not None
         close = self.store.open(session)
         detach = self._coordinator.attach(session, seed_end=seed_end)
@@ -359,10 +445,14 @@ class Host:
                 raise PersistenceUnavailable(f"storage did not acknowledge session {session.id}")
         except BaseException:
             with anyio.CancelScope(shield=True):
-                try:
-                    await _dispose(detach)
-                except Exception:
-                    log.warning("session %s was never stored", session.id, exc_info=True)
+                if new:
+                    await self._coordinator.abandon(session)
+                    await self._discard(session.id)
+                else:
+                    try:
+                        await _dispose(detach)
+                    except Exception:
+                        log.warning("session %s was not stored", session.id, exc_info=True)
             close()
             raise
         agent = Agent(
@@ -379,6 +469,19 @@ class Host:
         self._publish(agent)
         return agent
 
+    async def _discard(self, session_id: str) -> None:
+        """Take what a failed creation may have stored out of the list (to the trash)."""
+        try:
+            await self.backend.trash(session_id)
+        except StoredSessionNotFound:
+            return  # nothing was stored
+        except Exception as error:
+            # Hidden from this Host's list; another process may still see it.
+            self._phantoms.add(session_id)
+            log.warning("session %s: its failed creation stays stored: %s", session_id, error)
+            return
+        log.info("session %s: its failed creation was moved to the trash", session_id)
+
     def _publish(self, agent: Agent) -> None:
         self.hooks.each(
             "dsh_agent_published", {"agent": agent}, about=f"for session {agent.session.id}"
@@ -390,56 +493,122 @@ class Host:
     # -- storage reads ----------------------------------------------------
 
     async def read_stored(self, session_id: str) -> StoredSession:
-        """The stored log of a Session; never publishes an agent."""
-        return await read_stored(self.backend, session_id)
-
-    async def stored_log(self, session_id: str) -> SessionLog:
-        """The stored log of a Session as a read-only `SessionLog` (for hooks); never publishes.
-
-        Raises `SessionNotFound`, or `InvalidSessionId` before touching storage.
-        """
-        return await stored_log(self.backend, session_id)
+        """The whole stored log of a Session (what a resume or fork needs); never publishes."""
+        stored = await read_stored(self.backend, session_id)
+        if session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return stored
 
     def durable_log(self, session: Session) -> SessionLog:
         """The prefix of live `session` that its storage confirmed, as a `SessionLog`."""
         return session.prefix(self.coordinator.durable_length(session))
 
+    async def tail(self, session_id: str) -> int:
+        """How many events the Session has: live, its length; cold, its stored count."""
+        tail = await self._reader.tail(validate_session_id(session_id))
+        if tail is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return tail
+
+    async def stored_header(self, session_id: str) -> tuple[SessionHeader, int]:
+        """A stored Session's header and event count, decoding no events."""
+        described = await self._reader.stored_header(validate_session_id(session_id))
+        if described is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return described
+
+    async def stored_log(self, session_id: str) -> StoredLog:
+        """A cold, read-only `SessionLog` of what storage holds for the Session.
+
+        Its `event()` and `scan()` read storage (ranged, type-filtered), so
+        call them from a worker thread: `with_stored_log` runs a function
+        there. Never publishes an agent.
+        """
+        log_ = await self._reader.stored_log(validate_session_id(session_id))
+        if log_ is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return log_
+
+    async def with_stored_log(
+        self,
+        session_id: str,
+        func: Callable[Concatenate[SessionLog, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`func(log, *args, **kwargs)` in a worker thread, with the Session's `stored_log`."""
+        stored = await self.stored_log(session_id)
+        return await self._reader.in_worker(lambda: func(stored, *args, **kwargs))
+
+    async def history_page(self, session_id: str, request: PageRequest) -> HistoryPage:
+        """A page of history with the views storage vouches for (see `dsh.reader`)."""
+        page = await self._reader.page(validate_session_id(session_id), request)
+        if page is None or session_id in self._phantoms:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return page
+
+    async def proven_prefix(self, session: Session) -> int:
+        """How many leading events of live `session` are stored, proven and confirmed."""
+        return await self._reader.proven_prefix(session)
+
+    def storage_health(self) -> StorageHealth:
+        """The Sessions whose writes are failing now (from memory: never touches storage)."""
+        if self._coordinator is None:
+            return StorageHealth()
+        return StorageHealth(tuple(self._coordinator.unconfirmed()))
+
     async def list_sessions(self) -> list[SessionSummary]:
         """Every stored Session, newest first, with live ones marked."""
         rows: dict[str, SessionSummary] = {}
         for item in await self.backend.list():
+            if item.id in self._phantoms:
+                continue
             live = self.store.find(item.id)
-            rows[item.id] = SessionSummary(
-                id=item.id,
-                created_at=item.created_at,
-                live=live is not None,
-                length=len(live) if live is not None else item.length,
-                lineage=item.lineage,
+            rows[item.id] = (
+                self.summary(live)
+                if live is not None
+                else SessionSummary(
+                    item.id,
+                    item.created_at,
+                    False,
+                    item.length,
+                    item.lineage,
+                    item.title,
+                    item.preview,
+                )
             )
         for session in self.store.live():
             if session.id not in rows:
-                rows[session.id] = SessionSummary(
-                    session.id,
-                    session.header.created_at,
-                    True,
-                    len(session),
-                    session.header.lineage,
-                )
+                rows[session.id] = self.summary(session)
         return sorted(rows.values(), key=lambda row: (row.created_at, row.id), reverse=True)
 
     def summary(self, session: Session) -> SessionSummary:
+        facts = SummaryFacts()
+        for event in session.scan(types={TITLE_TYPE}, reverse=True):
+            facts.add(event)
+            break
+        for event in session.scan(types={USER_MESSAGE}):
+            facts.add(event)
+            if facts.preview is not None:
+                break
         return SessionSummary(
             session.id,
             session.header.created_at,
             self.store.is_live(session),
             len(session),
             session.header.lineage,
+            facts.title,
+            facts.preview,
         )
 
     # -- plugin contributions --------------------------------------------
 
-    def event_view(self, session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
-        """The first plugin view of a durable event, or None (`dsh_event_view`)."""
+    def event_view(self, session: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
+        """The first plugin view of a durable event, or None (`dsh_event_view`).
+
+        `session` is the live Session (on the event loop), or a cold
+        `StoredLog` (then this runs in a worker thread; see `dsh_event_view`).
+        """
         found = self.hooks.first(
             "dsh_event_view",
             {"session": session, "event": event},
@@ -499,17 +668,39 @@ class Host:
 
     async def plugin_states(self, session_id: str) -> dict[str, JsonValue]:
         """`session_state` of a Session's durable events: live or cold, never starting an agent."""
-        return self.session_state(await self.durable_log_of(session_id))
+        return await self.with_durable_log(session_id, self.session_state)
 
     async def session_wake_at(self, session_id: str) -> int | None:
         """`wake_at` of a Session's durable events: live or cold, never starting an agent."""
-        return self.wake_at(await self.durable_log_of(session_id))
+        return await self.with_durable_log(session_id, self.wake_at)
+
+    async def with_durable_log(
+        self,
+        session_id: str,
+        func: Callable[Concatenate[SessionLog, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """`func(log, ...)` on what hooks read of a Session; returns what it returns.
+
+        The one place that chooses: a live Session's confirmed prefix (in
+        memory: `func` runs here, on the event loop), or a cold Session's
+        stored log (read ranged and type-filtered: `func` runs in a worker
+        thread, so no read blocks the loop). Raises `SessionNotFound` or
+        `InvalidSessionId`.
+        """
+        validate_session_id(session_id)
+        live = self.store.find(session_id)
+        if live is not None:
+            return func(self.durable_log(live), *args, **kwargs)
+        return await self.with_stored_log(session_id, func, *args, **kwargs)
 
     async def durable_log_of(self, session_id: str) -> SessionLog:
         """What hooks read of a Session: a live one's confirmed prefix, a cold one's stored log.
 
-        The one place that chooses between the two (so that a cheaper cold
-        reader changes only this). Raises `SessionNotFound` or `InvalidSessionId`.
+        A cold one's is a `StoredLog`: read it from a worker thread (prefer
+        `with_durable_log`, which does). Raises `SessionNotFound` or
+        `InvalidSessionId`.
         """
         validate_session_id(session_id)
         live = self.store.find(session_id)
@@ -589,7 +780,11 @@ async def read_stored(backend: Backend, session_id: str) -> StoredSession:
 
 
 async def stored_log(backend: Backend, session_id: str) -> SessionLog:
-    """A cold Session's stored log as a read-only `SessionLog` (what hooks read)."""
+    """A cold Session's whole stored log, in memory, as a read-only `SessionLog`.
+
+    For the command line (`dsh.commands`), whose plugin commands read a log
+    on their own event loop; a Host reads through `Host.stored_log` instead.
+    """
     stored = await read_stored(backend, session_id)
     return Session(stored.header, stored.events)
 

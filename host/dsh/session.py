@@ -326,11 +326,23 @@ class Session:
 
     @classmethod
     def resume(
-        cls, header: SessionHeader, stored: Sequence[SessionEvent], *, resumed_at: int
+        cls,
+        header: SessionHeader,
+        stored: Sequence[SessionEvent],
+        *,
+        resumed_at: int,
+        marker: SessionEvent | None = None,
     ) -> Session:
-        """A new live object for a stored Session, ending in a fresh `session/end-seed`."""
+        """A new live object for a stored Session, ending in a fresh `session/end-seed`.
+
+        `marker` is the end-seed an earlier attempt to resume this Session
+        appended before it failed: if the stored log ends with exactly that
+        event (the attempt's write landed, its acknowledgement did not), the
+        Session continues after it instead of appending a second one.
+        """
         events = list(stored)
-        events.append(SessionEvent(seq=len(events), type=END_SEED, time=resumed_at, data={}))
+        if marker is None or not events or events[-1].to_json() != marker.to_json():
+            events.append(SessionEvent(seq=len(events), type=END_SEED, time=resumed_at, data={}))
         return cls(header, events)
 
     # -- reading ----------------------------------------------------------

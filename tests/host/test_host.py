@@ -459,6 +459,128 @@ async def test_a_live_parent_is_stored_before_it_is_forked(
         await host.fork(parent.session.id)
 
 
+# -- no phantoms, honest retries (second edition) -------------------------------------
+
+
+@pytest.mark.parametrize("operation", ["initialize", "mark"])
+async def test_a_create_answered_with_an_error_leaves_no_session_listed(operation: str) -> None:
+    faulty = FaultyBackend(MemoryBackend())
+    # The creation lands, then its acknowledgement (or the read right after it) fails.
+    faulty.fail(operation, after_write=True, times=None)
+    async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
+        with pytest.raises(FlushError):
+            await host.create_session()
+        assert await host.list_sessions() == []
+        assert host.agents() == []
+    trashed = faulty.inner._trash  # type: ignore[attr-defined]
+    assert len(trashed) == 1  # kept in the trash, never destroyed
+
+
+async def test_a_fork_answered_with_an_error_leaves_no_child_listed(host: Host) -> None:
+    parent = await host.create_session()
+    backend = host.backend
+    assert isinstance(backend, MemoryBackend)
+    faulty = FaultyBackend(backend)
+    faulty.fail("mark", after_write=True, times=None)
+    host._reader = type(host._reader)(  # the same Host, its writes now failing
+        host.store, faulty, durable=lambda s: 0, view=host.event_view
+    )
+    host.backend = faulty
+    assert host._coordinator is not None
+    host._coordinator.backend = faulty
+    with pytest.raises(FlushError):
+        await host.fork(parent.session.id)
+    faulty.clear()
+    assert [row.id for row in await host.list_sessions()] == [parent.session.id]
+
+
+async def test_a_failed_creation_that_cannot_be_trashed_is_still_not_listed(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    faulty = FaultyBackend(MemoryBackend())
+    faulty.fail("mark", after_write=True, times=None)
+    faulty.fail("trash", times=None)
+    async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
+        with pytest.raises(FlushError):
+            await host.create_session()
+        assert await host.list_sessions() == []
+        [stored] = await faulty.inner.list()
+        with pytest.raises(SessionNotFound):
+            await host.tail(stored.id)
+        with pytest.raises(SessionNotFound):
+            await host.resume(stored.id)
+    assert "its failed creation stays stored" in caplog.text
+
+
+async def test_a_resume_retried_after_a_failure_writes_one_end_seed(backend: MemoryBackend) -> None:
+    faulty = FaultyBackend(backend)
+    async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
+        agent = await host.create_session()
+        session_id = agent.session.id
+        await host.close_session(session_id)
+        # The marker's append lands, then its acknowledgement is lost.
+        faulty.fail("append", after_write=True, times=None)
+        with pytest.raises(FlushError):
+            await host.resume(session_id)
+        assert [event.type for event in await backend.read(session_id)] == [END_SEED]
+        faulty.clear()
+        resumed, made_live = await host.resume(session_id)
+        assert made_live
+        assert [event.type for event in resumed.session.events] == [END_SEED]
+        await host.close_session(session_id)
+        again, _ = await host.resume(session_id)  # an ordinary resume marks its lifecycle
+        assert [event.type for event in again.session.events] == [END_SEED, END_SEED]
+
+
+async def test_storage_health_lists_the_sessions_whose_writes_fail(
+    backend: MemoryBackend,
+) -> None:
+    faulty = FaultyBackend(backend)
+    clock = FakeClock()
+    async with Host(backend=faulty, model=EchoModel(), clock=clock) as host:
+        agent = await host.create_session()
+        assert host.storage_health().ok
+        faulty.fail("append", times=None)
+        host.store.append(agent.session, "test/a", {})
+        host.store.append(agent.session, "test/b", {})
+        with anyio.fail_after(5):
+            while host.storage_health().ok:
+                await anyio.lowlevel.checkpoint()
+        health = host.storage_health()
+        assert [item.session_id for item in health.degraded] == [agent.session.id]
+        assert health.unconfirmed_events == 2
+        faulty.clear()
+        assert await host.store.flush(agent.session)
+        assert host.storage_health().ok
+
+
+async def test_closing_the_host_names_the_sessions_it_could_not_store(
+    backend: MemoryBackend,
+) -> None:
+    faulty = FaultyBackend(backend)
+    clock = FakeClock()
+    host = Host(backend=faulty, model=EchoModel(), clock=clock, close_retry_seconds=1.0)
+
+    async def advance() -> None:
+        while True:  # whoever waits to retry, let the fake time pass
+            await anyio.lowlevel.checkpoint()
+            if clock.sleeping:
+                clock.advance(max(clock.sleeps))
+
+    async with anyio.create_task_group() as group:
+        async with host:
+            stored = await host.create_session()
+            unstored = await host.create_session()
+            faulty.fail("append", times=None, session_id=unstored.session.id)
+            host.store.append(unstored.session, "test/a", {})
+            host.store.append(stored.session, "test/a", {})
+            group.start_soon(advance)
+        group.cancel_scope.cancel()
+    assert host.unstored == [unstored.session.id]
+    assert len(await backend.read(stored.session.id)) == 1
+    assert await backend.read(unstored.session.id) == []
+
+
 # -- start-up unwinds like closing ------------------------------------------------
 
 

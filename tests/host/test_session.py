@@ -349,16 +349,27 @@ def test_fork_validates_the_child_id() -> None:
 
 def test_resume_rebuilds_the_stored_log_and_appends_an_end_seed() -> None:
     stored_header = header(delegationDepth=0)
-    stored = [event(0), event(1, type=END_SEED, data={})]
+    stored = [event(0), event(1, type=END_SEED, data={}), event(2)]
     first = Session.resume(stored_header, stored, resumed_at=50)
     second = Session.resume(stored_header, stored, resumed_at=60)
 
     assert first.header is stored_header
-    assert list(first.events[:2]) == stored
-    assert first.events[2] == SessionEvent(seq=2, type=END_SEED, time=50, data={})
+    assert list(first.events[:3]) == stored
+    assert first.events[3] == SessionEvent(seq=3, type=END_SEED, time=50, data={})
     assert first.fold_start == 0
     assert first is not second
-    assert second.events[2].time == 60
+    assert second.events[3].time == 60
+
+
+def test_a_resume_retried_after_its_marker_was_stored_does_not_append_a_second() -> None:
+    stored = [event(0), SessionEvent(seq=1, type=END_SEED, time=50, data={})]
+    retried = Session.resume(header(), stored, resumed_at=60, marker=stored[1])
+    assert list(retried.events) == stored
+    # Any other marker at the end (an earlier lifecycle) gets a new one after it.
+    other = SessionEvent(seq=1, type=END_SEED, time=49, data={})
+    assert len(Session.resume(header(), stored, resumed_at=60, marker=other)) == 3
+    assert len(Session.resume(header(), stored, resumed_at=60)) == 3
+    assert len(Session.resume(header(), [], resumed_at=60, marker=other)) == 1
 
 
 def test_resumed_fork_still_folds_from_its_seed_length() -> None:

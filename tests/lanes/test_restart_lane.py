@@ -436,11 +436,17 @@ def check_no_redelivery(web: WebHost, session_id: str, *, marker_id: str) -> Non
 
     def marker_turn_ended(page: Page) -> bool:
         fired = changes(page["events"], "dispatch", start=end_seed)
-        return bool(fired) and any(
-            e["type"] == "turn/end"
-            and e["data"] == {"status": "ok"}
-            and e["seq"] > fired[-1]["seq"]
-            for e in page["events"]
+        # An attached page shows a receipt only once its dispatch is durable, which
+        # may trail the live events the turn appended after it.
+        return (
+            bool(fired)
+            and str(fired[-1]["seq"]) in page["views"]
+            and any(
+                e["type"] == "turn/end"
+                and e["data"] == {"status": "ok"}
+                and e["seq"] > fired[-1]["seq"]
+                for e in page["events"]
+            )
         )
 
     page = wait_history(web, session_id, marker_turn_ended, what=f"the marker of {session_id}")

@@ -18,6 +18,9 @@ instruments, each switched on by an environment variable:
   `<event>\\t<path>` for every file the process opens, lists, creates,
   renames, links or removes, so a test can prove what the server touched.
 
+- `DSH_TEST_FULL_DISK_FLAG` (with `DSH_TEST_FULL_DISK_ROOT`): while the flag
+  file exists, every `os.write` to a file under the root fails with ENOSPC: a
+  full disk where no real small one can be mounted (`tests/support/fulldisk.py`).
 - `DSH_TEST_KILL_AT`: the process SIGKILLs itself at one exact point of the
   first reminder delivery: `after-dispatch-append` (the reminder is queued
   and its dispatch appended, nothing of it durable yet: the at-least-once
@@ -156,7 +159,19 @@ def install_kill(point: str) -> None:
     ScheduleLedger.barrier = barrier_then_maybe_die  # type: ignore[method-assign]
 
 
+def install_full_disk(flag: str, root: str) -> None:
+    """`os.write` under `root` fails with ENOSPC while `flag` exists."""
+    from pathlib import Path
+
+    from tests.support.fulldisk import simulated_write
+
+    os.write = simulated_write(os.write, Path(flag), Path(root))  # type: ignore[assignment]
+
+
 def main() -> int:
+    full_disk = os.environ.get("DSH_TEST_FULL_DISK_FLAG")
+    if full_disk:
+        install_full_disk(full_disk, os.environ["DSH_TEST_FULL_DISK_ROOT"])
     clock = os.environ.get("DSH_TEST_CLOCK_FILE")
     if clock:
         install_clock(clock)

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+from collections.abc import Collection, Iterator
+
 import pytest
 
-from dsh.session import Session
+from dsh.session import Session, SessionEvent, SessionLog
 from dsh_tool_schedule.presentation import schedule_reminder_presentation
 
 from .conftest import dispatches
@@ -95,3 +97,43 @@ def test_a_cold_session_built_from_storage_is_read_like_a_live_one() -> None:
     live = session(create("rem-1"), dispatch("rem-1"))
     cold = Session(live.header.model_copy(), list(live.events))
     assert schedule_reminder_presentation(cold, 1) == receipt("stretch")
+
+
+class ReadingLog:
+    """A `SessionLog` over a Session that records which events were handed out."""
+
+    def __init__(self, inner: Session) -> None:
+        self.inner = inner
+        self.header = inner.header
+        self.id = inner.id
+        self.fold_start = inner.fold_start
+        self.read: list[int] = []
+
+    def __len__(self) -> int:
+        return len(self.inner)
+
+    def event(self, seq: int) -> SessionEvent:
+        self.read.append(seq)
+        return self.inner.event(seq)
+
+    def scan(
+        self,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+        reverse: bool = False,
+    ) -> Iterator[SessionEvent]:
+        for event in self.inner.scan(start, stop, types=types, reverse=reverse):
+            self.read.append(event.seq)
+            yield event
+
+
+def test_a_receipt_reads_only_its_dispatch_and_the_schedule_events_back_to_its_create() -> None:
+    many = [user(f"message {n}") for n in range(200)]
+    log = session(create("rem-1", prompt="old"), *many, create("rem-2"), user(), dispatch("rem-2"))
+    reading = ReadingLog(log)
+    assert isinstance(reading, SessionLog)
+
+    assert schedule_reminder_presentation(reading, len(log) - 1) == receipt("stretch", rid="rem-2")
+    assert reading.read == [len(log) - 1, len(log) - 3]

@@ -21,15 +21,17 @@ from __future__ import annotations
 import argparse
 import functools
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
+from .. import commands
 from ..commands import Streams, add_store_options, data_dir_of
 from ..datadir import DATA_DIR_ENV, default_data_dir
 from ..models.registry import ModelSettingsError, check_host, check_model
 from ..overlay import Overlay, OverlayError, load_overlay
+from ..persistence.stores import StoreChoice, StoreError
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -53,6 +55,7 @@ __all__ = [
     "overlay_of",
     "overlay_path",
     "parse",
+    "store_of",
 ]
 
 EXIT_OK = 0
@@ -195,7 +198,19 @@ def command_word(argv: Sequence[str]) -> tuple[str | None, Path | None]:
 
 
 add_data_dir_option = add_store_options
-"""Add `--data-dir DIR`; read it back with `data_dir_of(args)` (`dsh.commands`)."""
+"""Add `--data-dir DIR` and `--store URL`; read them back with `store_of(args)`
+(`dsh.commands`), or the data dir alone with `data_dir_of(args)`."""
+
+
+def store_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> StoreChoice:
+    """The store `--store` (else `$DSH_STORE`, else `jsonl:<data dir>`) selects.
+
+    Raises `CommandError` (exit 1) naming what is wrong with the URL.
+    """
+    try:
+        return commands.store_of(args, environ)
+    except StoreError as error:
+        raise CommandError(str(error)) from error
 
 
 def add_overlay_option(

@@ -28,6 +28,7 @@ from ..models.absent import AbsentModel
 from ..overlay import OverlayError, load_overlay
 from ..persistence.backend import StorageError
 from ..persistence.memory import MemoryBackend
+from ..persistence.stores import StoreError
 from .app import Command, CommandError, build_parser, parse
 
 __all__ = ["as_command", "run_with_plugins"]
@@ -78,5 +79,5 @@ def run_with_plugins(
 
     try:
         return anyio.run(main)
-    except (PluginError, HostError, StorageError, OSError) as error:
+    except (PluginError, HostError, StorageError, StoreError, OSError) as error:
         raise CommandError(str(error)) from error

@@ -1,26 +1,37 @@
-"""`dsh sessions list` and `dsh sessions show ID`: read stored Sessions.
+"""`dsh sessions list`, `show ID` and `restore ID`: stored Sessions from the command line.
 
-Both only read the data directory (`--data-dir`, else `$DSH_DATA_DIR`, else
-`~/.local/share/dsh`) through the JSONL backend; they create nothing, and a
-directory with no `sessions/` folder simply holds no Sessions. They read what
-is stored, so a Session that is live in a running host shows its durable
-prefix. `show` exits 1 for an unknown id and 2 for a malformed one; storage
-errors (such as a corrupt line) exit 1 with a message naming the file.
+All three use the same store `dsh web` does (`--store URL`, else
+`$DSH_STORE`, else `jsonl:<data dir>`; the data dir is `--data-dir`, else
+`$DSH_DATA_DIR`, else `~/.local/share/dsh`) and take no lock, so they work
+while a `dsh web` runs. `list` and `show` only read: they create nothing, a
+store with no `sessions/` folder simply holds no Sessions, and a Session that
+is live in a running host shows its durable prefix. A file `list` skips (not
+a readable log) is named on stderr as a warning. `restore` brings a Session
+back from the trash (where deleting it put it).
+
+`show` and `restore` exit 1 for an unknown id and 2 for a malformed one;
+storage errors (such as a corrupt line) exit 1 with a message naming the file.
 """
 
 from __future__ import annotations
 
 import argparse
 from collections.abc import Awaitable, Callable
-from pathlib import Path
 from typing import TypeVar
 
 import anyio
 
-from ..persistence.backend import StorageError, StoredSession
-from ..persistence.jsonl import JsonlBackend
+from ..persistence.backend import Backend, StorageError, StoredSession
+from ..persistence.stores import StoreChoice
 from ..session import InvalidSessionId, Lineage, SessionHeader, validate_session_id
-from .app import EXIT_OK, Command, CommandError, Streams, add_data_dir_option, data_dir_of
+from .app import (
+    EXIT_OK,
+    Command,
+    CommandError,
+    Streams,
+    add_data_dir_option,
+    store_of,
+)
 from .events import summarize, utc
 
 __all__ = ["COMMAND"]
@@ -33,7 +44,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     listing = actions.add_parser(
         "list", help="list stored Sessions", description="List stored Sessions, by id."
     )
-    add_data_dir_option(listing)
+    add_data_dir_option(listing)  # and --store
     listing.set_defaults(run=_list)
     show = actions.add_parser(
         "show",
@@ -43,9 +54,17 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     show.add_argument("id", type=_session_id, metavar="ID", help="the Session id")
     add_data_dir_option(show)
     show.set_defaults(run=_show)
+    restore = actions.add_parser(
+        "restore",
+        help="bring a deleted Session back from the trash",
+        description="Bring a deleted Session back from the trash, unchanged.",
+    )
+    restore.add_argument("id", type=_session_id, metavar="ID", help="the Session id")
+    add_data_dir_option(restore)
+    restore.set_defaults(run=_restore)
 
 
-COMMAND = Command(name="sessions", help="read stored Sessions", configure=_configure)
+COMMAND = Command(name="sessions", help="read (and restore) stored Sessions", configure=_configure)
 
 
 def _session_id(value: str) -> str:
@@ -55,26 +74,27 @@ def _session_id(value: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from error
 
 
-def _read(data_dir: Path, operation: Callable[[JsonlBackend], Awaitable[T]]) -> T:
-    backend = JsonlBackend(data_dir)
+def _use(store: StoreChoice, streams: Streams, operation: Callable[[Backend], Awaitable[T]]) -> T:
+    backend = store.open()
 
-    async def read() -> T:
+    async def run() -> T:
         try:
             return await operation(backend)
         finally:
             await backend.aclose()
 
     try:
-        return anyio.run(read)
-    except (StorageError, OSError) as error:
+        with streams.warnings():
+            return anyio.run(run)
+    except (StorageError, OSError) as error:  # SessionNotFound, SessionExists, CorruptLog, …
         raise CommandError(str(error)) from error
 
 
 def _list(args: argparse.Namespace, streams: Streams) -> int:
-    data_dir = data_dir_of(args)
-    summaries = _read(data_dir, lambda backend: backend.list())
+    store = store_of(args)
+    summaries = _use(store, streams, lambda backend: backend.list())
     if not summaries:
-        streams.note(f"no sessions in {data_dir}")
+        streams.note(f"no sessions in {store.describe()}")
         return EXIT_OK
     streams.table(
         ["ID", "CREATED (UTC)", "EVENTS", "LINEAGE"],
@@ -87,13 +107,21 @@ def _list(args: argparse.Namespace, streams: Streams) -> int:
 
 
 def _show(args: argparse.Namespace, streams: Streams) -> int:
-    data_dir = data_dir_of(args)
+    store = store_of(args)
     session_id: str = args.id
-    stored = _read(data_dir, lambda backend: backend.inspect(session_id))
+    stored = _use(store, streams, lambda backend: backend.inspect(session_id))
     if stored is None:
-        raise CommandError(f"no session {session_id!r} in {data_dir}")
+        raise CommandError(f"no session {session_id!r} in {store.describe()}")
     _write_header(streams, stored)
     _write_events(streams, stored)
+    return EXIT_OK
+
+
+def _restore(args: argparse.Namespace, streams: Streams) -> int:
+    store = store_of(args)
+    session_id: str = args.id
+    _use(store, streams, lambda backend: backend.restore(session_id))
+    streams.line(f"restored session {session_id}")
     return EXIT_OK
 
 

@@ -1,11 +1,12 @@
 """`dsh web`: serve the browser client and the HTTP API (DESIGN §11).
 
-    dsh web [--overlay PATH] [--data-dir DIR] [--host 127.0.0.1] [--port 8765]
-            [--model demo|absent|openai|scripted:PATH] [--allow-host NAME[:PORT]]...
-            [--access-log]
+    dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
+            [--port 8765] [--model demo|absent|openai|scripted:PATH]
+            [--allow-host NAME[:PORT]]... [--access-log] [--stop-grace SECONDS]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
-wins over it, and `demo` is the default. Serving itself lives in
+wins over it, and `demo` is the default. `--store` (else `$DSH_STORE`) picks
+the store, `jsonl:<data dir>` by default. Serving itself lives in
 `dsh.web.launch`.
 """
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 import argparse
 
-from ..web.launch import DEFAULT_MODEL, LaunchError, run_web
+from ..web.launch import CLOSE_RETRY_SECONDS, DEFAULT_MODEL, LaunchError, run_web
 from ..web.settings import DEFAULT_HOST, DEFAULT_PORT
 from .app import (
     Command,
@@ -22,9 +23,9 @@ from .app import (
     add_data_dir_option,
     add_model_option,
     add_overlay_option,
-    data_dir_of,
     model_of,
     overlay_of,
+    store_of,
 )
 
 __all__ = ["COMMAND"]
@@ -34,7 +35,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     add_overlay_option(
         parser, help="an overlay file, or a directory holding overlay.toml (default: no plugins)"
     )
-    add_data_dir_option(parser)
+    add_data_dir_option(parser)  # and --store
     parser.add_argument(
         "--host", default=DEFAULT_HOST, help=f"address to bind (default: {DEFAULT_HOST})"
     )
@@ -57,21 +58,41 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="log one line per HTTP request (the access token is redacted from it)",
     )
+    parser.add_argument(
+        "--stop-grace",
+        type=_seconds,
+        default=CLOSE_RETRY_SECONDS,
+        metavar="SECONDS",
+        help="on stop, how long to keep retrying writes storage refused "
+        f"(default: {CLOSE_RETRY_SECONDS:g})",
+    )
     parser.set_defaults(run=_run)
+
+
+def _seconds(value: str) -> float:
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number of seconds: {value!r}") from None
+    if not 0 <= seconds <= 3600:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0..3600 seconds")
+    return seconds
 
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     overlay = overlay_of(args)
+    store = store_of(args)
     try:
         return run_web(
             overlay=overlay,
-            data_dir=data_dir_of(args),
+            store=store,
             model=model_of(args, overlay, default=DEFAULT_MODEL),
             host=args.host,
             port=args.port,
             allowed_hosts=args.allow_host,
             access_log=args.access_log,
             stdout=streams.out,
+            stop_grace=args.stop_grace,
         )
     except LaunchError as error:
         raise CommandError(str(error)) from error

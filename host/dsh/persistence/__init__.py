@@ -10,23 +10,36 @@ from .backend import (
     Backend,
     CorruptLog,
     IntegrityError,
+    LogChanged,
+    LogMark,
     SessionExists,
     SessionNotFound,
     StorageError,
     StoredSession,
     StoredSummary,
 )
-from .coordinator import CoordinatorClosed, DivergedLog, PersistenceCoordinator
-from .jsonl import JsonlBackend
+from .coordinator import (
+    Backoff,
+    CoordinatorClosed,
+    DivergedLog,
+    PersistenceCoordinator,
+    Unconfirmed,
+)
+from .jsonl import DataDirBusy, DataDirLock, JsonlBackend
 from .memory import MemoryBackend
 
 __all__ = [
     "Backend",
+    "Backoff",
     "CoordinatorClosed",
     "CorruptLog",
+    "DataDirBusy",
+    "DataDirLock",
     "DivergedLog",
     "IntegrityError",
     "JsonlBackend",
+    "LogChanged",
+    "LogMark",
     "MemoryBackend",
     "PersistenceCoordinator",
     "SessionExists",
@@ -34,4 +47,5 @@ __all__ = [
     "StorageError",
     "StoredSession",
     "StoredSummary",
+    "Unconfirmed",
 ]

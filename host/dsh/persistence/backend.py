@@ -13,32 +13,52 @@ The rules every backend keeps (the contract suite in
   the given prefix, or it does not exist at all. It refuses an existing id.
 - `append` is one atomic, durable batch that must continue exactly at the
   stored cursor; anything else raises `IntegrityError` and stores nothing.
-- `cursor` and `inspect` report what is really stored. A crash artefact (a
-  torn last record) is not part of the stored Session; a malformed record that
-  is not a torn tail raises `CorruptLog`.
+- `cursor`, `header`, `read`, `mark` and `inspect` report what is really
+  stored. A crash artefact (a torn last record) is not part of the stored
+  Session; a malformed record that is not a torn tail raises `CorruptLog`
+  when it is read.
+- Reads are ranged and cheap (second edition): `header` and `cursor` decode
+  no events, `read(id, start, stop, types=…)` decodes only the events it
+  returns, and `list` decodes no log. The defaults below derive them from
+  `inspect`, which is correct but reads everything; real backends override
+  them (the JSONL backend through its line index).
+- `mark` pairs the cursor with an *incarnation*: an opaque value that stays
+  equal while the log only grows by this backend's appends and changes when
+  storage notices the log changed any other way (rewritten, truncated,
+  replaced, restored). None means the backend cannot tell, and a reader must
+  verify again every time.
+- `trash` takes a Session out of the store (it is no longer listed or read)
+  without destroying it; `restore` brings it back unchanged.
 - A method that raised may or may not have taken effect (a commit can succeed
-  and its acknowledgement fail). Callers that need to know ask `cursor`.
+  and its acknowledgement fail). Callers that need to know ask `cursor` and
+  compare what `read` returns.
 """
 
 from __future__ import annotations
 
 import abc
-from collections.abc import Sequence
+from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..session import Lineage, SessionEvent, SessionHeader, validate_session_id
+from .summary import SummaryFacts
 
 __all__ = [
     "Backend",
     "CorruptLog",
+    "Events",
     "IntegrityError",
+    "LogChanged",
+    "LogMark",
     "SessionExists",
     "SessionNotFound",
     "StorageError",
     "StoredSession",
     "StoredSummary",
     "check_contiguous",
+    "select_events",
+    "summarize",
 ]
 
 
@@ -53,12 +73,27 @@ class StoredSession:
 
 @dataclass(frozen=True, slots=True)
 class StoredSummary:
-    """One line of `Backend.list()`: enough to show a Session without reading its events."""
+    """One line of `Backend.list()`: enough to show a Session without reading its events.
+
+    `title` and `preview` follow `dsh.persistence.summary` (the latest
+    `session/title`, the first line of the person's first message).
+    """
 
     id: str
     created_at: int
     length: int
     lineage: Lineage | None
+    title: str | None = None
+    preview: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class LogMark:
+    """Where a stored log stands: its `length` and its `incarnation` (see the module
+    docstring; None when the backend cannot tell a rewrite from an append)."""
+
+    length: int
+    incarnation: Hashable | None
 
 
 class StorageError(Exception):
@@ -70,7 +105,7 @@ class SessionExists(StorageError):
 
 
 class SessionNotFound(StorageError):
-    """`append` was asked to extend a Session that is not stored."""
+    """`append`, `read`, `trash` or `restore` was asked about a Session that is not there."""
 
 
 class IntegrityError(StorageError):
@@ -86,6 +121,12 @@ class IntegrityError(StorageError):
         self.got = got
 
 
+class LogChanged(StorageError):
+    """The stored log changed since this backend last wrote it, other than by its own
+    appends (another process, a restore, an editor). Nothing was stored; the next
+    call works from what storage holds now, so a caller compares before continuing."""
+
+
 class CorruptLog(StorageError):
     """A stored record is malformed and is not a torn tail (a crash artefact)."""
 
@@ -96,11 +137,45 @@ class CorruptLog(StorageError):
         self.reason = reason
 
 
+def summarize(header: SessionHeader, events: Sequence[SessionEvent]) -> StoredSummary:
+    """The summary of a log held in memory (what `list()` reports for it)."""
+    facts = SummaryFacts().add_all(events)
+    return StoredSummary(
+        id=header.id,
+        created_at=header.created_at,
+        length=len(events),
+        lineage=header.lineage,
+        title=facts.title,
+        preview=facts.preview,
+    )
+
+
+def select_events(
+    events: Sequence[SessionEvent],
+    start: int,
+    stop: int | None,
+    types: Collection[str] | None,
+) -> Events:
+    """The events of `events` (seqs 0, 1, …) that `read(start, stop, types=…)` returns."""
+    if start < 0:
+        raise ValueError(f"read: start must be at least 0, not {start}")
+    end = len(events) if stop is None else min(stop, len(events))
+    chosen = events[start:end] if start < end else ()
+    if types is None:
+        return list(chosen)
+    wanted = set(types)
+    return [event for event in chosen if event.type in wanted]
+
+
 def check_contiguous(session_id: str, events: Sequence[SessionEvent], start: int) -> None:
     """Raise `IntegrityError` unless `events` carry seqs `start, start + 1, …`."""
     for offset, event in enumerate(events):
         if event.seq != start + offset:
             raise IntegrityError(session_id, start + offset, event.seq)
+
+
+# What `read` returns, spelled once here: inside a `Backend`, `list` is a method.
+Events = list[SessionEvent]
 
 
 class Backend(abc.ABC):
@@ -138,7 +213,61 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     async def list(self) -> list[StoredSummary]:
-        """A summary of every stored Session, sorted by id."""
+        """A summary of every stored Session, sorted by id, decoding no log.
+
+        Something in storage that is not a readable Session is skipped (and
+        reported to the log by the backend), never an error for the whole list.
+        """
+
+    async def header(self, session_id: str) -> SessionHeader | None:
+        """The stored header, or None if the Session is not stored. Decodes no events."""
+        stored = await self.inspect(session_id)
+        return None if stored is None else stored.header
+
+    async def read(
+        self,
+        session_id: str,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+    ) -> Events:
+        """The stored events with `start <= seq < stop` (`stop` None: to the end), oldest
+        first, only those whose type is in `types` when given.
+
+        A range past the stored end is cut at the end. Raises `SessionNotFound`,
+        `ValueError` for a negative `start`, `CorruptLog` if a record it must
+        return is malformed, `StorageError`.
+        """
+        stored = await self.inspect(session_id)
+        if stored is None:
+            raise SessionNotFound(f"session {session_id} is not stored")
+        return select_events(stored.events, start, stop, types)
+
+    async def mark(self, session_id: str) -> LogMark | None:
+        """The stored length with the log's incarnation, or None if it is not stored."""
+        cursor = await self.cursor(session_id)
+        return None if cursor is None else LogMark(cursor, None)
+
+    async def trash(self, session_id: str) -> None:
+        """Take the Session out of the store, keeping it for `restore`.
+
+        Afterwards it is not listed and reads as not stored. Raises
+        `SessionNotFound`, `SessionExists` if the trash already holds that id,
+        `StorageError`. The default refuses: the backend keeps no trash.
+        """
+        validate_session_id(session_id)
+        raise StorageError(f"{type(self).__name__} has no trash; session {session_id} stays")
+
+    async def restore(self, session_id: str) -> None:
+        """Bring a trashed Session back, unchanged.
+
+        Raises `SessionNotFound` if the trash does not hold it, `SessionExists`
+        if a stored Session already has that id, `StorageError`. The default
+        refuses: the backend keeps no trash.
+        """
+        validate_session_id(session_id)
+        raise StorageError(f"{type(self).__name__} has no trash to restore {session_id} from")
 
     async def release(self, session_id: str) -> None:
         """Free per-Session resources (open files, cached cursors); storage is unchanged.

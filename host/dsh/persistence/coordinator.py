@@ -4,40 +4,57 @@
 the Session's store listener. The controller writes eagerly and acknowledges
 durability only for what the backend has confirmed:
 
-- Its queue is the Session itself: everything from the confirmed cursor to
-  the end of the append-only log. `on_append` only wakes the writer; nothing
-  is copied, and a failed batch is "retained" simply because the confirmed
-  cursor did not move.
-- One writer task per Session writes everything pending as one batch (one
-  backend call, so one fsync for JSONL); events appended meanwhile form the
-  next batch. A flush never waits for more than two batches.
-- The first write creates the Session in storage with exactly the immutable
-  prefix `[0, seed_end)` (the controller keeps only that scalar). If storage
-  already holds the id — a resumed Session, or an earlier creation whose
-  acknowledgement was lost — the controller proves the stored log is this
-  Session's prefix (same header identity, equal events) and continues from its
-  cursor; a different log under the same id is a `DivergedLog`, never
-  overwritten or extended.
-- After a failed write the outcome is unknown (a commit may have succeeded and
-  its acknowledgement failed), so the next attempt first asks the backend for
-  its real cursor and writes only what is missing: no duplicated prefix, no
-  lost suffix.
-- A failure stops eager writing until the next `flush`, which retries: the
-  caller's flushes are the retry policy, so a broken disk is not hammered.
-- `flush` returns True only once storage holds the Session and every event
-  before the flush's boundary (`len(session)` at entry) is confirmed; it
-  raises `StorageError` if a write attempt fails while it waits. It never
-  returns False: this listener either acknowledges or raises.
+1. Its queue is the Session itself: everything from the confirmed cursor to
+   the end of the append-only log. `on_append` only wakes the writer; nothing
+   is copied, and a failed batch is "retained" simply because the confirmed
+   cursor did not move.
+2. One writer task per Session writes everything pending as one batch (one
+   backend call); events appended meanwhile form the next batch. A flush
+   never waits for more than two batches.
+3. The first write creates the Session in storage with exactly the immutable
+   prefix `[0, seed_end)` (the controller keeps only that scalar). If storage
+   already holds the id — a resumed Session, or an earlier creation whose
+   acknowledgement was lost — the controller proves the stored log is this
+   Session's prefix (same header identity, equal events) and continues from its
+   cursor; a different log under the same id is a `DivergedLog`, never
+   overwritten or extended.
+4. **Recovery compares content.** After a failed write the outcome is unknown
+   (a commit may have succeeded and its acknowledgement failed), so the next
+   attempt asks the backend for its `mark` and reads back what it holds
+   beyond the confirmed cursor: only events equal to the live ones are
+   confirmed, and only the missing suffix is written. A count that matches is
+   never enough. If the log's incarnation changed since the controller last
+   proved it (it was rewritten or replaced), the whole stored log is compared
+   again. Anything that differs is a `DivergedLog`.
+5. **Retries on its own.** After a failure the writer retries with bounded
+   exponential backoff (`Backoff`, on the coordinator's clock) until the
+   write succeeds or the Session is detached; a `flush` retries at once. An
+   *episode* of failures is logged once when it starts and once when it
+   ends, never per attempt. A `DivergedLog` is not retried in the background:
+   nothing would change it.
+6. `flush` returns True only once storage holds the Session and every event
+   before the flush's boundary (`len(session)` at entry) is confirmed; it
+   raises `StorageError` if a write attempt fails while it waits. It never
+   returns False: this listener either acknowledges or raises.
+7. **Detaching** makes a final attempt and keeps retrying for at most
+   `close_retry_seconds` (of backoff) before giving up; the events it could
+   not store are named in the `StorageError` it raises. `abandon` detaches
+   without writing anything more (a creation answered with an error).
+
+`unconfirmed()` reports the Sessions in a failure episode that hold events
+storage has not confirmed: what `/api/health` calls degraded.
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Hashable, Sequence
+from dataclasses import dataclass
 
 import anyio
 from anyio.abc import TaskGroup
 
+from ..clock import Clock, SystemClock
 from ..errors import raise_errors
 from ..scope import Disposer
 from ..session import Session, SessionEvent, validate_session_id
@@ -45,9 +62,18 @@ from ..store import SessionStore
 from ..tasks import TaskSet
 from .backend import Backend, SessionExists, StorageError, StoredSession, StoredSummary
 
-__all__ = ["CoordinatorClosed", "DivergedLog", "PersistenceCoordinator"]
+__all__ = [
+    "Backoff",
+    "CoordinatorClosed",
+    "DivergedLog",
+    "PersistenceCoordinator",
+    "Unconfirmed",
+]
 
 log = logging.getLogger(__name__)
+
+# Recovery reads back at most this many events per backend call.
+_VERIFY_CHUNK = 1_000
 
 
 class CoordinatorClosed(RuntimeError):
@@ -58,16 +84,58 @@ class DivergedLog(StorageError):
     """Storage holds a log under this Session's id that is not a prefix of it."""
 
 
+@dataclass(frozen=True, slots=True)
+class Backoff:
+    """How long the writer waits before retry `n` (0-based): `first × factor^n`, at most `cap`."""
+
+    first: float = 0.1
+    factor: float = 2.0
+    cap: float = 5.0
+
+    def delay(self, attempt: int) -> float:
+        return min(self.cap, self.first * self.factor ** min(attempt, 64))
+
+
+@dataclass(frozen=True, slots=True)
+class Unconfirmed:
+    """A Session whose writes are failing: events `[first, end)` are not confirmed stored
+    (`first` is 0 while its creation is not confirmed). `attempts` failed so far."""
+
+    session_id: str
+    first: int
+    end: int
+    attempts: int
+    error: str
+
+    @property
+    def count(self) -> int:
+        return self.end - self.first
+
+
 class PersistenceCoordinator:
     """Keeps one controller per attached live Session and reads cold ones.
 
     Writer tasks run in `group` (through a `TaskSet`), so they belong to the
-    owner of that group; `aclose()` stops every one of them.
+    owner of that group; `aclose()` stops every one of them. `clock` times
+    the retries (`backoff`); `close_retry_seconds` bounds how long detaching
+    a Session keeps retrying.
     """
 
-    def __init__(self, store: SessionStore, backend: Backend, group: TaskGroup) -> None:
+    def __init__(
+        self,
+        store: SessionStore,
+        backend: Backend,
+        group: TaskGroup,
+        *,
+        clock: Clock | None = None,
+        backoff: Backoff | None = None,
+        close_retry_seconds: float = 0.0,
+    ) -> None:
         self.store = store
         self.backend = backend
+        self.clock: Clock = clock or SystemClock()
+        self.backoff = backoff or Backoff()
+        self.close_retry_seconds = close_retry_seconds
         self._tasks = TaskSet(group, "persistence")
         self._controllers: dict[Session, _Controller] = {}
         self._closed = False
@@ -92,7 +160,7 @@ class PersistenceCoordinator:
             raise ValueError(
                 f"session {session.id}: seed_end {seed_end} is outside [0, {len(session)}]"
             )
-        controller = _Controller(session, self.backend, seed_end)
+        controller = _Controller(session, self, seed_end)
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
         self._tasks.start_soon(controller.run, name=f"persistence writer {session.id}")
@@ -100,9 +168,19 @@ class PersistenceCoordinator:
         async def detach() -> None:
             if self._controllers.get(session) is controller:
                 del self._controllers[session]
-                await controller.close()
+                await controller.close(retry_seconds=self.close_retry_seconds)
 
         return detach
+
+    async def abandon(self, session: Session) -> None:
+        """Detach `session` without writing anything more (its creation failed).
+
+        Whatever storage already holds stays; the caller decides what to do
+        with it.
+        """
+        controller = self._controllers.pop(session, None)
+        if controller is not None:
+            await controller.close(retry_seconds=0.0, write=False)
 
     def is_attached(self, session: Session) -> bool:
         return session in self._controllers
@@ -117,6 +195,11 @@ class PersistenceCoordinator:
         controller = self._controllers.get(session)
         return 0 if controller is None else controller.durable_length
 
+    def unconfirmed(self) -> list[Unconfirmed]:
+        """Every attached Session whose writes are failing, with what is not stored."""
+        found = (controller.unconfirmed() for controller in self._controllers.values())
+        return [item for item in found if item is not None]
+
     async def read(self, session_id: str) -> StoredSession | None:
         """A cold read of what storage holds for `session_id` (None if nothing).
 
@@ -129,7 +212,7 @@ class PersistenceCoordinator:
         return await self.backend.list()
 
     async def aclose(self) -> None:
-        """Make a final flush attempt for every attached Session, then detach all.
+        """Detach every attached Session (each retrying as `detach` does), concurrently.
 
         Every Session is detached and every writer stopped even if some final
         flushes fail; the failures are raised afterwards (one as itself,
@@ -140,7 +223,7 @@ class PersistenceCoordinator:
 
         async def detach(controller: _Controller) -> None:
             try:
-                await controller.close()
+                await controller.close(retry_seconds=self.close_retry_seconds)
             except Exception as error:
                 errors.append(error)
 
@@ -157,17 +240,23 @@ class PersistenceCoordinator:
 class _Controller:
     """The write path of one live Session (a `SessionListener`)."""
 
-    def __init__(self, session: Session, backend: Backend, seed_end: int) -> None:
+    def __init__(self, session: Session, owner: PersistenceCoordinator, seed_end: int) -> None:
         self.session = session
-        self._backend = backend
+        self._backend = owner.backend
+        self._clock = owner.clock
+        self._backoff = owner.backoff
         self._seed_end = seed_end
         self._created = False  # storage is known to hold this Session
         self._confirmed = 0  # events known to be stored (when created)
-        self._in_doubt = False  # the last write failed: re-read the cursor first
-        self._fault: Exception | None = None  # suspends eager writing until a flush
+        self._incarnation: Hashable | None = None  # of the log when it was last proven
+        self._in_doubt = False  # the last write failed: learn what storage holds first
+        self._fault: Exception | None = None  # suspends eager writing until the retry
         self._failures = 0
+        self._episode = 0  # failed attempts since the last success
+        self._diverged = False
         self._closing = False
         self._writing = False  # a task is inside _drive()
+        self._retry: anyio.CancelScope | None = None
         self._wakeup = anyio.Event()
         self._changed = anyio.Event()
         self._stopped = anyio.Event()
@@ -179,6 +268,16 @@ class _Controller:
     def durable_length(self) -> int:
         return self._confirmed if self._created else 0
 
+    def unconfirmed(self) -> Unconfirmed | None:
+        if not self._episode:
+            return None
+        first = self.durable_length
+        if self._created and first >= len(self.session):
+            return None
+        return Unconfirmed(
+            self.session.id, first, len(self.session), self._episode, str(self._fault)
+        )
+
     def on_append(self, session: Session, event: SessionEvent) -> None:
         self._wakeup.set()
 
@@ -188,14 +287,11 @@ class _Controller:
         self._fault = None  # a failed batch is retried by the next flush: this one
         while not self._holds(boundary):
             if self._failures != failures:
-                raise StorageError(
-                    f"session {self.session.id}: events up to seq {boundary - 1} "
-                    f"are not confirmed stored: {self._fault}"
-                ) from self._fault
+                raise StorageError(self._not_stored(boundary)) from self._fault
             if self._stopped.is_set():
                 raise StorageError(
-                    f"session {self.session.id}: persistence stopped before events "
-                    f"up to seq {boundary - 1} were stored"
+                    f"session {self.session.id}: persistence stopped before "
+                    f"{self._range(boundary)} {'was' if boundary <= 1 else 'were'} stored"
                 )
             if self._can_write():
                 # Write in this task rather than hand over to the writer task and
@@ -205,27 +301,56 @@ class _Controller:
                 await self._changed.wait()
         return True
 
+    def _range(self, boundary: int) -> str:
+        """What is unconfirmed below `boundary`, in words with real seqs."""
+        first = self.durable_length
+        if not self._created and first == 0 and boundary == 0:
+            return "its creation"
+        if boundary - first == 1:
+            return f"event {first}"
+        return f"events {first}–{boundary - 1}"
+
+    def _not_stored(self, boundary: int) -> str:
+        if not self._created:
+            what = "its creation" if boundary == 0 else f"its creation and {self._range(boundary)}"
+            return f"session {self.session.id}: storage did not confirm {what}: {self._fault}"
+        return (
+            f"session {self.session.id}: {self._range(boundary)} "
+            f"{'is' if boundary - self._confirmed == 1 else 'are'} not confirmed stored: "
+            f"{self._fault}"
+        )
+
     # -- the write path -----------------------------------------------------
 
     async def run(self) -> None:
-        """The writer task: writes whatever is pending whenever nobody else is."""
+        """The writer task: writes whatever is pending whenever nobody else is, and
+        retries after a failure (see the module docstring)."""
         try:
             while not self._closing:
                 if self._can_write():
                     await self._drive(until=None)
+                elif self._fault is not None and not self._diverged:
+                    await self._wait_to_retry()
                 else:
                     await self._wakeup.wait()
                     self._wakeup = anyio.Event()
                     # Let the tasks the same append woke (live-stream senders) run
-                    # before this write blocks the loop on fsync. Eager writing is not
-                    # latency-bound: a flush that needs it writes inline itself.
+                    # before this write hands its batch to storage. Eager writing is
+                    # not latency-bound: a flush that needs it writes inline itself.
                     await anyio.lowlevel.checkpoint()
         finally:
             self._stopped.set()
             self._notify()
 
+    async def _wait_to_retry(self) -> None:
+        with anyio.CancelScope() as scope:
+            self._retry = scope
+            await self._clock.sleep(self._backoff.delay(self._episode - 1))
+        self._retry = None
+        self._fault = None
+
     def _pending(self) -> bool:
-        """Something must be written (or learnt) and no failure is waiting for a flush."""
+        """Something must be written (or learnt) and no failure is waiting for a retry."""
         unwritten = not self._created or self._in_doubt or self._confirmed < len(self.session)
         return unwritten and self._fault is None
 
@@ -264,64 +389,133 @@ class _Controller:
                 await self._backend.append(self.session.id, batch)
                 self._confirmed = end
         except Exception as error:
-            self._in_doubt = True
-            self._fault = error
-            self._failures += 1
-            log.warning(
-                "session %s: persistence write failed; the next flush retries it: %s",
-                self.session.id,
-                error,
-            )
+            self._failed(error)
         except BaseException:
             self._in_doubt = True  # cancelled mid-write: it may or may not have landed
             raise
+        else:
+            self._recovered()
         finally:
             self._notify()
+
+    def _failed(self, error: Exception) -> None:
+        self._in_doubt = True
+        self._fault = error
+        self._failures += 1
+        self._episode += 1
+        self._diverged = isinstance(error, DivergedLog)
+        if self._diverged:
+            log.error("session %s: writing stopped: %s", self.session.id, error)
+        elif self._episode == 1:
+            log.warning(
+                "session %s: persistence write failed; retrying with backoff until it "
+                "is stored: %s",
+                self.session.id,
+                error,
+            )
+
+    def _recovered(self) -> None:
+        if self._retry is not None:
+            self._retry.cancel()  # storage works again: the writer need not wait any more
+        if self._episode:
+            log.warning(
+                "session %s: stored again after %d failed attempt%s",
+                self.session.id,
+                self._episode,
+                "" if self._episode == 1 else "s",
+            )
+        self._episode = 0
+        self._diverged = False
 
     async def _create(self, end: int) -> None:
         events = self.session.events
         try:
             await self._backend.initialize(self.session.header, events[: self._seed_end])
-            self._confirmed = self._seed_end
         except SessionExists:
             self._confirmed = await self._adopt(end)
+        else:
+            mark = await self._backend.mark(self.session.id)
+            self._incarnation = None if mark is None else mark.incarnation
+            self._confirmed = self._seed_end
         self._created = True
 
     async def _adopt(self, end: int) -> int:
         """Prove the stored log is a prefix of this Session; return its length."""
+        mark = await self._backend.mark(self.session.id)
         stored = await self._backend.inspect(self.session.id)
-        if stored is None:
+        if stored is None or mark is None:
             raise StorageError(
                 f"session {self.session.id}: storage reported it as stored, then found nothing"
             )
         header_matches = stored.header.identity_equals(self.session.header)
         length = len(stored.events)
-        if not header_matches or length > end or not _same(stored.events, self.session.events):
+        live = self.session.events[:length]
+        if not header_matches or length > end or not _same_json(stored.events, live):
             raise DivergedLog(
                 f"session {self.session.id}: storage holds a different log under this id "
                 f"({length} events); refusing to extend or replace it"
             )
+        if mark.length != length:
+            raise StorageError(f"session {self.session.id}: its stored log changed while read")
+        self._incarnation = mark.incarnation
         return length
 
     async def _reconcile(self, end: int) -> None:
-        """After a failure, learn what storage really holds before writing again."""
-        if self._created:
-            cursor = await self._backend.cursor(self.session.id)
-            if cursor is None or cursor < self._confirmed:
-                log.warning(
-                    "session %s: storage lost confirmed events (holds %s of %d); rewriting",
-                    self.session.id,
-                    cursor,
-                    self._confirmed,
-                )
-            if cursor is not None and cursor > end:
-                raise DivergedLog(
-                    f"session {self.session.id}: storage holds {cursor} events, "
-                    f"more than the live {end}"
-                )
-            self._created = cursor is not None
-            self._confirmed = cursor or 0
+        """After a failure, learn what storage really holds before writing again.
+
+        Only events read back and found equal to the live ones are confirmed.
+        """
+        if not self._created:
+            # The creation may have landed: `_create` finds out (and proves it).
+            self._in_doubt = False
+            return
+        mark = await self._backend.mark(self.session.id)
+        if mark is None:
+            log.warning(
+                "session %s: storage lost confirmed events (holds None of %d); rewriting",
+                self.session.id,
+                self._confirmed,
+            )
+            self._created, self._confirmed, self._incarnation = False, 0, None
+            self._in_doubt = False
+            return
+        if mark.length > end:
+            raise DivergedLog(
+                f"session {self.session.id}: storage holds {mark.length} events, "
+                f"more than the live {end}"
+            )
+        same_log = mark.incarnation is not None and mark.incarnation == self._incarnation
+        start = min(self._confirmed, mark.length) if same_log else 0
+        if mark.length < self._confirmed:
+            log.warning(
+                "session %s: storage lost confirmed events (holds %d of %d); rewriting",
+                self.session.id,
+                mark.length,
+                self._confirmed,
+            )
+        await self._verify(start, mark.length)
+        self._confirmed = mark.length
+        self._incarnation = mark.incarnation
         self._in_doubt = False
+
+    async def _verify(self, start: int, stop: int) -> None:
+        """Raise `DivergedLog` unless stored events `[start, stop)` equal the live ones."""
+        if start == 0:
+            header = await self._backend.header(self.session.id)
+            if header is None or not header.identity_equals(self.session.header):
+                raise DivergedLog(
+                    f"session {self.session.id}: storage now holds a different log "
+                    "under this id; refusing to extend or replace it"
+                )
+        for chunk in range(start, stop, _VERIFY_CHUNK):
+            upper = min(chunk + _VERIFY_CHUNK, stop)
+            stored = await self._backend.read(self.session.id, chunk, upper)
+            live = self.session.events[chunk:upper]
+            if len(stored) != upper - chunk or not _same_json(stored, live):
+                raise DivergedLog(
+                    f"session {self.session.id}: storage holds other events than the live "
+                    f"ones in [{chunk}, {upper}); refusing to extend or replace it"
+                )
 
     def _notify(self) -> None:
         self._changed.set()
@@ -329,19 +523,21 @@ class _Controller:
 
     # -- detaching ------------------------------------------------------------
 
-    async def close(self) -> None:
-        """Final flush attempt, then stop the writer and release the backend's resources.
+    async def close(self, *, retry_seconds: float, write: bool = True) -> None:
+        """Store what is pending (retrying for at most `retry_seconds` of backoff), then
+        stop the writer and release the backend's resources.
 
-        Raises `StorageError` (after everything is stopped) if the final flush failed.
+        Raises `StorageError` (after everything is stopped) naming the events
+        that were not stored. With `write=False` nothing more is written.
         """
-        failure: Exception | None = None
         self.stop_listening()
+        failure: Exception | None = None
         with anyio.CancelScope(shield=True):
-            try:
-                await self.flush(self.session)
-            except Exception as error:
-                failure = error
+            if write:
+                failure = await self._settle(retry_seconds)
             self._closing = True
+            if self._retry is not None:
+                self._retry.cancel()
             self._wakeup.set()
             await self._stopped.wait()
             try:
@@ -351,11 +547,29 @@ class _Controller:
         if failure is not None:
             raise StorageError(
                 f"session {self.session.id} was detached with events "
-                f"[{self._confirmed}, {len(self.session)}) not stored: {failure}"
+                f"[{self.durable_length}, {len(self.session)}) not stored: {failure}"
             ) from failure
 
+    async def _settle(self, retry_seconds: float) -> Exception | None:
+        spent = 0.0
+        attempt = 0
+        while True:
+            try:
+                await self.flush(self.session)
+                return None
+            except Exception as error:
+                if self._diverged or spent >= retry_seconds:
+                    return error
+                delay = min(self._backoff.delay(attempt), retry_seconds - spent)
+                attempt += 1
+                await self._clock.sleep(delay)
+                spent += delay
 
-def _same(stored: Sequence[SessionEvent], live: Sequence[SessionEvent]) -> bool:
-    # A resumed Session is built from the very events storage returned: identity
-    # settles those without comparing fields.
-    return all(a is b or a == b for a, b in zip(stored, live[: len(stored)], strict=True))
+
+def _same_json(stored: Sequence[SessionEvent], live: Sequence[SessionEvent]) -> bool:
+    """Equal event by event. A resumed Session is built from the very events storage
+    returned, so identity settles those; others compare as canonical JSON, not as
+    models (Python would call `true` equal to `1`)."""
+    if len(stored) != len(live):
+        return False
+    return all(a is b or a.to_json() == b.to_json() for a, b in zip(stored, live, strict=True))

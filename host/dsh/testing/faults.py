@@ -1,4 +1,4 @@
-"""Fault injection for persistence: a scriptable `Backend` wrapper.
+"""Fault injection for persistence: a scriptable wrapper around any `Backend`.
 
 `FaultyBackend(inner)` forwards every call to `inner` and lets a test script
 what goes wrong, by operation and call number (1-based, counted per operation
@@ -17,6 +17,9 @@ since the wrapper was made, or per operation and Session with `session_id=`):
 acknowledgement was lost. The default error is `InjectedFault` (a
 `StorageError`); pass `error=` to raise something else.
 
+Every `Backend` method is an operation: `initialize`, `append`, `cursor`,
+`mark`, `header`, `read`, `inspect`, `list`, `release`, `trash`, `restore`.
+
 `FaultyBackend.jsonl(data_dir)` wraps a real `JsonlBackend` whose every fsync
 (of the log, of a new file, of the directory) goes through the script as the
 operation `"sync"`: `fail("sync", nth=…)` raises `OSError(EIO)` before the
@@ -29,20 +32,40 @@ import errno
 import os
 import threading
 from collections import Counter
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Awaitable, Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal, TypeVar, get_args
+from typing import Any, Literal, TypeVar, get_args
 
 import anyio
 
-from ..persistence.backend import Backend, StorageError, StoredSession, StoredSummary
+from ..persistence.backend import (
+    Backend,
+    Events,
+    LogMark,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+)
 from ..persistence.jsonl import JsonlBackend
 from ..session import SessionEvent, SessionHeader
 
 __all__ = ["Fault", "FaultyBackend", "Hold", "InjectedFault", "Operation"]
 
-Operation = Literal["initialize", "append", "sync", "cursor", "inspect", "list", "release"]
+Operation = Literal[
+    "initialize",
+    "append",
+    "sync",
+    "cursor",
+    "mark",
+    "header",
+    "read",
+    "inspect",
+    "list",
+    "release",
+    "trash",
+    "restore",
+]
 _OPERATIONS: tuple[str, ...] = get_args(Operation)
 _T = TypeVar("_T")
 
@@ -112,15 +135,16 @@ class FaultyBackend(Backend):
         self._count_lock = threading.Lock()  # "sync" may be counted from a worker thread
 
     @classmethod
-    def jsonl(cls, data_dir: Path | str, *, offload: bool = False) -> FaultyBackend:
-        """A wrapped `JsonlBackend` whose fsyncs are the scriptable operation `"sync"`."""
+    def jsonl(cls, data_dir: Path | str, **options: Any) -> FaultyBackend:
+        """A wrapped `JsonlBackend` (`options` go to it) whose fsyncs are the scriptable
+        operation `"sync"`."""
         wrapper: FaultyBackend | None = None
 
         def sync(fd: int) -> None:
             assert wrapper is not None
             wrapper._sync(fd)
 
-        wrapper = cls(JsonlBackend(data_dir, offload=offload, sync=sync))
+        wrapper = cls(JsonlBackend(data_dir, sync=sync, **options))
         wrapper._has_sync = True
         return wrapper
 
@@ -255,6 +279,24 @@ class FaultyBackend(Backend):
     async def cursor(self, session_id: str) -> int | None:
         return await self._call("cursor", lambda: self.inner.cursor(session_id), session_id)
 
+    async def mark(self, session_id: str) -> LogMark | None:
+        return await self._call("mark", lambda: self.inner.mark(session_id), session_id)
+
+    async def header(self, session_id: str) -> SessionHeader | None:
+        return await self._call("header", lambda: self.inner.header(session_id), session_id)
+
+    async def read(
+        self,
+        session_id: str,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+    ) -> Events:
+        return await self._call(
+            "read", lambda: self.inner.read(session_id, start, stop, types=types), session_id
+        )
+
     async def inspect(self, session_id: str) -> StoredSession | None:
         return await self._call("inspect", lambda: self.inner.inspect(session_id), session_id)
 
@@ -263,6 +305,12 @@ class FaultyBackend(Backend):
 
     async def release(self, session_id: str) -> None:
         await self._call("release", lambda: self.inner.release(session_id), session_id)
+
+    async def trash(self, session_id: str) -> None:
+        await self._call("trash", lambda: self.inner.trash(session_id), session_id)
+
+    async def restore(self, session_id: str) -> None:
+        await self._call("restore", lambda: self.inner.restore(session_id), session_id)
 
     async def aclose(self) -> None:
         self.clear()

@@ -22,7 +22,7 @@ from .. import __version__
 from ..events import validate_time_zone
 from ..host import Host
 from ..session import validate_session_id
-from .errors import ApiError
+from .errors import ApiError, error_body
 from .history import PageRequest
 from .state import web_state
 from .static import module_url
@@ -89,9 +89,33 @@ def _json(status: int, content: dict[str, Any]) -> JSONResponse:
     return JSONResponse(content, status_code=status)
 
 
-@router.get("/health", summary="Liveness and version")
-async def health() -> JSONResponse:
-    return _json(200, {"ok": True, "version": __version__})
+@router.get("/health", summary="Liveness, version, and whether storage keeps up")
+async def health(request: Request) -> JSONResponse:
+    """200 `{"ok": true, "version"}`; 503 `{"ok": false, "storage": "degraded",
+    "sessions", "unconfirmed", "error": {"code": "storage_degraded", "message"}}` while
+    some Session has events storage has not confirmed (its writes are being retried).
+    Answered from memory: a stalled disk never stalls it."""
+    state = getattr(request.app.state, "web", None)
+    report = state.host.storage_health() if state is not None else None
+    if report is None or report.ok:
+        return _json(200, {"ok": True, "version": __version__})
+    sessions, events = len(report.degraded), report.unconfirmed_events
+    message = (
+        f"{sessions} session{'s' if sessions != 1 else ''} "
+        f"{'have' if sessions != 1 else 'has'} {events} "
+        f"event{'s' if events != 1 else ''} not yet stored; storage is being retried"
+    )
+    return _json(
+        503,
+        {
+            "ok": False,
+            "version": __version__,
+            "storage": "degraded",
+            "sessions": sessions,
+            "unconfirmed": events,
+            **error_body("storage_degraded", message),
+        },
+    )
 
 
 @router.get("/sessions", summary="Every stored or live Session, newest first")
@@ -114,13 +138,13 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
     host = _host(request)
     live = host.store.find(_checked(session_id))
     if live is None:
-        stored = await host.read_stored(session_id)
+        header, length = await host.stored_header(session_id)
         return _json(
             200,
             {
-                "header": stored.header.to_dict(),
+                "header": header.to_dict(),
                 "live": False,
-                "length": len(stored.events),
+                "length": length,
                 "agent": None,
                 "plugins": await host.plugin_states(session_id),
             },

@@ -1,17 +1,23 @@
-"""Launching the web host: from a parsed overlay, data dir and model to a running server.
+"""Launching the web host: from a parsed overlay, store and model to a running server.
 
 `run_web()` is what `dsh web` (see `dsh.cli.web` for its options) calls. It
 checks everything it can *before* the server starts — the overlay's plugins
-are installed, the model spec builds — so a mistake is one clear line, not a
-server start-up traceback. The access token is `$DSH_TOKEN`, or a fresh random
-one; it is printed only inside the start-up URL.
+are installed, the model spec builds, no other `dsh web` writes to the same
+store (the store's `DataDirLock`, held until the process ends) — so a mistake
+is one clear line, not a server start-up traceback. The access token is
+`$DSH_TOKEN`, or a fresh random one; it is printed only inside the start-up
+URL.
+
+On SIGINT/SIGTERM every live Session is closed, each retrying its last writes
+for at most `stop_grace` seconds (`--stop-grace`, default
+`CLOSE_RETRY_SECONDS`); if some could never be stored the command fails
+(exit 1) naming them.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import TextIO
 
 import anyio
@@ -21,14 +27,22 @@ from ..loader import PluginError
 from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugins
 from ..models import resolve_model
 from ..overlay import Overlay
-from ..persistence import JsonlBackend
 from ..persistence.backend import StorageError
+from ..persistence.stores import StoreChoice
 from .server import WebStartupError, serve
 from .settings import WebSettings, resolve_token
 
-__all__ = ["DEFAULT_MODEL", "LaunchError", "check_plugins", "make_host_factory", "run_web"]
+__all__ = [
+    "CLOSE_RETRY_SECONDS",
+    "DEFAULT_MODEL",
+    "LaunchError",
+    "check_plugins",
+    "make_host_factory",
+    "run_web",
+]
 
 DEFAULT_MODEL = "demo"
+CLOSE_RETRY_SECONDS = 10.0
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
@@ -46,7 +60,13 @@ def check_plugins(overlay: Overlay) -> None:
         raise missing
 
 
-def make_host_factory(overlay: Overlay, data_dir: Path, model: str) -> Callable[[], Host]:
+def make_host_factory(
+    overlay: Overlay,
+    store: StoreChoice,
+    model: str,
+    *,
+    close_retry_seconds: float = CLOSE_RETRY_SECONDS,
+) -> Callable[[], Host]:
     """What the app's lifespan calls to build its Host (nothing runs until entered).
 
     The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
@@ -55,7 +75,12 @@ def make_host_factory(overlay: Overlay, data_dir: Path, model: str) -> Callable[
     adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
 
     def make_host() -> Host:
-        return Host(backend=JsonlBackend(data_dir), model=adapter, plugins=overlay.plugins)
+        return Host(
+            backend=store.open(),
+            model=adapter,
+            plugins=overlay.plugins,
+            close_retry_seconds=close_retry_seconds,
+        )
 
     return make_host
 
@@ -63,17 +88,20 @@ def make_host_factory(overlay: Overlay, data_dir: Path, model: str) -> Callable[
 def run_web(
     *,
     overlay: Overlay,
-    data_dir: Path,
+    store: StoreChoice,
     model: str,
     host: str,
     port: int,
     allowed_hosts: Sequence[str] = (),
     access_log: bool = False,
     stdout: TextIO,
+    stop_grace: float = CLOSE_RETRY_SECONDS,
 ) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
 
-    Raises `LaunchError` for anything wrong before or during start-up.
+    Raises `LaunchError` for anything wrong before or during start-up (another
+    `dsh web` holding the store included), and after a stop that left some
+    Sessions not fully stored (naming them).
     """
     try:
         check_plugins(overlay)
@@ -84,15 +112,37 @@ def run_web(
             allowed_hosts=tuple(allowed_hosts),
             access_log=access_log,
         )
-        make_host = make_host_factory(overlay, data_dir, model)
+        make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error)) from error
-    if not logging.getLogger().handlers:
-        logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+    lock = store.writer_lock()
     try:
-        anyio.run(_serve, settings, make_host, stdout)
+        if lock is not None:
+            lock.acquire()
+    except StorageError as error:
+        raise LaunchError(str(error)) from error
+    hosts: list[Host] = []
+
+    def tracked() -> Host:
+        built = make_host()
+        hosts.append(built)
+        return built
+
+    try:
+        if not logging.getLogger().handlers:
+            logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+        anyio.run(_serve, settings, tracked, stdout)
     except (WebStartupError, PluginError, StorageError, OSError) as error:
         raise LaunchError(str(error)) from error
+    finally:
+        if lock is not None:
+            lock.release()
+    unstored = [session_id for built in hosts for session_id in built.unstored]
+    if unstored:
+        raise LaunchError(
+            f"{len(unstored)} session{'s were' if len(unstored) > 1 else ' was'} not fully "
+            f"stored when dsh web stopped: {', '.join(unstored)} (the log names the events)"
+        )
     return EXIT_OK
 
 

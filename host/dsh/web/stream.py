@@ -6,10 +6,11 @@ The guard has already checked the Host, the token and the Origin. Then:
    with 404 `session_not_found`, a storage failure with 503 — all before
    the handshake is accepted;
 2. the tail is the live Session's length, or for a cold Session the stored
-   cursor. A cold Session is **not** resumed by watching it: the connection
-   is accepted, says hello with the stored tail, and starts streaming when
-   the Session becomes live (a client resumes it explicitly or by posting a
-   message), so watching never starts an agent;
+   count (`Host.tail`: counted, never decoded). A cold Session is **not**
+   resumed by watching it: the connection is accepted, says hello with the
+   stored tail, and starts streaming when the Session becomes live (a client
+   resumes it explicitly or by posting a message), so watching never starts
+   an agent;
 3. the subscription is made synchronously with the hello frame (see
    `live.LiveHub.subscribe`), then two tasks run in one task group: a sender
    that writes queued frames, and a receiver that reads (and discards) what
@@ -29,8 +30,6 @@ import anyio
 from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
-from ..host import SessionNotFound
-from ..session import validate_session_id
 from .errors import api_error_for, deny_websocket
 from .live import Subscription
 from .state import WebState, web_state
@@ -63,14 +62,7 @@ async def live(websocket: WebSocket, session_id: str) -> None:
 async def _tail_or_deny(websocket: WebSocket, state: WebState, session_id: str) -> int | None:
     """The tail to say hello with, or None after refusing the handshake."""
     try:
-        validate_session_id(session_id)
-        session = state.host.store.find(session_id)
-        if session is not None:
-            return len(session)
-        cursor = await state.host.backend.cursor(session_id)
-        if cursor is None:
-            raise SessionNotFound(f"no session {session_id!r}")
-        return cursor
+        return await state.host.tail(session_id)
     except Exception as error:
         refusal = api_error_for(error)
         if refusal is None:

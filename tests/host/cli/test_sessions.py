@@ -130,15 +130,20 @@ def test_sessions_list_of_an_empty_data_dir_says_so_and_creates_nothing(
     assert not data_dir.exists()
 
 
-def test_sessions_list_fails_on_a_corrupt_header_naming_the_file(dsh: Cli, tmp_path: Path) -> None:
+def test_sessions_list_skips_a_corrupt_log_and_names_it_on_stderr(dsh: Cli, tmp_path: Path) -> None:
     path = tmp_path / "sessions" / "bad.jsonl"
     path.parent.mkdir(parents=True)
     path.write_text('{"version": 2}\n', encoding="utf-8")
+    (tmp_path / "sessions" / "notes.txt").write_text("mine", encoding="utf-8")
 
     result = dsh("sessions", "list", "--data-dir", str(tmp_path))
 
-    assert result.code == 1
-    assert result.err.startswith(f"dsh: error: {path}: line 1")
+    assert result.code == 0
+    warnings = result.err.splitlines()
+    assert warnings[0].startswith(f"dsh: warning: skipping {path} in the session list: ")
+    assert "line 1: invalid header" in warnings[0]
+    assert "notes.txt" in warnings[1]
+    assert warnings[2] == f"no sessions in {tmp_path}"
     assert "Traceback" not in result.err
 
 
@@ -255,3 +260,76 @@ def test_sessions_show_fails_on_a_corrupt_line_naming_the_file_and_line(
 
     assert result.code == 1
     assert result.err.startswith(f"dsh: error: {path}: line 3")
+
+
+# -- the store ------------------------------------------------------------------------
+
+
+def test_the_store_option_and_dsh_store_pick_the_same_store_as_dsh_web(
+    dsh: Cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    store(elsewhere, header("s1"), CONVERSATION)
+
+    by_option = dsh("sessions", "list", "--store", f"jsonl:{elsewhere}")
+    monkeypatch.setenv("DSH_STORE", f"jsonl:{elsewhere}")
+    by_environment = dsh("sessions", "list", "--data-dir", str(tmp_path / "ignored"))
+
+    assert by_option.code == by_environment.code == 0
+    assert by_option.out == by_environment.out
+    assert by_option.out.splitlines()[1].startswith("s1 ")
+
+
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("postgresql://localhost/dsh", "the PostgreSQL store is not available in this version"),
+        ("sqlite:x.db", "unknown store 'sqlite'"),
+        ("jsonl:/tmp/x?sidecars=maybe", "sidecars"),
+        ("jsonl:/tmp/x?colour=blue", "colour"),
+        ("nothing-here", "is not NAME:LOCATION"),
+    ],
+)
+def test_a_store_that_cannot_be_used_is_one_clear_error(dsh: Cli, url: str, message: str) -> None:
+    result = dsh("sessions", "list", "--store", url)
+
+    assert result.code == 1
+    assert result.err.startswith("dsh: error: ") and message in result.err
+    assert "Traceback" not in result.err
+
+
+def test_an_empty_memory_store_lists_nothing(dsh: Cli) -> None:
+    result = dsh("sessions", "list", "--store", "memory:")
+
+    assert (result.code, result.out) == (0, "")
+    assert result.err == "no sessions in memory (kept only while the process runs)\n"
+
+
+# -- restore ----------------------------------------------------------------------------
+
+
+def test_sessions_restore_brings_a_trashed_session_back(dsh: Cli, tmp_path: Path) -> None:
+    path = store(tmp_path, header("s1"), CONVERSATION)
+    trashed = tmp_path / "trash" / "s1.jsonl"
+    trashed.parent.mkdir()
+    path.rename(trashed)
+
+    result = dsh("sessions", "restore", "s1", "--data-dir", str(tmp_path))
+
+    assert (result.code, result.out, result.err) == (0, "restored session s1\n", "")
+    assert path.exists() and not trashed.exists()
+    assert dsh("sessions", "list", "--data-dir", str(tmp_path)).out.count("s1") == 1
+
+
+def test_sessions_restore_refuses_what_it_cannot_restore(dsh: Cli, tmp_path: Path) -> None:
+    missing = dsh("sessions", "restore", "s1", "--data-dir", str(tmp_path))
+    assert missing.code == 1 and "the trash holds no session s1" in missing.err
+
+    store(tmp_path, header("s1"), CONVERSATION)
+    (tmp_path / "trash").mkdir()
+    (tmp_path / "trash" / "s1.jsonl").write_text(line(header("s1")), encoding="utf-8")
+    taken = dsh("sessions", "restore", "s1", "--data-dir", str(tmp_path))
+    assert taken.code == 1 and "session s1 is already stored" in taken.err
+
+    invalid = dsh("sessions", "restore", "../s1", "--data-dir", str(tmp_path))
+    assert invalid.code == 2

@@ -20,6 +20,7 @@ from dsh.cli.app import Streams, build_parser
 from dsh.host import Host
 from dsh.overlay import Overlay
 from dsh.persistence import JsonlBackend
+from dsh.persistence.stores import choose_store
 from dsh.web import launch as web_launch
 from dsh.web.launch import make_host_factory
 
@@ -78,12 +79,13 @@ def test_every_option_is_read() -> None:
     assert (args.host, args.port, args.model, args.allow_host) == ("::1", 0, "absent", ["a", "b:1"])
 
 
-def test_the_host_factory_uses_jsonl_storage_and_the_overlay_plugins(tmp_path: Path) -> None:
-    make_host = make_host_factory(Overlay.default(), tmp_path, "absent")
+def test_the_host_factory_uses_the_chosen_store_and_the_overlay_plugins(tmp_path: Path) -> None:
+    make_host = make_host_factory(Overlay.default(), choose_store(None, tmp_path), "absent")
     host = make_host()
     assert isinstance(host, Host) and isinstance(host.backend, JsonlBackend)
     assert host.backend.directory == tmp_path / "sessions"
     assert host.model.name == "absent"
+    assert host.close_retry_seconds == web_launch.CLOSE_RETRY_SECONDS
     assert make_host() is not host
 
 
@@ -252,3 +254,17 @@ def test_access_log_is_off_unless_asked_for(
     stdout, stderr = io.StringIO(), io.StringIO()
     assert main(["web", "--data-dir", str(tmp_path), *flag], stdout=stdout, stderr=stderr) == 0
     assert [getattr(settings, "access_log", None) for settings in seen] == [expected]
+
+
+@pytest.mark.parametrize("given", ["abc", "-1", "3601"])
+def test_a_stop_grace_that_is_not_a_sensible_number_of_seconds_is_a_usage_error(
+    given: str,
+) -> None:
+    err = io.StringIO()
+    assert main(["web", "--stop-grace", given], stdout=io.StringIO(), stderr=err) == 2
+    assert "--stop-grace" in err.getvalue()
+
+
+def test_the_stop_grace_reaches_the_host_factory() -> None:
+    assert parse("--stop-grace", "2.5").stop_grace == 2.5
+    assert parse().stop_grace == web_launch.CLOSE_RETRY_SECONDS

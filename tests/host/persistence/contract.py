@@ -20,6 +20,7 @@ from dsh.persistence import (
     SessionNotFound,
     StoredSummary,
 )
+from dsh.persistence.summary import PREVIEW_LIMIT
 from dsh.session import InvalidSessionId, Lineage, Session, SessionEvent, SessionHeader
 
 CREATED_AT = 1_767_225_600_000
@@ -225,6 +226,153 @@ class BackendContract:
             assert stored is not None
             assert stored.events == tuple(events(0, 20, who=session_id))
         assert [summary.length for summary in await backend.list()] == [20] * 8
+
+    # -- ranged reads (second edition) ------------------------------------------
+
+    async def test_header_and_cursor_describe_the_log_without_its_events(
+        self, backend: Backend
+    ) -> None:
+        assert await backend.header("s1") is None
+        await backend.initialize(header(), events(0, 3))
+        assert await backend.header("s1") == header(delegationDepth=0)
+        await backend.append("s1", events(3, 5))
+        assert await (await self.reopen(backend)).header("s1") == header(delegationDepth=0)
+        assert await backend.cursor("s1") == 5
+
+    async def test_a_ranged_read_returns_exactly_the_events_asked_for(
+        self, backend: Backend
+    ) -> None:
+        await backend.initialize(header(), events(0, 4))
+        await backend.append("s1", events(4, 10))
+        assert await backend.read("s1", 2, 5) == events(2, 5)
+        assert await backend.read("s1") == events(0, 10)
+        assert await backend.read("s1", 7) == events(7, 10)
+        assert await backend.read("s1", 8, 100) == events(8, 10)
+        assert await backend.read("s1", 10, 20) == []
+        assert await backend.read("s1", 5, 5) == []
+        assert await backend.read("s1", 6, 2) == []
+        again = await self.reopen(backend)
+        assert await again.read("s1", 3, 4) == events(3, 4)
+
+    async def test_a_ranged_read_can_keep_only_some_types(self, backend: Backend) -> None:
+        mixed = [
+            SessionEvent(seq=seq, type=kind, time=seq, data={"n": seq})
+            for seq, kind in enumerate(["a/x", "b/y", "a/x", "c/z", "b/y", "a/x"])
+        ]
+        await backend.initialize(header(), mixed[:2])
+        await backend.append("s1", mixed[2:])
+        assert await backend.read("s1", types={"a/x"}) == [mixed[0], mixed[2], mixed[5]]
+        assert await backend.read("s1", 1, 5, types=["b/y", "c/z"]) == [
+            mixed[1],
+            mixed[3],
+            mixed[4],
+        ]
+        assert await backend.read("s1", 3, types={"a/x"}) == [mixed[5]]
+        assert await backend.read("s1", types={"none/such"}) == []
+        assert await backend.read("s1", types=()) == []
+
+    async def test_reading_what_is_not_stored_is_refused(self, backend: Backend) -> None:
+        with pytest.raises(SessionNotFound, match="s1"):
+            await backend.read("s1", 0, 1)
+        await backend.initialize(header(), events(0, 1))
+        with pytest.raises(ValueError, match="start"):
+            await backend.read("s1", -1, 1)
+
+    async def test_the_mark_counts_events_and_keeps_its_incarnation_across_appends(
+        self, backend: Backend
+    ) -> None:
+        assert await backend.mark("s1") is None
+        await backend.initialize(header(), events(0, 2))
+        first = await backend.mark("s1")
+        assert first is not None and first.length == 2
+        await backend.append("s1", events(2, 5))
+        second = await backend.mark("s1")
+        assert second is not None and second.length == 5
+        if first.incarnation is not None:
+            assert second.incarnation == first.incarnation
+
+    async def test_list_shows_the_latest_title_and_the_first_message_of_the_person(
+        self, backend: Backend
+    ) -> None:
+        def event(seq: int, kind: str, data: Any) -> SessionEvent:
+            return SessionEvent(seq=seq, type=kind, time=seq, data=data)
+
+        greeting = {"text": "\n  Hello there  \nline 2", "source": {"kind": "user"}}
+        log = [
+            event(0, "message/user", {"text": "from a plugin", "source": {"kind": "schedule"}}),
+            event(1, "session/title", {"title": "First"}),
+            event(2, "message/user", greeting),
+            event(3, "message/user", {"text": "later", "source": {"kind": "user"}}),
+        ]
+        await backend.initialize(header(), log[:2])
+        await backend.append("s1", log[2:])
+        summary = (await backend.list())[0]
+        assert (summary.title, summary.preview) == ("First", "Hello there")
+        await backend.append("s1", [event(4, "session/title", {"title": "Renamed"})])
+        summary = (await (await self.reopen(backend)).list())[0]
+        assert (summary.title, summary.preview, summary.length) == ("Renamed", "Hello there", 5)
+        await backend.append("s1", [event(5, "session/title", {"title": 7})])
+        assert (await backend.list())[0].title is None
+
+    async def test_a_preview_is_cut_to_its_limit(self, backend: Backend) -> None:
+        text = "x" * (PREVIEW_LIMIT + 50)
+        message = SessionEvent(
+            seq=0, type="message/user", time=1, data={"text": text, "source": {"kind": "user"}}
+        )
+        await backend.initialize(header(), [message])
+        summary = (await backend.list())[0]
+        assert summary.preview == "x" * PREVIEW_LIMIT
+        assert summary.title is None
+
+    # -- the trash ------------------------------------------------------------------
+
+    async def test_a_trashed_session_is_gone_until_it_is_restored_unchanged(
+        self, backend: Backend
+    ) -> None:
+        await backend.initialize(header(), events(0, 3))
+        await backend.initialize(header("s2"), events(0, 1))
+        await backend.trash("s1")
+        assert [summary.id for summary in await backend.list()] == ["s2"]
+        assert await backend.cursor("s1") is None
+        assert await backend.inspect("s1") is None
+        assert await backend.header("s1") is None
+        assert await backend.mark("s1") is None
+        with pytest.raises(SessionNotFound):
+            await backend.read("s1")
+        with pytest.raises(SessionNotFound):
+            await backend.append("s1", events(3, 4))
+        await backend.restore("s1")
+        assert [summary.id for summary in await backend.list()] == ["s1", "s2"]
+        assert await backend.read("s1") == events(0, 3)
+        await backend.append("s1", events(3, 4))
+        assert await (await self.reopen(backend)).cursor("s1") == 4
+
+    async def test_trash_and_restore_refuse_what_they_cannot_do(self, backend: Backend) -> None:
+        with pytest.raises(SessionNotFound, match="s1"):
+            await backend.trash("s1")
+        with pytest.raises(SessionNotFound, match="s1"):
+            await backend.restore("s1")
+        await backend.initialize(header(), events(0, 1))
+        await backend.trash("s1")
+        await backend.initialize(header(), events(0, 2))  # a new Session under the same id
+        with pytest.raises(SessionExists, match="s1"):
+            await backend.restore("s1")
+        with pytest.raises(SessionExists, match="trash"):
+            await backend.trash("s1")
+        assert await backend.cursor("s1") == 2
+        for call in (backend.trash, backend.restore):
+            with pytest.raises(InvalidSessionId):
+                await call("../s1")
+
+    async def test_a_restored_session_has_a_new_incarnation(self, backend: Backend) -> None:
+        await backend.initialize(header(), events(0, 1))
+        before = await backend.mark("s1")
+        await backend.trash("s1")
+        await backend.restore("s1")
+        after = await backend.mark("s1")
+        assert before is not None and after is not None and after.length == 1
+        if before.incarnation is not None:
+            assert after.incarnation != before.incarnation
 
 
 def assert_events(stored: Sequence[SessionEvent], expected: Sequence[SessionEvent]) -> None:

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 from dsh.persistence import (
     Backend,
+    Backoff,
     CoordinatorClosed,
     DivergedLog,
     JsonlBackend,
@@ -27,6 +28,7 @@ from dsh.persistence import (
 from dsh.session import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
 from dsh.store import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
 from dsh.testing import FakeClock, FaultyBackend, Operation
+from tests.support.fulldisk import FullDisk
 
 from .contract import events, header
 
@@ -39,7 +41,7 @@ Kind = Literal["new", "fork", "resume"]
 async def running(backend: Backend) -> AsyncIterator[tuple[SessionStore, PersistenceCoordinator]]:
     store = SessionStore(FakeClock())
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, backend, group)
+        coordinator = PersistenceCoordinator(store, backend, group, clock=store.clock)
         try:
             yield store, coordinator
         finally:
@@ -486,7 +488,7 @@ async def test_a_flush_waiting_on_a_stopped_writer_raises(memory: FaultyBackend)
         outer.start_soon(flush)
         await settle()
         group.cancel_scope.cancel()
-    assert "persistence stopped before events" in str(errors[0])
+    assert "persistence stopped before its creation was stored" in str(errors[0])
 
 
 # -- attaching and detaching ------------------------------------------------------------
@@ -758,3 +760,253 @@ async def test_a_log_whose_creation_lost_its_directory_fsync_is_synced_before_ad
         await coordinator.aclose()
     assert trace[: trace.index("retry")][-2:] == ["file", "dir failed"]
     assert "dir" in trace[trace.index("retry") :]
+
+
+# -- retries, recovery by content, health ------------------------------------------------
+
+
+async def until_sleeping(clock: FakeClock, count: int = 1) -> None:
+    await eventually(lambda: clock.sleeping >= count, "the writer to wait before retrying")
+
+
+async def test_after_a_failure_the_writer_retries_by_itself_with_growing_bounded_waits(
+    memory: FaultyBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    async with running(memory) as (store, coordinator):
+        clock = store.clock
+        assert isinstance(clock, FakeClock)
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        memory.fail("append", times=4)
+        with caplog.at_level(logging.INFO, logger="dsh.persistence.coordinator"):
+            add(store, session, 2)
+            for _ in range(4):
+                await until_sleeping(clock)
+                clock.advance(clock.sleeps[-1])
+            await eventually(lambda: _cursor_is(memory.inner, "s1", 2), "the retry to store it")
+        assert clock.sleeps == [0.1, 0.2, 0.4, 0.8]
+        messages = [record.getMessage() for record in caplog.records]
+        assert len(messages) == 2  # once when the episode starts, once when it ends
+        assert "s1: persistence write failed; retrying" in messages[0]
+        assert "s1: stored again after 4 failed attempts" in messages[1]
+        await assert_stored_exactly(memory.inner, session)
+
+
+def test_the_backoff_doubles_up_to_its_cap() -> None:
+    backoff = Backoff(first=0.1, factor=2, cap=5)
+    assert [backoff.delay(n) for n in (0, 1, 5, 6, 100, 10_000)] == [0.1, 0.2, 3.2, 5, 5, 5]
+
+
+async def test_a_session_with_unconfirmed_events_is_reported_until_they_are_stored(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        clock = store.clock
+        assert isinstance(clock, FakeClock)
+        healthy = Session.new("ok", cwd="/", created_at=0)
+        failing = Session.new("s1", cwd="/", created_at=0)
+        for session in (healthy, failing):
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+            assert await store.flush(session) is True
+        assert coordinator.unconfirmed() == []
+        memory.fail("append", times=None, session_id="s1")
+        add(store, failing, 3)
+        add(store, healthy, 1)
+        await until_sleeping(clock)
+        [report] = coordinator.unconfirmed()
+        assert (report.session_id, report.first, report.end, report.count) == ("s1", 0, 3, 3)
+        assert report.attempts == 1 and "injected fault" in report.error
+        memory.clear()
+        clock.advance(clock.sleeps[-1])
+        await eventually(lambda: coordinator.unconfirmed() == [], "the retry to store it")
+
+
+async def test_an_unconfirmed_creation_counts_every_event(memory: FaultyBackend) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        memory.fail("initialize", times=None)
+        coordinator.attach(session, seed_end=0)
+        with pytest.raises(FlushError, match="storage did not confirm its creation"):
+            await store.flush(session)
+        [report] = coordinator.unconfirmed()
+        assert (report.first, report.end) == (0, 0)
+        add(store, session, 2)
+        with pytest.raises(FlushError, match="its creation and events 0–1"):
+            await store.flush(session)
+        memory.clear()
+        assert await store.flush(session) is True
+
+
+async def test_recovery_never_acknowledges_an_event_another_writer_replaced(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        fault = memory.fail("append")
+        add(store, session)
+        await eventually(lambda: fault.fired == 1, "the eager append to fail")
+        # Another writer stores a different event at seq 2: the count now matches.
+        impostor = SessionEvent(seq=2, type="message/user", time=0, data={"text": "not mine"})
+        await memory.inner.append("s1", [impostor])
+        with pytest.raises(FlushError) as info:
+            await store.flush(session)
+        assert isinstance(info.value.errors[0].__cause__, DivergedLog)
+        assert "other events than the live ones in [2, 3)" in str(info.value)
+        assert coordinator.durable_length(session) == 2
+        assert coordinator.unconfirmed()[0].first == 2
+        with pytest.raises(StorageError, match="not stored"):
+            await coordinator.aclose()
+
+
+async def test_a_log_replaced_behind_the_writer_is_compared_in_full(tmp_path: Path) -> None:
+    backend = FaultyBackend.jsonl(tmp_path)
+    async with running(backend) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(store, session, 3)
+        assert await store.flush(session) is True
+        path = tmp_path / "sessions" / "s1.jsonl"
+        lines = path.read_bytes().splitlines(keepends=True)
+        lines[1] = lines[1].replace(b'"n":0', b'"n":9')  # an edit of a confirmed event
+        replacement = tmp_path / "replacement"
+        replacement.write_bytes(b"".join(lines))
+        os.replace(replacement, path)
+        add(store, session)
+        with pytest.raises(FlushError):
+            await store.flush(session)  # the writer notices the log changed
+        with pytest.raises(FlushError, match=r"other events than the live ones in \[0, 3\)"):
+            await store.flush(session)
+        with pytest.raises(StorageError):
+            await coordinator.aclose()
+
+
+async def test_a_log_restored_unchanged_behind_the_writer_is_continued(tmp_path: Path) -> None:
+    backend = FaultyBackend.jsonl(tmp_path)
+    async with running(backend) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(store, session, 3)
+        assert await store.flush(session) is True
+        path = tmp_path / "sessions" / "s1.jsonl"
+        copy = tmp_path / "copy"
+        copy.write_bytes(path.read_bytes())
+        os.replace(copy, path)  # the same content under a new inode
+        add(store, session)
+        with contextlib.suppress(FlushError):
+            await store.flush(session)
+        assert await store.flush(session) is True
+        await assert_stored_exactly(backend.inner, session)
+
+
+async def advance_until(clock: FakeClock, done: Callable[[], bool]) -> None:
+    """Advance the fake clock past every pending sleep until `done()` holds."""
+    while not done():
+        await eventually(lambda: done() or clock.sleeping > 0, "a sleeper or the end")
+        if not done():
+            clock.advance(max(clock.sleeps[-2:]))
+
+
+async def test_detaching_keeps_retrying_within_its_budget(memory: FaultyBackend) -> None:
+    store = SessionStore(FakeClock())
+    clock = store.clock
+    assert isinstance(clock, FakeClock)
+    async with anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(
+            store, memory, group, clock=clock, close_retry_seconds=1.0
+        )
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        detach = coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        memory.fail("append", times=3)
+        add(store, session, 2)
+        outcomes: list[Exception | None] = []
+
+        async def detach_and_keep(detach: Callable[[], Awaitable[None]]) -> None:
+            try:
+                await detach()
+                outcomes.append(None)
+            except StorageError as error:
+                outcomes.append(error)
+
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(detach_and_keep, detach)
+            await advance_until(clock, lambda: len(outcomes) == 1)
+        assert outcomes == [None]
+        await assert_stored_exactly(memory.inner, session)
+
+        other = Session.new("s2", cwd="/", created_at=0)
+        store.open(other)
+        detach = coordinator.attach(other, seed_end=0)
+        assert await store.flush(other) is True
+        memory.fail("append", times=None, session_id="s2")
+        add(store, other)
+        before = clock.elapsed
+        async with anyio.create_task_group() as inner:
+            inner.start_soon(detach_and_keep, detach)
+            await advance_until(clock, lambda: len(outcomes) == 2)
+        assert "s2 was detached with events [0, 1) not stored" in str(outcomes[1])
+        assert clock.elapsed - before >= 1.0 - 1e-9
+        await coordinator.aclose()
+
+
+async def test_abandon_stops_a_session_without_writing_more(memory: FaultyBackend) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        memory.fail("initialize", times=None)
+        coordinator.attach(session, seed_end=0)
+        with pytest.raises(FlushError):
+            await store.flush(session)
+        calls = memory.calls.copy()
+        await coordinator.abandon(session)
+        await coordinator.abandon(session)  # twice is harmless
+        assert not coordinator.is_attached(session)
+        assert memory.calls["initialize"] == calls["initialize"]
+        assert memory.calls["release"] == calls["release"] + 1
+
+
+async def test_a_full_disk_is_retried_until_space_returns_and_nothing_is_lost(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    with FullDisk.open(tmp_path) as disk:
+        disk.patch_writes(monkeypatch)
+        backend = JsonlBackend(disk.directory)
+        async with running(backend) as (store, coordinator):
+            clock = store.clock
+            assert isinstance(clock, FakeClock)
+            session = Session.new("s1", cwd="/", created_at=0)
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+            assert await store.flush(session) is True
+            disk.fill()
+            for _ in range(100):  # a real tmpfs may still fit a few lines in the last page
+                add(store, session, 20)
+                await eventually(
+                    lambda: (
+                        coordinator.unconfirmed() != []
+                        or coordinator.durable_length(session) == len(session)
+                    ),
+                    "the batch to be stored or refused",
+                )
+                if coordinator.unconfirmed():
+                    break
+            [report] = coordinator.unconfirmed()
+            assert "No space left on device" in report.error
+            stored = await backend.inspect("s1")
+            assert stored is not None and stored.torn_tail is False  # rolled back, no partial line
+            assert stored.events == tuple(session.events[: len(stored.events)])
+            disk.free()
+            await advance_until(clock, lambda: coordinator.unconfirmed() == [])
+            assert await store.flush(session) is True
+            await assert_stored_exactly(backend, session)

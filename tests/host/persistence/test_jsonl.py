@@ -1,14 +1,17 @@
 from __future__ import annotations
 
 import json
+import logging
 import os
 import stat
 import tempfile
+import threading
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
 import anyio
+import anyio.to_thread
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -18,6 +21,7 @@ from dsh.persistence import (
     CorruptLog,
     IntegrityError,
     JsonlBackend,
+    LogChanged,
     SessionExists,
     SessionNotFound,
     StorageError,
@@ -29,26 +33,9 @@ from .contract import BackendContract, events, header
 
 pytestmark = pytest.mark.anyio
 
+
 B = TypeVar("B", bound=Backend)
 Opened = Callable[[B], B]
-
-
-class TestJsonlBackendContract(BackendContract):
-    @pytest.fixture
-    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
-        self.opened = opened
-        return opened(JsonlBackend(tmp_path))
-
-    async def reopen(self, backend: Backend) -> Backend:
-        assert isinstance(backend, JsonlBackend)
-        return self.opened(JsonlBackend(backend.directory.parent))
-
-
-class TestOffloadedJsonlBackendContract(TestJsonlBackendContract):
-    @pytest.fixture
-    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
-        self.opened = opened
-        return opened(JsonlBackend(tmp_path, offload=True))
 
 
 @pytest.fixture
@@ -63,6 +50,28 @@ async def opened() -> AsyncIterator[Opened]:
     yield track
     for backend in backends:
         await backend.aclose()
+
+
+class TestJsonlBackendContract(BackendContract):
+    @pytest.fixture
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path))
+
+    async def reopen(self, backend: Backend) -> Backend:
+        assert isinstance(backend, JsonlBackend)
+        return self.opened(JsonlBackend(backend.directory.parent))
+
+
+class TestJsonlBackendWithoutSidecarsContract(TestJsonlBackendContract):
+    @pytest.fixture
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path, sidecars=False))
+
+    async def reopen(self, backend: Backend) -> Backend:
+        assert isinstance(backend, JsonlBackend)
+        return self.opened(JsonlBackend(backend.directory.parent, sidecars=False))
 
 
 @pytest.fixture
@@ -307,11 +316,19 @@ async def test_a_log_without_a_complete_header_line_is_corruption(
         await opened(JsonlBackend(tmp_path)).inspect("s1")
 
 
-async def test_list_reports_a_corrupt_header(opened: Opened, tmp_path: Path) -> None:
+async def test_list_skips_a_corrupt_header_and_says_so_once(
+    opened: Opened, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
     await opened(JsonlBackend(tmp_path)).initialize(header(), [])
+    await opened(JsonlBackend(tmp_path)).initialize(header("s2"), [])
     corrupt(tmp_path, 1, b"{}")
-    with pytest.raises(CorruptLog, match="line 1"):
-        await opened(JsonlBackend(tmp_path)).list()
+    backend = opened(JsonlBackend(tmp_path))
+    with caplog.at_level(logging.WARNING, logger="dsh.persistence.jsonl"):
+        assert [summary.id for summary in await backend.list()] == ["s2"]
+        assert [summary.id for summary in await backend.list()] == ["s2"]
+    skipped = [record.getMessage() for record in caplog.records]
+    assert len(skipped) == 1
+    assert "s1.jsonl" in skipped[0] and "line 1: invalid header" in skipped[0]
 
 
 async def test_list_ignores_files_that_are_not_logs(backend: JsonlBackend, tmp_path: Path) -> None:
@@ -350,22 +367,41 @@ async def test_traversal_ids_never_reach_the_filesystem(
 # -- the cached writer -----------------------------------------------------------------
 
 
-async def test_a_log_changed_behind_the_writers_back_is_re_read(
-    opened: Opened, tmp_path: Path
+async def test_a_log_changed_behind_the_writers_back_is_refused_once_then_re_read(
+    opened: Opened,
+    tmp_path: Path,
 ) -> None:
     first = opened(JsonlBackend(tmp_path))
     second = opened(JsonlBackend(tmp_path))
     await first.initialize(header(), events(0, 1))
     await first.append("s1", events(1, 2))
+    before = await first.mark("s1")
     await second.append("s1", events(2, 3))
+    with pytest.raises(LogChanged, match=r"s1: .*s1\.jsonl changed since this process last wrote"):
+        await first.append("s1", events(3, 4))
     with pytest.raises(IntegrityError) as info:
         await first.append("s1", events(2, 3))
     assert info.value.expected == 3
-    assert await first.cursor("s1") == 3
+    after = await first.mark("s1")
+    assert before is not None and after is not None
+    assert (after.length, after.incarnation != before.incarnation) == (3, True)
     await first.append("s1", events(3, 4))
     stored = await second.inspect("s1")
     assert stored is not None
     assert stored.events == tuple(events(0, 4))
+
+
+async def test_an_edit_of_an_idle_log_changes_its_incarnation(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    first = await backend.mark("s1")
+    assert first == await backend.mark("s1")
+    corrupt(tmp_path, 3, events(1, 2, edited=True)[0].to_json().encode())
+    second = await backend.mark("s1")
+    assert first is not None and second is not None
+    assert second.incarnation != first.incarnation
+    assert (await backend.read("s1", 1, 2))[0].data["edited"] is True
 
 
 async def test_a_deleted_log_is_noticed(backend: JsonlBackend, tmp_path: Path) -> None:
@@ -495,17 +531,22 @@ async def test_short_writes_are_completed(
     assert stored.events == tuple(events(0, 3))
 
 
-async def test_an_unreadable_log_is_a_storage_error(backend: JsonlBackend, tmp_path: Path) -> None:
+async def test_a_directory_where_the_log_should_be_is_refused(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
     log_path(tmp_path).parent.mkdir()
-    log_path(tmp_path).mkdir()  # a directory where the log should be
-    with pytest.raises(StorageError, match=r"cannot read .*s1\.jsonl"):
-        await backend.inspect("s1")
-    with pytest.raises(StorageError, match=r"cannot open .*s1\.jsonl"):
+    log_path(tmp_path).mkdir()
+    for call in (backend.inspect, backend.cursor, backend.header, backend.read):
+        with pytest.raises(StorageError, match=r"refusing .*s1\.jsonl: it is a directory"):
+            await call("s1")
+    with pytest.raises(StorageError, match=r"refusing .*s1\.jsonl: it is a directory"):
         await backend.append("s1", events(0, 1))
 
 
-async def test_offloaded_appends_are_serialised_per_session(opened: Opened, tmp_path: Path) -> None:
-    backend = opened(JsonlBackend(tmp_path, offload=True))
+async def test_concurrent_appends_to_one_session_are_serialised(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path))
     await backend.initialize(header(), [])
     batches = [events(start, start + 3) for start in range(0, 30, 3)]
     results: list[BaseException | None] = []
@@ -542,7 +583,7 @@ async def test_a_failure_that_is_not_an_os_error_still_rolls_back(
 async def test_release_while_others_wait_keeps_the_session_usable(
     opened: Opened, tmp_path: Path
 ) -> None:
-    backend = opened(JsonlBackend(tmp_path, offload=True))
+    backend = opened(JsonlBackend(tmp_path))
     await backend.initialize(header(), [])
     async with anyio.create_task_group() as group:
         group.start_soon(backend.append, "s1", events(0, 2))
@@ -564,22 +605,37 @@ async def test_list_skips_a_log_deleted_while_listing(
     assert [summary.id for summary in await backend.list()] == ["s1"]
 
 
-# -- remembered validation ----------------------------------------------------------
+# -- what is remembered --------------------------------------------------------------
 
 
-def count_parses(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
-    """Record every full parse of a log (the cost the memo saves)."""
-    from dsh.persistence import jsonl
+def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """Record every full scan of a log (what the index and the memo save)."""
+    from dsh.persistence.jsonl import index
 
-    parsed: list[Path] = []
-    real_parse = jsonl._parse
+    scanned: list[Path] = []
+    real_build = index.build
 
-    def parse(path: Path, *args: Any, **kwargs: Any) -> Any:
-        parsed.append(path)
-        return real_parse(path, *args, **kwargs)
+    def build(path: Path, *args: Any, **kwargs: Any) -> Any:
+        scanned.append(path)
+        return real_build(path, *args, **kwargs)
 
-    monkeypatch.setattr(jsonl, "_parse", parse)
-    return parsed
+    monkeypatch.setattr(index, "build", build)
+    return scanned
+
+
+def count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """Record the seq of every event line decoded."""
+    from dsh.persistence.jsonl import logs
+
+    decoded: list[int] = []
+    real_parse = logs.parse_event
+
+    def parse_event(path: Path, seq: int, raw: bytes) -> SessionEvent:
+        decoded.append(seq)
+        return real_parse(path, seq, raw)
+
+    monkeypatch.setattr(logs, "parse_event", parse_event)
+    return decoded
 
 
 async def test_inspect_returns_the_held_result_while_the_log_is_unchanged(
@@ -587,13 +643,13 @@ async def test_inspect_returns_the_held_result_while_the_log_is_unchanged(
 ) -> None:
     await backend.initialize(header(), events(0, 3))
     await backend.release("s1")
-    parsed = count_parses(monkeypatch)
+    scanned = count_scans(monkeypatch)
 
     first = await backend.inspect("s1")
     again = await backend.inspect("s1")
 
     assert again is first
-    assert len(parsed) == 1
+    assert len(scanned) == 1
 
 
 async def test_a_result_nobody_holds_is_read_again(
@@ -601,7 +657,7 @@ async def test_a_result_nobody_holds_is_read_again(
 ) -> None:
     await backend.initialize(header(), events(0, 3))
     await backend.release("s1")
-    parsed = count_parses(monkeypatch)
+    scanned = count_scans(monkeypatch)
 
     first = await backend.inspect("s1")
     assert first is not None
@@ -609,7 +665,7 @@ async def test_a_result_nobody_holds_is_read_again(
     second = await backend.inspect("s1")
 
     assert second is not None and second.events == tuple(events(0, 3))
-    assert len(parsed) == 2
+    assert len(scanned) == 2
 
 
 async def test_a_log_that_changed_since_it_was_read_is_read_again(
@@ -630,19 +686,23 @@ async def test_a_log_that_changed_since_it_was_read_is_read_again(
         await backend.cursor("s1")
 
 
-async def test_cursor_and_the_next_append_reuse_a_validation_of_the_same_log(
-    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_cursor_reads_and_the_next_append_reuse_one_scan_of_the_same_log(
+    backend: JsonlBackend, opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await backend.initialize(header(), events(0, 3))
     await backend.release("s1")
-    parsed = count_parses(monkeypatch)
+    scanned = count_scans(monkeypatch)
+    fresh = opened(JsonlBackend(tmp_path))
 
-    assert await backend.cursor("s1") == 3
-    assert await backend.cursor("s1") == 3
-    await backend.append("s1", events(3, 4))
+    assert await fresh.cursor("s1") == 3
+    assert await fresh.cursor("s1") == 3
+    assert await fresh.read("s1", 1, 2) == events(1, 2)
+    assert await fresh.header("s1") == header(delegationDepth=0)
+    await fresh.append("s1", events(3, 4))
+    assert await fresh.cursor("s1") == 4
 
-    assert len(parsed) == 1
-    stored = await backend.inspect("s1")
+    assert len(scanned) == 1
+    stored = await fresh.inspect("s1")
     assert stored is not None and stored.events == tuple(events(0, 4))
 
 
@@ -654,34 +714,206 @@ async def test_a_remembered_torn_tail_is_still_truncated_before_appending(
     await backend.release("s1")
     with log_path(tmp_path).open("ab") as file:
         file.write(tail)
-    parsed = count_parses(monkeypatch)
+    scanned = count_scans(monkeypatch)
     held = await backend.inspect("s1")
     assert held is not None and held.torn_tail is True
 
     await backend.append("s1", events(3, 5))
 
-    assert len(parsed) == 1
+    assert len(scanned) == 1
     stored = await backend.inspect("s1")
     assert stored is not None and stored.torn_tail is False
     assert stored.events == tuple(events(0, 5))
 
 
-async def test_only_the_most_recent_validations_are_remembered(
-    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+async def test_only_the_most_recent_indexes_are_remembered(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence import jsonl
-
-    monkeypatch.setattr(jsonl, "_MAX_SCANS", 2)
     for session_id in ("s1", "s2", "s3"):
-        await backend.initialize(header(session_id), events(0, 1))
-        await backend.release(session_id)
-    parsed = count_parses(monkeypatch)
+        await opened(JsonlBackend(tmp_path)).initialize(header(session_id), events(0, 1))
+    backend = opened(JsonlBackend(tmp_path, max_index_lines=2))
+    scanned = count_scans(monkeypatch)
     for session_id in ("s1", "s2", "s3"):
         assert await backend.cursor(session_id) == 1
 
     assert await backend.cursor("s3") == 1  # remembered
     assert await backend.cursor("s1") == 1  # forgotten: the oldest of three
-    assert len(parsed) == 4
+    assert len(scanned) == 4
+
+
+async def test_a_ranged_read_decodes_only_the_events_it_returns(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    mixed = [
+        SessionEvent(seq=seq, type="a/x" if seq % 10 == 0 else "b/y", time=seq, data={"n": seq})
+        for seq in range(200)
+    ]
+    await backend.initialize(header(), mixed)
+    decoded = count_decodes(monkeypatch)
+
+    assert [event.seq for event in await backend.read("s1", 50, 53)] == [50, 51, 52]
+    assert [event.seq for event in await backend.read("s1", 95, types={"a/x"})] == [
+        100,
+        110,
+        120,
+        130,
+        140,
+        150,
+        160,
+        170,
+        180,
+        190,
+    ]
+    assert await backend.cursor("s1") == 200
+    assert (await backend.list())[0].length == 200
+    assert decoded == [50, 51, 52, 100, 110, 120, 130, 140, 150, 160, 170, 180, 190]
+
+
+async def test_lines_written_by_hand_are_read_like_canonical_ones(
+    opened: Opened, tmp_path: Path
+) -> None:
+    lines = [
+        header().canonical().to_json(),
+        '{"seq":0,"type":"message/user","time":1,"data":{"text":"canonical"}}',
+        '{ "type": "note/hand", "seq": 1, "time": 2, "data": {"text": "by hand"} }',
+        '{"seq":2,"type":"message/user","time":3,"data":{"text":"canonical again"}}',
+    ]
+    log_path(tmp_path).parent.mkdir()
+    log_path(tmp_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    backend = opened(JsonlBackend(tmp_path))
+    assert await backend.cursor("s1") == 3
+    assert [event.seq for event in await backend.read("s1", types={"note/hand"})] == [1]
+    assert [event.seq for event in await backend.read("s1", types={"message/user"})] == [0, 2]
+
+
+# -- the sidecar index ------------------------------------------------------------------
+
+
+LONG = 1_500
+
+
+async def long_session(tmp_path: Path, length: int = LONG) -> JsonlBackend:
+    """A released Session of `length` events, written through a backend (which leaves
+    a sidecar index)."""
+    backend = JsonlBackend(tmp_path)
+    await backend.initialize(header(), events(0, length))
+    await backend.release("s1")
+    return backend
+
+
+def sidecar(tmp_path: Path) -> Path:
+    return tmp_path / "sessions" / ".s1.jsonl.idx"
+
+
+async def test_a_long_log_leaves_a_private_sidecar_index_that_is_never_listed(
+    tmp_path: Path,
+) -> None:
+    backend = await long_session(tmp_path)
+    assert sidecar(tmp_path).exists()
+    assert stat.S_IMODE(sidecar(tmp_path).stat().st_mode) == 0o600
+    assert [summary.id for summary in await backend.list()] == ["s1"]
+
+
+async def test_a_restarted_backend_reads_a_page_through_the_sidecar_without_a_scan(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await long_session(tmp_path)
+    scanned = count_scans(monkeypatch)
+    decoded = count_decodes(monkeypatch)
+    fresh = opened(JsonlBackend(tmp_path))
+
+    assert await fresh.read("s1", 1_000, 1_002) == events(1_000, 1_002)
+    assert await fresh.cursor("s1") == LONG
+    assert (await fresh.list())[0].length == LONG
+
+    assert scanned == []
+    assert decoded == [1_000, 1_001]
+
+
+async def test_a_deleted_sidecar_is_rebuilt_from_the_log(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await long_session(tmp_path)
+    sidecar(tmp_path).unlink()
+    scanned = count_scans(monkeypatch)
+    fresh = opened(JsonlBackend(tmp_path))
+    assert await fresh.read("s1", 7, 8) == events(7, 8)
+    assert len(scanned) == 1
+    assert sidecar(tmp_path).exists()
+
+
+async def test_a_sidecar_of_a_log_that_grew_since_is_extended(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await long_session(tmp_path)
+    with log_path(tmp_path).open("ab") as file:  # appended after the sidecar was written
+        file.write(b"".join(event.to_json().encode() + b"\n" for event in events(LONG, LONG + 3)))
+    scanned = count_scans(monkeypatch)
+    fresh = opened(JsonlBackend(tmp_path))
+    assert await fresh.cursor("s1") == LONG + 3
+    assert await fresh.read("s1", LONG + 1) == events(LONG + 1, LONG + 3)
+    assert scanned == []
+
+
+@pytest.mark.parametrize(
+    "damage",
+    ["garbage", "truncated", "other-log", "rewritten-in-place"],
+)
+async def test_a_sidecar_that_does_not_check_out_is_ignored(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+) -> None:
+    await long_session(tmp_path)
+    data = sidecar(tmp_path).read_bytes()
+    if damage == "garbage":
+        sidecar(tmp_path).write_bytes(b"not an index at all")
+    elif damage == "truncated":
+        sidecar(tmp_path).write_bytes(data[: len(data) // 2])
+    elif damage == "other-log":
+        other = b"".join(event.to_json().encode() + b"\n" for event in events(0, LONG, other=1))
+        log_path(tmp_path).write_bytes(header().canonical().to_json().encode() + b"\n" + other)
+    else:  # same size, a line changed, the modification time moved
+        corrupt(tmp_path, 5, events(3, 4, n=9)[0].to_json().encode())
+    expected = await opened(JsonlBackend(tmp_path, sidecars=False)).read("s1", 3, 4)
+    scanned = count_scans(monkeypatch)
+    fresh = opened(JsonlBackend(tmp_path))
+    assert await fresh.read("s1", 3, 4) == expected
+    assert await fresh.cursor("s1") == LONG
+    assert len(scanned) == 1
+
+
+async def test_a_sidecar_that_lies_about_a_type_is_noticed_and_rebuilt(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await long_session(tmp_path)
+    stamp = log_path(tmp_path).stat()
+    # Same length, same first and last lines, same times: only the type of one line changed.
+    changed = events(10, 11)[0].to_json().replace("message/user", "message/usex").encode()
+    corrupt(tmp_path, 12, changed)
+    os.utime(log_path(tmp_path), ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
+    fresh = opened(JsonlBackend(tmp_path))
+    found = await fresh.read("s1", 5, 15, types={"message/user"})
+    assert [event.seq for event in found] == [5, 6, 7, 8, 9, 11, 12, 13, 14]
+    assert [event.seq for event in await fresh.read("s1", types={"message/usex"})] == [10]
+
+
+async def test_without_sidecars_nothing_but_logs_is_written(opened: Opened, tmp_path: Path) -> None:
+    backend = opened(JsonlBackend(tmp_path, sidecars=False))
+    await backend.initialize(header(), events(0, LONG))
+    await backend.release("s1")
+    assert await opened(JsonlBackend(tmp_path, sidecars=False)).cursor("s1") == LONG
+    assert tree(tmp_path) == ["sessions", "sessions/s1.jsonl"]
+
+
+async def test_an_unwritable_sidecar_is_only_a_cache_miss(
+    opened: Opened, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    log_path(tmp_path).parent.mkdir()
+    sidecar(tmp_path).mkdir()  # something in the way
+    with caplog.at_level(logging.INFO, logger="dsh.persistence.jsonl"):
+        backend = await long_session(tmp_path)
+        assert await opened(JsonlBackend(tmp_path)).cursor("s1") == LONG
+    assert "cannot write the line index" in caplog.text
+    assert (await backend.list())[0].length == LONG
 
 
 # -- decoding long logs ---------------------------------------------------------------
@@ -698,40 +930,40 @@ async def test_decoding_a_long_log_pauses_the_collector_and_restores_it(
 ) -> None:
     import gc
 
-    from dsh.persistence import jsonl
+    from dsh.persistence.jsonl import logs
 
-    long_log(backend, tmp_path, jsonl._LONG_LOG + 1)
+    long_log(backend, tmp_path, logs._LONG_LOG + 1)
     seen: list[bool] = []
-    real_parse_event = jsonl._parse_event
+    real_parse_event = logs.parse_event
 
     def parse_event(path: Path, seq: int, raw: bytes) -> SessionEvent:
         seen.append(gc.isenabled())
         return real_parse_event(path, seq, raw)
 
-    monkeypatch.setattr(jsonl, "_parse_event", parse_event)
+    monkeypatch.setattr(logs, "parse_event", parse_event)
     stored = await backend.inspect("s1")
+    assert stored is not None and len(stored.events) == logs._LONG_LOG + 1
+    assert len(await backend.read("s1")) == logs._LONG_LOG + 1
 
-    assert stored is not None and len(stored.events) == jsonl._LONG_LOG + 1
     assert set(seen) == {False}
     assert gc.isenabled()
 
 
-async def test_a_short_log_and_a_disabled_collector_are_left_alone(
+async def test_a_short_read_and_a_disabled_collector_are_left_alone(
     backend: JsonlBackend, tmp_path: Path
 ) -> None:
     import gc
 
-    from dsh.persistence import jsonl
+    from dsh.persistence.jsonl import logs
 
-    long_log(backend, tmp_path, jsonl._LONG_LOG + 1)
+    long_log(backend, tmp_path, logs._LONG_LOG + 1)
     gc.disable()
     try:
-        assert await backend.cursor("s1") == jsonl._LONG_LOG + 1
+        assert len(await backend.read("s1")) == logs._LONG_LOG + 1
         assert not gc.isenabled()
     finally:
         gc.enable()
-    await backend.initialize(header("s2"), events(0, 2))
-    assert await backend.cursor("s2") == 2
+    assert len(await backend.read("s1", 0, 5)) == 5
     assert gc.isenabled()
 
 
@@ -740,11 +972,254 @@ async def test_the_collector_is_restored_when_a_long_log_is_corrupt(
 ) -> None:
     import gc
 
-    from dsh.persistence import jsonl
+    from dsh.persistence.jsonl import logs
 
-    long_log(backend, tmp_path, jsonl._LONG_LOG + 1)
+    long_log(backend, tmp_path, logs._LONG_LOG + 1)
     corrupt(tmp_path, 5, b"{not json")
 
     with pytest.raises(CorruptLog):
         await backend.inspect("s1")
     assert gc.isenabled()
+
+
+# -- hostile files ----------------------------------------------------------------------
+
+
+async def test_the_session_list_skips_every_hostile_file_and_says_so_once(
+    opened: Opened,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    backend = opened(JsonlBackend(tmp_path))
+    await backend.initialize(header(), events(0, 2))
+    directory = tmp_path / "sessions"
+    outside = tmp_path / "outside.jsonl"
+    outside.write_text(header("link").canonical().to_json() + "\n")
+    (directory / "empty.jsonl").write_bytes(b"")
+    (directory / "folder.jsonl").mkdir()
+    os.mkfifo(directory / "pipe.jsonl")
+    (directory / "link.jsonl").symlink_to(outside)
+    (directory / "s1.jsonl.bak").write_bytes(log_path(tmp_path).read_bytes())
+    (directory / "notes.txt").write_text("hello")
+    (directory / "locked.jsonl").write_text(header("locked").canonical().to_json() + "\n")
+    real_open = os.open
+
+    def no_permission(path: Any, flags: int, *args: Any, **kwargs: Any) -> int:
+        if str(path).endswith("locked.jsonl"):  # root reads anything: pretend it may not
+            raise PermissionError(13, "Permission denied", str(path))
+        return real_open(path, flags, *args, **kwargs)
+
+    monkeypatch.setattr(os, "open", no_permission)
+    with caplog.at_level(logging.WARNING, logger="dsh.persistence.jsonl"), anyio.fail_after(5):
+        first = await backend.list()
+        second = await backend.list()
+    assert [summary.id for summary in first] == ["s1"] == [summary.id for summary in second]
+    reasons = {
+        record.getMessage().split(" in the session list: ")[0].rsplit("/", 1)[-1]: record
+        for record in caplog.records
+    }
+    assert sorted(reasons) == [
+        "empty.jsonl",
+        "folder.jsonl",
+        "link.jsonl",
+        "locked.jsonl",
+        "notes.txt",
+        "pipe.jsonl",
+        "s1.jsonl.bak",
+    ]
+    assert len(caplog.records) == 7  # once each, although listed twice
+    messages = " | ".join(record.getMessage() for record in caplog.records)
+    for reason in (
+        "no header line",
+        "it is a directory",
+        "it is a FIFO",
+        "it is a symbolic link",
+        "Permission denied",
+        "its name is not <session id>.jsonl",
+    ):
+        assert reason in messages
+    assert outside.read_text() == header("link").canonical().to_json() + "\n"
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+async def test_reading_a_fifo_or_a_symlink_is_refused_without_blocking(
+    backend: JsonlBackend, tmp_path: Path, kind: str
+) -> None:
+    log_path(tmp_path).parent.mkdir()
+    if kind == "fifo":
+        os.mkfifo(log_path(tmp_path))
+    else:
+        target = tmp_path / "elsewhere.jsonl"
+        target.write_text(header().canonical().to_json() + "\n")
+        log_path(tmp_path).symlink_to(target)
+    expected = "a FIFO" if kind == "fifo" else "a symbolic link"
+    with anyio.fail_after(5):
+        for call in (backend.inspect, backend.cursor, backend.header, backend.mark):
+            with pytest.raises(StorageError, match=f"refusing .*s1.jsonl: it is {expected}"):
+                await call("s1")
+        with pytest.raises(StorageError, match=f"it is {expected}"):
+            await backend.append("s1", events(0, 1))
+        with pytest.raises(StorageError, match=f"it is {expected}"):
+            await backend.trash("s1")
+        with pytest.raises(SessionExists):
+            await backend.initialize(header(), [])
+
+
+async def test_logs_are_private_files_in_private_directories(
+    opened: Opened, tmp_path: Path
+) -> None:
+    data = tmp_path / "data"
+    backend = opened(JsonlBackend(data))
+    await backend.initialize(header(), events(0, 1))
+    await backend.trash("s1")
+    await backend.restore("s1")
+    assert stat.S_IMODE(log_path(data).stat().st_mode) == 0o600
+    for folder in (data, data / "sessions", data / "trash"):
+        assert stat.S_IMODE(folder.stat().st_mode) == 0o700
+
+
+# -- the trash ---------------------------------------------------------------------------
+
+
+async def test_the_trash_is_a_folder_beside_the_sessions_holding_the_log_and_its_index(
+    tmp_path: Path,
+) -> None:
+    backend = await long_session(tmp_path)
+    log_bytes = log_path(tmp_path).read_bytes()
+    await backend.trash("s1")
+    assert (tmp_path / "trash" / "s1.jsonl").read_bytes() == log_bytes
+    assert (tmp_path / "trash" / ".s1.jsonl.idx").exists()
+    assert not log_path(tmp_path).exists() and not sidecar(tmp_path).exists()
+    await backend.restore("s1")
+    assert log_path(tmp_path).read_bytes() == log_bytes
+    assert sidecar(tmp_path).exists()
+    assert sorted(os.listdir(tmp_path / "trash")) == []
+
+
+async def test_a_move_to_the_trash_cut_short_is_finished_by_the_next_one(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    await backend.initialize(header(), events(0, 2))
+    (tmp_path / "trash").mkdir()
+    os.link(log_path(tmp_path), tmp_path / "trash" / "s1.jsonl")  # a crash after the link
+    await backend.trash("s1")
+    assert not log_path(tmp_path).exists()
+    await backend.restore("s1")
+    assert await backend.read("s1") == events(0, 2)
+
+
+async def test_a_live_log_is_released_before_it_moves(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    await backend.initialize(header(), events(0, 1))
+    await backend.append("s1", events(1, 2))
+    await backend.trash("s1")
+    with pytest.raises(SessionNotFound):
+        await backend.append("s1", events(2, 3))
+    await backend.restore("s1")
+    await backend.append("s1", events(2, 3))
+    assert await backend.read("s1") == events(0, 3)
+
+
+# -- where the work runs --------------------------------------------------------------
+
+
+async def test_no_file_work_runs_on_the_event_loop(opened: Opened, tmp_path: Path) -> None:
+    loop_thread = threading.get_ident()
+    threads: list[int] = []
+
+    def sync(fd: int) -> None:
+        threads.append(threading.get_ident())
+        os.fsync(fd)
+
+    backend = opened(JsonlBackend(tmp_path, sync=sync))
+    await backend.initialize(header(), events(0, 1))
+    await backend.append("s1", events(1, 2))
+    await backend.trash("s1")
+    await backend.restore("s1")
+    assert threads and loop_thread not in threads
+
+
+async def test_a_stalled_fsync_stalls_only_the_writes_waiting_for_it(
+    opened: Opened, tmp_path: Path
+) -> None:
+    stalled, entered = threading.Event(), threading.Event()
+    armed = [False]
+
+    def sync(fd: int) -> None:
+        if armed[0]:
+            entered.set()
+            stalled.wait(10)
+        os.fsync(fd)
+
+    backend = opened(JsonlBackend(tmp_path, sync=sync))
+    await backend.initialize(header(), events(0, 1))
+    await backend.initialize(header("s2"), events(0, 3))
+    armed[0] = True
+    async with anyio.create_task_group() as group:
+        group.start_soon(backend.append, "s1", events(1, 2))
+        with anyio.fail_after(5):
+            await anyio.to_thread.run_sync(entered.wait)
+            # the loop runs, and reads of any Session answer, while the fsync hangs
+            assert await backend.cursor("s2") == 3
+            assert await backend.read("s2", 1, 2) == events(1, 2)
+            assert [summary.id for summary in await backend.list()] == ["s1", "s2"]
+        armed[0] = False
+        stalled.set()
+    assert await backend.cursor("s1") == 2
+
+
+async def test_appends_of_several_sessions_are_committed_together(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence.jsonl import logs
+
+    backend = opened(JsonlBackend(tmp_path))
+    ids = [f"c{number}" for number in range(6)]
+    for session_id in ids:
+        await backend.initialize(header(session_id), [])
+    rounds: list[int] = []
+    real_round = logs.LogFiles.append_round
+
+    def append_round(self: Any, batches: Any) -> None:
+        rounds.append(len(batches))
+        real_round(self, batches)
+
+    monkeypatch.setattr(logs.LogFiles, "append_round", append_round)
+    async with anyio.create_task_group() as group:
+        for session_id in ids:
+            group.start_soon(backend.append, session_id, events(0, 2))
+    assert sum(rounds) == len(ids)
+    assert len(rounds) < len(ids)
+    for session_id in ids:
+        assert await backend.read(session_id) == events(0, 2)
+
+
+async def test_a_cancelled_append_that_never_reached_the_worker_stores_nothing(
+    opened: Opened,
+    tmp_path: Path,
+) -> None:
+    backend = opened(JsonlBackend(tmp_path))
+    await backend.initialize(header(), [])
+    with anyio.CancelScope() as scope:
+        scope.cancel()
+        await backend.append("s1", events(0, 1))
+    assert await backend.cursor("s1") == 0
+    await backend.append("s1", events(0, 1))
+    assert await backend.cursor("s1") == 1
+
+
+@pytest.mark.parametrize("tail", TORN_TAILS)
+async def test_creating_an_existing_log_repairs_its_torn_tail_for_the_adopter(
+    opened: Opened, tmp_path: Path, tail: bytes
+) -> None:
+    await opened(JsonlBackend(tmp_path)).initialize(header(), events(0, 3))
+    with log_path(tmp_path).open("ab") as file:
+        file.write(tail)
+    backend = opened(JsonlBackend(tmp_path))
+    with pytest.raises(SessionExists):
+        await backend.initialize(header(), events(0, 3))
+    stored = await backend.inspect("s1")
+    assert stored is not None and stored.torn_tail is False
+    assert stored.events == tuple(events(0, 3))

@@ -159,3 +159,28 @@ async def test_scripting_mistakes_are_reported() -> None:
     await backend.list()
     with pytest.raises(ValueError, match="list call #1 already happened"):
         backend.fail("list", nth=1)
+
+
+async def test_the_second_edition_reads_and_the_trash_pass_through_and_can_fail() -> None:
+    backend = FaultyBackend(MemoryBackend())
+    await backend.initialize(header(), [event(0), event(1)])
+    assert await backend.header("s1") == header().canonical()
+    assert await backend.read("s1", 1, types={"test/tick"}) == [event(1)]
+    mark = await backend.mark("s1")
+    assert mark is not None and mark.length == 2
+    await backend.trash("s1")
+    await backend.restore("s1")
+    for operation in ("header", "read", "mark", "trash", "restore"):
+        assert backend.calls[operation] == 1
+        backend.fail(operation)  # type: ignore[arg-type]
+    with pytest.raises(InjectedFault, match="header call #2"):
+        await backend.header("s1")
+    with pytest.raises(InjectedFault, match="read call #2"):
+        await backend.read("s1")
+    with pytest.raises(InjectedFault, match="mark call #2"):
+        await backend.mark("s1")
+    with pytest.raises(InjectedFault, match="trash call #2"):
+        await backend.trash("s1")
+    with pytest.raises(InjectedFault, match="restore call #2"):
+        await backend.restore("s1")
+    assert await backend.cursor("s1") == 2  # every fault struck before storage was touched

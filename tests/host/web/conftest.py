@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -17,10 +18,10 @@ from dsh.hookspecs import hookimpl
 from dsh.host import Host
 from dsh.models import ModelReply, ModelRequest
 from dsh.models.base import DeltaSink, reasoning_channel
-from dsh.persistence import MemoryBackend, StoredSession
+from dsh.persistence import LogMark, MemoryBackend, StoredSession
 from dsh.persistence.backend import StoredSummary
 from dsh.plugins import ClientModule
-from dsh.session import Session, SessionEvent
+from dsh.session import Session, SessionEvent, SessionHeader
 from dsh.testing import FakeClock
 from dsh.web import WebServer, WebSettings, create_app
 
@@ -31,41 +32,68 @@ PLAIN = "test/plain"
 
 
 class StorageDouble(MemoryBackend):
-    """A `MemoryBackend` whose reads a test can fail, hide or rewrite, with call counts."""
+    """A `MemoryBackend` a test can fail (per operation, `errors`), count (`calls`), and
+    rewrite behind the host's back (`tamper`, which gives the log a new incarnation, as a
+    real backend does when it notices a rewrite)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.rewrite: Callable[[StoredSession], StoredSession | None] | None = None
-        self.inspect_error: Exception | None = None
-        self.cursor_error: Exception | None = None
-        self.list_error: Exception | None = None
-        self.initialize_error: Exception | None = None
-        self.inspect_calls = 0
-        self.cursor_calls = 0
+        self.errors: dict[str, Exception] = {}
+        self.calls: Counter[str] = Counter()
+
+    @property
+    def reads(self) -> int:
+        return sum(self.calls[name] for name in ("cursor", "mark", "header", "read", "inspect"))
+
+    def _enter(self, operation: str) -> None:
+        self.calls[operation] += 1
+        error = self.errors.get(operation)
+        if error is not None:
+            raise error
+
+    def tamper(
+        self,
+        session_id: str,
+        *,
+        header: SessionHeader | None = None,
+        events: list[SessionEvent] | None = None,
+    ) -> None:
+        log = self._logs[session_id]
+        if header is not None:
+            log.header = header
+        if events is not None:
+            log.events = list(events)
+        log.incarnation = next(self._incarnations)
+
+    def stored_events(self, session_id: str) -> list[SessionEvent]:
+        return list(self._logs[session_id].events)
 
     async def initialize(self, header: Any, events: Any) -> None:
-        if self.initialize_error is not None:
-            raise self.initialize_error
+        self._enter("initialize")
         await super().initialize(header, events)
 
-    async def inspect(self, session_id: str) -> StoredSession | None:
-        self.inspect_calls += 1
-        if self.inspect_error is not None:
-            raise self.inspect_error
-        stored = await super().inspect(session_id)
-        if stored is not None and self.rewrite is not None:
-            return self.rewrite(stored)
-        return stored
-
     async def cursor(self, session_id: str) -> int | None:
-        self.cursor_calls += 1
-        if self.cursor_error is not None:
-            raise self.cursor_error
+        self._enter("cursor")
         return await super().cursor(session_id)
 
+    async def mark(self, session_id: str) -> LogMark | None:
+        self._enter("mark")
+        return await super().mark(session_id)
+
+    async def header(self, session_id: str) -> SessionHeader | None:
+        self._enter("header")
+        return await super().header(session_id)
+
+    async def read(self, session_id: str, *args: Any, **kwargs: Any) -> list[SessionEvent]:
+        self._enter("read")
+        return await super().read(session_id, *args, **kwargs)
+
+    async def inspect(self, session_id: str) -> StoredSession | None:
+        self._enter("inspect")
+        return await super().inspect(session_id)
+
     async def list(self) -> list[StoredSummary]:
-        if self.list_error is not None:
-            raise self.list_error
+        self._enter("list")
         return await super().list()
 
 

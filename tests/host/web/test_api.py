@@ -55,6 +55,7 @@ async def test_creating_a_session_answers_201_after_it_is_stored(
         "live": True,
         "length": 0,
         "lineage": None,
+        "title": None,
     }
     assert await backend.cursor(session["id"]) == 0
     assert host.agent(session["id"]) is not None
@@ -122,7 +123,7 @@ async def test_storage_errors_answer_in_the_error_shape(
     status: int,
     code: str,
 ) -> None:
-    backend.list_error = error
+    backend.errors["list"] = error
     assert error_of(await client.get("/api/sessions")) == (status, code)
 
 
@@ -207,7 +208,7 @@ async def test_an_invalid_id_is_refused_before_storage_is_touched(
     body = {"text": "hi"} if suffix == "/messages" else None
     response = await client.request(method, f"/api/sessions/{bad}{suffix}", json=body)
     assert error_of(response) == (404, "invalid_session_id")
-    assert backend.inspect_calls == 0 and backend.cursor_calls == 0
+    assert backend.reads == 0
 
 
 @pytest.mark.parametrize(
@@ -224,7 +225,7 @@ async def test_a_traversal_id_is_404(
     response = await client.get(httpx.URL(path))
     status, code = error_of(response)
     assert status == 404 and code in ("not_found", "invalid_session_id")
-    assert backend.inspect_calls == 0
+    assert backend.reads == 0
 
 
 # -- resume ----------------------------------------------------------------

@@ -3,7 +3,6 @@ from __future__ import annotations
 import errno
 import os
 import threading
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,6 @@ import pytest
 
 from dsh.host import Host, SessionNotFound
 from dsh.models.absent import AbsentModel
-from dsh.persistence import StoredSession
 from dsh.persistence.backend import StorageError
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.session import Lineage, Origin, Session, SessionEvent
@@ -34,11 +32,6 @@ async def live_with_marks(host: Host) -> Session:
     return session
 
 
-def header_with(stored: StoredSession, **changes: Any) -> Callable[[StoredSession], StoredSession]:
-    header = stored.header.model_copy(update=changes)
-    return lambda current: StoredSession(header, current.events, current.torn_tail)
-
-
 async def test_attached_history_views_the_stored_prefix(host: Host) -> None:
     session = await live_with_marks(host)
     page = await History(host).page(session.id, PageRequest())
@@ -57,8 +50,8 @@ async def test_an_absent_delegation_depth_is_identity_equivalent_to_zero(
 ) -> None:
     session = await live_with_marks(host)
     assert session.header.delegation_depth is None
-    stored = await backend.inspect(session.id)
-    assert stored is not None and stored.header.delegation_depth == 0
+    stored = await backend.header(session.id)
+    assert stored is not None and stored.delegation_depth == 0
     page = await History(host).page(session.id, PageRequest())
     assert set(page["views"]) == {"0", "2"}
 
@@ -67,9 +60,9 @@ async def test_a_live_delegation_depth_of_zero_matches_an_absent_stored_one(
     host: Host, backend: StorageDouble
 ) -> None:
     session = await live_with_marks(host)
-    stored = await backend.inspect(session.id)
+    stored = await backend.header(session.id)
     assert stored is not None
-    backend.rewrite = header_with(stored, delegation_depth=None)
+    backend.tamper(session.id, header=stored.model_copy(update={"delegation_depth": None}))
     page = await History(host).page(session.id, PageRequest())
     assert set(page["views"]) == {"0", "2"}
 
@@ -90,9 +83,9 @@ async def test_a_stored_header_that_differs_withholds_every_view(
     host: Host, backend: StorageDouble, changes: dict[str, Any]
 ) -> None:
     session = await live_with_marks(host)
-    stored = await backend.inspect(session.id)
+    stored = await backend.header(session.id)
     assert stored is not None
-    backend.rewrite = header_with(stored, **changes)
+    backend.tamper(session.id, header=stored.model_copy(update=changes))
     page = await History(host).page(session.id, PageRequest())
     assert page["views"] == {}
     assert len(page["events"]) == 3
@@ -102,13 +95,9 @@ async def test_one_stored_event_that_differs_withholds_every_view(
     host: Host, backend: StorageDouble
 ) -> None:
     session = await live_with_marks(host)
-
-    def tamper(stored: StoredSession) -> StoredSession:
-        events = list(stored.events)
-        events[1] = events[1].model_copy(update={"data": {"changed": True}})
-        return StoredSession(stored.header, tuple(events), False)
-
-    backend.rewrite = tamper
+    events = backend.stored_events(session.id)
+    events[1] = events[1].model_copy(update={"data": {"changed": True}})
+    backend.tamper(session.id, events=events)
     page = await History(host).page(session.id, PageRequest())
     assert page["views"] == {}
     assert page["events"][1]["data"] == {}
@@ -120,12 +109,10 @@ async def test_a_stored_event_equal_in_python_but_not_in_json_is_a_difference(
     session = (await host.create_session()).session
     host.store.append(session, MARKED, {"flag": True})
     await host.store.flush(session)
-
-    def tamper(stored: StoredSession) -> StoredSession:
-        event = SessionEvent(seq=0, type=MARKED, time=stored.events[0].time, data={"flag": 1})
-        return StoredSession(stored.header, (event,), False)
-
-    backend.rewrite = tamper
+    time = session.events[0].time
+    backend.tamper(
+        session.id, events=[SessionEvent(seq=0, type=MARKED, time=time, data={"flag": 1})]
+    )
     assert (await History(host).page(session.id, PageRequest()))["views"] == {}
 
 
@@ -133,43 +120,36 @@ async def test_storage_longer_than_the_live_session_withholds_every_view(
     host: Host, backend: StorageDouble
 ) -> None:
     session = await live_with_marks(host)
-
-    def longer(stored: StoredSession) -> StoredSession:
-        extra = SessionEvent(seq=3, type=PLAIN, time=0, data={})
-        return StoredSession(stored.header, (*stored.events, extra), False)
-
-    backend.rewrite = longer
+    extra = SessionEvent(seq=3, type=PLAIN, time=0, data={})
+    backend.tamper(session.id, events=[*backend.stored_events(session.id), extra])
     assert (await History(host).page(session.id, PageRequest()))["views"] == {}
 
 
 async def test_missing_storage_withholds_every_view(host: Host, backend: StorageDouble) -> None:
     session = await live_with_marks(host)
-    backend.rewrite = lambda stored: None
+    backend._logs.pop(session.id)
     page = await History(host).page(session.id, PageRequest())
     assert page["views"] == {}
     assert page["attached"] is True
 
 
+@pytest.mark.parametrize("operation", ["mark", "header", "read"])
 async def test_failing_storage_withholds_every_view_and_still_returns_raw_events(
-    host: Host, backend: StorageDouble
+    host: Host, backend: StorageDouble, operation: str
 ) -> None:
     session = await live_with_marks(host)
-    backend.inspect_error = StorageError("unreadable")
+    backend.errors[operation] = StorageError("unreadable")
     page = await History(host).page(session.id, PageRequest())
     assert page["views"] == {}
     assert [event["type"] for event in page["events"]] == [MARKED, PLAIN, MARKED]
 
 
-async def test_views_stop_at_the_end_of_the_stored_prefix(host: Host) -> None:
+async def test_views_stop_at_the_end_of_the_stored_prefix(
+    host: Host, backend: StorageDouble
+) -> None:
     session = await live_with_marks(host)
     host.store.append(session, MARKED, {"n": 3})  # not flushed: may not be stored yet
-
-    def first_three(stored: StoredSession) -> StoredSession:
-        return StoredSession(stored.header, stored.events[:3], False)
-
-    backend = host.backend
-    assert isinstance(backend, StorageDouble)
-    backend.rewrite = first_three
+    backend.tamper(session.id, events=backend.stored_events(session.id)[:3])
     page = await History(host).page(session.id, PageRequest())
     assert set(page["views"]) == {"0", "2"}
     assert page["tail"] == 4
@@ -181,32 +161,41 @@ async def test_a_verified_prefix_is_not_read_again_while_storage_holds_no_more(
     session = await live_with_marks(host)
     history = History(host)
     await history.page(session.id, PageRequest())
-    reads = backend.inspect_calls
+    reads = backend.calls.copy()
     page = await history.page(session.id, PageRequest())
-    assert backend.inspect_calls == reads
+    assert backend.calls["read"] == reads["read"]
+    assert backend.calls["header"] == reads["header"]
     assert set(page["views"]) == {"0", "2"}
 
 
-async def test_a_grown_log_is_read_again_and_compared_from_the_verified_prefix(
-    host: Host, backend: StorageDouble
+async def test_a_grown_log_is_compared_only_where_it_grew(
+    host: Host, backend: StorageDouble, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     session = await live_with_marks(host)
     history = History(host)
     assert await history.proven_prefix(session) == 3
     host.store.append(session, MARKED, {"n": 3})
+    host.store.append(session, PLAIN, {})
     await host.store.flush(session)
-    reads = backend.inspect_calls
-    assert await history.proven_prefix(session) == 4
-    assert backend.inspect_calls == reads + 1
+    ranges: list[tuple[int, int | None]] = []
+    real_read = backend.read
+
+    async def read(session_id: str, start: int = 0, stop: int | None = None, **kw: Any) -> Any:
+        ranges.append((start, stop))
+        return await real_read(session_id, start, stop, **kw)
+
+    monkeypatch.setattr(backend, "read", read)
+    assert await history.proven_prefix(session) == 5
+    assert ranges == [(3, 5)]
 
 
-async def test_a_cursor_failure_after_verification_withholds_views(
+async def test_a_mark_failure_after_verification_withholds_views(
     host: Host, backend: StorageDouble
 ) -> None:
     session = await live_with_marks(host)
     history = History(host)
     await history.proven_prefix(session)
-    backend.cursor_error = StorageError("gone")
+    backend.errors["mark"] = StorageError("gone")
     assert await history.proven_prefix(session) == 0
 
 
@@ -226,9 +215,24 @@ async def test_a_shrunk_log_after_verification_is_compared_from_the_start(
     session = await live_with_marks(host)
     history = History(host)
     await history.proven_prefix(session)
-    header, events = backend._logs[session.id]
-    backend._logs[session.id] = (header, events[:1])
+    backend.tamper(session.id, events=backend.stored_events(session.id)[:1])
     assert await history.proven_prefix(session) == 1
+
+
+async def test_a_rewritten_log_loses_its_views_until_it_is_verified_again(
+    host: Host, backend: StorageDouble
+) -> None:
+    session = await live_with_marks(host)
+    history = History(host)
+    assert set((await history.page(session.id, PageRequest()))["views"]) == {"0", "2"}
+    original = backend.stored_events(session.id)
+    rewritten = [*original]
+    rewritten[0] = rewritten[0].model_copy(update={"data": {"n": "rewritten"}})
+    backend.tamper(session.id, events=rewritten)
+    assert (await history.page(session.id, PageRequest()))["views"] == {}
+    assert (await history.page(session.id, PageRequest()))["views"] == {}
+    backend.tamper(session.id, events=original)  # put back as it was: verified again
+    assert set((await history.page(session.id, PageRequest()))["views"]) == {"0", "2"}
 
 
 async def test_cold_history_computes_views_from_storage_without_activation(
@@ -298,7 +302,7 @@ async def test_a_stored_line_whose_fsync_has_not_returned_gets_no_view(tmp_path:
             raise OSError(errno.EIO, "injected: fsync failed")
         os.fsync(fd)
 
-    backend = JsonlBackend(tmp_path, offload=True, sync=sync)
+    backend = JsonlBackend(tmp_path, sync=sync)
     async with Host(backend=backend, model=AbsentModel()) as host:
         host.pm.register(MarkerPlugin(), name="test-marker")
         session = (await host.create_session()).session

@@ -188,12 +188,12 @@ async def test_no_log_line_of_a_running_server_shows_the_token(
                     for query in (quote(token, safe=""), quote(token, safe="'&"), token[:-2]):
                         await http.get(f"/api/health?token={query}")
                         await http.get(f"/api/nope/{quote(token, safe='')}")
-                    backend.list_error = StorageError(f"disk says {token!r}")
+                    backend.errors["list"] = StorageError(f"disk says {token!r}")
                     assert (await http.get("/api/sessions")).status_code == 503
-                    backend.list_error = RuntimeError(f"unexpected {json.dumps(token)}")
+                    backend.errors["list"] = RuntimeError(f"unexpected {json.dumps(token)}")
                     assert (await http.get("/api/sessions")).status_code == 500
-                    backend.list_error = None
-                    backend.inspect_error = StorageError(f"cannot read {token}")
+                    del backend.errors["list"]
+                    backend.errors["mark"] = StorageError(f"cannot read {token}")
                     assert (await http.get(f"/api/sessions/{session}/events")).status_code == 200
                 live_url = f"ws://127.0.0.1:{server.port}/api/sessions/{session}/live"
                 async with connect(f"{live_url}?token={quote(token, safe='')}", origin=base):

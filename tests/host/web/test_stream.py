@@ -192,14 +192,14 @@ async def test_an_invalid_session_id_is_refused_with_404(served: Running) -> Non
 async def test_a_storage_failure_on_a_cold_session_is_refused_with_503(
     served: Running, backend: StorageDouble
 ) -> None:
-    backend.cursor_error = StorageError("offline")
+    backend.errors["cursor"] = StorageError("offline")
     assert await refused_status(served, "cold") == 503
 
 
 async def test_an_unexpected_failure_is_refused_with_500(
     served: Running, backend: StorageDouble
 ) -> None:
-    backend.cursor_error = RuntimeError("bug")
+    backend.errors["cursor"] = RuntimeError("bug")
     assert await refused_status(served, "cold") == 500
 
 

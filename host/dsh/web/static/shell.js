@@ -14,6 +14,7 @@ import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
 import { SessionDirectory } from "./sessions.js";
 import { installShortcuts } from "./shortcuts.js";
+import { watchStorage } from "./storage-status.js";
 import { createTimeFormat, localeFor } from "./time.js";
 
 /**
@@ -66,6 +67,7 @@ export function mountApp({
   let creating = null;
   let renderQueued = false;
   let destroyed = false;
+  let storageStatus = null;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
@@ -129,6 +131,7 @@ export function mountApp({
       requestRender();
       return;
     }
+    storageStatus = watchStorage({ document, parent: root, health: () => api.health(), lang: () => lang });
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
@@ -370,6 +373,7 @@ export function mountApp({
 
   function destroy() {
     destroyed = true;
+    storageStatus?.stop();
     closeCurrent();
     removeShortcuts();
     unsubscribeTheme();

@@ -27,7 +27,7 @@ from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
 
 if TYPE_CHECKING:
-    from dsh import Agent, PluginContext, Session, SessionEvent
+    from dsh import Agent, PluginContext, SessionEvent, SessionLog
 
 __all__ = ["SchedulePlugin"]
 
@@ -52,7 +52,9 @@ class SchedulePlugin:
             install(self.context, agent, self.config)
 
     @hookimpl
-    def dsh_event_view(self, session: Session, event: SessionEvent) -> dict[str, JsonValue] | None:
+    def dsh_event_view(
+        self, session: SessionLog, event: SessionEvent
+    ) -> dict[str, JsonValue] | None:
         if event.type != EVENT_TYPE:
             return None
         return schedule_reminder_presentation(session, event.seq)

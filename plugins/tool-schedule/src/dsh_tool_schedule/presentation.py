@@ -14,8 +14,11 @@ its parent's record; an inherited dispatch (before `seedLength`) pairs with the
 nearest preceding create of the same id anywhere before it, because
 `session/end-seed` also marks resumes and ids restart in each fork generation.
 
-Only `session.header` and `session.events` are read, so a cold Session built
-from storage works as well as a live one.
+The log is read through `dsh.SessionLog` only: the dispatch itself
+(`event`), then a backward `scan` over `schedule/change` events from the
+dispatch to the floor, stopping at the first matching create. So a cold
+Session's stored log (read ranged and type-filtered) costs only what lies
+between a dispatch and its create, never the whole log.
 """
 
 from __future__ import annotations
@@ -35,24 +38,23 @@ from .protocol import (
 from .views import DELIVERY_MODE
 
 if TYPE_CHECKING:
-    from dsh import Session, SessionEvent
+    from dsh import SessionEvent, SessionLog
 
 __all__ = ["schedule_reminder_presentation"]
 
 
 def schedule_reminder_presentation(
-    session: Session, dispatch_seq: int
+    session: SessionLog, dispatch_seq: int
 ) -> dict[str, JsonValue] | None:
     """The receipt for the dispatch at `dispatch_seq`, or None (see the module docstring)."""
-    events = session.events
-    if not 0 <= dispatch_seq < len(events):
+    if not 0 <= dispatch_seq < len(session):
         return None
-    dispatch = _decode(events[dispatch_seq])
+    dispatch = _decode(session.event(dispatch_seq))
     if not isinstance(dispatch, DispatchChange):
         return None
     seed = session.header.seed_length or 0
     floor = seed if dispatch_seq >= seed else 0
-    for event in reversed(events[floor:dispatch_seq]):
+    for event in session.scan(floor, dispatch_seq, types={EVENT_TYPE}, reverse=True):
         change = _decode(event)
         if isinstance(change, CreateChange) and change.record.id == dispatch.id:
             return {

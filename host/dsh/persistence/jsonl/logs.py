@@ -1,0 +1,691 @@
+"""The blocking half of the JSONL backend: every method here runs in a worker thread.
+
+`LogFiles` owns the open writers, the caches and the incarnations of one data
+directory. `JsonlBackend` calls its mutating methods from a single I/O worker
+(one at a time, in order) and its reading methods from a few reader threads
+(concurrently with each other and with the writer):
+
+- **Writers.** A log being appended to stays open with its `LineIndex` and
+  the `FileState` the last own write left (`_Writer`). Before each batch one
+  `lstat` checks the file is still in that state; if not, something else
+  changed it (another process, a restore, an editor): the writer is dropped,
+  the log gets a new incarnation and the append raises `LogChanged`, storing
+  nothing. The next call works from the file as it is now.
+- **An append** is one `write` of the whole batch and one fdatasync. If either
+  fails, the file is cut back to its last durable size, so a failed append
+  leaves nothing behind a later reader could count; if even that fails the
+  writer is marked broken and the next call re-reads the file.
+- **A torn tail** found when a log is opened for writing is truncated (and
+  synced) before anything is appended after it.
+- **Reads** of a log that is being written look at the writer under its
+  lock (held only to update the index and the state, never across a write or
+  an fsync): mid-append they use the writer's index, which holds what is
+  confirmed so far, so they never wait for the disk nor mistake the backend's
+  own append for a foreign change. Reads go through the index:
+  `pread` of just the lines asked for, each checked against the index (its
+  seq, and its type for a type-filtered read). A line that does not match an
+  index that was not scanned from this very file state makes the index be
+  rebuilt and the read retried once; otherwise it is `CorruptLog`.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import logging
+import os
+import stat as stat_module
+import threading
+from array import array
+from collections.abc import Collection, Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NoReturn
+
+from ...session import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
+from ..backend import (
+    CorruptLog,
+    Events,
+    LogChanged,
+    LogMark,
+    SessionExists,
+    SessionNotFound,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
+from ..summary import SummaryFacts
+from . import index as line_index
+from .cache import Incarnations, IndexCache, InspectMemo, SummaryCache
+from .files import (
+    FileState,
+    Sync,
+    create_exclusive,
+    describe_mode,
+    ensure_directory,
+    move,
+    open_regular,
+    pread_exact,
+    read_all,
+    state_of,
+    storage_errors,
+    sync_directory,
+    write_all,
+    write_replacing,
+)
+from .format import SUFFIX, EncodedBatch, encode_header, parse_event, parse_header
+from .index import LineIndex
+
+__all__ = ["LogFiles", "PendingBatch"]
+
+log = logging.getLogger("dsh.persistence.jsonl")
+_datasync: Sync = getattr(os, "fdatasync", os.fsync)
+
+# Logs shorter than this are rescanned rather than given a sidecar index: a scan
+# of 1,000 lines costs ≈ 0.6 ms, about what writing and checking a sidecar does.
+SIDECAR_MIN_LINES = 1_000
+# Lines closer than this are read with one pread rather than one each.
+_READ_GAP = 16 * 1024
+# A sidecar is at most ≈ 12 bytes per line: anything far larger is not ours.
+_SIDECAR_SLACK = 1 << 20
+_LONG_LOG = 1_000
+
+
+@dataclass(eq=False)
+class _Writer:
+    """An open log file, its index and the state the last own write left it in."""
+
+    path: Path
+    fd: int
+    index: LineIndex
+    state: FileState
+    broken: bool = False
+    writing: bool = False  # a batch is being written: the file may hold more than `index`
+    # Held only to change or read `state`, `writing` and the index together, never
+    # across a write or an fsync, so readers never wait for the disk.
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+
+@dataclass(eq=False)
+class PendingBatch:
+    """One append waiting for the I/O worker (see `JsonlBackend.append`)."""
+
+    session_id: str
+    events: Sequence[SessionEvent]
+    encoded: EncodedBatch
+    error: BaseException | None = None
+    processed: bool = False
+    taken: bool = False
+    done: bool = False
+
+
+class LogFiles:
+    """The logs under one data directory (see the module docstring)."""
+
+    def __init__(
+        self,
+        data_dir: Path,
+        *,
+        sync: Sync | None,
+        sidecars: bool,
+        max_index_lines: int,
+    ) -> None:
+        self.directory = data_dir / "sessions"
+        self.trash_directory = data_dir / "trash"
+        self._sync_file: Sync = sync or _datasync
+        self._sync_dir: Sync = sync or os.fsync
+        self._sidecars = sidecars
+        self._writers: dict[str, _Writer] = {}
+        self._indexes = IndexCache(max_index_lines)
+        self._summaries = SummaryCache()
+        self._memo = InspectMemo()
+        self._incarnations = Incarnations()
+        self._stripes = [threading.Lock() for _ in range(64)]
+        self._reported: dict[str, str] = {}
+        self._reported_lock = threading.Lock()
+
+    def path_of(self, session_id: str) -> Path:
+        return self.directory / (validate_session_id(session_id) + SUFFIX)
+
+    def sidecar_of(self, path: Path) -> Path:
+        return path.with_name(f".{path.name}.idx")
+
+    # -- writing (the I/O worker only) ----------------------------------------
+
+    def create(
+        self, header: SessionHeader, events: Sequence[SessionEvent], batch: EncodedBatch
+    ) -> None:
+        path = self.path_of(header.id)
+        head = encode_header(header)
+        with storage_errors(path, "create"):
+            ensure_directory(self.directory, self._sync_dir)
+            if os.path.lexists(path):  # fail fast; the link below guarantees it
+                sync_directory(self.directory, self._sync_dir)
+                self._exists(header.id, path)
+            try:
+                fd = create_exclusive(path, head + batch.payload, self._sync_file, self._sync_dir)
+            except SessionExists:
+                self._exists(header.id, path)
+            state = state_of(os.fstat(fd))
+        index = LineIndex(
+            path=path,
+            header=header.canonical(),
+            bounds=array("Q", [len(head)]),
+            by_type={},
+            facts=SummaryFacts(),
+            torn=False,
+            state=state,
+            scanned=True,
+        )
+        index.append(batch, events)
+        self._drop_writer(header.id)  # a stale writer of a log deleted behind our back
+        self._forget_cached(header.id)
+        self._writers[header.id] = _Writer(path, fd, index, state)
+        self._incarnations.observe(header.id, state)
+
+    def _exists(self, session_id: str, path: Path) -> NoReturn:
+        # The caller adopts what is there and appends to it (a resume, a create whose
+        # acknowledgement was lost): open it for writing now, which repairs a torn
+        # tail even if nothing is ever appended. A log that cannot be opened is the
+        # adoption's to report, not this refusal's.
+        with contextlib.suppress(StorageError):
+            self._writer(session_id)
+        raise SessionExists(f"session {session_id} is already stored ({path})")
+
+    def append_round(self, batches: Sequence[PendingBatch]) -> None:
+        """Write every batch of one group commit; each failure stays with its batch."""
+        for batch in batches:
+            try:
+                self._append(batch)
+            except Exception as error:
+                batch.error = error
+            finally:
+                batch.processed = True
+
+    def _append(self, batch: PendingBatch) -> None:
+        writer = self._writer(batch.session_id)
+        check_contiguous(batch.session_id, batch.events, writer.index.length)
+        with writer.lock:
+            writer.writing = True
+        try:
+            write_all(writer.fd, batch.encoded.payload)
+            self._sync_file(writer.fd)
+        except Exception as error:
+            self._roll_back(writer)
+            if isinstance(error, OSError):
+                raise StorageError(f"cannot append to {writer.path}: {error}") from error
+            raise
+        else:
+            with writer.lock:
+                writer.index.append(batch.encoded, batch.events)
+                self._settled(writer)
+            self._incarnations.record(batch.session_id, writer.state)
+        finally:
+            with writer.lock:
+                writer.writing = False
+
+    def _settled(self, writer: _Writer) -> None:
+        writer.state = state_of(os.fstat(writer.fd))
+        writer.index.state = writer.state
+
+    def _roll_back(self, writer: _Writer) -> None:
+        # A failed write or fsync leaves an unknown part of the batch in the page
+        # cache (and after a failed fsync the kernel may never retry it), so cut the
+        # file back to what was durable; a later cursor() then reports the truth.
+        # If even that fails, the next call re-reads the file from disk.
+        try:
+            os.ftruncate(writer.fd, writer.index.end)
+            self._sync_file(writer.fd)
+            with writer.lock:
+                self._settled(writer)
+        except Exception:
+            writer.broken = True
+
+    def _writer(self, session_id: str) -> _Writer:
+        path = self.path_of(session_id)
+        writer = self._writers.get(session_id)
+        if writer is not None:
+            found = self._found(writer)
+            if found == "same":
+                return writer
+            self._drop_writer(session_id)
+            self._forget_cached(session_id)
+            if found == "changed":
+                raise LogChanged(
+                    f"session {session_id}: {path} changed since this process last wrote it "
+                    "(another writer, a restore or an edit); nothing was appended"
+                )
+        with storage_errors(path, "open"):
+            opened = open_regular(path, os.O_RDWR | os.O_APPEND)
+        if opened is None:
+            raise SessionNotFound(f"session {session_id} is not stored ({path})")
+        fd, status = opened
+        try:
+            state = state_of(status)
+            self._incarnations.observe(session_id, state)
+            with self._stripe(session_id):
+                index = self._index(session_id, path, fd, state)
+            if index.torn:
+                with storage_errors(path, "repair"):
+                    os.ftruncate(fd, index.end)
+                    self._sync_file(fd)
+                    state = state_of(os.fstat(fd))
+                index.torn = False
+                self._incarnations.record(session_id, state)  # our own repair
+            index.state = state
+        except BaseException:
+            os.close(fd)
+            raise
+        self._indexes.drop(session_id)  # the writer owns it now
+        self._writers[session_id] = writer = _Writer(path, fd, index, state)
+        return writer
+
+    def _found(self, writer: _Writer) -> str:
+        """`same` if the file is exactly what `writer` last left, `gone` if it is not
+        there, `broken` after a failed roll-back, else `changed`."""
+        try:
+            status = os.lstat(writer.path)
+        except FileNotFoundError:
+            return "gone"
+        if writer.broken:
+            return "broken"
+        return "same" if state_of(status) == writer.state else "changed"
+
+    def release(self, session_id: str) -> None:
+        writer = self._writers.get(session_id)
+        if writer is not None:
+            self._save_sidecar(session_id, writer.index, writer.fd, writer.state)
+        self._drop_writer(session_id)
+
+    def _drop_writer(self, session_id: str) -> None:
+        writer = self._writers.pop(session_id, None)
+        if writer is not None:
+            os.close(writer.fd)
+
+    def release_all(self) -> None:
+        for session_id in list(self._writers):
+            self.release(session_id)
+
+    def trash(self, session_id: str) -> None:
+        path = self.path_of(session_id)
+        self.release(session_id)
+        target = self.trash_directory / path.name
+        with storage_errors(path, "move to the trash"):
+            self._check_movable(path, session_id)
+            ensure_directory(self.trash_directory, self._sync_dir)
+            try:
+                move(path, target, self._sync_dir)
+            except SessionExists:
+                raise SessionExists(
+                    f"the trash already holds a session {session_id} ({target})"
+                ) from None
+            self._move_sidecar(path, target)
+        self._forget_cached(session_id)
+        self._incarnations.forget(session_id)
+
+    def restore(self, session_id: str) -> None:
+        path = self.path_of(session_id)
+        source = self.trash_directory / path.name
+        with storage_errors(source, "restore"):
+            if not os.path.lexists(source):
+                raise SessionNotFound(f"the trash holds no session {session_id} ({source})")
+            ensure_directory(self.directory, self._sync_dir)
+            try:
+                move(source, path, self._sync_dir)
+            except SessionExists:
+                raise SessionExists(f"session {session_id} is already stored ({path})") from None
+            self._move_sidecar(source, path)
+        self._forget_cached(session_id)
+        self._incarnations.forget(session_id)
+
+    def _check_movable(self, path: Path, session_id: str) -> None:
+        try:
+            mode = os.lstat(path).st_mode
+        except FileNotFoundError:
+            raise SessionNotFound(f"session {session_id} is not stored ({path})") from None
+        if not stat_module.S_ISREG(mode):
+            raise StorageError(f"refusing {path}: it is {describe_mode(mode)}")
+
+    def _move_sidecar(self, source: Path, target: Path) -> None:
+        # A cache: if it cannot follow its log, the log's next read rebuilds it.
+        with contextlib.suppress(OSError):
+            os.replace(self.sidecar_of(source), self.sidecar_of(target))
+
+    # -- reading (any reader thread) ----------------------------------------------
+
+    def cursor(self, session_id: str) -> int | None:
+        with self._opened(session_id) as opened:
+            if opened is None:
+                return None
+            return self._live_index(session_id, *opened).length
+
+    def mark(self, session_id: str) -> LogMark | None:
+        with self._opened(session_id) as opened:
+            if opened is None:
+                return None
+            index = self._live_index(session_id, *opened)
+            assert index.state is not None
+            return LogMark(index.length, self._incarnations.observe(session_id, index.state))
+
+    def header(self, session_id: str) -> SessionHeader | None:
+        path = self.path_of(session_id)
+        with self._opened(session_id) as opened:
+            if opened is None:
+                return None
+            fd, state = opened
+            known = self._known_index(session_id, state)
+            if known is not None:
+                return known.header
+            with storage_errors(path, "read"):
+                head = _first_line(fd)
+            if head is None:
+                raise CorruptLog(path, 1, "no header line")
+            return parse_header(path, session_id, head)
+
+    def read(
+        self, session_id: str, start: int, stop: int | None, types: Collection[str] | None
+    ) -> Events:
+        if start < 0:
+            raise ValueError(f"read: start must be at least 0, not {start}")
+        path = self.path_of(session_id)
+        with self._opened(session_id) as opened:
+            if opened is None:
+                raise SessionNotFound(f"session {session_id} is not stored ({path})")
+            fd, state = opened
+            index = self._live_index(session_id, fd, state)
+            end = index.length if stop is None else stop
+            try:
+                return self._events(index, fd, index.seqs(start, end, types), types)
+            except CorruptLog:
+                if index.scanned:
+                    raise
+            # The index was not scanned from this state (a sidecar, a cache) and lied.
+            log.info("the line index of %s was out of date; rebuilt", path)
+            with self._stripe(session_id):
+                index = self._rebuild(session_id, path, fd, state)
+            end = index.length if stop is None else stop
+            return self._events(index, fd, index.seqs(start, end, types), types)
+
+    def inspect(self, session_id: str) -> StoredSession | None:
+        path = self.path_of(session_id)
+        with self._opened(session_id) as opened:
+            if opened is None:
+                return None
+            fd, state = opened
+            held = self._memo.get(session_id, state)
+            if held is not None:
+                return held
+            with storage_errors(path, "read"):
+                data = read_all(fd)
+            index = line_index.build(path, session_id, data, state)
+            with _collection_paused(index.length > _LONG_LOG):
+                events = tuple(
+                    parse_event(path, seq, data[start:stop])
+                    for seq, (start, stop) in enumerate(map(index.span, range(index.length)))
+                )
+        stored = StoredSession(header=index.header, events=events, torn_tail=index.torn)
+        self._memo.put(session_id, state, stored)
+        if session_id not in self._writers:
+            self._indexes.put(session_id, index)
+        return stored
+
+    def list(self) -> list[StoredSummary]:
+        try:
+            entries = sorted(os.scandir(self.directory), key=lambda entry: entry.name)
+        except FileNotFoundError:
+            return []
+        except OSError as error:
+            raise StorageError(f"cannot list {self.directory}: {error}") from error
+        summaries: list[StoredSummary] = []
+        for entry in entries:
+            summary = self._listed(entry)
+            if summary is not None:
+                summaries.append(summary)
+        return summaries
+
+    def _listed(self, entry: os.DirEntry[str]) -> StoredSummary | None:
+        """The summary of one directory entry, or None (skipped, and reported once)."""
+        name = entry.name
+        if name.startswith("."):
+            return None  # the backend's own temp files and sidecars
+        session_id = name.removesuffix(SUFFIX)
+        if session_id == name or SESSION_ID_PATTERN.fullmatch(session_id) is None:
+            self._skip(name, "its name is not <session id>.jsonl")
+            return None
+        try:
+            if not entry.is_file(follow_symlinks=False):
+                mode = entry.stat(follow_symlinks=False).st_mode
+                self._skip(name, f"it is {describe_mode(mode)}")
+                return None
+            summary = self._summary(session_id)
+        except FileNotFoundError:
+            return None  # deleted while listing
+        except (StorageError, OSError) as error:
+            self._skip(name, str(error))
+            return None
+        if summary is None:
+            return None
+        self._reported.pop(name, None)
+        return summary
+
+    def _summary(self, session_id: str) -> StoredSummary | None:
+        with self._opened(session_id) as opened:
+            if opened is None:
+                return None
+            fd, state = opened
+            summary = self._summaries.get(session_id, state)
+            if summary is None:
+                summary = self._live_index(session_id, fd, state).summary()
+            self._summaries.put(session_id, state, summary)
+            return summary
+
+    def _skip(self, name: str, reason: str) -> None:
+        with self._reported_lock:
+            if self._reported.get(name) == reason:
+                return
+            self._reported[name] = reason
+        log.warning("skipping %s in the session list: %s", self.directory / name, reason)
+
+    # -- indexes -------------------------------------------------------------------
+
+    @contextmanager
+    def _opened(self, session_id: str) -> Iterator[tuple[int, FileState] | None]:
+        path = self.path_of(session_id)
+        with storage_errors(path, "read"):
+            opened = open_regular(path)
+        if opened is None:
+            yield None
+            return
+        fd, status = opened
+        try:
+            yield fd, state_of(status)
+        finally:
+            os.close(fd)
+
+    def _live_index(self, session_id: str, fd: int, state: FileState) -> LineIndex:
+        """The index of the log open at `fd`: the writer's if it is current (or in the
+        middle of an append: its index then holds what is confirmed so far), else a
+        cached, a sidecar or a freshly scanned one. Never waits for an fsync."""
+        writer = self._writers.get(session_id)
+        if writer is not None:
+            with writer.lock:
+                current = state_of(os.fstat(fd))
+                if writer.writing or current == writer.state:
+                    return writer.index
+                state = current
+        with self._stripe(session_id):
+            return self._index(session_id, self.path_of(session_id), fd, state)
+
+    def _known_index(self, session_id: str, state: FileState) -> LineIndex | None:
+        writer = self._writers.get(session_id)
+        if writer is not None and writer.state == state:
+            return writer.index
+        return self._indexes.get(session_id, state)
+
+    def _index(self, session_id: str, path: Path, fd: int, state: FileState) -> LineIndex:
+        index = self._indexes.get(session_id, state)
+        if index is not None:
+            return index
+        index = self._load_sidecar(session_id, path, fd, state)
+        if index is None:
+            return self._rebuild(session_id, path, fd, state)
+        self._indexes.put(session_id, index)
+        return index
+
+    def _rebuild(self, session_id: str, path: Path, fd: int, state: FileState) -> LineIndex:
+        with storage_errors(path, "read"):
+            data = read_all(fd)
+        index = line_index.build(path, session_id, data, state)
+        self._indexes.put(session_id, index)
+        self._save_sidecar(session_id, index, fd, state)
+        return index
+
+    def _events(
+        self,
+        index: LineIndex,
+        fd: int,
+        seqs: Sequence[int],
+        types: Collection[str] | None,
+    ) -> Events:
+        wanted = None if types is None else set(types)
+        events: list[SessionEvent] = []
+        with _collection_paused(len(seqs) > _LONG_LOG), storage_errors(index.path, "read"):
+            for first, last in _runs(index, seqs):
+                base = index.bounds[first]
+                data = pread_exact(fd, index.bounds[last + 1] - base, base)
+                while len(events) < len(seqs) and seqs[len(events)] <= last:
+                    seq = seqs[len(events)]
+                    start, stop = index.span(seq)
+                    event = parse_event(index.path, seq, data[start - base : stop - base])
+                    if wanted is not None and event.type not in wanted:
+                        raise CorruptLog(
+                            index.path, seq + 2, f"type {event.type}, not one the index names"
+                        )
+                    events.append(event)
+        return events
+
+    def _stripe(self, session_id: str) -> threading.Lock:
+        return self._stripes[hash(session_id) % len(self._stripes)]
+
+    def _forget_cached(self, session_id: str) -> None:
+        self._indexes.drop(session_id)
+        self._summaries.drop(session_id)
+        self._memo.drop(session_id)
+
+    # -- sidecars --------------------------------------------------------------------
+
+    def _save_sidecar(self, session_id: str, index: LineIndex, fd: int, state: FileState) -> None:
+        if not self._sidecars or index.length < SIDECAR_MIN_LINES or index.saved == state:
+            return
+        try:
+            head = pread_exact(fd, index.header_end, 0)
+            last = _last_line(index, fd)
+            payload = line_index.encode(index, state, line_index.check_of(head, last))
+            write_replacing(self.sidecar_of(index.path), payload)
+        except OSError as error:
+            log.info(
+                "cannot write the line index of %s (it is only a cache): %s", index.path, error
+            )
+            return
+        index.saved = state
+
+    def _load_sidecar(
+        self, session_id: str, path: Path, fd: int, state: FileState
+    ) -> LineIndex | None:
+        sidecar = self._read_sidecar(path, state)
+        if sidecar is None or sidecar.size > state.size:
+            return None
+        if sidecar.size == state.size and sidecar.mtime_ns != state.mtime_ns:
+            return None  # same size, touched since: it may have been rewritten in place
+        length = len(sidecar.bounds) - 1
+        with storage_errors(path, "read"):
+            head = pread_exact(fd, sidecar.bounds[0], 0)
+            if length:
+                start, stop = sidecar.bounds[length - 1], sidecar.bounds[length] - 1
+                last = pread_exact(fd, stop - start, start)
+            else:
+                last = b""
+        if line_index.check_of(head, last) != sidecar.check or not head.endswith(b"\n"):
+            return None
+        header = parse_header(path, session_id, head[:-1])
+        index = line_index.from_sidecar(path, header, sidecar, state)
+        if sidecar.size < state.size:  # it grew since: index only the new lines
+            with storage_errors(path, "read"):
+                index.extend(read_all(fd, index.end), index.end)
+            index.saved = None
+        return index
+
+    def _read_sidecar(self, path: Path, state: FileState) -> line_index.Sidecar | None:
+        if not self._sidecars:
+            return None
+        try:
+            opened = open_regular(self.sidecar_of(path))
+        except StorageError:
+            return None
+        if opened is None:
+            return None
+        fd, status = opened
+        try:
+            if status.st_size > 16 * state.size + _SIDECAR_SLACK:
+                return None
+            return line_index.decode(read_all(fd))
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
+
+
+def _runs(index: LineIndex, seqs: Sequence[int]) -> Iterator[tuple[int, int]]:
+    """Group `seqs` (sorted) into runs whose lines are close enough for one read."""
+    if not seqs:
+        return
+    first = last = seqs[0]
+    for seq in seqs[1:]:
+        if index.bounds[seq] - index.bounds[last + 1] > _READ_GAP:
+            yield first, last
+            first = seq
+        last = seq
+    yield first, last
+
+
+def _first_line(fd: int) -> bytes | None:
+    """The first line of the file without its newline, or None if it has no newline."""
+    chunks: list[bytes] = []
+    offset = 0
+    while chunk := os.pread(fd, 64 * 1024, offset):
+        newline = chunk.find(b"\n")
+        if newline >= 0:
+            chunks.append(chunk[:newline])
+            return b"".join(chunks)
+        chunks.append(chunk)
+        offset += len(chunk)
+    return None
+
+
+def _last_line(index: LineIndex, fd: int) -> bytes:
+    if not index.length:
+        return b""
+    start, stop = index.span(index.length - 1)
+    return pread_exact(fd, stop - start, start)
+
+
+@contextmanager
+def _collection_paused(pause: bool) -> Iterator[None]:
+    """Pause cyclic garbage collection while many events are decoded.
+
+    Every decoded event is a handful of container objects that all survive, so
+    the collector walks the growing heap again and again: about a third of
+    resuming a 100k-event Session went there. Decoding creates no cycles, so
+    nothing is lost by waiting. Only an enabled collector is paused and it is
+    always re-enabled, so decoders in several threads may finish in any order.
+    """
+    if not pause or not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

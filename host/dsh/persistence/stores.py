@@ -1,0 +1,182 @@
+"""Choosing the store (DESIGN §4, public): `--store URL`, else `$DSH_STORE`, else JSONL.
+
+    jsonl:DIR               the JSONL store in DIR (the default: jsonl:<data dir>)
+    jsonl:DIR?sidecars=no   … keeping line indexes in memory only
+    memory:                 a volatile store (tests, demos): nothing survives the process
+    postgresql://…          not available in this version yet: a clear error
+
+Each kind of store is registered by name (`StoreKind`) with its own settings
+model, a strict pydantic model that validates what the URL says (its query
+parameters are fields; an unknown one is an error naming it). A `StoreChoice`
+opens the backend and, for the JSONL store, the lock that keeps one writing
+`dsh web` per directory (`DataDirLock`); read-only commands never take it.
+The registry is built per call (`store_kinds()`): no module-level state.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qsl
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from .backend import Backend
+from .jsonl import DataDirLock, JsonlBackend
+from .memory import MemoryBackend
+
+__all__ = [
+    "STORE_ENV",
+    "JsonlSettings",
+    "MemorySettings",
+    "StoreChoice",
+    "StoreError",
+    "StoreKind",
+    "choose_store",
+    "store_kinds",
+]
+
+STORE_ENV = "DSH_STORE"
+# Named in DESIGN §4 and coming in a later version: refused with a clear message.
+_PLANNED = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
+
+
+class StoreError(ValueError):
+    """A store URL that cannot be used; the message says why and what to write instead."""
+
+
+class JsonlSettings(BaseModel):
+    """`jsonl:DIR[?sidecars=yes|no]`."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    directory: Path
+    sidecars: bool = True
+
+
+class MemorySettings(BaseModel):
+    """`memory:` takes no settings."""
+
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+
+@dataclass(frozen=True, slots=True)
+class StoreKind:
+    """One kind of store: its name (the URL scheme), its settings model, how to open it.
+
+    `fields(location, default_dir)` turns the part of the URL after `NAME:`
+    (without the query) into settings fields; `lock(settings)` is the
+    one-writer guard `dsh web` must hold, if the store needs one;
+    `describe(settings)` names the store in messages ("no sessions in …").
+    """
+
+    name: str
+    settings: type[BaseModel]
+    fields: Callable[[str, Path], dict[str, Any]]
+    open: Callable[[Any], Backend]
+    lock: Callable[[Any], DataDirLock | None]
+    describe: Callable[[Any], str]
+
+
+@dataclass(frozen=True, slots=True)
+class StoreChoice:
+    """A validated store: what `--store` (or its default) selected."""
+
+    kind: StoreKind
+    settings: BaseModel
+
+    def open(self) -> Backend:
+        """A new backend over this store (nothing is read until it is used)."""
+        return self.kind.open(self.settings)
+
+    def writer_lock(self) -> DataDirLock | None:
+        """The lock a writing process holds for its lifetime, or None if none is needed."""
+        return self.kind.lock(self.settings)
+
+    def describe(self) -> str:
+        return self.kind.describe(self.settings)
+
+
+def _jsonl_fields(location: str, default_dir: Path) -> dict[str, Any]:
+    directory = Path(location).expanduser() if location else default_dir
+    return {"directory": directory}
+
+
+def _no_fields(location: str, default_dir: Path) -> dict[str, Any]:
+    if location:
+        raise StoreError(f"memory: takes no location, not {location!r}")
+    return {}
+
+
+def store_kinds() -> dict[str, StoreKind]:
+    """Every store this version knows, by name."""
+    kinds = [
+        StoreKind(
+            name="jsonl",
+            settings=JsonlSettings,
+            fields=_jsonl_fields,
+            open=lambda s: JsonlBackend(s.directory, sidecars=s.sidecars),
+            lock=lambda s: DataDirLock(s.directory),
+            describe=lambda s: str(s.directory),
+        ),
+        StoreKind(
+            name="memory",
+            settings=MemorySettings,
+            fields=_no_fields,
+            open=lambda s: MemoryBackend(),
+            lock=lambda s: None,
+            describe=lambda s: "memory (kept only while the process runs)",
+        ),
+    ]
+    return {kind.name: kind for kind in kinds}
+
+
+def choose_store(
+    url: str | None,
+    data_dir: Path,
+    *,
+    environ: Mapping[str, str] | None = None,
+    kinds: Mapping[str, StoreKind] | None = None,
+) -> StoreChoice:
+    """The store `url` names, else `$DSH_STORE`, else `jsonl:<data_dir>`.
+
+    Raises `StoreError` naming the problem: an unknown or unavailable kind,
+    or settings its model refuses.
+    """
+    env = os.environ if environ is None else environ
+    chosen = url or env.get(STORE_ENV) or f"jsonl:{data_dir}"
+    available = store_kinds() if kinds is None else kinds
+    name, colon, rest = chosen.partition(":")
+    name = name.lower()
+    if not colon or not name:
+        raise StoreError(
+            f"store {chosen!r} is not NAME:LOCATION; use jsonl:DIR (the default) or memory:"
+        )
+    if name in _PLANNED and name not in available:
+        raise StoreError(
+            f"the {_PLANNED[name]} store is not available in this version of dsh yet; "
+            "use jsonl:DIR (the default)"
+        )
+    kind = available.get(name)
+    if kind is None:
+        raise StoreError(
+            f"unknown store {name!r} in {chosen!r}; known: {', '.join(sorted(available))}"
+        )
+    location, _, query = rest.partition("?")
+    fields = kind.fields(location, data_dir)
+    for key, value in parse_qsl(query, keep_blank_values=True):
+        if key in fields:
+            raise StoreError(f"store {chosen!r}: {key!r} is given twice")
+        fields[key] = value
+    try:
+        settings = kind.settings.model_validate(fields)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in item['loc']) or 'settings'}: {item['msg']}"
+            for item in error.errors(include_url=False, include_input=False)
+        )
+        raise StoreError(f"store {chosen!r}: {problems}") from None
+    return StoreChoice(kind, settings)

@@ -1,0 +1,148 @@
+"""`dsh web` as a real process: one writer per data dir, a full disk, and an honest stop.
+
+These boot the command a user types (`tests/support/webhost.py`), so every
+wait is for a condition with a deadline. The full disk is a real 1 MiB tmpfs
+where this machine lets the test mount one, else a simulated one
+(`tests/support/fulldisk.py`).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.support.fulldisk import FullDisk
+from tests.support.webhost import REPO, WebHost, wait_for
+
+WRAPPER = REPO / "tests" / "reliability" / "wrapped_dsh.py"
+TOKEN = "launch-token-0123456789abcdef"
+
+
+def second_dsh_web(data_dir: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "dsh.cli", "web", "--data-dir", str(data_dir), "--port", "0"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=REPO,
+        env={**os.environ, "DSH_TOKEN": TOKEN},
+        check=False,
+    )
+
+
+def stored_lines(data_dir: Path, session_id: str) -> list[dict[str, object]]:
+    path = data_dir / "sessions" / f"{session_id}.jsonl"
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_a_second_dsh_web_on_the_same_data_dir_exits_1_naming_it_and_the_holder(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    with WebHost.start(data_dir, overlay=None, model="absent", token=TOKEN) as first:
+        session_id = first.create_session()
+        assert first.post(f"/api/sessions/{session_id}/messages", {"text": "hi"}).status_code == 202
+        before = wait_for(
+            lambda: (
+                (lines := stored_lines(data_dir, session_id))[-1].get("type") == "turn/end"
+                and lines
+            ),
+            what="the turn to be stored",
+        )
+
+        second = second_dsh_web(data_dir)
+
+        assert first.process is not None
+        assert second.returncode == 1
+        assert second.stdout == ""
+        assert second.stderr == (
+            f"dsh: error: the data dir {data_dir} is in use by another dsh web "
+            f"(PID {first.process.pid})\n"
+        )
+        assert stored_lines(data_dir, session_id) == before  # the second wrote nothing
+        assert first.get("/api/health").status_code == 200
+    # Once the first has stopped, the data dir is free again.
+    with WebHost.start(data_dir, overlay=None, model="absent", token=TOKEN) as third:
+        assert third.get(f"/api/sessions/{session_id}").json()["length"] == len(before) - 1
+
+
+def full_disk_host(disk: FullDisk, *extra_args: str) -> WebHost:
+    return WebHost(
+        data_dir=disk.directory,
+        overlay=None,
+        model="absent",
+        token=TOKEN,
+        dsh=[sys.executable, str(WRAPPER)],
+        extra_env={**disk.process_env(), "PYTHONPATH": str(REPO)},
+        extra_args=list(extra_args),
+    )
+
+
+def send_until_degraded(web: WebHost, session_id: str) -> dict[str, object]:
+    """Post messages until storage fails: on a real tmpfs the first appends may still
+    fit in the log's last page; a few more cannot."""
+    for number in range(200):
+        response = web.post(f"/api/sessions/{session_id}/messages", {"text": f"hi {number}"})
+        assert response.status_code == 202, response.text
+        health = web.get("/api/health")
+        if health.status_code == 503:
+            return dict(health.json())
+        wait_for(
+            lambda: any(
+                line.get("type") == "turn/end" for line in web.all_events(session_id)["events"][-1:]
+            ),
+            what="the turn to end",
+        )
+    raise AssertionError("storage never failed on the full disk")
+
+
+def test_a_full_disk_degrades_health_and_every_event_is_stored_once_space_returns(
+    tmp_path: Path,
+) -> None:
+    with FullDisk.open(tmp_path) as disk:
+        web = full_disk_host(disk)
+        web.boot()
+        try:
+            session_id = web.create_session()
+            disk.fill()
+            degraded = send_until_degraded(web, session_id)
+            assert degraded["storage"] == "degraded" and degraded["sessions"] == 1
+            assert degraded["error"]["code"] == "storage_degraded"
+            disk.free()
+            wait_for(
+                lambda: web.get("/api/health").status_code == 200,
+                what="the writer to store everything once space returned",
+            )
+            stored = stored_lines(disk.directory, session_id)[1:]
+            live = web.all_events(session_id)["events"]
+            assert stored == live  # every event the host holds is stored, once
+            assert stored[-1]["type"] == "turn/end"
+            assert web.terminate() == 0
+        finally:
+            web.stop()
+        output = "".join(web.output)
+        assert output.count("persistence write failed; retrying") == 1  # once per episode
+        assert "stored again after" in output
+
+
+def test_sigterm_waits_for_unconfirmed_events_then_exits_1_naming_the_sessions(
+    tmp_path: Path,
+) -> None:
+    with FullDisk.open(tmp_path) as disk:
+        web = full_disk_host(disk, "--stop-grace", "1")
+        web.boot()
+        try:
+            kept = web.create_session()
+            lost = web.create_session()
+            disk.fill()
+            send_until_degraded(web, lost)
+            code = web.terminate()
+        finally:
+            web.stop()
+        output = "".join(web.output)
+        assert code == 1
+        assert f"dsh: error: 1 session was not fully stored when dsh web stopped: {lost}" in output
+        assert kept not in output.split("dsh: error:")[-1]
