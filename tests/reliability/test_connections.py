@@ -131,8 +131,10 @@ def test_health_answers_every_time_while_slowloris_holds_its_connections(
             accepted = web.post(f"/api/sessions/{session_id}/messages", {"text": "still here?"})
             assert accepted.status_code == 202
             assert next_user_message(ws)["data"]["text"] == "still here?"
-        stored = web.stored_log(session_id)
+        # The live frame is sent on append, before the flush: read the log once the
+        # graceful shutdown has flushed every live Session.
         assert web.terminate() == 0
+        stored = web.stored_log(session_id)
     finally:
         web.stop()
     failures = [s for s in probe.statuses if s != 200]
