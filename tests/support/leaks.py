@@ -43,8 +43,13 @@ DESCRIPTORS = Path("/proc/self/fd")
 
 
 def open_descriptors() -> dict[int, str]:
-    """This process's open descriptors and what each one is ("socket:[1234]", a path…)."""
+    """This process's open descriptors and what each one is ("socket:[1234]", a path…).
+
+    Empty without `/proc` (not Linux): the check is then off.
+    """
     found: dict[int, str] = {}
+    if not DESCRIPTORS.is_dir():
+        return found
     for entry in os.listdir(DESCRIPTORS):
         try:
             found[int(entry)] = os.readlink(DESCRIPTORS / entry)
