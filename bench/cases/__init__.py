@@ -18,6 +18,8 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "idle": ("punctuality", "idle", {}),
     "spread": ("punctuality", "spread", {}),
     "spread-peer": ("peer", "spread_peer", {}),
+    "spread-recurring": ("recurring", "spread_recurring", {}),
+    "fold": ("fold", "fold_cost", {}),
     "durability": ("durability", "durability", {}),
     "resume": ("resume", "resume", {}),
     "history": ("web", "history", {}),
