@@ -10,6 +10,7 @@ import secrets
 import signal
 import socket
 import threading
+from contextlib import AsyncExitStack
 from pathlib import Path
 from urllib.parse import quote
 
@@ -191,11 +192,11 @@ def test_signals_are_only_captured_in_the_main_thread() -> None:
         with server.capture_signals():
             entered.append(signal.getsignal(signal.SIGTERM))
 
-    worker = threading.Thread(target=in_thread)
-    worker.start()
-    worker.join(5)
+    with server.socket:  # never served, so never closed by the server itself
+        worker = threading.Thread(target=in_thread)
+        worker.start()
+        worker.join(5)
     assert entered == [before]
-    server.socket.close()
 
 
 HOSTILE_TOKENS = ["q'uo\"te %41 & sp-{core}-ü", "emoji😀\\back-{core}"]
@@ -259,15 +260,14 @@ async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_coun
     live = settings.model_copy(update={"port": 0, "max_connections": 8, "max_unauthenticated": 2})
     server = WebServer(create_app(host, live), live)
     with caplog.at_level(logging.INFO):
-        async with anyio.create_task_group() as group:
+        async with AsyncExitStack() as held, anyio.create_task_group() as group:
             group.start_soon(server.run_until_stopped)
             with anyio.fail_after(5):
                 await server.listening.wait()
-            held = []
             for _ in range(40):  # each newcomer evicts the oldest of the two held
                 stream = await anyio.connect_tcp("127.0.0.1", server.port)
+                await held.enter_async_context(stream)
                 await stream.send(b"GET / HTTP/1.1\r\n")
-                held.append(stream)
             for _ in range(30):
                 async with await anyio.connect_tcp("127.0.0.1", server.port) as stream:
                     await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
@@ -275,8 +275,6 @@ async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_coun
                         assert (await stream.receive()).startswith(b"HTTP/1.1 400")
             await wait_until(lambda: server.pool.stats["evicted"] >= 38)
             server.stop()
-        for stream in held:
-            await stream.aclose()
     connections = [r.getMessage() for r in caplog.records if r.name == "dsh.web.connections"]
     assert connections[0].startswith("connections: 1 evicted; repeats are summarized every 10 s")
     assert len(connections) == 2 and " evicted in the last 10 s" in connections[1]
