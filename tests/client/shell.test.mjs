@@ -879,7 +879,7 @@ test("a screen reader hears new messages only: not the history, not tool interna
   await pump(app.host, app.timers);
   assert.deepEqual(announcer.children.map((line) => line.textContent), [
     "Assistant: Here is the **answer**.",
-    "You · from schedule: Reminder: stretch",
+    "Message from schedule",
     "The turn failed: model_unavailable: no model",
   ]);
 });
