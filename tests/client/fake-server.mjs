@@ -256,13 +256,16 @@ export function tick() {
  *
  * `secondEdition: false` answers like a host before the second edition: no
  * titles, `?q=` ignored, PATCH / DELETE are 405, `/cancel` is 404.
+ * `token`, when set, is the only bearer token answered (else 401), and can
+ * be changed (a restart with `--new-token`).
  * `failNext(method, pathPattern, {status, body} | "network")` makes one
  * matching request fail; `hold(method, pathPattern)` keeps one in flight
  * until released. `requests` records `[method, path, body]`.
  */
 export class FakeHttpHost {
-  constructor({ secondEdition = true, modules = [] } = {}) {
+  constructor({ secondEdition = true, modules = [], token = null } = {}) {
     this.secondEdition = secondEdition;
+    this.token = token;
     this.modules = modules;
     this.servers = new Map();
     this.summaries = new Map();
@@ -333,6 +336,9 @@ export class FakeHttpHost {
       if (reply === "network") throw new TypeError("Failed to fetch");
       return response(reply.status, reply.body);
     }
+    if (this.token !== null && init.headers?.Authorization !== `Bearer ${this.token}`) {
+      return response(401, { error: { code: "unauthorized", message: "missing or wrong access token; send Authorization: Bearer <token>" } });
+    }
     const held = this.holds.findIndex((h) => h.method === method && new RegExp(h.path).test(parsed.pathname));
     if (held !== -1) {
       const gate = this.holds.splice(held, 1)[0];
@@ -353,6 +359,7 @@ export class FakeHttpHost {
     if (parts[0] !== "api") throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
     const [, collection, id, action] = parts;
     if (collection === "client-modules" && method === "GET") return response(200, { modules: this.modules });
+    if (collection === "health" && method === "GET") return response(200, { ok: true, version: "fake" });
     if (collection !== "sessions") throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
     if (id === undefined) {
       if (method === "GET") return response(200, { sessions: this.#list(url.searchParams.get("q")) });

@@ -601,17 +601,19 @@ test("Send while Fork is making the child goes to the child, not the parent", as
   assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/p-fork/messages"]);
 });
 
-test("a cold session is read without a stream and goes live once a message is sent", async () => {
+test("a cold session's stream is followed; it says cold until a message is sent, then live", async () => {
   const host = fakeHost();
   host.addSession("cold", { live: false, events: [user("before")] });
   const app = await mount({ host, initialSession: "cold" });
   const server = host.servers.get("cold");
-  assert.equal(server.connections.length, 0);
+  assert.equal(server.connections.length, 1, "watching a cold Session does not resume it");
   assert.match(app.$("[data-role=notice]").textContent, /cold/);
+  assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "cold");
   await app.controller.send("wake up");
   await pump(host, app.timers);
-  assert.equal(server.connections.length, 1, "the window follows the stream now");
+  assert.equal(server.connections.length, 1, "the same stream");
   assert.equal(app.controller.currentWindow().status, "live");
+  assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "live");
   assert.equal(app.$("[data-role=notice]"), null);
   assert.equal(app.$("[data-role=pending]"), null, "the resume's own end-seed does not count as a loss");
 });
@@ -687,11 +689,55 @@ test("an unknown session id clears the view and reports the error", async () => 
   assert.equal(app.errors.length, 1);
 });
 
-test("a rejected token is explained", async () => {
+test("a rejected token is explained, with a field that takes a new one without a reload", async () => {
+  // The host was restarted with --new-token: the page's "t" is refused.
+  const host = fakeHost({ token: "the-new-one" });
+  host.addSession("a", { events: [user("hello")] });
+  const saved = [];
+  const app = await mount({ host, saveToken: (token) => saved.push(token) });
+  const prompt = app.$("[data-role=token-prompt]");
+  assert.equal(prompt.hasAttribute("hidden"), false);
+  assert.match(prompt.textContent, /refused this page's access token/);
+  assert.equal(app.$("[data-role=session-list] [data-session-id]"), null);
+  app.$("[data-lang=zh]").click();
+  assert.match(prompt.textContent, /拒绝了本页的访问令牌/);
+  app.$("[data-lang=en]").click();
+
+  const input = app.$("[data-role=token-input]");
+  const form = input.closest("form");
+  input.value = "not a token at all";
+  form.dispatchEvent({ type: "submit" });
+  await tick();
+  assert.match(app.$("[data-role=token-problem]").textContent, /neither an address/);
+
+  input.value = "http://127.0.0.1:8765/?token=still-wrong";
+  form.dispatchEvent({ type: "submit" });
+  await pump(host, app.timers);
+  assert.match(app.$("[data-role=token-problem]").textContent, /refused that token too/);
+  assert.deepEqual(saved, []);
+
+  input.value = "http://127.0.0.1:8765/?token=the-new-one";
+  form.dispatchEvent({ type: "submit" });
+  await pump(host, app.timers);
+  assert.ok(prompt.hasAttribute("hidden"), "accepted: the prompt goes");
+  assert.deepEqual(saved, ["the-new-one"]);
+  assert.ok(app.$("[data-session-id=a]"), "the list is read again, with the new token");
+  app.$("[data-session-id=a]").click();
+  await pump(host, app.timers);
+  assert.match(app.$("[data-role=transcript]").textContent, /hello/);
+});
+
+test("without a token in a real page (an empty one), the prompt asks for it and starts once given", async () => {
   const host = fakeHost();
-  host.failNext("GET", "^/api/sessions$", { status: 401, body: { error: { code: "unauthorized", message: "bad token" } } });
-  const app = await mount({ host });
-  assert.match(app.$("[data-role=banner]").textContent, /access token was refused/);
+  host.addSession("a");
+  const api = createApi({ token: "", fetch: host.fetch });
+  const app = await mount({ host, api, initialSession: "a" });
+  assert.match(app.$("[data-role=token-prompt]").textContent, /no access token/);
+  assert.equal(host.requests.length, 0, "nothing is asked without a token");
+  assert.equal(await app.controller.useToken("fine"), true);
+  await pump(host, app.timers);
+  assert.equal(api.token(), "fine");
+  assert.equal(app.controller.currentId(), "a");
 });
 
 test("the drawer: the menu opens it, Esc, the scrim or picking a session closes it", async () => {

@@ -1,21 +1,29 @@
 // The application shell: mounts the page (layout.js), holds the state its
 // parts share (the Session directory, the open Session, language, theme,
-// shortcuts) and routes the reader's actions to them and to the API.
+// shortcuts, the plugins' panels and statuses, the reader's attention, the
+// access token) and routes the reader's actions to them and to the API.
 // Everything it touches is injected, so a node test can mount it on a fake
 // DOM.
 
 import { isUnsupported } from "./api.js";
+import { createAttention } from "./attention.js";
 import { confirmDelete, showHelp } from "./dialogs.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
 import { buildLayout } from "./layout.js";
 import { OpenSession } from "./open-session.js";
+import { PanelSlot } from "./panels.js";
 import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
 import { SessionDirectory } from "./sessions.js";
 import { installShortcuts } from "./shortcuts.js";
+import { ColdStates, sessionStatuses } from "./statuses.js";
 import { watchStorage } from "./storage-status.js";
 import { createTimeFormat, localeFor } from "./time.js";
+import { createTokenPrompt } from "./token-prompt.js";
+
+/** How often panels and statuses are redrawn for the clock (their countdowns). */
+export const TICK_MS = 1000;
 
 /**
  * Mount the client in `root`.
@@ -28,12 +36,17 @@ import { createTimeFormat, localeFor } from "./time.js";
  * reader's IANA zone: times are shown in it and sent with each message),
  * `now()`, `copyText(text)`, `theme` (from createTheme, optional), `mac`
  * (label shortcuts with ⌘), `keyTarget` (where shortcuts are heard;
- * default `document`).
+ * default `document`), `tick(fn) -> stop` (calls `fn` about once a second
+ * while panels or statuses show; default from `timers`), `Notification`
+ * (the constructor, or null), `createAudio()` (an AudioContext, or null),
+ * `focusWindow()`, `saveToken(token)` (keep a pasted token for the tab).
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
  * `forkAt(seq)`, `send(text?)`, `stop()`, `renameSession(id, title)`,
  * `deleteSession(id)`, `search(query)`, `setLang(lang)`, `refreshSessions()`,
- * `currentWindow()`, `currentId()`, `lang()`, `registry`, `destroy()`.
+ * `looked()` (the page was shown or focused), `useToken(token)`,
+ * `currentWindow()`, `currentId()`, `currentSession()`, `lang()`,
+ * `attention`, `registry`, `destroy()`.
  */
 export function mountApp({
   document,
@@ -54,6 +67,11 @@ export function mountApp({
   theme = null,
   mac = false,
   keyTarget = document,
+  tick = null,
+  Notification = null,
+  createAudio = () => null,
+  focusWindow = () => {},
+  saveToken = () => {},
 }) {
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
@@ -68,9 +86,40 @@ export function mountApp({
   let renderQueued = false;
   let destroyed = false;
   let storageStatus = null;
+  let started = false;
+  let stopTicking = null;
+  let lastStatuses = "";
+  let lastReconnects = 0;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
+  const coldStates = new ColdStates({
+    api,
+    wanted: () => registry.statuses().length > 0,
+    onChange: () => renderSessions(),
+  });
+  const attention = createAttention({
+    document,
+    Notification,
+    storage,
+    createAudio,
+    focusWindow,
+    onOpen: (id) => {
+      openSession(id);
+      looked();
+    },
+    onChange: () => requestRender(),
+  });
+  const tokenPrompt = createTokenPrompt({ document, labels, onToken: (token) => useToken(token) });
+  const panels = new PanelSlot({
+    document,
+    registry,
+    host: {
+      act: (id, plugin, action, args) => act(id, plugin, action, args),
+      resume: (id) => resume(id),
+    },
+    onError: (err) => onError(err),
+  });
 
   const { sidebar, header, banner, transcript, follower, announcer, composer, conversation, drawer } = buildLayout({
     document,
@@ -79,6 +128,9 @@ export function mountApp({
     registry,
     timers,
     copyText,
+    controls: attention.controls,
+    panels: panels.element,
+    notices: [tokenPrompt.element],
     handlers: {
       onNewSession: () => newSession(),
       onSearch: (text) => search(text),
@@ -131,11 +183,66 @@ export function mountApp({
       requestRender();
       return;
     }
+    if (api.token?.() === "") {
+      tokenPrompt.show("tokenMissing");
+      requestRender();
+      return;
+    }
+    started = true;
     storageStatus = watchStorage({ document, parent: root, health: () => api.health(), lang: () => lang });
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
+    startTicking();
     requestRender();
+  }
+
+  /**
+   * The reader gave a new token (the prompt): take it if the host accepts
+   * it, then carry on — start, or reload the list and the open Session.
+   * Resolves to whether it was accepted.
+   */
+  async function useToken(token) {
+    if (api === null) return false;
+    const before = api.token();
+    api.setToken(token);
+    try {
+      await api.health();
+    } catch (err) {
+      if (err?.status === 401) {
+        api.setToken(before);
+        return false;
+      }
+      // Another failure (the host is away): the token may well be right.
+    }
+    saveToken(token);
+    tokenPrompt.hide();
+    banner.clear();
+    if (!started) {
+      await start();
+      return true;
+    }
+    current?.window?.resync();
+    await refreshSessions();
+    requestRender();
+    return true;
+  }
+
+  function startTicking() {
+    if (stopTicking !== null || destroyed) return;
+    if (registry.panels().length === 0 && registry.statuses().length === 0) return;
+    stopTicking = (tick ?? defaultTick(timers, now))(() => onTick());
+  }
+
+  function onTick() {
+    if (destroyed) return;
+    updatePanels();
+    const statuses = JSON.stringify(directory.sessions.map((session) => statusesOf(session)));
+    if (statuses !== lastStatuses) {
+      lastStatuses = statuses;
+      renderSessions();
+      requestRender();
+    }
   }
 
   async function loadPlugins() {
@@ -175,9 +282,10 @@ export function mountApp({
     renderSessions();
     onNavigate(id);
     requestRender();
-    let live = directory.find(id)?.live ?? true;
+    const live = directory.find(id)?.live ?? null;
+    let detail = null;
     try {
-      live = Boolean((await api.getSession(id)).live);
+      detail = await api.getSession(id);
     } catch (err) {
       if (opening !== token) return;
       report(err);
@@ -196,9 +304,11 @@ export function mountApp({
       fetchEvents: (params) => api.events(id, params),
       openLive: (handlers) => openLive(id, handlers),
       live,
+      detail,
       timers,
       onChange: () => requestRender(),
     });
+    panels.open(id);
     banner.clear();
     requestRender();
   }
@@ -207,6 +317,7 @@ export function mountApp({
     opening = null;
     current?.close();
     current = null;
+    panels.clear();
   }
 
   /** Create a Session and open it; resolves to its id, or null when that failed. */
@@ -255,6 +366,44 @@ export function mountApp({
     } finally {
       if (creating === made) creating = null;
     }
+  }
+
+  // ---- plugin actions ---------------------------------------------------
+
+  /**
+   * A panel's action on Session `id` (a reminder's delete, pause, …):
+   * resolves to its result once the change is durable, then reads the
+   * plugins' states again (the stream also sends them; a cold Session's
+   * stream starts only as the action resumes it). Rejects with the host's
+   * ApiError, which the panel words.
+   */
+  async function act(id, plugin, action, args) {
+    if (api === null) throw new TypeError("no access token");
+    const result = await api.act(id, plugin, action, args);
+    refreshFacts(id);
+    return result;
+  }
+
+  /** Make Session `id` live (its due reminders are then delivered). */
+  async function resume(id) {
+    if (api === null) throw new TypeError("no access token");
+    const answer = await api.resume(id);
+    if (current?.id === id) current.facts.resumed();
+    refreshFacts(id);
+    refreshSessions();
+    requestRender();
+    return answer;
+  }
+
+  function refreshFacts(id) {
+    const target = current;
+    if (target === null || target.id !== id) return;
+    target.refreshDetail(api).then(
+      (changed) => {
+        if (changed) requestRender();
+      },
+      (err) => onError(err),
+    );
   }
 
   function renameSession(id, title) {
@@ -371,8 +520,16 @@ export function mountApp({
     return showHelp({ document, host: root, t, mac });
   }
 
+  /** The reader looks at the page again (shown, focused): what they were told about is read. */
+  function looked() {
+    if (attention.looking()) attention.read();
+    // Back on a tab whose stream is down: try now rather than at the next backoff.
+    if (current?.window?.status === "reconnecting") current.window.resync();
+  }
+
   function destroy() {
     destroyed = true;
+    stopTicking?.();
     storageStatus?.stop();
     closeCurrent();
     removeShortcuts();
@@ -389,6 +546,8 @@ export function mountApp({
     if (document.documentElement) document.documentElement.setAttribute("lang", lang);
     labels.apply(t);
     banner.applyLang(t);
+    attention.applyLang(t);
+    tokenPrompt.applyLang(t);
     sidebar.setLang(lang);
     renderSessions();
     requestRender();
@@ -401,6 +560,35 @@ export function mountApp({
       t,
       time,
       query: directory.query,
+      statuses: (session) => statusesOf(session),
+    });
+    coldStates.want(directory.sessions);
+  }
+
+  /** What the plugins say about a listed Session (the open one from its facts). */
+  function statusesOf(session) {
+    const open = current !== null && current.id === session.id ? current : null;
+    const asked = coldStates.states(session.id, session.length ?? 0);
+    return sessionStatuses(registry, {
+      stateOf: (plugin) => (open !== null ? open.facts.state(plugin) : asked?.[plugin]),
+      summary: session,
+      live: open?.facts.live ?? session.live ?? null,
+      lang,
+      now: now(),
+      onError,
+    });
+  }
+
+  function updatePanels() {
+    if (current === null) return;
+    panels.update({
+      sessionId: current.id,
+      live: current.facts.live,
+      states: current.facts.states(),
+      lang,
+      timeZone: time.timeZone ?? null,
+      locale: time.locale ?? null,
+      now: now(),
     });
   }
 
@@ -423,30 +611,76 @@ export function mountApp({
     if (current === null) {
       const id = opening?.id ?? null;
       renderHeader(id === null ? null : shortId(id), id, id === null ? null : "connecting");
+      header.setSession(null, "");
       conversation.render({ nodes: [], lang, time, now: now(), notice: id === null ? t("pickSession") : "" });
       return;
     }
     const target = current;
     const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
-    const { snap, recovered } = target.draw(view);
+    const { snap, recovered, arrived, live } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
-    if (snap.loaded && directory.syncLength(target.id, snap.hi)) renderSessions();
+    const summary = directory.find(target.id) ?? { id: target.id, live };
+    header.setSession(live, live === null ? "" : t(live ? "live" : "cold"), statusesOf(summary));
+    let listChanged = snap.loaded && directory.syncLength(target.id, snap.hi);
+    if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
+    if (listChanged) renderSessions();
+    updatePanels();
+    tell(target, arrived);
     // Back from a reconnect: the host may have restarted, so badges are
-    // stale and a message it had only queued may be gone.
+    // stale, the Session may be cold now and a message it had only queued
+    // may be gone.
     if (recovered) {
       refreshSessions();
-      target.checkLost(api, t("lostRestart")).then(
-        (lost) => {
-          if (lost) requestRender();
+      target.recover(api, t("lostRestart")).then(
+        (changed) => {
+          if (changed) requestRender();
         },
         (err) => onError(err),
       );
     }
+    if (snap.status === "reconnecting") probeToken(target);
+  }
+
+  /** Newly delivered events a plugin flags: read out, and told when the reader is away. */
+  function tell(target, arrived) {
+    for (const node of arrived) {
+      const describe = registry.alertFor(node.eventType);
+      if (describe === undefined) continue;
+      let alert = null;
+      try {
+        alert = describe(node.view, { lang, timeZone: time.timeZone, locale: time.locale, seq: node.seq });
+      } catch (err) {
+        onError(err);
+      }
+      if (alert === null || typeof alert?.title !== "string") continue;
+      announcer.announce(alert.title);
+      attention.deliver({
+        sessionId: target.id,
+        title: alert.title,
+        body: typeof alert.body === "string" ? alert.body : "",
+        tag: `dsh:${target.id}:${node.seq}`,
+      });
+    }
+  }
+
+  /**
+   * The stream keeps failing: a host that came back with another token
+   * refuses the WebSocket without saying why, so ask it over HTTP once per
+   * failed attempt; a 401 shows the token prompt.
+   */
+  function probeToken(target) {
+    const attempts = target.window.stats().reconnects;
+    if (attempts === lastReconnects || api === null) return;
+    lastReconnects = attempts;
+    api.health().catch((err) => {
+      if (err?.status === 401 && !destroyed) report(err);
+    });
   }
 
   function renderHeader(name, id, status, error = null) {
     header.setTitle(name, id);
-    document.title = name === null ? t("appName") : `${name} · ${t("appName")}`;
+    const base = name === null ? t("appName") : `${name} · ${t("appName")}`;
+    document.title = `${attention.prefix()}${base}`;
     const text = {
       connecting: t("connecting"),
       reconnecting: t("reconnecting"),
@@ -457,8 +691,11 @@ export function mountApp({
 
   function report(err) {
     onError(err);
-    const key = err?.status === 401 ? "unauthorized" : "error";
-    banner.show(() => t(key, { message: err?.message ?? String(err) }));
+    if (err?.status === 401) {
+      tokenPrompt.show("tokenRefused");
+      return;
+    }
+    banner.show(() => t("error", { message: err?.message ?? String(err) }));
   }
 
   function unsupported(feature, err) {
@@ -478,12 +715,36 @@ export function mountApp({
     search,
     setLang,
     refreshSessions,
+    looked,
+    useToken,
     destroy,
     registry,
+    attention,
     currentWindow: () => current?.window ?? null,
     currentId: () => current?.id ?? null,
+    currentSession: () => current,
     lang: () => lang,
   });
+}
+
+/** `tick(fn)` from timers: `fn` just after each whole second of `now()`. */
+function defaultTick(timers, now) {
+  return (fn) => {
+    let timer = null;
+    let stopped = false;
+    const arm = () => {
+      timer = timers.setTimeout(() => {
+        if (stopped) return;
+        fn();
+        arm();
+      }, TICK_MS - (now() % TICK_MS) + 5);
+    };
+    arm();
+    return () => {
+      stopped = true;
+      if (timer !== null) timers.clearTimeout(timer);
+    };
+  };
 }
 
 function defaultSchedule(fn) {

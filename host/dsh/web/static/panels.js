@@ -1,0 +1,117 @@
+// The panels slot: `[data-role=panels]`, above the transcript, where UI
+// plugins' panels (registry.registerPanel) show the open Session's plugin
+// state — the reminders panel is one. Each panel is mounted when a Session
+// is opened and destroyed when another one is; `update(props)` is called
+// whenever the facts, the language or the clock change. A panel that throws
+// costs only itself: it is removed and the error reported.
+
+import { h } from "./dom.js";
+
+export class PanelSlot {
+  #doc;
+  #registry;
+  #host;
+  #onError;
+  #mounted = [];
+  #sessionId = null;
+  #signature = null;
+
+  /**
+   * `registry` lists the panels; `host` is what each panel's `mount` gets
+   * besides `document`: `{act(plugin, action, args), resume()}` bound to the
+   * open Session by the caller. `onError(err)` hears a failing panel.
+   */
+  constructor({ document, registry, host, onError = () => {} }) {
+    this.#doc = document;
+    this.#registry = registry;
+    this.#host = host;
+    this.#onError = onError;
+    this.element = h(document, "div", { class: "panels", "data-role": "panels", hidden: true });
+  }
+
+  /** The Session whose panels are mounted, or null. */
+  get sessionId() {
+    return this.#sessionId;
+  }
+
+  /** True while some panel is mounted (the page then ticks once a second). */
+  get active() {
+    return this.#mounted.length > 0;
+  }
+
+  /** Mount every registered panel for Session `sessionId` (destroying the previous ones). */
+  open(sessionId) {
+    this.clear();
+    this.#sessionId = sessionId;
+    const session = {
+      document: this.#doc,
+      act: (plugin, action, args) => this.#host.act(sessionId, plugin, action, args),
+      resume: () => this.#host.resume(sessionId),
+      onError: (err) => this.#onError(err),
+    };
+    for (const panel of this.#registry?.panels?.() ?? []) {
+      try {
+        const mounted = panel.mount(session);
+        if (!mounted || typeof mounted.update !== "function" || typeof mounted.element?.nodeType !== "number") {
+          throw new TypeError(`${panel.owner}: panel ${panel.id} mount() must return {element, update(props)}`);
+        }
+        mounted.element.setAttribute("data-panel", panel.id);
+        this.#mounted.push({ panel, mounted });
+      } catch (err) {
+        this.#onError(err);
+      }
+    }
+    this.element.replaceChildren(...this.#mounted.map(({ mounted }) => mounted.element));
+    this.#show();
+  }
+
+  /**
+   * Give every panel `props` (`{sessionId, live, states, lang, timeZone,
+   * locale, now}`); nothing happens when they equal the last ones.
+   */
+  update(props) {
+    if (this.#sessionId === null || props.sessionId !== this.#sessionId) return;
+    const signature = JSON.stringify(props);
+    if (signature === this.#signature) return;
+    this.#signature = signature;
+    for (const entry of [...this.#mounted]) {
+      try {
+        entry.mounted.update(props);
+      } catch (err) {
+        this.#drop(entry);
+        this.#onError(err);
+      }
+    }
+    this.#show();
+  }
+
+  /** Destroy every panel (no Session is open). */
+  clear() {
+    for (const entry of this.#mounted) this.#destroy(entry);
+    this.#mounted = [];
+    this.#sessionId = null;
+    this.#signature = null;
+    this.element.replaceChildren();
+    this.#show();
+  }
+
+  #drop(entry) {
+    this.#mounted = this.#mounted.filter((item) => item !== entry);
+    this.#destroy(entry);
+    entry.mounted.element.remove();
+  }
+
+  #destroy(entry) {
+    try {
+      entry.mounted.destroy?.();
+    } catch (err) {
+      this.#onError(err);
+    }
+  }
+
+  #show() {
+    const empty = this.#mounted.every(({ mounted }) => mounted.element.hasAttribute("hidden"));
+    if (empty) this.element.setAttribute("hidden", "");
+    else this.element.removeAttribute("hidden");
+  }
+}
