@@ -150,17 +150,26 @@ export function createAttention({
       notify.removeAttribute("hidden");
       const on = state === "granted" && notifyOn;
       const key = { granted: on ? "notifyOn" : "notifyMe", denied: "notifyBlocked" }[state] ?? "notifyMe";
-      notify.textContent = `${on ? "🔔" : "🔕"} ${t(key)}`;
+      label(notify, on ? "🔔" : "🔕", t(key));
       notify.setAttribute("data-state", asking ? "asking" : state === "granted" ? (on ? "on" : "off") : state);
       notify.setAttribute("aria-pressed", on ? "true" : "false");
       notify.setAttribute("title", t(state === "denied" ? "notifyBlockedHint" : on ? "notifyOnHint" : "notifyHint"));
       if (state === "denied" || asking) notify.setAttribute("disabled", "");
       else notify.removeAttribute("disabled");
     }
-    sound.textContent = `${soundOn ? "🔊" : "🔈"} ${t(soundOn ? "soundOn" : "soundOff")}`;
+    label(sound, soundOn ? "🔊" : "🔈", t(soundOn ? "soundOn" : "soundOff"));
     sound.setAttribute("aria-pressed", soundOn ? "true" : "false");
     sound.setAttribute("title", t("soundHint"));
     sound.setAttribute("data-state", soundOn ? "on" : "off");
+  }
+
+  /** An icon and words; on a phone only the icon shows, the words stay its label. */
+  function label(button, icon, words) {
+    button.replaceChildren(
+      h(document, "span", { class: "chip-icon", "aria-hidden": "true" }, [icon]),
+      h(document, "span", { class: "chip-text" }, [` ${words}`]),
+    );
+    button.setAttribute("aria-label", words);
   }
 
   refresh();

@@ -12,6 +12,7 @@ export class PanelSlot {
   #registry;
   #host;
   #onError;
+  #storage;
   #mounted = [];
   #sessionId = null;
   #signature = null;
@@ -20,12 +21,15 @@ export class PanelSlot {
    * `registry` lists the panels; `host` is what each panel's `mount` gets
    * besides `document`: `{act(plugin, action, args), resume()}` bound to the
    * open Session by the caller. `onError(err)` hears a failing panel.
+   * `storage` (localStorage, or null) keeps each panel's small choices (is it
+   * open?) under `dsh.panel.<id>.<key>`.
    */
-  constructor({ document, registry, host, onError = () => {} }) {
+  constructor({ document, registry, host, onError = () => {}, storage = null }) {
     this.#doc = document;
     this.#registry = registry;
     this.#host = host;
     this.#onError = onError;
+    this.#storage = storage;
     this.element = h(document, "div", { class: "panels", "data-role": "panels", hidden: true });
   }
 
@@ -51,7 +55,7 @@ export class PanelSlot {
     };
     for (const panel of this.#registry?.panels?.() ?? []) {
       try {
-        const mounted = panel.mount(session);
+        const mounted = panel.mount({ ...session, storage: this.#keys(panel.id) });
         if (!mounted || typeof mounted.update !== "function" || typeof mounted.element?.nodeType !== "number") {
           throw new TypeError(`${panel.owner}: panel ${panel.id} mount() must return {element, update(props)}`);
         }
@@ -93,6 +97,29 @@ export class PanelSlot {
     this.#signature = null;
     this.element.replaceChildren();
     this.#show();
+  }
+
+  /** `{get(key), set(key, value)}` for panel `id`; a null value removes the key. */
+  #keys(id) {
+    const storage = this.#storage;
+    const name = (key) => `dsh.panel.${id}.${key}`;
+    return Object.freeze({
+      get(key) {
+        try {
+          return storage?.getItem(name(key)) ?? null;
+        } catch {
+          return null;
+        }
+      },
+      set(key, value) {
+        try {
+          if (value === null || value === undefined) storage?.removeItem(name(key));
+          else storage?.setItem(name(key), String(value));
+        } catch {
+          // Storage can be disabled: the choice lasts for this page only.
+        }
+      },
+    });
   }
 
   #drop(entry) {

@@ -21,7 +21,8 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
  *
  * `registry.registerPanel(id, panel)`: `panel.mount(host)` returns `{element,
  * update(props), destroy?()}`; `host` is `{document, act(plugin, action,
- * args), resume(), onError(err)}`; `update` is called with `{sessionId, live,
+ * args), resume(), onError(err), storage: {get(key), set(key, value)}}`;
+ * `update` is called with `{sessionId, live,
  * states, lang, timeZone, locale, now}` whenever any of them changes and
  * once a second. `panel.order` (a number, default 0) sorts panels.
  *

@@ -119,6 +119,7 @@ export function mountApp({
       resume: (id) => resume(id),
     },
     onError: (err) => onError(err),
+    storage,
   });
 
   const { sidebar, header, banner, transcript, follower, announcer, composer, conversation, drawer } = buildLayout({
@@ -579,8 +580,14 @@ export function mountApp({
     });
   }
 
+  /**
+   * Give the panels the open Session's facts and the clock. A panel that
+   * grows or shrinks resizes the transcript: a reader at its bottom stays
+   * there.
+   */
   function updatePanels() {
     if (current === null) return;
+    const atBottom = follower.measure().atBottom;
     panels.update({
       sessionId: current.id,
       live: current.facts.live,
@@ -590,6 +597,7 @@ export function mountApp({
       locale: time.locale ?? null,
       now: now(),
     });
+    if (atBottom && !follower.measure().atBottom) follower.toBottom();
   }
 
   /** The id of the Session on screen or being opened, or null. */
@@ -616,6 +624,7 @@ export function mountApp({
       return;
     }
     const target = current;
+    updatePanels();
     const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
     const { snap, recovered, arrived, live } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
@@ -624,6 +633,7 @@ export function mountApp({
     let listChanged = snap.loaded && directory.syncLength(target.id, snap.hi);
     if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
     if (listChanged) renderSessions();
+    // The facts may have moved with the window (a cold log that grew).
     updatePanels();
     tell(target, arrived);
     // Back from a reconnect: the host may have restarted, so badges are
