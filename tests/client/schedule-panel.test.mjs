@@ -279,6 +279,13 @@ describe("the reminders panel", () => {
     assert.equal($("[data-role=reminders-error]").hasAttribute("hidden"), true);
     draw({ live: true });
     assert.ok($("[data-role=reminders-waiting]").hasAttribute("hidden"), "a live Session delivers it itself");
+    draw({ live: false, states: state(view("rem-2")) });
+    assert.match($("[data-role=reminders-waiting]").textContent, /not running, so its reminders wait: they fire only while it is live/);
+    assert.equal($("[data-action=resume-session]").textContent, "Resume it");
+    assert.equal($("[data-role=reminders-waiting]").getAttribute("data-due"), "0");
+    draw({ states: state(view("rem-2", { state: "paused" })) });
+    assert.ok($("[data-role=reminders-waiting]").hasAttribute("hidden"), "nothing of it would fire anyway");
+    draw({ states: state(view("rem-1", { nextAt: "2026-03-02T11:00:00.000Z" }), view("rem-2")) });
     draw({ live: false, lang: "zh", now: NOW + 700_000 });
     assert.match($("[data-role=reminders-waiting]").textContent, /有 2 个提醒已到时间/);
   });

@@ -10,7 +10,7 @@ import { mountApp } from "../../host/dsh/web/static/shell.js";
 import { SEARCH_DELAY_MS } from "../../host/dsh/web/static/sidebar.js";
 import { createTheme } from "../../host/dsh/web/static/theme.js";
 import { FakeDocument } from "./fake-dom.mjs";
-import { FakeHttpHost, FakeTimers, tick } from "./fake-server.mjs";
+import { FakeHttpHost, FakeTimers, pump, tick } from "./fake-server.mjs";
 
 const PLUGIN = { plugin: "ui-demo", url: "/plugins/ui-demo/demo.js", eventTypes: ["note/pin"] };
 const user = (text) => ["message/user", { text, source: { kind: "user" } }];
@@ -18,37 +18,6 @@ const assistant = (text, toolCalls = []) => ["message/assistant", { text, toolCa
 
 function fakeHost(options = {}) {
   return new FakeHttpHost({ modules: [PLUGIN], ...options });
-}
-
-/** Run the host until nothing moves: the agent takes queued messages, streams and requests are served. */
-async function pump(host, timers, { take = true, fire = true } = {}) {
-  for (let round = 0; round < 200; round += 1) {
-    let work = 0;
-    await tick();
-    for (const [id, server] of host.servers) {
-      if (take && host.take(id) !== null) work += 1;
-      server.flush();
-      for (const conn of server.pendingConnections()) {
-        server.accept(conn);
-        work += 1;
-      }
-      for (const conn of server.busyConnections()) {
-        while (conn.queue.length > 0 && !conn.done) {
-          server.deliver(conn);
-          work += 1;
-        }
-      }
-      for (const request of [...server.requests]) {
-        server.respond(request);
-        work += 1;
-      }
-      server.prune();
-    }
-    if (fire) work += timers?.fireAll() ?? 0;
-    await tick();
-    if (work === 0) return;
-  }
-  throw new Error("the fake host did not settle");
 }
 
 function demoPlugin() {

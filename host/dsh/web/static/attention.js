@@ -42,7 +42,9 @@ export function createAttention({
   let t = (key) => key;
   let audio = null;
   let asking = false;
-  let notifyOn = read(storage, NOTIFY_KEY) !== "off";
+  // On only once the reader pressed Notify me (a permission the browser
+  // granted some other time is not their say-so for this page).
+  let notifyOn = read(storage, NOTIFY_KEY) === "on";
   let soundOn = read(storage, SOUND_KEY) === "on";
 
   const notify = h(document, "button", { type: "button", class: "chip notify", "data-role": "notify" });
@@ -115,7 +117,6 @@ export function createAttention({
     const state = permission();
     if (state === "granted") {
       notifyOn = !notifyOn;
-      write(storage, NOTIFY_KEY, notifyOn ? null : "off");
     } else if (state === "default") {
       asking = true;
       refresh();
@@ -126,9 +127,9 @@ export function createAttention({
       } finally {
         asking = false;
       }
-      notifyOn = true;
-      write(storage, NOTIFY_KEY, null);
+      notifyOn = permission() === "granted";
     }
+    write(storage, NOTIFY_KEY, notifyOn ? "on" : null);
     refresh();
   }
 

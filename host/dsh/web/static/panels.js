@@ -82,8 +82,8 @@ export class PanelSlot {
       try {
         entry.mounted.update(props);
       } catch (err) {
-        this.#drop(entry);
         this.#onError(err);
+        this.#drop(entry);
       }
     }
     this.#show();

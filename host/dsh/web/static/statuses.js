@@ -50,7 +50,7 @@ export class ColdStates {
   #wanted;
   #known = new Map();
   #queue = [];
-  #busy = false;
+  #asking = null;
 
   constructor({ api, wanted, onChange }) {
     this.#api = api;
@@ -69,16 +69,16 @@ export class ColdStates {
     if (this.#api === null || !this.#wanted()) return;
     const cold = sessions.filter((session) => session.live === false && !hasSummary(session)).slice(0, COLD_LOOKUPS);
     this.#queue = cold
-      .filter((session) => this.states(session.id, session.length ?? 0) === undefined)
+      .filter((session) => session.id !== this.#asking && this.states(session.id, session.length ?? 0) === undefined)
       .map((session) => ({ id: session.id, length: session.length ?? 0 }));
     this.#next();
   }
 
   async #next() {
-    if (this.#busy) return;
+    if (this.#asking !== null) return;
     const item = this.#queue.shift();
     if (item === undefined) return;
-    this.#busy = true;
+    this.#asking = item.id;
     try {
       const detail = await this.#api.getSession(item.id);
       const plugins = detail?.plugins !== null && typeof detail?.plugins === "object" ? detail.plugins : {};
@@ -90,7 +90,7 @@ export class ColdStates {
       // Gone, or the host is away: the list says nothing extra about it.
       this.#known.set(item.id, { length: item.length, plugins: {} });
     } finally {
-      this.#busy = false;
+      this.#asking = null;
     }
     this.#next();
   }

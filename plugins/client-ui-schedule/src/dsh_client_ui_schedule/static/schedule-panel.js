@@ -18,8 +18,9 @@
 //       [data-action=pause] / [=resume]        pause or resume,
 //       [data-action=ask-delete] → [=delete]   delete (after a one-click confirmation),
 //       [data-role=reminder-error]             why an action failed, in words;
-//     [data-role=reminders-waiting]            a cold Session's due reminders, with
-//       [data-action=resume-session]           "Deliver now" (resumes it);
+//     [data-role=reminders-waiting]            a cold Session: its reminders wait (how
+//       [data-action=resume-session]           many are due), with "Deliver now" /
+//                                               "Resume it" (resumes it);
 //     [data-role=reminders-empty]              how to make one, when there is none;
 //     [data-role=reminders-error]              a rejected reminder log.
 //
@@ -51,6 +52,8 @@ const WORDS = Object.freeze({
       `${n === 1 ? "A reminder is" : `${n} reminders are`} due, but this session is not running: ` +
       "it is delivered as soon as the session is live again.",
     deliverNow: "Deliver now",
+    notRunning: "This session is not running, so its reminders wait: they fire only while it is live.",
+    resumeSession: "Resume it",
     paused: "Paused",
     pausedCountdown: "paused",
     noNext: "nothing ahead",
@@ -90,6 +93,8 @@ const WORDS = Object.freeze({
     empty: "本会话还没有提醒。直接说就行——“10分钟后提醒我伸展一下”“明天9点提醒我给安打电话”“每个工作日8:30提醒我站会”。",
     waiting: (n) => `有 ${n} 个提醒已到时间，但本会话没有运行：会话恢复运行后立即送达。`,
     deliverNow: "立即送达",
+    notRunning: "本会话没有运行，它的提醒会等待：只在会话运行时触发。",
+    resumeSession: "恢复运行",
     paused: "已暂停",
     pausedCountdown: "已暂停",
     noNext: "之后没有了",
@@ -246,10 +251,14 @@ export class ReminderPanel {
     if (this.#open) parts.body.removeAttribute("hidden");
     else parts.body.setAttribute("hidden", "");
 
-    const due = props.live === false ? reminders.filter((reminder) => isDue(reminder, now)).length : 0;
-    show(parts.waiting, due > 0);
-    parts.waitingText.textContent = due > 0 ? words.waiting(due) : "";
-    parts.deliver.textContent = words.deliverNow;
+    // A cold Session delivers nothing: say so, and offer to make it live.
+    const cold = props.live === false && error === null;
+    const due = cold ? reminders.filter((reminder) => isDue(reminder, now)).length : 0;
+    const waits = cold && reminders.some((reminder) => !reminder.paused && reminder.nextAt !== null);
+    show(parts.waiting, waits);
+    parts.waiting.setAttribute("data-due", String(due));
+    parts.waitingText.textContent = due > 0 ? words.waiting(due) : waits ? words.notRunning : "";
+    parts.deliver.textContent = due > 0 ? words.deliverNow : words.resumeSession;
     if (this.#busy.has("session")) parts.deliver.setAttribute("disabled", "");
     else parts.deliver.removeAttribute("disabled");
 
