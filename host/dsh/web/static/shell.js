@@ -700,11 +700,12 @@ export function mountApp({
   }
 
   function report(err) {
-    onError(err);
+    // A refused token is not a fault of the page: the prompt is its answer.
     if (err?.status === 401) {
       tokenPrompt.show("tokenRefused");
       return;
     }
+    onError(err);
     banner.show(() => t("error", { message: err?.message ?? String(err) }));
   }
 

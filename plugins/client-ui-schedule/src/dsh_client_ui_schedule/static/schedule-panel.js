@@ -21,7 +21,8 @@
 //     [data-role=reminders-waiting]            a cold Session: its reminders wait (how
 //       [data-action=resume-session]           many are due), with "Deliver now" /
 //                                               "Resume it" (resumes it);
-//     [data-role=reminders-empty]              how to make one, when there is none;
+//     [data-role=reminders-empty]              how to make one, when there is none (the
+//                                               panel is then one line);
 //     [data-role=reminders-error]              a rejected reminder log.
 //
 // Actions go through the host's actions API (`host.act("tool-schedule", action,
@@ -45,9 +46,7 @@ const WORDS = Object.freeze({
     sessionLocal: "session-local",
     sessionLocalHint: "Delivered only while this session is live",
     next: (when) => `next ${when}`,
-    empty:
-      "No reminders in this session yet. Ask for one — “remind me in 10 minutes to stretch”, " +
-      "“remind me at 9:00 tomorrow to call Ann”, “every weekday at 8:30 remind me of the stand-up”.",
+    empty: "None yet — ask, e.g. “remind me in 10 minutes to stretch” or “every weekday at 9:00 remind me to stand up”.",
     waiting: (n) =>
       `${n === 1 ? "A reminder is" : `${n} reminders are`} due, but this session is not running: ` +
       "it is delivered as soon as the session is live again.",
@@ -90,7 +89,7 @@ const WORDS = Object.freeze({
     sessionLocal: "仅限本会话",
     sessionLocalHint: "仅在本会话运行时送达",
     next: (when) => `下一个：${when}`,
-    empty: "本会话还没有提醒。直接说就行——“10分钟后提醒我伸展一下”“明天9点提醒我给安打电话”“每个工作日8:30提醒我站会”。",
+    empty: "还没有——直接说，例如“10分钟后提醒我伸展一下”或“每个工作日9点提醒我站会”。",
     waiting: (n) => `有 ${n} 个提醒已到时间，但本会话没有运行：会话恢复运行后立即送达。`,
     deliverNow: "立即送达",
     notRunning: "本会话没有运行，它的提醒会等待：只在会话运行时触发。",
@@ -194,8 +193,10 @@ export class ReminderPanel {
     const next = make("span", "panel-summary");
     next.setAttribute("data-role", "reminders-next");
     const badge = make("span", "panel-badge");
+    const empty = make("span", "panel-empty");
+    empty.setAttribute("data-role", "reminders-empty");
     const head = make("div", "panel-head");
-    for (const part of [toggle, next, badge]) head.appendChild(part);
+    for (const part of [toggle, next, empty, badge]) head.appendChild(part);
     const waiting = make("div", "panel-note panel-waiting");
     waiting.setAttribute("data-role", "reminders-waiting");
     waiting.setAttribute("role", "status");
@@ -210,12 +211,10 @@ export class ReminderPanel {
     error.setAttribute("role", "alert");
     const list = make("ul", "panel-list");
     list.setAttribute("data-role", "reminder-list");
-    const empty = make("p", "panel-empty");
-    empty.setAttribute("data-role", "reminders-empty");
     const body = make("div", "panel-body");
     body.setAttribute("id", `dsh-reminders-${Math.random().toString(36).slice(2, 10)}`);
     toggle.setAttribute("aria-controls", body.getAttribute("id"));
-    for (const part of [waiting, error, list, empty]) body.appendChild(part);
+    for (const part of [waiting, error, list]) body.appendChild(part);
     root.appendChild(head);
     root.appendChild(body);
     return { root, toggle, title, count, next, badge, waiting, waitingText, deliver, error, list, empty, body };
@@ -241,14 +240,20 @@ export class ReminderPanel {
     parts.root.setAttribute("data-count", String(reminders.length));
     parts.title.textContent = words.title;
     parts.count.textContent = reminders.length > 0 ? ` · ${reminders.length}` : "";
-    parts.toggle.setAttribute("aria-expanded", this.#open ? "true" : "false");
+    // With nothing to list the panel is one line: the hint, nothing to unfold.
+    const none = reminders.length === 0 && error === null && unreadable === 0;
+    const open = this.#open && !none;
+    parts.root.setAttribute("data-empty", none ? "true" : "false");
+    parts.toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    if (none) parts.toggle.setAttribute("disabled", "");
+    else parts.toggle.removeAttribute("disabled");
     parts.toggle.setAttribute("title", words.toggle);
     translated(parts.badge, lang, words.sessionLocal);
     parts.badge.setAttribute("title", words.sessionLocalHint);
     const upcoming = reminders.filter((reminder) => !reminder.paused && reminder.nextAt !== null);
     const soonest = upcoming.sort((a, b) => Date.parse(a.nextAt) - Date.parse(b.nextAt))[0];
     parts.next.textContent = soonest === undefined ? "" : words.next(countdown(soonest.nextAt, now, lang));
-    if (this.#open) parts.body.removeAttribute("hidden");
+    if (open) parts.body.removeAttribute("hidden");
     else parts.body.setAttribute("hidden", "");
 
     // A cold Session delivers nothing: say so, and offer to make it live.
@@ -270,7 +275,7 @@ export class ReminderPanel {
     show(parts.error, problems.length > 0);
 
     parts.empty.textContent = words.empty;
-    show(parts.empty, reminders.length === 0 && error === null);
+    show(parts.empty, none);
     this.#drawList(reminders, { lang, words, now, props, frozen: error !== null });
   }
 
