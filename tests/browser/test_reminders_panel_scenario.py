@@ -21,12 +21,13 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, expect
+from playwright.sync_api import Browser, Page, expect
 
 from tests.support.webhost import WebHost, wait_for
 
 from .chromium import PageWatch
 from .scenario import free_port, new_session, only_network_complaints, send, write_script
+from .test_theme_contrast import assert_readable, measure
 
 pytestmark = pytest.mark.browser
 
@@ -311,3 +312,79 @@ def test_the_kept_token_file_is_what_a_second_start_prints(tmp_path: Path) -> No
     with WebHost.start(data, overlay=None, model="absent", token=None) as web:
         assert web.printed_token == first
         assert json.loads(web.get("/api/health").text)["ok"] is True
+
+
+# The panel's and the header's new texts, measured like the rest of the page
+# (test_theme_contrast.py): each must be on the page and readable in both themes.
+PANEL_TEXTS: list[tuple[str, str, str | None]] = [
+    ("panel title", "[data-role=reminders] .panel-title", None),
+    ("panel summary", "[data-role=reminders-next]", None),
+    ("panel badge", "[data-role=reminders] .panel-badge", None),
+    ("reminder prompt", "[data-role=reminder-prompt]", None),
+    ("reminder rule", "[data-role=reminder-rule]", None),
+    ("countdown, due", '[data-state="due"] [data-role=reminder-countdown]', None),
+    ("paused label", "[data-role=reminder-paused]", None),
+    ("snooze label", ".snooze-label", None),
+    ("snooze button", "[data-action=snooze]", None),
+    ("delete button", "[data-action=ask-delete]", None),
+    ("waiting note", "[data-role=reminders-waiting] .panel-note-text", None),
+    ("deliver now", "[data-action=resume-session]", None),
+    ("header badge", "[data-role=session-badge]", None),
+    ("header status", "header [data-role=session-status]", None),
+    ("list status", "[data-role=session-list] [data-role=session-status]", None),
+    ("notify me", "[data-role=notify]", None),
+    ("sound", "[data-role=sound]", None),
+    ("card follow-up", "[data-role=followup] summary", None),
+]
+
+
+def test_the_reminder_texts_keep_wcag_aa_contrast_in_both_themes(
+    page: Page, watch: PageWatch, tmp_path: Path, artifact: Callable[[Path], Path]
+) -> None:
+    create = "schedule_create"
+    script = write_script(
+        tmp_path / "script.json",
+        [
+            {
+                "text": "Three.",
+                "toolCalls": [
+                    {"name": create, "arguments": {"prompt": "now", "after_seconds": 2}},
+                    {"name": create, "arguments": {"prompt": "soon", "after_seconds": 4}},
+                    {"name": create, "arguments": {"prompt": "later", "after_seconds": 900}},
+                ],
+            },
+            {"text": "Set."},
+            {"text": "Delivered."},
+        ],
+    )
+    port = free_port()
+    with WebHost.start(
+        tmp_path / "data", model=f"scripted:{script}", extra_args=["--port", str(port)]
+    ) as web:
+        page.emulate_media(color_scheme="light")
+        new_session(page, web)
+        send(page, "three reminders")
+        expect(page.locator("[data-reminder-id]")).to_have_count(3)
+        page.locator('[data-reminder-id="rem-3"] [data-action=pause]').click()
+        expect(page.locator("[data-role=reminder-paused]")).to_have_count(1)
+        expect(page.locator('[data-event-type="schedule/change"][data-view]')).to_have_count(1)
+        web.terminate()  # rem-2 comes due while nothing runs the Session
+        expect(page.locator('[data-state="due"]')).to_have_count(1, timeout=WAIT_MS)
+        web.boot()
+        expect(page.locator("[data-role=session-badge]")).to_have_attribute(
+            "data-badge", "cold", timeout=WAIT_MS
+        )
+        expect(page.locator("[data-role=session-list] [data-role=session-status]")).to_have_count(1)
+        report: dict[str, Any] = {}
+        for scheme in ("light", "dark"):
+            page.emulate_media(color_scheme=scheme)
+            results = measure(page, PANEL_TEXTS)
+            report[scheme] = results
+            shot = tmp_path / f"reminders-{scheme}.png"
+            page.screenshot(path=str(shot))
+            artifact(shot)
+            assert_readable(results, scheme)
+        figures = tmp_path / "contrast.json"
+        figures.write_text(json.dumps(report, indent=2), encoding="utf-8")
+        artifact(figures)
+        assert only_network_complaints(watch) == []
