@@ -38,7 +38,7 @@ export class PanelSlot {
     return this.#sessionId;
   }
 
-  /** True while some panel is mounted (the page then ticks once a second). */
+  /** True while some panel is mounted. */
   get active() {
     return this.#mounted.length > 0;
   }

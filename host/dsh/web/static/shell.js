@@ -11,19 +11,15 @@ import { confirmDelete, showHelp } from "./dialogs.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
 import { buildLayout } from "./layout.js";
 import { OpenSession } from "./open-session.js";
-import { PanelSlot } from "./panels.js";
+import { PluginSurface } from "./plugin-surface.js";
 import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
 import { SessionDirectory } from "./sessions.js";
 import { installShortcuts } from "./shortcuts.js";
-import { ColdStates, sessionStatuses } from "./statuses.js";
 import { watchStorage } from "./storage-status.js";
 import { createTimeFormat, localeFor } from "./time.js";
 import { createTokenPrompt } from "./token-prompt.js";
-
-/** How often panels and statuses are redrawn for the clock (their countdowns). */
-export const TICK_MS = 1000;
 
 /**
  * Mount the client in `root`.
@@ -87,17 +83,10 @@ export function mountApp({
   let destroyed = false;
   let storageStatus = null;
   let started = false;
-  let stopTicking = null;
-  let lastStatuses = "";
   let lastReconnects = 0;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
-  const coldStates = new ColdStates({
-    api,
-    wanted: () => registry.statuses().length > 0,
-    onChange: () => renderSessions(),
-  });
   const attention = createAttention({
     document,
     Notification,
@@ -111,15 +100,25 @@ export function mountApp({
     onChange: () => requestRender(),
   });
   const tokenPrompt = createTokenPrompt({ document, labels, onToken: (token) => useToken(token) });
-  const panels = new PanelSlot({
+
+  // Built before the layout, which places its panels; the layout's parts it
+  // needs are read when it is used.
+  const parts = {};
+  const surface = new PluginSurface({
     document,
     registry,
-    host: {
-      act: (id, plugin, action, args) => act(id, plugin, action, args),
-      resume: (id) => resume(id),
-    },
-    onError: (err) => onError(err),
+    api,
     storage,
+    now,
+    timers,
+    tick,
+    follower: { measure: () => parts.follower.measure(), toBottom: () => parts.follower.toBottom() },
+    announcer: { announce: (line) => parts.announcer.announce(line) },
+    attention,
+    current: () => current,
+    refreshSessions: () => refreshSessions(),
+    onStatuses: (change) => statusesMoved(change),
+    onError: (err) => onError(err),
   });
 
   const { sidebar, header, banner, transcript, follower, announcer, composer, conversation, drawer } = buildLayout({
@@ -130,7 +129,7 @@ export function mountApp({
     timers,
     copyText,
     controls: attention.controls,
-    panels: panels.element,
+    panels: surface.panels.element,
     notices: [tokenPrompt.element],
     handlers: {
       onNewSession: () => newSession(),
@@ -149,6 +148,8 @@ export function mountApp({
       onRenderError: (err) => onError(err),
     },
   });
+
+  Object.assign(parts, { follower, announcer });
 
   const removeShortcuts = installShortcuts({
     target: keyTarget,
@@ -194,7 +195,7 @@ export function mountApp({
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
-    startTicking();
+    surface.start();
     requestRender();
   }
 
@@ -229,21 +230,19 @@ export function mountApp({
     return true;
   }
 
-  function startTicking() {
-    if (stopTicking !== null || destroyed) return;
-    if (registry.panels().length === 0 && registry.statuses().length === 0) return;
-    stopTicking = (tick ?? defaultTick(timers, now))(() => onTick());
-  }
-
-  function onTick() {
+  /**
+   * The plugins' statuses may have moved: redraw the list and the header.
+   * On a tick only the panels are redrawn, and the rest only when a status
+   * changed with the clock (a reminder came due).
+   */
+  function statusesMoved(change) {
     if (destroyed) return;
-    updatePanels();
-    const statuses = JSON.stringify(directory.sessions.map((session) => statusesOf(session)));
-    if (statuses !== lastStatuses) {
-      lastStatuses = statuses;
-      renderSessions();
-      requestRender();
+    if (change?.tick) {
+      surface.updatePanels({ lang, time });
+      if (!surface.statusesChanged(directory.sessions, { lang })) return;
     }
+    renderSessions();
+    requestRender();
   }
 
   async function loadPlugins() {
@@ -309,7 +308,7 @@ export function mountApp({
       timers,
       onChange: () => requestRender(),
     });
-    panels.open(id);
+    surface.panels.open(id);
     banner.clear();
     requestRender();
   }
@@ -318,7 +317,7 @@ export function mountApp({
     opening = null;
     current?.close();
     current = null;
-    panels.clear();
+    surface.panels.clear();
   }
 
   /** Create a Session and open it; resolves to its id, or null when that failed. */
@@ -367,44 +366,6 @@ export function mountApp({
     } finally {
       if (creating === made) creating = null;
     }
-  }
-
-  // ---- plugin actions ---------------------------------------------------
-
-  /**
-   * A panel's action on Session `id` (a reminder's delete, pause, …):
-   * resolves to its result once the change is durable, then reads the
-   * plugins' states again (the stream also sends them; a cold Session's
-   * stream starts only as the action resumes it). Rejects with the host's
-   * ApiError, which the panel words.
-   */
-  async function act(id, plugin, action, args) {
-    if (api === null) throw new TypeError("no access token");
-    const result = await api.act(id, plugin, action, args);
-    refreshFacts(id);
-    return result;
-  }
-
-  /** Make Session `id` live (its due reminders are then delivered). */
-  async function resume(id) {
-    if (api === null) throw new TypeError("no access token");
-    const answer = await api.resume(id);
-    if (current?.id === id) current.facts.resumed();
-    refreshFacts(id);
-    refreshSessions();
-    requestRender();
-    return answer;
-  }
-
-  function refreshFacts(id) {
-    const target = current;
-    if (target === null || target.id !== id) return;
-    target.refreshDetail(api).then(
-      (changed) => {
-        if (changed) requestRender();
-      },
-      (err) => onError(err),
-    );
   }
 
   function renameSession(id, title) {
@@ -530,7 +491,7 @@ export function mountApp({
 
   function destroy() {
     destroyed = true;
-    stopTicking?.();
+    surface.stop();
     storageStatus?.stop();
     closeCurrent();
     removeShortcuts();
@@ -561,43 +522,9 @@ export function mountApp({
       t,
       time,
       query: directory.query,
-      statuses: (session) => statusesOf(session),
+      statuses: (session) => surface.statusesOf(session, { lang }),
     });
-    coldStates.want(directory.sessions);
-  }
-
-  /** What the plugins say about a listed Session (the open one from its facts). */
-  function statusesOf(session) {
-    const open = current !== null && current.id === session.id ? current : null;
-    const asked = coldStates.states(session.id, session.length ?? 0);
-    return sessionStatuses(registry, {
-      stateOf: (plugin) => (open !== null ? open.facts.state(plugin) : asked?.[plugin]),
-      summary: session,
-      live: open?.facts.live ?? session.live ?? null,
-      lang,
-      now: now(),
-      onError,
-    });
-  }
-
-  /**
-   * Give the panels the open Session's facts and the clock. A panel that
-   * grows or shrinks resizes the transcript: a reader at its bottom stays
-   * there.
-   */
-  function updatePanels() {
-    if (current === null) return;
-    const atBottom = follower.measure().atBottom;
-    panels.update({
-      sessionId: current.id,
-      live: current.facts.live,
-      states: current.facts.states(),
-      lang,
-      timeZone: time.timeZone ?? null,
-      locale: time.locale ?? null,
-      now: now(),
-    });
-    if (atBottom && !follower.measure().atBottom) follower.toBottom();
+    surface.listed(directory.sessions);
   }
 
   /** The id of the Session on screen or being opened, or null. */
@@ -624,18 +551,18 @@ export function mountApp({
       return;
     }
     const target = current;
-    updatePanels();
+    surface.updatePanels({ lang, time });
     const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
     const { snap, recovered, arrived, live } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
     const summary = directory.find(target.id) ?? { id: target.id, live };
-    header.setSession(live, live === null ? "" : t(live ? "live" : "cold"), statusesOf(summary));
+    header.setSession(live, live === null ? "" : t(live ? "live" : "cold"), surface.statusesOf(summary, { lang }));
     let listChanged = snap.loaded && directory.syncLength(target.id, snap.hi);
     if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
     if (listChanged) renderSessions();
     // The facts may have moved with the window (a cold log that grew).
-    updatePanels();
-    tell(target, arrived);
+    surface.updatePanels({ lang, time });
+    surface.tell(target.id, arrived, { lang, time });
     // Back from a reconnect: the host may have restarted, so badges are
     // stale, the Session may be cold now and a message it had only queued
     // may be gone.
@@ -649,28 +576,6 @@ export function mountApp({
       );
     }
     if (snap.status === "reconnecting") probeToken(target);
-  }
-
-  /** Newly delivered events a plugin flags: read out, and told when the reader is away. */
-  function tell(target, arrived) {
-    for (const node of arrived) {
-      const describe = registry.alertFor(node.eventType);
-      if (describe === undefined) continue;
-      let alert = null;
-      try {
-        alert = describe(node.view, { lang, timeZone: time.timeZone, locale: time.locale, seq: node.seq });
-      } catch (err) {
-        onError(err);
-      }
-      if (alert === null || typeof alert?.title !== "string") continue;
-      announcer.announce(alert.title);
-      attention.deliver({
-        sessionId: target.id,
-        title: alert.title,
-        body: typeof alert.body === "string" ? alert.body : "",
-        tag: `dsh:${target.id}:${node.seq}`,
-      });
-    }
   }
 
   /**
@@ -736,26 +641,6 @@ export function mountApp({
     currentSession: () => current,
     lang: () => lang,
   });
-}
-
-/** `tick(fn)` from timers: `fn` just after each whole second of `now()`. */
-function defaultTick(timers, now) {
-  return (fn) => {
-    let timer = null;
-    let stopped = false;
-    const arm = () => {
-      timer = timers.setTimeout(() => {
-        if (stopped) return;
-        fn();
-        arm();
-      }, TICK_MS - (now() % TICK_MS) + 5);
-    };
-    arm();
-    return () => {
-      stopped = true;
-      if (timer !== null) timers.clearTimeout(timer);
-    };
-  };
 }
 
 function defaultSchedule(fn) {
