@@ -117,7 +117,9 @@ def _start(
     composer = page.locator("[data-role=composer]")
     composer.fill(shot.later)
     composer.press("Enter")
-    expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(1)
+    expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(
+        1, timeout=WAIT_MS
+    )
     expect(page.locator("[data-role=typing]")).to_have_count(0, timeout=WAIT_MS)
     composer.fill(shot.message)
     composer.press("Enter")
@@ -138,7 +140,9 @@ def _finish(page: Page) -> None:
     expect(page.locator("[data-role=typing]")).to_have_count(0, timeout=WAIT_MS)
     expect(page.locator("[data-role=pending]")).to_have_count(0, timeout=WAIT_MS)
     # The ten-minute reminder is still ahead, counting down in the panel.
-    expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(1)
+    expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(
+        1, timeout=WAIT_MS
+    )
     # No focus ring, no hover-only controls: the picture shows the page at rest.
     page.locator("[data-role=composer]").blur()
     page.mouse.move(0, 0)

@@ -108,17 +108,19 @@ def test_the_panel_counts_down_deletes_and_a_reminder_fired_while_away_is_told_o
             assert page.evaluate("window.__permissionRequests") == 0, "never asked on load"
             notify = page.locator("[data-role=notify]")
             notify.click()
-            expect(notify).to_have_attribute("data-state", "on")
+            expect(notify).to_have_attribute("data-state", "on", timeout=WAIT_MS)
 
             send(page, "remind me about tea in half an hour and to stretch in a few seconds")
             panel = page.locator("[data-role=reminders]")
-            expect(panel.locator("[data-reminder-id]")).to_have_count(2)
+            expect(panel.locator("[data-reminder-id]")).to_have_count(2, timeout=WAIT_MS)
             tea = panel.locator('[data-reminder-id="rem-1"]')
-            expect(tea.locator("[data-role=reminder-prompt]")).to_have_text("tea")
-            expect(tea.locator("[data-role=reminder-rule]")).to_have_text("Once")
+            expect(tea.locator("[data-role=reminder-prompt]")).to_have_text("tea", timeout=WAIT_MS)
+            expect(tea.locator("[data-role=reminder-rule]")).to_have_text("Once", timeout=WAIT_MS)
             (create_tea, _) = changes(web, session_id, "create")
             next_at = create_tea["data"]["record"]["nextAt"]
-            expect(tea.locator("[data-role=reminder-next]")).to_have_attribute("datetime", next_at)
+            expect(tea.locator("[data-role=reminder-next]")).to_have_attribute(
+                "datetime", next_at, timeout=WAIT_MS
+            )
             countdown = tea.locator("[data-role=reminder-countdown]")
             first = countdown.text_content()
             assert first in {"in 30:00", "in 29:59", "in 29:58"}
@@ -133,7 +135,7 @@ def test_the_panel_counts_down_deletes_and_a_reminder_fired_while_away_is_told_o
 
             tea.locator("[data-action=ask-delete]").click()
             tea.locator("[data-action=delete]").click()
-            expect(panel.locator("[data-reminder-id]")).to_have_count(1)
+            expect(panel.locator("[data-reminder-id]")).to_have_count(1, timeout=WAIT_MS)
             (deleted,) = wait_for(lambda: changes(web, session_id, "delete") or None)
             assert deleted["data"]["id"] == "rem-1"
 
@@ -145,7 +147,7 @@ def test_the_panel_counts_down_deletes_and_a_reminder_fired_while_away_is_told_o
 
             # The transcript shows the reminder once: one card, holding the follow-up.
             card = page.locator('[data-event-type="schedule/change"][data-view]')
-            expect(card).to_have_count(1)
+            expect(card).to_have_count(1, timeout=WAIT_MS)
             (dispatch,) = changes(web, session_id, "dispatch")
             followups = [
                 event
@@ -155,15 +157,21 @@ def test_the_panel_counts_down_deletes_and_a_reminder_fired_while_away_is_told_o
             assert [event["data"]["source"]["dispatchSeq"] for event in followups] == [
                 dispatch["seq"]
             ]
-            expect(card).to_have_attribute("data-followup-seq", str(followups[0]["seq"]))
+            expect(card).to_have_attribute(
+                "data-followup-seq", str(followups[0]["seq"]), timeout=WAIT_MS
+            )
             disclosure = card.locator("[data-role=followup]")
-            expect(disclosure).not_to_have_attribute("open", "")
+            expect(disclosure).not_to_have_attribute("open", "", timeout=WAIT_MS)
             assert "[Scheduled reminder]" in (disclosure.text_content() or "")
-            expect(page.locator('[data-event-type="message/user"] .bubble')).to_have_count(1)
-            expect(page.locator("[data-role=transcript]")).to_contain_text("Time to stretch!")
+            expect(page.locator('[data-event-type="message/user"] .bubble')).to_have_count(
+                1, timeout=WAIT_MS
+            )
+            expect(page.locator("[data-role=transcript]")).to_contain_text(
+                "Time to stretch!", timeout=WAIT_MS
+            )
             transcript = page.locator("[data-role=transcript]")
             assert transcript.get_by_text("stretch", exact=True).count() == 1
-            expect(panel.locator("[data-reminder-id]")).to_have_count(0)
+            expect(panel.locator("[data-reminder-id]")).to_have_count(0, timeout=WAIT_MS)
             page.wait_for_timeout(300)  # nothing is told twice, even across redraws
             assert len(page.evaluate("window.__notifications")) == 1
 
@@ -216,16 +224,20 @@ def test_a_tab_left_open_across_a_restart_reconnects_says_what_waits_and_keeps_s
             page.goto(web.page_url)
             page.locator("[data-role=menu]").click()
             page.locator("[data-role=new-session]").click()
-            expect(page.locator("[data-role=transcript]")).to_have_attribute("data-status", "live")
+            expect(page.locator("[data-role=transcript]")).to_have_attribute(
+                "data-status", "live", timeout=WAIT_MS
+            )
             session_id = page.evaluate("decodeURIComponent(location.hash.slice(4))")
             send(page, "4秒后提醒我喝水")
-            expect(page.locator("[data-reminder-id]")).to_have_count(1)
-            expect(page.locator("[data-role=transcript]")).to_contain_text("已设置。")
+            expect(page.locator("[data-reminder-id]")).to_have_count(1, timeout=WAIT_MS)
+            expect(page.locator("[data-role=transcript]")).to_contain_text(
+                "已设置。", timeout=WAIT_MS
+            )
 
             # SIGTERM, the tab left open; the reminder comes due while nobody runs the Session.
             web.terminate()
             expect(page.locator("[data-role=status]")).to_have_attribute(
-                "data-state", "reconnecting"
+                "data-state", "reconnecting", timeout=WAIT_MS
             )
             wait_for(
                 lambda: page.evaluate(
@@ -239,18 +251,22 @@ def test_a_tab_left_open_across_a_restart_reconnects_says_what_waits_and_keeps_s
             assert web.printed_token == kept, "the same token after a restart"
             badge = page.locator("[data-role=session-badge]")
             expect(badge).to_have_attribute("data-badge", "cold", timeout=WAIT_MS)
-            expect(page.locator("[data-role=status]")).to_be_hidden()
+            expect(page.locator("[data-role=status]")).to_be_hidden(timeout=WAIT_MS)
             expect(page.locator("header [data-role=session-status]")).to_have_text(
-                "🔔 1 个提醒待送达"
+                "🔔 1 个提醒待送达", timeout=WAIT_MS
             )
-            expect(page.locator("[data-role=reminders-waiting]")).to_contain_text("会话恢复运行后")
+            expect(page.locator("[data-role=reminders-waiting]")).to_contain_text(
+                "会话恢复运行后", timeout=WAIT_MS
+            )
             shot = tmp_path / "waiting.png"
             page.screenshot(path=str(shot))
             artifact(shot)
             # The list says it too.
             page.locator("[data-role=menu]").click()
             entry = page.locator(f'[data-role=session-list] [data-session-id="{session_id}"]')
-            expect(entry.locator("[data-role=session-status]")).to_have_text("🔔 1 个提醒待送达")
+            expect(entry.locator("[data-role=session-status]")).to_have_text(
+                "🔔 1 个提醒待送达", timeout=WAIT_MS
+            )
             page.keyboard.press("Escape")
 
             # The same tab sends: stored, and the Session is live again and delivers.
@@ -268,9 +284,11 @@ def test_a_tab_left_open_across_a_restart_reconnects_says_what_waits_and_keeps_s
                 what="the message sent after the restart",
             )
             assert texts == ["我回来了"]
-            expect(badge).to_have_attribute("data-badge", "live")
-            expect(page.locator('[data-event-type="schedule/change"][data-view]')).to_have_count(1)
-            expect(page.locator("[data-role=pending]")).to_have_count(0)
+            expect(badge).to_have_attribute("data-badge", "live", timeout=WAIT_MS)
+            expect(page.locator('[data-event-type="schedule/change"][data-view]')).to_have_count(
+                1, timeout=WAIT_MS
+            )
+            expect(page.locator("[data-role=pending]")).to_have_count(0, timeout=WAIT_MS)
 
             # A restart with --new-token: the same tab is told, and takes the new address.
             web.extra_args = ["--port", str(port), "--new-token"]
@@ -278,12 +296,14 @@ def test_a_tab_left_open_across_a_restart_reconnects_says_what_waits_and_keeps_s
             assert web.printed_token != kept
             prompt = page.locator("[data-role=token-prompt]")
             expect(prompt).to_be_visible(timeout=30_000)
-            expect(prompt).to_contain_text("拒绝了本页的访问令牌")
+            expect(prompt).to_contain_text("拒绝了本页的访问令牌", timeout=WAIT_MS)
             prompt.locator("[data-role=token-input]").fill(web.page_url)
             prompt.locator("[data-action=use-token]").click()
-            expect(prompt).to_be_hidden()
+            expect(prompt).to_be_hidden(timeout=WAIT_MS)
             # Reconnected (the restart left the Session cold).
-            expect(page.locator("[data-role=transcript]")).to_have_attribute("data-status", "cold")
+            expect(page.locator("[data-role=transcript]")).to_have_attribute(
+                "data-status", "cold", timeout=WAIT_MS
+            )
             send(page, "新令牌可以用吗")
             wait_for(
                 lambda: any(
@@ -364,17 +384,21 @@ def test_the_reminder_texts_keep_wcag_aa_contrast_in_both_themes(
         page.emulate_media(color_scheme="light")
         new_session(page, web)
         send(page, "three reminders")
-        expect(page.locator("[data-reminder-id]")).to_have_count(3)
+        expect(page.locator("[data-reminder-id]")).to_have_count(3, timeout=WAIT_MS)
         page.locator('[data-reminder-id="rem-3"] [data-action=pause]').click()
-        expect(page.locator("[data-role=reminder-paused]")).to_have_count(1)
-        expect(page.locator('[data-event-type="schedule/change"][data-view]')).to_have_count(1)
+        expect(page.locator("[data-role=reminder-paused]")).to_have_count(1, timeout=WAIT_MS)
+        expect(page.locator('[data-event-type="schedule/change"][data-view]')).to_have_count(
+            1, timeout=WAIT_MS
+        )
         web.terminate()  # rem-2 comes due while nothing runs the Session
         expect(page.locator('[data-state="due"]')).to_have_count(1, timeout=WAIT_MS)
         web.boot()
         expect(page.locator("[data-role=session-badge]")).to_have_attribute(
             "data-badge", "cold", timeout=WAIT_MS
         )
-        expect(page.locator("[data-role=session-list] [data-role=session-status]")).to_have_count(1)
+        expect(page.locator("[data-role=session-list] [data-role=session-status]")).to_have_count(
+            1, timeout=WAIT_MS
+        )
         report: dict[str, Any] = {}
         for scheme in ("light", "dark"):
             page.emulate_media(color_scheme=scheme)

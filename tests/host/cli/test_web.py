@@ -396,3 +396,15 @@ def test_new_token_with_dsh_token_set_is_an_error(
     assert main(argv, stdout=io.StringIO(), stderr=err) == 1
     assert "--new-token cannot replace the token while $DSH_TOKEN is set" in err.getvalue()
     assert tokens == []
+
+
+def test_a_token_error_with_a_store_that_takes_no_lock_is_the_same_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DSH_TOKEN", TOKEN)
+    tokens = served_tokens(monkeypatch)
+    err = io.StringIO()
+    argv = ["web", "--data-dir", str(tmp_path), "--store", "memory:", "--new-token"]
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    assert "--new-token cannot replace the token while $DSH_TOKEN is set" in err.getvalue()
+    assert tokens == []
