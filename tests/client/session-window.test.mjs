@@ -846,17 +846,3 @@ test(`snapshot plus events equals a fresh fetch (${RUNS} seeded random interleav
   // The interleavings really exercised every path.
   for (const [key, value] of Object.entries(totals)) assert.ok(value > 0, `no ${key} happened`);
 });
-
-test("the Session's liveness follows live frames and setSessionLive, apart from the stream", async () => {
-  const h = harness({ live: true });
-  const win = new SessionWindow({ fetchEvents: async () => history([]), live: false, sessionLive: false });
-  assert.equal(win.snapshot().sessionLive, false);
-  win.setSessionLive("yes");
-  assert.equal(win.snapshot().sessionLive, false, "only a boolean counts");
-  win.setSessionLive(true);
-  assert.equal(win.snapshot().sessionLive, true);
-  win.close();
-  win.setSessionLive(false);
-  assert.equal(win.snapshot().sessionLive, true, "a closed window changes no more");
-  assert.equal(h.win.snapshot().sessionLive, true, "by default what `live` says");
-});

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import anyio
@@ -32,7 +33,8 @@ from ..persistence.backend import StorageError
 from ..persistence.stores import JsonlSettings, StoreChoice
 from ..wake.stores import wake_store_for
 from .server import WebStartupError, serve
-from .settings import WebSettings, resolve_token
+from .settings import WebSettings
+from .token_file import TokenFileError, choose_token
 
 __all__ = [
     "CLOSE_RETRY_SECONDS",
@@ -120,22 +122,19 @@ def run_web(
     access_log: bool = False,
     stdout: TextIO,
     stop_grace: float = CLOSE_RETRY_SECONDS,
+    token_path: Path,
+    new_token: bool = False,
 ) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
 
-    Raises `LaunchError` for anything wrong before or during start-up (another
-    `dsh web` holding the store included), and after a stop that left some
-    Sessions not fully stored (naming them).
+    `token_path` is where the access token is kept (`token_file.token_path`);
+    `new_token` replaces it. Raises `LaunchError` for anything wrong before or
+    during start-up (another `dsh web` holding the store, an unusable token
+    file included), and after a stop that left some Sessions not fully stored
+    (naming them).
     """
     try:
         check_plugins(overlay)
-        settings = WebSettings(
-            token=resolve_token(),
-            host=host,
-            port=port,
-            allowed_hosts=tuple(allowed_hosts),
-            access_log=access_log,
-        )
         make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error), getattr(error, "problems", ())) from error
@@ -145,6 +144,18 @@ def run_web(
         if lock is not None:
             lock.acquire()
     except StorageError as error:
+        raise LaunchError(str(error)) from error
+    try:
+        settings = WebSettings(
+            token=choose_token(token_path, new=new_token).token,
+            host=host,
+            port=port,
+            allowed_hosts=tuple(allowed_hosts),
+            access_log=access_log,
+        )
+    except (TokenFileError, ValueError) as error:
+        if lock is not None:
+            lock.release()
         raise LaunchError(str(error)) from error
     hosts: list[Host] = []
 

@@ -59,6 +59,11 @@ export class ProtocolError extends Error {
  *   (a cold Session), until `setLive(true)`.
  * - `limit`, `timers` ({setTimeout, clearTimeout}), `backoff`
  *   ({baseMs, maxMs}) for reconnects, `onListenerError(err)`.
+ * - `onSignal(frame)`: the stream's frames about the Session rather than its
+ *   log — `{"kind": "state", plugin, state}` (a plugin's state changed, sent
+ *   once that change is durable) and `{"kind": "live", live}` (the Session
+ *   went cold or came back) — as they arrive, from the current connection
+ *   only. The window keeps neither.
  *
  * Status is one of "idle", "connecting", "loading", "live", "cold",
  * "reconnecting", "failed", "closed".
@@ -71,10 +76,10 @@ export class SessionWindow {
   #backoffBase;
   #backoffMax;
   #onListenerError;
+  #onSignal;
   #listeners = new Set();
 
   #live;
-  #sessionLive;
   #started = false;
   #closed = false;
   #gen = 0;
@@ -103,11 +108,11 @@ export class SessionWindow {
     fetchEvents,
     openLive = null,
     live = true,
-    sessionLive = live,
     limit = DEFAULT_LIMIT,
     timers = globalThis,
     backoff = {},
     onListenerError = (err) => globalThis.console?.error(err),
+    onSignal = () => {},
   }) {
     if (typeof fetchEvents !== "function") throw new TypeError("fetchEvents must be a function");
     if (live && typeof openLive !== "function") {
@@ -119,12 +124,12 @@ export class SessionWindow {
     this.#fetchEvents = fetchEvents;
     this.#openLive = openLive;
     this.#live = Boolean(live);
-    this.#sessionLive = Boolean(sessionLive);
     this.#limit = limit;
     this.#timers = timers;
     this.#backoffBase = backoff.baseMs ?? 250;
     this.#backoffMax = backoff.maxMs ?? 10_000;
     this.#onListenerError = onListenerError;
+    this.#onSignal = onSignal;
   }
 
   // ---- public surface -------------------------------------------------
@@ -150,7 +155,6 @@ export class SessionWindow {
   /** Switch between following the live stream and reading history only. */
   setLive(live) {
     const next = Boolean(live);
-    if (next) this.#sessionLive = true; // following a Session live means it is (being made) live
     if (next === this.#live || this.#closed) return;
     if (next && typeof this.#openLive !== "function") {
       throw new TypeError("openLive must be a function for a live window");
@@ -160,13 +164,6 @@ export class SessionWindow {
     this.#cancelTimer();
     this.#attempt = 0;
     this.#begin();
-  }
-
-  /** What the host says of the Session now (a refreshed list): live or cold. */
-  setSessionLive(live) {
-    if (typeof live !== "boolean" || live === this.#sessionLive || this.#closed) return;
-    this.#sessionLive = live;
-    this.#emit();
   }
 
   /** Throw the window away and load it again (same as an identity conflict). */
@@ -212,7 +209,6 @@ export class SessionWindow {
     return Object.freeze({
       status: this.#status,
       live: this.#live,
-      sessionLive: this.#sessionLive,
       loaded: this.#loaded,
       lo: this.#lo,
       hi: this.#hi,
@@ -399,11 +395,11 @@ export class SessionWindow {
       this.#emit();
       return;
     }
-    if (frame.kind === "live") {
-      // The host woke the Session (a reminder came due) or it went cold (hibernated).
-      if (typeof frame.live === "boolean" && frame.live !== this.#sessionLive) {
-        this.#sessionLive = frame.live;
-        this.#emit();
+    if (frame.kind === "state" || frame.kind === "live") {
+      try {
+        this.#onSignal(frame);
+      } catch (err) {
+        this.#onListenerError(err);
       }
       return;
     }

@@ -85,14 +85,13 @@ export class SessionDirectory {
   }
 
   /**
-   * Mark `id` live or cold as its window was last told (a `live` frame: the
-   * host woke or hibernated it). Returns true if it changed; listeners are
-   * not called (the caller is drawing already).
+   * Set the listed liveness of `id` to what its open window knows (a live
+   * frame, a resume). Returns true if it changed; listeners are not called.
    */
   syncLive(id, live) {
     const summary = this.find(id);
-    if (summary === undefined || Boolean(summary.live) === Boolean(live)) return false;
-    this.sessions = this.sessions.map((session) => (session.id === id ? { ...session, live: Boolean(live) } : session));
+    if (summary === undefined || summary.live === live) return false;
+    this.sessions = this.sessions.map((session) => (session.id === id ? { ...session, live } : session));
     return true;
   }
 
