@@ -164,6 +164,22 @@ test("Enter sends with the reader's zone; the message is pending until its messa
   assert.match(app.$("[data-session-id=n1]").textContent, /1 event/, "the sidebar count follows the window");
 });
 
+test("a new Session takes its title in the list once its first message is stored", async () => {
+  const app = await mount();
+  await app.controller.newSession();
+  await pump(app.host, app.timers);
+  assert.doesNotMatch(app.$("[data-session-id=n1]").textContent, /plan the trip/);
+  await app.controller.send("plan the trip\nwith details");
+  await pump(app.host, app.timers);
+  assert.match(app.$("[data-session-id=n1]").textContent, /plan the trip/, "the list asked again once it was stored");
+  const lists = () => app.host.requests.filter(([m, path]) => m === "GET" && path.startsWith("/api/sessions?") || path === "/api/sessions").length;
+  const before = lists();
+  app.host.servers.get("n1").append(...assistant("sure"));
+  app.host.servers.get("n1").flush();
+  await pump(app.host, app.timers);
+  assert.equal(lists(), before, "a titled Session does not ask for the list on every event");
+});
+
 test("a refused message keeps its text with Retry, Edit and Dismiss; Retry sends it again", async () => {
   const app = await mount();
   await app.controller.newSession();

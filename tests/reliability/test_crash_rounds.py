@@ -41,6 +41,8 @@ import logging
 import random
 import time
 from collections import Counter
+from collections.abc import Collection
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -64,6 +66,7 @@ ROUNDS = 30
 WAKE_ROUNDS = 15
 WAKE_OVERLAY = REPO / "overlays" / "web-schedule-wake"
 MAX_SESSIONS = 24
+RECEIPT_WAIT = 10.0
 TEAR_CHANCE = 0.2
 POLICIES = (("random", 0.4), ("at-due", 0.35), ("after-resume", 0.25))
 # Reported even when zero: these are the figures the README quotes.
@@ -342,16 +345,35 @@ def account_messages(client: CrashClient, data: DataDir, counters: Counter[str])
         counters["messages_queued_never_stored"] += max(0, count - kept)
 
 
+def shown_receipts(web: WebHost, session_id: str, seqs: Collection[int]) -> dict[str, Any] | None:
+    """The views of `session_id`'s history once every seq in `seqs` has one; else None."""
+    views: dict[str, Any] = web.all_events(session_id)["views"]
+    return views if all(str(seq) in views for seq in seqs) else None
+
+
 def check_receipts(web: WebHost, data: DataDir, counters: Counter[str]) -> list[str]:
-    """Every stored dispatch a Session owns has its receipt view in history."""
+    """Every stored dispatch a Session owns has its receipt view in history.
+
+    The Sessions are live, and a live page shows a receipt only once the write path
+    confirmed its dispatch, which trails the file (a line is there before its fsync
+    returns): each history is read until every dispatch in the file has its view, or
+    `RECEIPT_WAIT` seconds passed.
+    """
     problems: list[str] = []
     for session_id, stored in data.sessions.items():
-        views = web.all_events(session_id)["views"]
-        for seq, change in schedule_changes(own_events(stored)):
-            if change.get("change") != "dispatch":
-                continue
+        dispatched = {
+            seq: change["id"]
+            for seq, change in schedule_changes(own_events(stored))
+            if change.get("change") == "dispatch"
+        }
+        probe = partial(shown_receipts, web, session_id, dispatched)
+        try:
+            views = wait_for(probe, timeout=RECEIPT_WAIT, what=f"the receipts of {session_id}")
+        except TimeoutError:
+            views = web.all_events(session_id)["views"]  # report each one missing
+        for seq, schedule_id in dispatched.items():
             view = views.get(str(seq))
-            if view is None or view["scheduleId"] != change["id"]:
+            if view is None or view["scheduleId"] != schedule_id:
                 problems.append(f"{session_id}: dispatch at seq {seq} has no receipt ({view})")
             counters["receipts_verified"] += 1
     return problems

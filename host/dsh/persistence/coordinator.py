@@ -34,8 +34,13 @@ durability only for what the backend has confirmed:
    nothing would change it.
 6. `flush` returns True only once storage holds the Session and every event
    before the flush's boundary (`len(session)` at entry) is confirmed; it
-   raises `StorageError` if a write attempt fails while it waits. It never
-   returns False: this listener either acknowledges or raises.
+   raises `StorageError` if a write attempt that started after it was
+   called fails. It never returns False: this listener either acknowledges
+   or raises. An attempt already in flight when the flush was called (the
+   writer's eager batch, or its retry) answers for itself: if it fails, the
+   flush retries at once, since it is the next flush of that failed batch.
+   So a flush called once storage works again succeeds even while an attempt
+   that met the old fault is still finishing.
 7. **Detaching** makes a final attempt and keeps retrying for at most
    `close_retry_seconds` (of backoff) before giving up; the events it could
    not store are named in the `StorageError` it raises. `abandon` detaches
@@ -251,7 +256,8 @@ class _Controller:
         self._incarnation: Hashable | None = None  # of the log when it was last proven
         self._in_doubt = False  # the last write failed: learn what storage holds first
         self._fault: Exception | None = None  # suspends eager writing until the retry
-        self._failures = 0
+        self._attempts = 0  # write attempts started (numbered from 1)
+        self._failed_attempt = 0  # the number of the last attempt that failed
         self._episode = 0  # failed attempts since the last success
         self._diverged = False
         self._closing = False
@@ -283,11 +289,14 @@ class _Controller:
 
     async def flush(self, session: Session) -> bool:
         boundary = len(self.session)
-        failures = self._failures
-        self._fault = None  # a failed batch is retried by the next flush: this one
+        # Attempts numbered above `before` are this flush's to answer for; one in flight
+        # now that fails was started for an earlier need, and is retried here.
+        before = self._attempts
         while not self._holds(boundary):
-            if self._failures != failures:
+            if self._failed_attempt > before:
                 raise StorageError(self._not_stored(boundary)) from self._fault
+            # A failed batch is retried by the next flush (this one), at once.
+            self._fault = None
             if self._stopped.is_set():
                 raise StorageError(
                     f"session {self.session.id}: persistence stopped before "
@@ -379,6 +388,8 @@ class _Controller:
 
     async def _write_batch(self) -> None:
         end = len(self.session)
+        self._attempts += 1
+        attempt = self._attempts
         try:
             if self._in_doubt:
                 await self._reconcile(end)
@@ -389,7 +400,7 @@ class _Controller:
                 await self._backend.append(self.session.id, batch)
                 self._confirmed = end
         except Exception as error:
-            self._failed(error)
+            self._failed(error, attempt)
         except BaseException:
             self._in_doubt = True  # cancelled mid-write: it may or may not have landed
             raise
@@ -398,10 +409,10 @@ class _Controller:
         finally:
             self._notify()
 
-    def _failed(self, error: Exception) -> None:
+    def _failed(self, error: Exception, attempt: int) -> None:
         self._in_doubt = True
         self._fault = error
-        self._failures += 1
+        self._failed_attempt = attempt
         self._episode += 1
         self._diverged = isinstance(error, DivergedLog)
         if self._diverged:

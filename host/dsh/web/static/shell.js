@@ -557,9 +557,13 @@ export function mountApp({
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
     const summary = directory.find(target.id) ?? { id: target.id, live };
     header.setSession(live, live === null ? "" : t(live ? "live" : "cold"), surface.statusesOf(summary, { lang }));
-    let listChanged = snap.loaded && directory.syncLength(target.id, snap.hi);
+    const grew = snap.loaded && directory.syncLength(target.id, snap.hi);
+    let listChanged = grew;
     if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
     if (listChanged) renderSessions();
+    // The host names an untitled Session after its first stored message:
+    // ask again while the list still knows it by its id only.
+    if (grew && !directory.title(target.id)) refreshSessions();
     // The facts may have moved with the window (a cold log that grew).
     surface.updatePanels({ lang, time });
     surface.tell(target.id, arrived, { lang, time });
