@@ -114,9 +114,16 @@ def test_event_data_must_be_finite_json(data: Any) -> None:
 
 
 def test_event_is_frozen() -> None:
-    item = event(0)
-    with pytest.raises(ValidationError):
-        item.seq = 1
+    item = event(0, data={"a": [1]})
+    with pytest.raises(AttributeError, match="immutable"):
+        item.seq = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del item.type
+    # `data` is decoded afresh on every access: changing the copy changes nothing.
+    copy = item.data
+    assert isinstance(copy, dict)
+    copy["a"] = 2
+    assert item.data == {"a": [1]}
 
 
 # -- SessionHeader --------------------------------------------------------------
