@@ -46,7 +46,7 @@ from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from .clock import Clock
 from .events import (
@@ -62,20 +62,32 @@ from .events import (
     TurnEnd,
     UserMessage,
 )
+from .limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, LimitExceeded, check_text
 from .listeners import Listeners
-from .models.base import ModelAdapter, ModelError, ModelRequest, StreamSink
+from .models.base import ModelAdapter, ModelError, ModelReply, ModelRequest, StreamSink
 from .models.messages import conversation
 from .scope import Disposer, Scope
 from .session import Session
 from .store import SessionStore
 from .tasks import TaskSet
-from .tools import ToolCall, ToolContext, ToolRegistry, invoke_tool
+from .tools import (
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    checked_arguments,
+    invoke_tool,
+    too_many_calls,
+)
+from .validation import describe
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentBusy", "AgentClosed", "AgentPhase"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_STEPS = 8
+# What is kept of arguments too long to store: enough to see what the model began.
+_KEPT_ARGUMENTS_CHARS = 1_024
 T = TypeVar("T")
 DeltaListener = Callable[[str], None]
 DeltaChannel = Literal["answer", "reasoning"]
@@ -348,16 +360,32 @@ class Agent:
             except Exception as error:
                 log.exception("model %r failed in session %s", self.model, self.session.id)
                 return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
+            problem = _reply_problem(reply)
+            if problem is not None:
+                return problem
             answer = AssistantMessage(
                 text=reply.text,
-                toolCalls=tuple(_call_record(call) for call in reply.tool_calls),
+                toolCalls=tuple(
+                    _call_record(call, runs=position < MAX_TOOL_CALLS)
+                    for position, call in enumerate(reply.tool_calls)
+                ),
                 reasoning=reply.reasoning or None,
             )
-            self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
+            try:
+                self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
+            except ValidationError as error:
+                return {
+                    "code": "reply_too_large",
+                    "message": f"the model's reply cannot be stored: {describe(error)}",
+                }
             if not reply.tool_calls:
                 return None
-            for call in reply.tool_calls:
-                outcome = await invoke_tool(self.tools, call, ctx)
+            total = len(reply.tool_calls)
+            for position, call in enumerate(reply.tool_calls):
+                if position < MAX_TOOL_CALLS:
+                    outcome = await invoke_tool(self.tools, call, ctx)
+                else:
+                    outcome = too_many_calls(call, position, total)
                 self.store.append(self.session, TOOL_RESULT, outcome.to_event_data())
         return {
             "code": "max_steps",
@@ -421,15 +449,41 @@ class Agent:
             await self.scope.aclose()
 
 
-def _call_record(call: ToolCall) -> ToolCallRecord:
-    """The stored form of a call: arguments as a JSON object when they parse as one,
-    otherwise the raw text the model sent (so nothing it said is lost)."""
-    arguments: Any = call.arguments
-    if isinstance(arguments, str):
+def _reply_problem(reply: ModelReply) -> dict[str, JsonValue] | None:
+    """The turn's error if the reply's text or reasoning is longer than a message may be."""
+    for what, text in (("text", reply.text), ("reasoning", reply.reasoning or "")):
         try:
-            parsed = json.loads(arguments)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict):
-            arguments = parsed
-    return ToolCallRecord(id=call.id, name=call.name, arguments=arguments)
+            check_text(text, f"the reply's {what}")
+        except LimitExceeded as error:
+            return {"code": "reply_too_large", "message": f"{error}; the reply was not stored"}
+    return None
+
+
+def _call_record(call: ToolCall, *, runs: bool = True) -> ToolCallRecord:
+    """The stored form of a call.
+
+    Arguments that pass the pipeline's checks (`checked_arguments`: a JSON
+    object, finite, within `dsh.limits`) are stored as that object;
+    otherwise as the raw text the model sent (so what it said is kept, and
+    its `invalid_arguments` result can be read against it), cut to a prefix
+    when it is longer than arguments may be. A call that will not run (past
+    `MAX_TOOL_CALLS`) is stored without its arguments.
+    """
+    if not runs:
+        return ToolCallRecord(id=call.id, name=call.name, arguments="")
+    try:
+        parsed = json.loads(checked_arguments(call.arguments))
+    except ToolError:
+        return ToolCallRecord(id=call.id, name=call.name, arguments=_raw_text(call.arguments))
+    return ToolCallRecord(id=call.id, name=call.name, arguments=parsed)
+
+
+def _raw_text(arguments: str | dict[str, Any]) -> str:
+    if not isinstance(arguments, str):
+        try:
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return "(arguments that cannot be written as JSON text)"
+    if len(arguments) > _KEPT_ARGUMENTS_CHARS and len(arguments.encode()) > MAX_ARGUMENTS_BYTES:
+        return arguments[:_KEPT_ARGUMENTS_CHARS] + "…"
+    return arguments

@@ -83,17 +83,24 @@ def parse_object(text: str | bytes) -> Any:
 
     `NaN` and `Infinity` are refused; an overflowing number such as `1e400`
     is parsed to an infinity, which `finite_bytes` then refuses. Raises
-    `ValueError` naming the problem.
+    `ValueError` naming the problem (the standard library's wording, which
+    says where and what, e.g. "NaN is not a JSON number").
     """
     try:
         return from_json(text, allow_inf_nan=False)
     except ValueError as error:
-        if _RECURSION_HINT not in str(error):
-            raise
+        fast_error = error
+    # Deeper than pydantic-core reads, or invalid: the standard library parses
+    # the first and words the second best.
     try:
-        return json.loads(text, parse_constant=_refuse_constant)
+        value = json.loads(text, parse_constant=_refuse_constant)
     except RecursionError:
         raise ValueError("nested too deep to read") from None
+    except json.JSONDecodeError as error:
+        raise ValueError(str(error)) from None
+    if _RECURSION_HINT not in str(fast_error):
+        raise fast_error  # only pydantic-core objects to it (e.g. a lone surrogate)
+    return value
 
 
 def _refuse_constant(name: str) -> Any:
