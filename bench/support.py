@@ -9,6 +9,7 @@ thousands of reminders at exact millisecond targets, which the
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import anyio
 from pydantic import JsonValue
 
+from dsh.heap import HeapPolicy
 from dsh.host import Host
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
 from dsh.overlay import PluginSpec
@@ -30,6 +32,7 @@ from dsh.store import Observation, SessionEventObserved, SessionFlushed
 __all__ = [
     "DispatchProbe",
     "FastModel",
+    "GcPauses",
     "bench_host",
     "create_data",
     "format_ms",
@@ -56,13 +59,51 @@ class FastModel:
 
 
 def bench_host(data_dir: Path, *, plugins: Sequence[PluginSpec] = (SCHEDULE,)) -> Host:
-    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`."""
+    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`,
+    with the collection policy `dsh web` uses (`HeapPolicy`)."""
     return Host(
         backend=JsonlBackend(data_dir),
         model=FastModel(),
         plugins=plugins,
         cwd=str(data_dir),
+        heap=HeapPolicy(),
     )
+
+
+@dataclass
+class GcPauses:
+    """Every cyclic collection while installed (`gc.callbacks`): how long each paused.
+
+    `with GcPauses() as pauses: ...` then `pauses.report()`.
+    """
+
+    pauses_ms: list[float] = field(default_factory=list)
+    generations: list[int] = field(default_factory=list)
+    _started: float = 0.0
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._started = time.perf_counter()
+        else:
+            self.pauses_ms.append((time.perf_counter() - self._started) * 1000)
+            self.generations.append(int(info.get("generation", -1)))
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def report(self) -> dict[str, Any]:
+        full = [ms for ms, gen in zip(self.pauses_ms, self.generations, strict=True) if gen == 2]
+        return {
+            "collections": len(self.pauses_ms),
+            "full_collections": len(full),
+            "max_ms": round(max(self.pauses_ms, default=0.0), 2),
+            "max_full_ms": round(max(full, default=0.0), 2),
+            "over_20ms": sum(1 for ms in self.pauses_ms if ms > 20),
+        }
 
 
 def format_ms(epoch_ms: int) -> str:

@@ -18,6 +18,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "idle": ("punctuality", "idle", {}),
     "spread": ("punctuality", "spread", {}),
     "spread-peer": ("peer", "spread_peer", {}),
+    "spread-peer-memory": ("peer", "spread_peer_memory", {}),
     "durability": ("durability", "durability", {}),
     "resume": ("resume", "resume", {}),
     "history": ("web", "history", {}),

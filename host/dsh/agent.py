@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -146,16 +145,14 @@ class Agent:
         self.scope = Scope(f"agent {session.id}")
         self.tasks = TaskSet(group, name=f"agent {session.id}")
         self._phase = AgentPhase.IDLE
-        self._inbox: deque[_Input] = deque()
-        self._claims: deque[anyio.Event] = deque()
+        # Lists, not deques: an empty deque costs 600 bytes and these stay short.
+        self._inbox: list[_Input] = []
+        self._claims: list[anyio.Event] = []
         self._maintenance_input: list[_Input] = []
-        self._idle = anyio.Event()
+        # Made when someone waits: an idle agent nobody waits on holds no event.
+        self._idle: anyio.Event | None = None
         self._driving = False
-        self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {
-            "answer": Listeners(),
-            "reasoning": Listeners(),
-        }
-        self._stream = StreamSink(self._emit_delta, self._emit_reasoning)
+        self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {}
 
     # -- state ------------------------------------------------------------
 
@@ -240,11 +237,12 @@ class Agent:
         self._wake_idle_waiters()
         if self._claims:
             self._phase = AgentPhase.MAINTENANCE
-            self._claims.popleft().set()
+            self._claims.pop(0).set()
 
     def _wake_idle_waiters(self) -> None:
-        event, self._idle = self._idle, anyio.Event()
-        event.set()
+        event, self._idle = self._idle, None
+        if event is not None:
+            event.set()
 
     async def when_idle(self) -> None:
         """Return at the next transition into idle (the end of a turn or of maintenance).
@@ -257,6 +255,8 @@ class Agent:
         """
         if self._phase is AgentPhase.CLOSED:
             return
+        if self._idle is None:
+            self._idle = anyio.Event()
         await self._idle.wait()
 
     async def run_maintenance(self, task: Callable[[], Awaitable[T]], *, wait: bool = False) -> T:
@@ -301,7 +301,7 @@ class Agent:
         if self._phase is not AgentPhase.MAINTENANCE:
             return
         parked, self._maintenance_input = self._maintenance_input, []
-        self._inbox.extendleft(reversed(parked))
+        self._inbox[:0] = parked
         self._enter_idle()
         self._kick()
 
@@ -310,7 +310,7 @@ class Agent:
     async def _drive(self) -> None:
         try:
             while self._phase is AgentPhase.IDLE and self._inbox:
-                item = self._inbox.popleft()
+                item = self._inbox.pop(0)
                 self._phase = AgentPhase.TURN
                 try:
                     await self._turn(item)
@@ -354,7 +354,9 @@ class Agent:
                 messages=messages, tools=self.tools.schemas(), session_id=self.session.id
             )
             try:
-                reply = await self.model.complete(request, on_delta=self._stream)
+                reply = await self.model.complete(
+                    request, on_delta=StreamSink(self._emit_delta, self._emit_reasoning)
+                )
             except ModelError as error:
                 return error.to_dict()
             except Exception as error:
@@ -412,7 +414,10 @@ class Agent:
         `"answer"` is the assistant's text, `"reasoning"` what the model
         thought before answering; the two never mix.
         """
-        return self._delta_listeners[channel].add(listener)
+        listeners = self._delta_listeners.get(channel)
+        if listeners is None:
+            listeners = self._delta_listeners[channel] = Listeners()
+        return listeners.add(listener)
 
     def _emit_delta(self, text: str) -> None:
         self._emit("answer", text)
@@ -421,7 +426,7 @@ class Agent:
         self._emit("reasoning", text)
 
     def _emit(self, channel: DeltaChannel, text: str) -> None:
-        for listener in self._delta_listeners[channel]:
+        for listener in self._delta_listeners.get(channel, ()):
             try:
                 listener(text)
             except Exception:
@@ -442,7 +447,7 @@ class Agent:
         self._maintenance_input.clear()
         self._wake_idle_waiters()
         while self._claims:
-            self._claims.popleft().set()
+            self._claims.pop(0).set()
         try:
             await self.tasks.aclose()
         finally:

@@ -54,6 +54,7 @@ from . import hookspecs
 from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
 from .errors import ActionError, CodedError
+from .heap import HeapPolicy
 from .hooks import ErrorHandler, HookNotImplemented, Hooks
 from .hookspecs import RegisterCommand
 from .jsontypes import to_json
@@ -173,8 +174,10 @@ class Host:
         cwd: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         close_retry_seconds: float = 0.0,
+        heap: HeapPolicy | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
+        self.heap = heap
         self.store = SessionStore(self.clock)
         self.backend = backend
         self.model = model
@@ -212,6 +215,9 @@ class Host:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
+            if self.heap is not None:
+                self.heap.install()
+                stack.callback(self.heap.uninstall)
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
             self._coordinator = PersistenceCoordinator(
@@ -430,6 +436,8 @@ class Host:
             await agent.aclose()
         finally:
             self.store.close(agent.session)
+            if self.heap is not None:
+                self.heap.released()
 
     async def _go_live(
         self, session: Session, *, seed_end: int, parent: Agent | None = None, new: bool = False
@@ -467,6 +475,8 @@ class Host:
         agent.scope.add(detach)
         self._agents[session.id] = agent
         self._publish(agent)
+        if self.heap is not None:
+            self.heap.settle()  # what this Session keeps lives as long as it does
         return agent
 
     async def _discard(self, session_id: str) -> None:

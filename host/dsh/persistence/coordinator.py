@@ -8,9 +8,14 @@ durability only for what the backend has confirmed:
    the end of the append-only log. `on_append` only wakes the writer; nothing
    is copied, and a failed batch is "retained" simply because the confirmed
    cursor did not move.
-2. One writer task per Session writes everything pending as one batch (one
-   backend call); events appended meanwhile form the next batch. A flush
-   never waits for more than two batches.
+2. Writing is eager but holds no task while there is nothing to write: an
+   append marks its Session dirty, one dispatcher task per coordinator
+   starts a writer task for each dirty Session, and that task writes
+   everything pending as one batch (one backend call) — events appended
+   meanwhile form the next — and ends when nothing is left (or keeps
+   retrying, see 5). A flush writes inline instead when no writer is busy,
+   and never waits for more than two batches. An idle Session therefore
+   costs no task and no event object.
 3. The first write creates the Session in storage with exactly the immutable
    prefix `[0, seed_end)` (the controller keeps only that scalar). If storage
    already holds the id — a resumed Session, or an earlier creation whose
@@ -139,6 +144,9 @@ class PersistenceCoordinator:
         self._tasks = TaskSet(group, "persistence")
         self._controllers: dict[Session, _Controller] = {}
         self._closed = False
+        self._dirty: dict[_Controller, None] = {}
+        self._wakeup: anyio.Event | None = None
+        self._dispatching = False
 
     def attach(self, session: Session, *, seed_end: int) -> Callable[[], Awaitable[None]]:
         """Persist `session` from now on; returns the (async) `Disposer` that detaches it.
@@ -163,7 +171,10 @@ class PersistenceCoordinator:
         controller = _Controller(session, self, seed_end)
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
-        self._tasks.start_soon(controller.run, name=f"persistence writer {session.id}")
+        if not self._dispatching:
+            self._dispatching = True
+            self._tasks.start_soon(self._dispatch, name="persistence dispatcher")
+        self.schedule(controller)  # create (or adopt) the stored log eagerly
 
         async def detach() -> None:
             if self._controllers.get(session) is controller:
@@ -211,6 +222,36 @@ class PersistenceCoordinator:
         """Every stored Session (see `Backend.list`)."""
         return await self.backend.list()
 
+    def schedule(self, controller: _Controller) -> None:
+        """Have the dispatcher start `controller`'s writer (if it has work) soon."""
+        if controller in self._dirty or self._closed:
+            return
+        self._dirty[controller] = None
+        if self._wakeup is not None:
+            self._wakeup.set()
+
+    async def _dispatch(self) -> None:
+        try:
+            await self._dispatch_forever()
+        finally:
+            # The group that owns persistence is gone: nothing is written any more.
+            for controller in list(self._controllers.values()):
+                controller.stopped()
+
+    async def _dispatch_forever(self) -> None:
+        while True:
+            if not self._dirty:
+                self._wakeup = anyio.Event()
+                await self._wakeup.wait()
+                self._wakeup = None
+                # Let the tasks the same append woke (live-stream senders) run before
+                # the write hands its batch to storage. Eager writing is not
+                # latency-bound: a flush that needs it writes inline itself.
+                await anyio.lowlevel.checkpoint()
+            dirty, self._dirty = self._dirty, {}
+            for controller in dirty:
+                controller.start_writer(self._tasks)
+
     async def aclose(self) -> None:
         """Detach every attached Session (each retrying as `detach` does), concurrently.
 
@@ -257,9 +298,11 @@ class _Controller:
         self._closing = False
         self._writing = False  # a task is inside _drive()
         self._retry: anyio.CancelScope | None = None
-        self._wakeup = anyio.Event()
-        self._changed = anyio.Event()
-        self._stopped = anyio.Event()
+        self._owner = owner
+        # Made only when someone waits (an idle Session holds no event objects).
+        self._changed: anyio.Event | None = None
+        self._writer_done: anyio.Event | None = None  # set while a writer task runs
+        self._stopped = False
         self.stop_listening: Disposer = lambda: None
 
     # -- SessionListener --------------------------------------------------
@@ -279,7 +322,7 @@ class _Controller:
         )
 
     def on_append(self, session: Session, event: SessionEvent) -> None:
-        self._wakeup.set()
+        self._owner.schedule(self)
 
     async def flush(self, session: Session) -> bool:
         boundary = len(self.session)
@@ -288,7 +331,7 @@ class _Controller:
         while not self._holds(boundary):
             if self._failures != failures:
                 raise StorageError(self._not_stored(boundary)) from self._fault
-            if self._stopped.is_set():
+            if self._stopped:
                 raise StorageError(
                     f"session {self.session.id}: persistence stopped before "
                     f"{self._range(boundary)} {'was' if boundary <= 1 else 'were'} stored"
@@ -298,8 +341,13 @@ class _Controller:
                 # wait for it: the hand-over costs two loop iterations per flush.
                 await self._drive(until=boundary)
             else:
-                await self._changed.wait()
+                await self._wait_for_change()
         return True
+
+    async def _wait_for_change(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     def _range(self, boundary: int) -> str:
         """What is unconfirmed below `boundary`, in words with real seqs."""
@@ -322,25 +370,42 @@ class _Controller:
 
     # -- the write path -----------------------------------------------------
 
-    async def run(self) -> None:
-        """The writer task: writes whatever is pending whenever nobody else is, and
-        retries after a failure (see the module docstring)."""
+    def start_writer(self, tasks: TaskSet) -> None:
+        """Start the writer task unless one runs, nothing is to be done, or it is closing."""
+        if self._writer_done is not None or self._closing or tasks.closed:
+            return
+        if not self._can_write() and not self._should_retry():
+            return
+        self._writer_done = anyio.Event()
+        tasks.start_soon(self._write_eagerly, name=f"persistence writer {self.session.id}")
+
+    async def _write_eagerly(self) -> None:
+        """Write whatever is pending whenever nobody else is, retrying after a failure
+        (see the module docstring); return once nothing is left to do."""
         try:
             while not self._closing:
                 if self._can_write():
                     await self._drive(until=None)
-                elif self._fault is not None and not self._diverged:
+                elif self._should_retry():
                     await self._wait_to_retry()
                 else:
-                    await self._wakeup.wait()
-                    self._wakeup = anyio.Event()
-                    # Let the tasks the same append woke (live-stream senders) run
-                    # before this write hands its batch to storage. Eager writing is
-                    # not latency-bound: a flush that needs it writes inline itself.
-                    await anyio.lowlevel.checkpoint()
+                    return
+        except anyio.get_cancelled_exc_class():
+            self._stopped = True  # the owner of persistence cancelled it
+            raise
         finally:
-            self._stopped.set()
+            done, self._writer_done = self._writer_done, None
+            if done is not None:
+                done.set()
             self._notify()
+
+    def stopped(self) -> None:
+        """Persistence stopped under this Session: waiting flushes raise."""
+        self._stopped = True
+        self._notify()
+
+    def _should_retry(self) -> bool:
+        return self._fault is not None and not self._diverged and not self._closing
 
     async def _wait_to_retry(self) -> None:
         with anyio.CancelScope() as scope:
@@ -372,7 +437,7 @@ class _Controller:
         finally:
             self._writing = False
             if self._can_write():
-                self._wakeup.set()  # appends arrived past a flush's boundary
+                self._owner.schedule(self)  # appends arrived past a flush's boundary
 
     def _holds(self, boundary: int) -> bool:
         return self._created and self._confirmed >= boundary
@@ -518,8 +583,9 @@ class _Controller:
                 )
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
 
     # -- detaching ------------------------------------------------------------
 
@@ -536,10 +602,13 @@ class _Controller:
             if write:
                 failure = await self._settle(retry_seconds)
             self._closing = True
+            self._owner._dirty.pop(self, None)
             if self._retry is not None:
                 self._retry.cancel()
-            self._wakeup.set()
-            await self._stopped.wait()
+            if self._writer_done is not None:
+                await self._writer_done.wait()
+            self._stopped = True
+            self._notify()
             try:
                 await self._backend.release(self.session.id)
             except Exception:

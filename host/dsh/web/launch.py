@@ -22,6 +22,7 @@ from typing import TextIO
 
 import anyio
 
+from ..heap import HeapPolicy
 from ..host import Host
 from ..loader import PluginError
 from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugins
@@ -80,6 +81,7 @@ def make_host_factory(
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
+            heap=HeapPolicy(),  # a long-running server: long-lived objects are frozen
         )
 
     return make_host
