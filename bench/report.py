@@ -172,6 +172,77 @@ def _spread(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _recurring(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    p99 = (r.get("durable_ms") or {}).get("p99")
+    counted = r.get("occurrences") or {}
+    once = r.get("all_exactly_once")
+    case = (
+        f"3b spread-recurring ({r.get('sessions')} × every {r.get('every_s')} s "
+        f"over {r.get('window_s')} s)"
+    )
+    return [
+        _row(
+            case,
+            "lateness, dispatch durable (median / p99)",
+            _mp(r.get("durable_ms")) + _late_start(r),
+            "",
+            "",
+            "p99 ≤ 50 ms",
+            None if p99 is None else p99 <= 50,
+        ),
+        _row(
+            case,
+            "lateness, follow-up message (median / p99)",
+            _mp(r.get("followup_ms")),
+            "",
+            "",
+            "",
+            None,
+        ),
+        _row(
+            case,
+            "occurrences delivered exactly once",
+            f"{_num(counted.get('exactly_once'))} of {_num(counted.get('expected'))} "
+            f"(missing {_num(counted.get('missing'))}, "
+            f"duplicated {_num(counted.get('duplicated'))}, "
+            f"unexpected {_num(counted.get('unexpected'))})",
+            "",
+            "",
+            "all, once",
+            None if once is None else bool(once),
+        ),
+    ]
+
+
+_FOLD_LOGS = (
+    ("v1", "v1 (after)"),
+    ("v2_once", "v2 once"),
+    ("v2_every", "v2 every"),
+    ("v2_cron", "v2 cron (Europe/Berlin)"),
+    ("v2_mixed", "v2 mixed"),
+)
+
+
+def _fold(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    for key, label in _FOLD_LOGS:
+        log = r.get(key) or {}
+        fold = (log.get("fold_us_per_event") or {}).get("median")
+        parse = (log.get("json_loads_us_per_event") or {}).get("median")
+        rows.append(
+            _row(
+                f"3c fold ({_num(r.get('events'))} events)",
+                f"ScheduleFold.of, {label} (µs per schedule/change event)",
+                _range(log.get("fold_us_per_event"), digits=2),
+                f"json.loads: {_num(parse, ' µs', 2)}",
+                _ratio(_div(fold, parse)),
+                "",
+                None,
+            )
+        )
+    return rows
+
+
 def _durability(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     rows = []
     for batch, floor in ((1, 0.5), (100, 0.8)):
@@ -323,6 +394,8 @@ def _coldstart(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "idle": _idle,
     "spread": _spread,
+    "spread-recurring": _recurring,
+    "fold": _fold,
     "durability": _durability,
     "resume": _resume,
     "history": _history,

@@ -23,6 +23,13 @@ class Size:
     spread_window: float
     # how long past the window to wait for the peer before counting its late jobs as censored
     peer_patience: float
+    # 3b. spread-recurring: Sessions, each with a reminder every `recurring_every` s, first
+    #     occurrences spread over one interval, delivered for `recurring_window` s
+    recurring: int
+    recurring_every: int
+    recurring_window: float
+    # 3c. fold: schedule/change events per synthetic log (v1 and v2)
+    fold_events: int
     # 4. durability: rounds, events per round at batch 1 and at batch 100
     durability_rounds: int
     durability_events: tuple[int, int]
@@ -53,6 +60,10 @@ PROFILES: dict[str, Size] = {
         spread=10_000,
         spread_window=20.0,
         peer_patience=120.0,
+        recurring=1_000,
+        recurring_every=10,
+        recurring_window=60.0,
+        fold_events=20_000,
         durability_rounds=7,
         durability_events=(500, 20_000),
         resume_lengths=(10_000, 100_000),
@@ -75,6 +86,10 @@ PROFILES: dict[str, Size] = {
         spread=1_000,
         spread_window=5.0,
         peer_patience=5.0,
+        recurring=300,
+        recurring_every=5,
+        recurring_window=15.0,
+        fold_events=5_000,
         durability_rounds=3,
         durability_events=(300, 10_000),
         resume_lengths=(10_000, 100_000),
@@ -97,6 +112,10 @@ PROFILES: dict[str, Size] = {
         spread=50,
         spread_window=0.5,
         peer_patience=2.0,
+        recurring=20,
+        recurring_every=1,
+        recurring_window=3.0,
+        fold_events=300,
         durability_rounds=1,
         durability_events=(50, 1_000),
         resume_lengths=(500,),

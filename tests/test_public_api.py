@@ -67,6 +67,8 @@ def test_what_plugins_need_is_public() -> None:
         "PluginContext",
         "SessionClosed",
         "SessionLog",
+        "SessionNotFound",
+        "StorageError",
         "add_store_options",
         "flush_barrier",
         "hookimpl",

@@ -12,14 +12,19 @@ import subprocess
 import sys
 import types
 from pathlib import Path
+from typing import Any
 
+import anyio
 import pytest
 
 from dsh.models.base import ModelReply
+from dsh.models.demo import DemoModel
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import parse_script
-from dsh.overlay import parse_overlay
+from dsh.overlay import PluginSpec, parse_overlay
+from dsh.session import Session
+from dsh.testing import FakeClock, running_host, settled
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -103,3 +108,58 @@ def test_the_plugin_example_and_its_test_pass_mypy_strict(tmp_path: Path) -> Non
     )
 
     assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
+_TOUR = re.compile(r"<!-- readme-tour -->\n(.*?)\n\n", re.S)
+FAILED = ("[", "Couldn't", "failed", "There is no", "I couldn't", "not enabled", "I can only")
+
+
+def tour_steps() -> list[str]:
+    """What the README's tour asks a person to type, in order (the backticked phrases)."""
+    found = _TOUR.search(README)
+    assert found is not None, "the README has a <!-- readme-tour --> list"
+    return re.findall(r"`([^`]+)`", found[1])
+
+
+def _turn(session: Session, start: int) -> tuple[list[dict[str, Any]], str]:
+    """The tool results and the last answer appended since `start`."""
+    results = [e.data for e in session.events[start:] if e.type == "tool/result"]
+    answers = [e.data["text"] for e in session.events[start:] if e.type == "message/assistant"]
+    return results, answers[-1]  # type: ignore[return-value]
+
+
+@pytest.mark.anyio
+async def test_the_tour_works_step_by_step_with_the_demo_model() -> None:
+    steps = tour_steps()
+    assert steps[0] == "remind me in 10 seconds to stretch" and len(steps) == 9
+    clock = FakeClock()
+    plugins = [PluginSpec("tool-schedule"), PluginSpec("client-ui-schedule")]
+    async with running_host(model=DemoModel(clock), clock=clock, plugins=plugins) as host:
+        agent = await host.create_session()
+        answers: list[str] = []
+        for text in steps:
+            start = len(agent.session)
+            agent.submit(text, time_zone="Europe/Berlin")
+            await settled(agent)
+            results, said = _turn(agent.session, start)
+            assert all("error" not in result for result in results), (text, results)
+            assert not any(marker in said for marker in FAILED), (text, said)
+            answers.append(said)
+            if text == steps[0]:  # ten seconds later the reminder fires and is answered
+                start = len(agent.session)
+                clock.advance(10)
+                with anyio.fail_after(5):
+                    while not any(e.type == "turn/end" for e in agent.session.events[start:]):
+                        await anyio.lowlevel.checkpoint()
+                await settled(agent)
+                assert _turn(agent.session, start)[1] == "⏰ Reminder: stretch"
+        await host.close_session(agent.session.id)
+
+    listed, paused, resumed, moved, cancelled = answers[2:7]
+    assert "rem-2" in listed and "rem-1" not in listed
+    assert paused.startswith("Reminder rem-2 is paused")
+    assert resumed.startswith("Reminder rem-2 is resumed")
+    assert "10:00:00 Europe/Berlin" in moved
+    assert cancelled == "Deleted reminder rem-2."
+    assert answers[7].startswith("已设置提醒 rem-3：2026-01-02 09:00:00 Europe/Berlin")
+    assert "仅限本会话" in answers[8] and "每隔2小时" in answers[8]

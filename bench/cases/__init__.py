@@ -19,6 +19,8 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "spread": ("punctuality", "spread", {}),
     "spread-peer": ("peer", "spread_peer", {}),
     "spread-peer-memory": ("peer", "spread_peer_memory", {}),
+    "spread-recurring": ("recurring", "spread_recurring", {}),
+    "fold": ("fold", "fold_cost", {}),
     "durability": ("durability", "durability", {}),
     "resume": ("resume", "resume", {}),
     "history": ("web", "history", {}),

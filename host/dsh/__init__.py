@@ -28,6 +28,7 @@ from .host import SessionNotFound
 from .jsontypes import JsonLike, to_json
 from .listeners import Listeners
 from .models.base import Message, ModelAdapter, ModelError, ModelReply, ModelRequest
+from .persistence.backend import StorageError
 from .plugins import ClientModule, PluginContext
 from .scope import Disposer, Scope, ScopeClosed
 from .session import (
@@ -99,6 +100,7 @@ __all__ = [
     "SessionStore",
     "SessionTitle",
     "Source",
+    "StorageError",
     "Streams",
     "SystemClock",
     "TaskSet",

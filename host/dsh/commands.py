@@ -232,6 +232,11 @@ class CommandContext:
         """The data directory the command reads."""
         return data_dir_of(self.args)
 
+    @property
+    def store_name(self) -> str:
+        """The store the command reads, named for messages ("no reminders in …")."""
+        return store_of(self.args).describe()
+
     def line(self, text: str = "") -> None:
         """Write one line of output."""
         self.streams.line(text)
@@ -273,9 +278,10 @@ async def run_command(command: PluginCommand, args: argparse.Namespace, streams:
     """
     context = CommandContext(command.plugin, streams, args)
     try:
-        result: Any = command.run(args, context)
-        if inspect.isawaitable(result):
-            result = await _awaited(result)
+        with streams.warnings():  # what storage skips (a hostile file) is said, as for sessions
+            result: Any = command.run(args, context)
+            if inspect.isawaitable(result):
+                result = await _awaited(result)
     finally:
         await context.aclose()
     if result is None:

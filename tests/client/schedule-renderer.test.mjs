@@ -6,8 +6,13 @@ import { afterEach, describe, test } from "node:test";
 
 import {
   EVENT_TYPE,
+  NOTICE_TYPE,
+  OVERDUE_AFTER_MS,
   register,
+  renderScheduleNotice,
   renderScheduleReminder,
+  ruleWords,
+  spellSeconds,
 } from "../../plugins/client-ui-schedule/src/dsh_client_ui_schedule/static/schedule-reminder.js";
 import { createRegistry } from "../../host/dsh/web/static/registry.js";
 
@@ -171,11 +176,15 @@ function render(view, ctx = {}) {
 // -- registration -----------------------------------------------------------------------
 
 describe("register", () => {
-  test("registers the reminder renderer for schedule/change views", () => {
+  test("registers the receipt and the notice renderers", () => {
     const calls = [];
     register({ register: (type, renderer) => calls.push([type, renderer]) });
     assert.equal(EVENT_TYPE, "schedule/change");
-    assert.deepEqual(calls, [["schedule/change", renderScheduleReminder]]);
+    assert.equal(NOTICE_TYPE, "schedule/notice");
+    assert.deepEqual(calls, [
+      ["schedule/change", renderScheduleReminder],
+      ["schedule/notice", renderScheduleNotice],
+    ]);
   });
 
   test("plugs into the browser client's event-view registry", () => {
@@ -473,5 +482,227 @@ describe("document", () => {
       name: "TypeError",
       message: /no document/,
     });
+  });
+});
+
+// -- protocol v2 receipts: rule, lateness, missed ------------------------------------------
+
+const V2 = Object.freeze({
+  ...VIEW,
+  occurrenceAt: "2026-03-30T07:00:00.000Z",
+  deliveredAt: "2026-03-30T07:00:00.040Z",
+  missed: 0,
+  rule: { kind: "cron", cron: "0 9 * * MON-FRI" },
+  ruleText: "at 09:00 on Monday through Friday (Europe/Berlin)",
+  timeZone: "Europe/Berlin",
+  revision: 1,
+});
+
+function text(node, name) {
+  const found = byClass(node, name);
+  return found.length === 0 ? null : found[0].textContent;
+}
+
+describe("protocol v2 receipt", () => {
+  test("shows the rule in words, in the reminder's zone when it is not the reader's", () => {
+    const berlin = render(V2, { timeZone: "Europe/Berlin" }).node;
+    assert.equal(text(berlin, "dsh-schedule-rule"), "Every weekday at 09:00");
+    const tokyo = render(V2, { timeZone: "Asia/Tokyo" }).node;
+    assert.equal(text(tokyo, "dsh-schedule-rule"), "Every weekday at 09:00 (Europe/Berlin)");
+    const chinese = render(V2, { lang: "zh", timeZone: "Europe/Berlin" }).node;
+    assert.equal(text(chinese, "dsh-schedule-rule"), "每个工作日 09:00");
+    assert.equal(one(chinese, "dsh-schedule-rule").getAttribute("data-role"), "reminder-rule");
+  });
+
+  test("shows the occurrence in the reader's zone", () => {
+    const { node } = render(V2, { locale: "en-US", timeZone: "Asia/Tokyo" });
+    assert.match(text(node, "dsh-schedule-time"), /Mar 30, 2026/);
+    assert.match(text(node, "dsh-schedule-time"), /04:00:00/);
+  });
+
+  test("is on time without an overdue note, and says overdue by how much from a minute on", () => {
+    assert.equal(text(render(V2).node, "dsh-schedule-overdue"), null);
+    const under = Date.parse(V2.occurrenceAt) + OVERDUE_AFTER_MS - 1;
+    const justUnder = { ...V2, deliveredAt: new Date(under).toISOString() };
+    assert.equal(text(render(justUnder).node, "dsh-schedule-overdue"), null);
+    const late = { ...V2, deliveredAt: "2026-03-30T09:05:30.000Z" };
+    const english = render(late).node;
+    assert.equal(text(english, "dsh-schedule-overdue"), "overdue by 2 hours 5 minutes");
+    const overdue = one(english, "dsh-schedule-overdue");
+    assert.equal(overdue.getAttribute("data-role"), "reminder-overdue");
+    const chinese = render(late, { lang: "zh" }).node;
+    assert.equal(text(chinese, "dsh-schedule-overdue"), "晚了 2 小时 5 分钟");
+  });
+
+  test("says how many missed occurrences it stands for", () => {
+    const one_ = render({ ...V2, missed: 1 }).node;
+    assert.equal(text(one_, "dsh-schedule-missed"), "stands for 1 missed occurrence");
+    const many = render({ ...V2, missed: 3 }).node;
+    assert.equal(text(many, "dsh-schedule-missed"), "stands for 3 missed occurrences");
+    assert.equal(one(many, "dsh-schedule-missed").getAttribute("data-missed"), "3");
+    const chinese = render({ ...V2, missed: 3 }, { lang: "zh" }).node;
+    assert.equal(text(chinese, "dsh-schedule-missed"), "含错过的 3 次");
+    assert.equal(text(render(V2).node, "dsh-schedule-missed"), null);
+  });
+
+  test("lays the meta line out as time · overdue · missed · rule · id · badge", () => {
+    const view = { ...V2, deliveredAt: "2026-03-30T08:00:00.000Z", missed: 2 };
+    const meta = one(render(view, { timeZone: "Europe/Berlin" }).node, "dsh-schedule-meta");
+    const parts = meta.children
+      .map((child) => classesOf(child)[0])
+      .filter((name) => name !== "dsh-schedule-separator");
+    assert.deepEqual(parts, [
+      "dsh-schedule-time",
+      "dsh-schedule-overdue",
+      "dsh-schedule-missed",
+      "dsh-schedule-rule",
+      "dsh-schedule-id",
+      "dsh-schedule-badge",
+    ]);
+  });
+
+  test("ignores optional fields it cannot read", () => {
+    const odd = { ...V2, deliveredAt: "soon", missed: -2, rule: "daily", timeZone: 5, ruleText: 7 };
+    const { node } = render(odd);
+    assert.ok(!classesOf(node).includes("dsh-schedule-invalid"));
+    for (const name of ["dsh-schedule-overdue", "dsh-schedule-missed", "dsh-schedule-rule"]) {
+      assert.equal(text(node, name), null, name);
+    }
+  });
+});
+
+describe("rule words", () => {
+  const words = (rule, lang = "en", extra = {}) =>
+    ruleWords({ rule, ruleText: null, timeZone: "UTC", ...extra }, lang, { timeZone: "UTC" });
+
+  test("one-shots read as once", () => {
+    assert.equal(words({ kind: "after", seconds: 600 }), "Once");
+    assert.equal(words({ kind: "at", at: "2026-01-02T09:00" }, "zh"), "一次");
+  });
+
+  test("intervals read in their units", () => {
+    assert.equal(words({ kind: "every", seconds: 7200 }), "Every 2 hours");
+    assert.equal(words({ kind: "every", seconds: 90 }), "Every 1 minute 30 seconds");
+    assert.equal(words({ kind: "every", seconds: 86_400 }, "zh"), "每 1 天");
+    assert.equal(words({ kind: "every", seconds: 0 }), null);
+    assert.equal(words({ kind: "every", seconds: "60" }), null);
+  });
+
+  test("the usual cron shapes read as words in both languages", () => {
+    const cases = [
+      ["0 9 * * *", "Every day at 09:00", "每天 09:00"],
+      ["30 8 * * 1-5", "Every weekday at 08:30", "每个工作日 08:30"],
+      ["0 10 * * SAT,SUN", "Every weekend at 10:00", "每个周末 10:00"],
+      ["0 10 * * 0,6", "Every weekend at 10:00", "每个周末 10:00"],
+      ["15 7 * * MON,wed", "Every Monday, Wednesday at 07:15", "每周一、周三 07:15"],
+      ["0 18 * * 7", "Every Sunday at 18:00", "每周日 18:00"],
+      ["0 9 1 * *", "Monthly on day 1 at 09:00", "每月 1 日 09:00"],
+      ["*/15 * * * *", "Every 15 minutes", "每 15 分钟"],
+      ["*/1 * * * *", "Every 1 minute", "每 1 分钟"],
+      ["5 */2 * * *", "Every 2 hours at minute 5", "每 2 小时（第 5 分）"],
+      ["0 */1 * * *", "Every 1 hour at minute 0", "每 1 小时（第 0 分）"],
+    ];
+    for (const [cron, english, chinese] of cases) {
+      assert.equal(words({ kind: "cron", cron }), english, cron);
+      assert.equal(words({ kind: "cron", cron }, "zh"), chinese, cron);
+    }
+  });
+
+  test("other cron shapes fall back to the host's words or the expression", () => {
+    const unusual = [
+      "0 9 * 1 *",
+      "0 9 1 * MON",
+      "0 9-17 * * *",
+      "0 9 * * 5-1",
+      "0 9 * * FUNDAY",
+      "0 9 L * *",
+      "1 2 3",
+    ];
+    for (const cron of unusual) {
+      assert.equal(words({ kind: "cron", cron }), `On the cron schedule “${cron}”`, cron);
+      assert.equal(words({ kind: "cron", cron }, "zh"), `按 cron 计划“${cron}”`, cron);
+    }
+    const host = { ruleText: "at 09:00 in January (Asia/Kolkata)", timeZone: "Asia/Kolkata" };
+    const january = { kind: "cron", cron: "0 9 * 1 *" };
+    assert.equal(words(january, "en", host), "At 09:00 in January (Asia/Kolkata)");
+    assert.equal(words(january, "zh", host), "按 cron 计划“0 9 * 1 *” (Asia/Kolkata)");
+  });
+
+  test("no rule, an unknown kind or no zone say nothing more", () => {
+    assert.equal(ruleWords({ rule: null }, "en"), null);
+    assert.equal(words({ kind: "weekly" }), null);
+    assert.equal(words({ kind: "cron", cron: 5 }), null);
+    const daily = { kind: "cron", cron: "0 9 * * *" };
+    assert.equal(words(daily, "en", { timeZone: null }), "Every day at 09:00");
+  });
+
+  test("the reader's own zone is the default to compare with", () => {
+    const reader = new Intl.DateTimeFormat().resolvedOptions().timeZone;
+    const here = ruleWords({ rule: { kind: "cron", cron: "0 9 * * *" }, timeZone: reader }, "en");
+    assert.equal(here, "Every day at 09:00");
+  });
+
+  test("durations keep their two largest units", () => {
+    assert.equal(spellSeconds(0, "en"), "0 seconds");
+    assert.equal(spellSeconds(1, "en"), "1 second");
+    assert.equal(spellSeconds(3 * 86_400 + 4 * 3600 + 5, "en"), "3 days 4 hours");
+    assert.equal(spellSeconds(45, "zh"), "45 秒");
+    assert.equal(spellSeconds(0, "zh"), "0 秒");
+  });
+});
+
+// -- the notice of a rejected log --------------------------------------------------------
+
+const NOTICE = Object.freeze({
+  notice: "log_invalid",
+  seq: 12,
+  reason: "dispatch of rem-2, which is never created in this fold",
+  deliveryMode: "session-local",
+});
+
+describe("notice", () => {
+  function notice(view, ctx = {}) {
+    const document = new FakeDocument();
+    const event = { seq: 13, type: NOTICE_TYPE };
+    return renderScheduleNotice(view, event, { document, lang: "en", ...ctx });
+  }
+
+  test("says that reminders stopped, where and why, in both languages", () => {
+    const english = notice(NOTICE);
+    assert.equal(english.getAttribute("data-role"), "schedule-notice");
+    assert.equal(english.getAttribute("data-notice-seq"), "12");
+    assert.equal(one(english, "dsh-schedule-label").textContent, "Reminders stopped");
+    assert.equal(
+      one(english, "dsh-schedule-meta").textContent,
+      "The reminder log of this session is invalid at event 12: dispatch of rem-2, which is " +
+        "never created in this fold. Reminders set before it are still listed, but none of them " +
+        "will be delivered.",
+    );
+    const chinese = notice(NOTICE, { lang: "zh" });
+    assert.equal(one(chinese, "dsh-schedule-label").textContent, "提醒已停止");
+    const body = one(chinese, "dsh-schedule-meta").textContent;
+    assert.match(body, /^本会话的提醒记录在第 12 个事件处无效/);
+  });
+
+  test("a reason that looks like HTML is text", () => {
+    const document = new FakeDocument();
+    const node = renderScheduleNotice({ ...NOTICE, reason: XSS }, {}, { document, lang: "en" });
+    assert.ok(!document.createdTags.includes("img"));
+    assert.ok(node.textContent.includes(XSS));
+  });
+
+  test("a malformed notice renders the fallback row", () => {
+    const broken = [
+      null,
+      {},
+      { ...NOTICE, notice: "other" },
+      { ...NOTICE, seq: -1 },
+      { ...NOTICE, seq: "12" },
+      { ...NOTICE, reason: " " },
+    ];
+    for (const view of broken) {
+      const node = notice(view);
+      assert.ok(classesOf(node).includes("dsh-schedule-invalid"), JSON.stringify(view));
+    }
   });
 });

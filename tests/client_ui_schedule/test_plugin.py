@@ -56,7 +56,7 @@ async def test_client_modules_hook_ships_one_module_for_schedule_change_views(
     assert len(modules) == 1
     [module] = modules
     assert isinstance(module, ClientModule)
-    assert module.event_types == ("schedule/change",)
+    assert module.event_types == ("schedule/change", "schedule/notice")
     assert module.path.is_file()
     assert module.path.name == "schedule-reminder.js"
 
@@ -76,6 +76,8 @@ async def test_the_module_is_an_es_module_that_exports_register() -> None:
     assert re.search(r"^export function register\(registry\) \{$", source, re.MULTILINE)
     assert "registry.register(EVENT_TYPE, renderScheduleReminder)" in source
     assert re.search(r'^export const EVENT_TYPE = "schedule/change";$', source, re.MULTILINE)
+    assert "registry.register(NOTICE_TYPE, renderScheduleNotice)" in source
+    assert re.search(r'^export const NOTICE_TYPE = "schedule/notice";$', source, re.MULTILINE)
     # A plain browser module: no CommonJS, and no path for data to become markup.
     assert "require(" not in source
     assert "innerHTML" not in source
@@ -104,7 +106,7 @@ def test_the_plugin_takes_no_configuration() -> None:
 def test_the_package_reexports_the_plugin_and_its_module_path() -> None:
     assert dsh_client_ui_schedule.ScheduleUiPlugin is ScheduleUiPlugin
     assert dsh_client_ui_schedule.MODULE_PATH == MODULE_PATH
-    assert EVENT_TYPES == ("schedule/change",)
+    assert EVENT_TYPES == ("schedule/change", "schedule/notice")
 
 
 def test_the_entry_point_is_discoverable_in_the_dsh_plugins_group() -> None:

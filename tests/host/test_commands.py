@@ -104,6 +104,9 @@ async def test_a_context_writes_to_the_command_s_streams(tmp_path: Path) -> None
     assert out.getvalue() == "one\nA   B\nx   long\nyy  z\n"
     assert err.getvalue() == "careful\n"
     assert context.data_dir == tmp_path
+    assert context.store_name == str(tmp_path)
+    memory = CommandContext("notes", Streams(out, err), argparse.Namespace(store="memory:"))
+    assert memory.store_name == "memory (kept only while the process runs)"
     assert await context.session_ids() == []  # no sessions folder: nothing stored
     await context.aclose()
     await context.aclose()

@@ -75,15 +75,20 @@ class ReminderFrame:
 
     def __init__(self, text: str) -> None:
         lines = text.split("\n")
-        assert len(lines) == 8, text
+        assert len(lines) == 11, text
         assert lines[0] == "[Scheduled reminder]", text
-        fields = dict(line.split(": ", 1) for line in lines[2:7])
+        fields = dict(line.split(": ", 1) for line in lines[2:10])
         self.id: str = json.loads(fields["Reminder id"])
         self.prompt: str = json.loads(fields["Prompt"])
-        self.due_at: str = fields["Due at"]
+        self.rule: str = json.loads(fields["Rule"])
+        # `Occurrence: <local time with offset> (<zone>) = <UTC>`
+        self.occurrence_local, self.occurrence_at = fields["Occurrence"].split(" = ")
+        self.due_at = self.occurrence_at
         self.delivered_ms = iso_ms(fields["Delivered at"])
         self.status: str = fields["Status"]
-        assert lines[7].startswith("Delivery: session-local"), text
+        self.missed = int(fields["Missed"].split(" ", 1)[0])
+        self.next: str = fields["Next"]
+        assert lines[10].startswith("Delivery: session-local"), text
 
     def assert_status_matches_timing(self) -> None:
         """`on time` when delivered less than a second late, else `overdue by …`."""

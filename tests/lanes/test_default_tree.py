@@ -22,7 +22,7 @@ from tests.support.webhost import OVERLAY, WebHost
 
 pytestmark = pytest.mark.lane
 
-SCHEDULE_TOOLS = {"schedule_create", "schedule_list", "schedule_delete"}
+SCHEDULE_TOOLS = {"schedule_create", "schedule_update", "schedule_list", "schedule_delete"}
 
 
 def agent_of_new_session(web: WebHost) -> dict[str, Any]:
@@ -49,7 +49,7 @@ def test_without_an_overlay_installed_plugins_add_no_tool_and_no_client_module(
         assert web.get("/plugins/client-ui-schedule/schedule-reminder.js").status_code == 404
 
 
-def test_the_web_schedule_overlay_adds_the_three_tools_and_the_reminder_module(
+def test_the_web_schedule_overlay_adds_the_four_tools_and_the_reminder_module(
     install: Install, tmp_path: Path
 ) -> None:
     with install.web(tmp_path / "data", overlay=OVERLAY, model="demo") as web:
@@ -60,7 +60,7 @@ def test_the_web_schedule_overlay_adds_the_three_tools_and_the_reminder_module(
             {
                 "plugin": "client-ui-schedule",
                 "url": "/plugins/client-ui-schedule/schedule-reminder.js",
-                "eventTypes": ["schedule/change"],
+                "eventTypes": ["schedule/change", "schedule/notice"],
             }
         ]
         served = web.get(modules[0]["url"])

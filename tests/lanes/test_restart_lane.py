@@ -22,6 +22,16 @@ directory through three lives, driven only over HTTP and the WebSocket:
 
 Finally the JSONL files hold exactly one dispatch per reminder.
 
+A second scenario (protocol v2) runs on an overlay that lowers
+`min_interval_seconds`: an `at` reminder set as a wall time in Asia/Kolkata
+and a reminder every 3 s (three times, its first occurrence given as an
+explicit UTC `at`) are created, and the host is SIGKILLed before either is
+due. It stays down through at least two occurrences of the recurring one;
+once resumed, that one delivers a single catch-up — the latest missed
+occurrence, `missed` counting the earlier ones — and then its next two
+occurrences on schedule, while the zoned one fires at its instant, framed in
+its zone and in UTC.
+
 The same scenario runs against this checkout and against the built wheels
 installed in a fresh virtual environment (`install` fixture).
 """
@@ -31,9 +41,11 @@ from __future__ import annotations
 import json
 from collections import Counter
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from functools import partial
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 
@@ -57,7 +69,7 @@ MARKER_AFTER = 1
 PENDING_PROMPT = 'stretch <now> & say "hi"'
 OVERDUE_PROMPT = "drink water — 喝水"
 MARKER_PROMPT = "marker"
-SCHEDULE_TOOLS = {"schedule_create", "schedule_list", "schedule_delete"}
+SCHEDULE_TOOLS = {"schedule_create", "schedule_update", "schedule_list", "schedule_delete"}
 
 Event = dict[str, Any]
 Page = dict[str, Any]
@@ -111,7 +123,7 @@ class Lane:
 
     def due_ms(self, record: dict[str, Any] | None) -> int:
         assert record is not None
-        return iso_ms(record["scheduledAt"])
+        return iso_ms(record["nextAt"])
 
 
 def test_reminders_survive_sigkill_fire_once_and_stay_session_local(
@@ -162,7 +174,7 @@ def first_life(web: WebHost, lane: Lane) -> None:
         (lane.overdue, lane.overdue_record),
     ):
         stored = [e["data"] for e in changes(web.stored_log(session_id)[1:], "create")]
-        assert stored == [{"version": 1, "change": "create", "record": record}]
+        assert stored == [{"version": 2, "change": "create", "record": record}]
     assert changes(web.stored_log(lane.early_fork)[1:], "create")  # inherited, not its own
 
     web.kill()
@@ -248,11 +260,14 @@ def set_reminder(web: WebHost, session_id: str, text: str) -> dict[str, Any]:
     (create,) = changes(page["events"], "create")
     record: dict[str, Any] = create["data"]["record"]
     (result,) = [e for e in page["events"] if e["type"] == "tool/result"]
-    assert result["data"]["value"] == {
-        **record,
-        "state": "scheduled",
-        "deliveryMode": "session-local",
-    }
+    view = result["data"]["value"]
+    for key in ("id", "prompt", "rule", "timeZone", "nextAt", "revision"):
+        assert view[key] == record[key], key
+    assert (view["state"], view["deliveryMode"], view["delivered"]) == (
+        "scheduled",
+        "session-local",
+        0,
+    )
     return record
 
 
@@ -274,14 +289,26 @@ def resume(web: WebHost, session_id: str) -> None:
     assert set(described["agent"]["tools"]) >= SCHEDULE_TOOLS
 
 
-def receipt(record: dict[str, Any]) -> dict[str, Any]:
-    """The view `dsh_event_view` gives a dispatch of `record`."""
+RECEIPT_KEYS = ("scheduleId", "prompt", "occurrenceAt", "missed", "rule", "timeZone")
+
+
+def receipt(record: dict[str, Any], missed: int = 0) -> dict[str, Any]:
+    """What `dsh_event_view` gives a dispatch of `record` (the keys of RECEIPT_KEYS)."""
     return {
         "scheduleId": record["id"],
         "prompt": record["prompt"],
-        "occurrenceAt": record["scheduledAt"],
-        "deliveryMode": "session-local",
+        "occurrenceAt": record["nextAt"],
+        "missed": missed,
+        "rule": record["rule"],
+        "timeZone": record["timeZone"],
     }
+
+
+def shown(view: dict[str, Any]) -> dict[str, Any]:
+    """`view` cut to RECEIPT_KEYS, after checking the keys every receipt has."""
+    assert view["deliveryMode"] == "session-local"
+    assert isinstance(view["deliveredAt"], str)
+    return {key: view[key] for key in RECEIPT_KEYS}
 
 
 def _failed_turn_after_dispatch(events: list[Event]) -> bool:
@@ -298,21 +325,36 @@ def _stored_failed_turn(web: WebHost, session_id: str) -> bool:
 def check_fired(page: Page, record: dict[str, Any], *, resumed_at_seq: int) -> Event:
     """The one dispatch of `record` after the resume, its frame and its receipt."""
     events = page["events"]
+    (create,) = changes(events, "create")
     (dispatch,) = changes(events, "dispatch")
-    assert dispatch["data"] == {"version": 1, "change": "dispatch", "id": record["id"]}
+    assert dispatch["data"] == {
+        "version": 2,
+        "change": "dispatch",
+        "id": record["id"],
+        "occurrenceAt": record["nextAt"],
+        "missed": 0,
+        "recordSeq": create["seq"],
+    }
     assert dispatch["seq"] > resumed_at_seq
-    assert dispatch["time"] >= iso_ms(record["scheduledAt"]), "fired before its target"
-    assert page["views"][str(dispatch["seq"])] == receipt(record)
+    assert dispatch["time"] >= iso_ms(record["nextAt"]), "fired before its target"
+    assert shown(page["views"][str(dispatch["seq"])]) == receipt(record)
     # Only the dispatch has a view.
     assert set(page["views"]) == {str(dispatch["seq"])}
 
     (message,) = [e for e in events if e["type"] == "message/user" and e["seq"] > dispatch["seq"]]
-    assert message["data"]["source"] == {"kind": "schedule", "scheduleId": record["id"]}
+    assert message["data"]["source"] == {
+        "kind": "schedule",
+        "scheduleId": record["id"],
+        "occurrenceAt": record["nextAt"],
+        "missed": 0,
+        "dispatchSeq": dispatch["seq"],
+    }
     frame = ReminderFrame(message["data"]["text"])
-    assert (frame.id, frame.prompt, frame.due_at) == (
+    assert (frame.id, frame.prompt, frame.due_at, frame.missed) == (
         record["id"],
         record["prompt"],
-        record["scheduledAt"],
+        record["nextAt"],
+        0,
     )
     frame.assert_status_matches_timing()
     return dispatch
@@ -353,7 +395,8 @@ def check_pending_fired(web: WebHost, lane: Lane, live: LiveFrames, *, tail: int
     assert [f["event"]["seq"] for f in raw] == list(range(tail, tail + len(raw)))
     (sidecar,) = [f for f in events if "sidecar" in f]
     assert sidecar["event"] == dispatch
-    assert sidecar["sidecar"] == {"for": "event", "view": receipt(record)}
+    assert sidecar["sidecar"]["for"] == "event"
+    assert shown(sidecar["sidecar"]["view"]) == receipt(record)
     raw_dispatch = next(f for f in raw if f["event"]["seq"] == dispatch["seq"])
     assert raw_dispatch["event"] == dispatch
     assert frames.index(raw_dispatch) < frames.index(sidecar)
@@ -399,7 +442,9 @@ def check_late_fork_inherits_receipt(web: WebHost, lane: Lane) -> None:
     assert child["events"][:forked_at] == parent["events"][:forked_at]
     # The inherited dispatch shows the parent's receipt; nothing of its own fired.
     assert changes(child["events"], "dispatch") == [dispatch]
-    assert child["views"] == {str(dispatch["seq"]): receipt(record)}
+    assert {seq: shown(view) for seq, view in child["views"].items()} == {
+        str(dispatch["seq"]): receipt(record)
+    }
 
 
 def check_cold_history(
@@ -454,16 +499,16 @@ def check_no_redelivery(web: WebHost, session_id: str, *, marker_id: str) -> Non
     assert events[end_seed]["type"] == "session/end-seed"
     results = [e["data"] for e in events if e["type"] == "tool/result" and e["seq"] > end_seed]
     assert [result["name"] for result in results] == ["schedule_list", "schedule_create"]
-    assert results[0]["value"] == {"reminders": []}, "a finished reminder is still active"
+    assert results[0]["value"]["reminders"] == [], "a finished reminder is still active"
     (marker,) = changes(events, "create", start=end_seed)
     assert marker["data"]["record"]["id"] == marker_id
     # The owner ran past the marker's target: anything earlier and still active
     # would have fired first. Only the marker did.
     (fired,) = changes(events, "dispatch", start=end_seed)
     assert fired["data"]["id"] == marker_id
-    assert fired["time"] >= iso_ms(marker["data"]["record"]["scheduledAt"])
+    assert fired["time"] >= iso_ms(marker["data"]["record"]["nextAt"])
     assert changes(events, "dispatch") == [*old_dispatches, fired]
-    assert page["views"][str(fired["seq"])] == receipt(marker["data"]["record"])
+    assert shown(page["views"][str(fired["seq"])]) == receipt(marker["data"]["record"])
 
 
 def check_stored_logs(data: Path, lane: Lane) -> None:
@@ -487,3 +532,181 @@ def check_stored_logs(data: Path, lane: Lane) -> None:
         lane.early_fork: Counter({"rem-1": 1}),  # its marker only
         lane.late_fork: Counter({"rem-1": 1}),  # its marker only
     }
+
+
+# -- protocol v2 across a SIGKILL: a time in a zone, a recurring reminder ----------------------
+
+ZONE = "Asia/Kolkata"
+ZONED_PROMPT = "call home — 打电话"
+RECURRING_PROMPT = "drink water"
+EVERY = 3
+EVERY_COUNT = 3
+ZONED_LEAD = 25  # seconds from the first life to the zoned reminder: it fires in the second
+RECURRING_LEAD = 8  # seconds to the recurring reminder's first occurrence: after the SIGKILL
+
+
+def lane_overlay(folder: Path) -> Path:
+    """`overlays/web-schedule` with `min_interval_seconds` lowered so a lane can wait seconds."""
+    folder.mkdir()
+    shipped = (OVERLAY / "overlay.toml").read_text(encoding="utf-8")
+    marker = "[plugins.tool-schedule]\n"
+    assert marker in shipped
+    (folder / "overlay.toml").write_text(
+        shipped.replace(marker, marker + "min_interval_seconds = 1\n"), encoding="utf-8"
+    )
+    return folder
+
+
+def local_wall(epoch_ms: int, zone: str) -> str:
+    """`YYYY-MM-DDTHH:MM:SS` of `epoch_ms` in `zone`, rounded up to a whole second."""
+    moment = datetime.fromtimestamp(-(-epoch_ms // 1000), ZoneInfo(zone))
+    return moment.strftime("%Y-%m-%dT%H:%M:%S")
+
+
+def test_a_zoned_time_and_a_recurring_reminder_cross_sigkill(
+    install: Install, tmp_path: Path
+) -> None:
+    overlay = lane_overlay(tmp_path / "overlay")
+    start = now_ms()
+    zoned_at = local_wall(start + ZONED_LEAD * 1000, ZONE)
+    first_at = datetime.fromtimestamp(-(-(start + RECURRING_LEAD * 1000) // 1000), UTC)
+    recurring_at = first_at.strftime("%Y-%m-%dT%H:%M:%SZ")  # an explicit offset wins
+    creates = [
+        {
+            "toolCalls": [
+                {
+                    "name": "schedule_create",
+                    "arguments": {"prompt": ZONED_PROMPT, "at": zoned_at, "time_zone": ZONE},
+                }
+            ]
+        },
+        {"text": "Set."},
+        {
+            "toolCalls": [
+                {
+                    "name": "schedule_create",
+                    "arguments": {
+                        "prompt": RECURRING_PROMPT,
+                        "every_seconds": EVERY,
+                        "at": recurring_at,
+                        "count": EVERY_COUNT,
+                    },
+                }
+            ]
+        },
+        {"text": "Set."},
+    ]
+    scripts = tmp_path / "scripts"
+    scripts.mkdir()
+    first = _script(scripts / "first.json", creates)
+    second = _script(scripts / "second.json", [])  # every follow-up turn fails
+    with install.web(tmp_path / "data", overlay=overlay, model=f"scripted:{first}") as web:
+        zoned = web.create_session()
+        zoned_record = set_reminder(web, zoned, "call home at that time in Kolkata")
+        assert zoned_record["rule"] == {"kind": "at", "at": zoned_at}
+        assert zoned_record["timeZone"] == ZONE
+        assert abs(iso_ms(zoned_record["nextAt"]) - (start + ZONED_LEAD * 1000)) < 1000
+        recurring = web.create_session()
+        record = set_reminder(web, recurring, "every three seconds, three times")
+        assert record["rule"] == {"kind": "every", "seconds": EVERY, "at": recurring_at}
+        assert record["nextAt"] == first_at.strftime("%Y-%m-%dT%H:%M:%S.000Z")
+        web.kill()
+        assert now_ms() < iso_ms(record["nextAt"]), "killed after the first occurrence (slow?)"
+
+        # Cold through at least two occurrences of the recurring reminder.
+        first_ms = iso_ms(record["nextAt"])
+        wait_for(
+            lambda: now_ms() >= first_ms + 2 * EVERY * 1000 + 500,
+            timeout=60,
+            what="two occurrences to pass while the host is down",
+        )
+        web.model = f"scripted:{second}"
+        web.boot()
+        resume(web, zoned)
+        assert now_ms() < iso_ms(zoned_record["nextAt"]), "resumed after the zoned target (slow?)"
+        resumed_at = now_ms()
+        resume(web, recurring)
+        check_recurring_caught_up(web, recurring, record, resumed_at)
+        check_zoned_fired(web, zoned, zoned_record)
+        web.kill()
+
+    # What is stored: one dispatch per delivered occurrence, no more.
+    data = tmp_path / "data" / "sessions"
+    zoned_log = [
+        json.loads(line) for line in (data / f"{zoned}.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert len(changes(zoned_log[1:], "dispatch")) == 1
+    recurring_log = [
+        json.loads(line) for line in (data / f"{recurring}.jsonl").read_text("utf-8").splitlines()
+    ]
+    assert len(changes(recurring_log[1:], "dispatch")) == EVERY_COUNT
+
+
+def check_recurring_caught_up(
+    web: WebHost, session_id: str, record: dict[str, Any], resumed_at: int
+) -> None:
+    """One catch-up (the latest missed occurrence, saying how many), then on schedule."""
+    first_ms = iso_ms(record["nextAt"])
+    page = wait_history(
+        web,
+        session_id,
+        lambda page: (
+            len(changes(page["events"], "dispatch")) == EVERY_COUNT
+            and page["events"][-1]["type"] == "turn/end"
+        ),
+        what="the catch-up and the occurrences after it",
+        timeout=30,
+    )
+    dispatches = changes(page["events"], "dispatch")
+    occurrences = [iso_ms(event["data"]["occurrenceAt"]) for event in dispatches]
+    missed = [event["data"]["missed"] for event in dispatches]
+    catch_up = occurrences[0]
+    # The catch-up is the latest occurrence before the resume, standing for the earlier ones.
+    assert catch_up <= resumed_at < catch_up + EVERY * 1000 + 1000
+    assert missed[0] == (catch_up - first_ms) // (EVERY * 1000) >= 2
+    # Then back on schedule: the next occurrences of the same series, none missed.
+    assert occurrences[1:] == [catch_up + EVERY * 1000, catch_up + 2 * EVERY * 1000]
+    assert missed[1:] == [0, 0]
+    for event, occurrence in zip(dispatches, occurrences, strict=True):
+        assert event["time"] >= occurrence, "delivered before its occurrence"
+    messages = [
+        e
+        for e in page["events"]
+        if e["type"] == "message/user" and e["data"]["source"]["kind"] == "schedule"
+    ]
+    frames = [ReminderFrame(message["data"]["text"]) for message in messages]
+    assert [frame.missed for frame in frames] == missed
+    for frame in frames:
+        frame.assert_status_matches_timing()
+        assert frame.rule.startswith(f"every {EVERY} seconds")
+    assert frames[-1].next == "none (this was the last occurrence)"
+    views = [shown(page["views"][str(event["seq"])]) for event in dispatches]
+    assert [view["missed"] for view in views] == missed
+
+
+def check_zoned_fired(web: WebHost, session_id: str, record: dict[str, Any]) -> None:
+    """The `at` reminder fires once, at its instant, framed in its zone and in UTC."""
+    page = wait_history(
+        web,
+        session_id,
+        lambda page: (
+            bool(changes(page["events"], "dispatch")) and page["events"][-1]["type"] == "turn/end"
+        ),
+        what="the zoned reminder",
+        timeout=ZONED_LEAD + 20,
+    )
+    (dispatch,) = changes(page["events"], "dispatch")
+    assert dispatch["data"]["occurrenceAt"] == record["nextAt"]
+    assert dispatch["time"] >= iso_ms(record["nextAt"])
+    (message,) = [
+        e
+        for e in page["events"]
+        if e["type"] == "message/user" and e["data"]["source"]["kind"] == "schedule"
+    ]
+    frame = ReminderFrame(message["data"]["text"])
+    assert frame.prompt == ZONED_PROMPT
+    assert frame.occurrence_local.endswith(f"+05:30 ({ZONE})")
+    assert frame.occurrence_at == record["nextAt"]
+    frame.assert_status_matches_timing()
+    view = shown(page["views"][str(dispatch["seq"])])
+    assert view == receipt(record)

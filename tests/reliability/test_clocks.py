@@ -49,9 +49,9 @@ WRAPPER = Path(__file__).with_name("wrapped_dsh.py")
 
 
 def targets(session: Session) -> dict[str, int]:
-    """Reminder id → target (epoch ms) of every create in the Session."""
+    """Reminder id → target (epoch ms) of every create in the Session (v2: its `nextAt`)."""
     return {
-        change["record"]["id"]: parse_timestamp(change["record"]["scheduledAt"])
+        change["record"]["id"]: parse_timestamp(change["record"]["nextAt"])
         for _seq, change in schedule_changes(tuple(session.events))
         if change["change"] == "create"
     }
@@ -179,7 +179,7 @@ class ClockedHost:
             for event in self.events(session_id):
                 value = event["data"].get("value") if event["type"] == "tool/result" else None
                 if isinstance(value, dict) and value.get("prompt") == prompt:
-                    return value["id"], parse_timestamp(value["scheduledAt"])
+                    return value["id"], parse_timestamp(value["nextAt"])
             return None
 
         return wait_for(found, what=f"the reminder {prompt!r}")
@@ -189,7 +189,8 @@ class ClockedHost:
             event
             for event in self.events(session_id)
             if event["type"] == "schedule/change"
-            and event["data"] == {"version": 1, "change": "dispatch", "id": reminder}
+            and event["data"]["change"] == "dispatch"
+            and event["data"]["id"] == reminder
         ]
 
     def reminder_messages(self, session_id: str, reminder: str) -> list[dict[str, Any]]:
@@ -197,7 +198,8 @@ class ClockedHost:
             event
             for event in self.events(session_id)
             if event["type"] == "message/user"
-            and event["data"]["source"] == {"kind": "schedule", "scheduleId": reminder}
+            and event["data"]["source"]["kind"] == "schedule"
+            and event["data"]["source"]["scheduleId"] == reminder
         ]
 
     def wakes_after(self, real_ms: int, count: int) -> None:

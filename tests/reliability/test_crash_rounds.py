@@ -44,7 +44,7 @@ import pytest
 
 from dsh.persistence import StoredSession
 from dsh.session import END_SEED, SessionEvent
-from dsh_tool_schedule import DispatchChange, decode_change
+from dsh_tool_schedule import decode_change
 from tests.support.webhost import WebHost, wait_for
 
 from .crash_client import CrashClient, Killer, Page
@@ -171,7 +171,8 @@ class Verifier:
                 deletes.add(change["id"])
         if name == "schedule_create":
             record = creates.get(value["id"])
-            if record is None or any(record[key] != value[key] for key in record):
+            shown = ("id", "prompt", "rule", "timeZone", "nextAt", "revision")  # view ⊇ record
+            if record is None or any(record[key] != value[key] for key in shown):
                 self.fail(f"{session_id}: schedule_create answered {value}, not stored")
         elif name == "schedule_delete" and value.get("deleted") is True:
             if value["id"] not in deletes:
@@ -287,8 +288,8 @@ def account_reminders(client: CrashClient, data: DataDir, counters: Counter[str]
         for _seq, change in schedule_changes(own):
             decoded = decode_change(change)
             counters[COUNTED[decoded.change]] += 1
-            if isinstance(decoded, DispatchChange):
-                dispatched.add(decoded.id)
+            if decoded.change == "dispatch":
+                dispatched.add(change["id"])
         stored_messages = Counter(rid for _seq, rid in reminder_messages(own))
         watches = [watch for watch in client.watches if watch.session_id == session_id]
         ghosts = shown_then_lost(stored, watches)

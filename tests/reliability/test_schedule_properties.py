@@ -2,7 +2,9 @@
 
 The reference is written here from DESIGN §8 alone, independently of the
 plugin: a decoder that states each protocol v1 rule directly, and a fold that
-is a dict of active ids plus a set of seen ids. Hypothesis feeds both the
+is a dict of active ids plus a set of seen ids. (Protocol v2, §8b, has its own
+reference and properties in `tests/schedule/`; v1 logs must keep folding
+exactly as they did, which is what this file holds the plugin to.) Hypothesis feeds both the
 same inputs — valid payloads, payloads broken by one targeted mutation (wrong
 version, extra or missing field, malformed or reused id, delete of an
 inactive id, impossible or badly spelt timestamp, a boolean or float for an
@@ -26,12 +28,12 @@ from hypothesis import strategies as st
 
 from dsh.session import Session, SessionEvent
 from dsh_tool_schedule import (
-    CreateChange,
     ProtocolError,
     ScheduleFold,
     decode_change,
     schedule_reminder_presentation,
 )
+from dsh_tool_schedule.protocol import V1Create
 
 from .figures import Figures
 
@@ -88,9 +90,14 @@ def ref_decode(data: Any) -> Verdict:
     if type(data) is not dict:
         return None
     version = data.get("version")
+    change = data.get("change")
+    if type(version) is int and version == 2 and change == "delete":
+        # §8b: a v2 delete has the v1 delete's shape (a mutated version can make one).
+        if set(data) != {"version", "change", "id"} or not ref_id(data["id"]):
+            return None
+        return ("delete", data["id"])
     if type(version) is not int or version != 1:
         return None
-    change = data.get("change")
     if change == "create":
         record = data.get("record")
         if set(data) != {"version", "change", "record"} or type(record) is not dict:
@@ -127,7 +134,9 @@ def product_verdict(data: Any) -> Verdict:
         change = decode_change(data)
     except ProtocolError:
         return None
-    if isinstance(change, CreateChange):
+    if change.version == 2 and change.change != "delete":
+        return ("v2", change.change)  # no strategy below writes a valid one
+    if isinstance(change, V1Create):
         record = change.record
         return (
             "create",
@@ -176,11 +185,19 @@ class ReferenceFold:
 
 
 def ref_receipt(events: list[SessionEvent], seed: int, seq: int) -> dict[str, Any] | None:
-    """DESIGN §8 "Presentation": the receipt the dispatch at `seq` pairs to, or None."""
+    """DESIGN §8 "Presentation": the receipt the dispatch at `seq` pairs to, or None.
+
+    §8b adds: a Session's own dispatch has a receipt only when the fold accepts
+    it (no rejected event at or before it in `[seed, seq]`).
+    """
     event = events[seq]
     verdict = ref_decode(event.data) if event.type == EVENT_TYPE else None
     if verdict is None or verdict[0] != "dispatch":
         return None
+    if seq >= seed:
+        stopped = ReferenceFold(events[: seq + 1], seed).error
+        if stopped is not None:
+            return None
     floor = seed if seq >= seed else 0
     for earlier in reversed(events[floor:seq]):
         found = ref_decode(earlier.data) if earlier.type == EVENT_TYPE else None
@@ -368,6 +385,11 @@ def schedule_log(draw: st.DrawFn) -> tuple[list[SessionEvent], int]:
     return events, seed
 
 
+def _spelt(epoch_ms: int) -> str:
+    moment = datetime.fromtimestamp(epoch_ms / 1000, UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
 def session_of(events: list[SessionEvent], seed: int) -> Session:
     base = Session.new("prop", cwd="/", created_at=START_MS)
     header = base.header.model_copy(update={"seed_length": seed or None})
@@ -416,11 +438,12 @@ def test_the_fold_matches_the_reference_model_from_scratch_and_incrementally(
         assert (fold.error.seq if fold.error else None) == reference.error
         assert [item.id for item in fold.reminders()] == list(reference.active)
         assert fold.next_id() == f"rem-{reference.highest + 1}"
-        earliest = fold.earliest()
+        reminders = fold.reminders()
+        earliest = min(reminders, key=lambda item: (item.next_ms, item.seq), default=None)
         assert (earliest.id if earliest else None) == reference.earliest()
         incremental = ScheduleFold(session.fold_start)
         for cut in [*sorted(cuts), len(events)]:
-            incremental.advance(events[: min(cut, len(events))])
+            incremental.advance(session, min(cut, len(events)))
         assert incremental.error == fold.error
         assert incremental.reminders() == fold.reminders()
         seen["rejected" if reference.error is not None else "accepted"] += 1
@@ -440,7 +463,15 @@ def test_every_receipt_pairs_as_the_reference_says(scale: int, figures: Figures)
         session = session_of(events, seed)
         for seq in range(-1, len(events) + 1):
             expected = ref_receipt(events, seed, seq) if 0 <= seq < len(events) else None
-            assert schedule_reminder_presentation(session, seq) == expected, seq
+            got = schedule_reminder_presentation(session, seq)
+            if got is not None:
+                # A v1 record reads as once, `after`, in UTC, delivered when the dispatch was.
+                assert (got["missed"], got["timeZone"], got["rule"]["kind"]) == (0, "UTC", "after")
+                assert got["deliveredAt"] == _spelt(events[seq].time)
+                got = {key: got[key] for key in ("scheduleId", "prompt", "occurrenceAt")} | {
+                    "deliveryMode": got["deliveryMode"]
+                }
+            assert got == expected, seq
             seen["receipts" if expected is not None else "none"] += 1
 
     run(check, EXAMPLES * scale)

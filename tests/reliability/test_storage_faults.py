@@ -364,8 +364,10 @@ def unbacked(result: dict[str, Any], creates: set[str], deletes: set[str]) -> st
     """Why a successful tool result is not backed by the stored log (None if it is)."""
     value = result["value"]
     if result["name"] == "schedule_create":
-        keys = ("id", "kind", "prompt", "afterSeconds", "scheduledAt")
-        if json.dumps({key: value[key] for key in keys}, sort_keys=True) not in creates:
+        stored = {json.loads(record)["id"]: json.loads(record) for record in creates}
+        record = stored.get(value["id"])
+        keys = ("prompt", "rule", "timeZone", "nextAt", "revision")
+        if record is None or any(record[key] != value[key] for key in keys):
             return f"{value['id']} was answered created but is not stored"
     deleted = result["name"] == "schedule_delete" and value.get("deleted") is True
     if deleted and value["id"] not in deletes:

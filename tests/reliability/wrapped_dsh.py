@@ -144,11 +144,12 @@ def install_kill(point: str) -> None:
     def kill() -> None:
         os.kill(os.getpid(), signal.SIGKILL)
 
-    def append_then_maybe_die(self: ScheduleLedger, reminder_id: Any) -> None:
-        append_dispatch(self, reminder_id)
+    def append_then_maybe_die(self: ScheduleLedger, *args: Any) -> Any:
+        event = append_dispatch(self, *args)
         dispatched.append(True)
         if point == "after-dispatch-append":
             kill()
+        return event
 
     async def barrier_then_maybe_die(self: ScheduleLedger) -> None:
         await barrier(self)

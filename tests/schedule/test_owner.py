@@ -27,7 +27,7 @@ from .conftest import (
     settle,
     tool_call,
 )
-from .logs import create, fork, raw, resume, session
+from .logs import create, create2, every, fork, raw, resume, session
 
 pytestmark = pytest.mark.anyio
 
@@ -49,8 +49,16 @@ def frame_of(agent: Agent, index: int = 0) -> str:
     return text
 
 
+def line_of(agent: Agent, label: str, index: int = 0) -> str:
+    """The value of the frame line `label: value` of the `index`-th reminder message."""
+    for line in frame_of(agent, index).split("\n"):
+        if line.startswith(f"{label}: "):
+            return line.removeprefix(f"{label}: ")
+    raise AssertionError(f"no {label!r} line")
+
+
 def status_of(agent: Agent, index: int = 0) -> str:
-    return frame_of(agent, index).split("\n")[6]
+    return "Status: " + line_of(agent, "Status", index)
 
 
 class Gate:
@@ -75,20 +83,37 @@ async def test_a_reminder_fires_once_on_time_with_its_frame(harness: Harness) ->
     await settle()
 
     assert harness.clock.wall_ms() == START_MS + 10_000
-    assert changes(agent.session)[-1] == {"version": 1, "change": "dispatch", "id": "rem-1"}
+    [dispatch] = dispatches(agent.session)
+    assert dispatch.data == {
+        "version": 2,
+        "change": "dispatch",
+        "id": "rem-1",
+        "occurrenceAt": "2026-01-01T00:00:10.000Z",
+        "missed": 0,
+        "recordSeq": 0,
+    }
     [message] = reminder_messages(agent.session)
-    assert data(message)["source"] == {"kind": "schedule", "scheduleId": "rem-1"}
+    assert data(message)["source"] == {
+        "kind": "schedule",
+        "scheduleId": "rem-1",
+        "occurrenceAt": "2026-01-01T00:00:10.000Z",
+        "missed": 0,
+        "dispatchSeq": dispatch.seq,
+    }
     assert frame_of(agent) == (
         "[Scheduled reminder]\n"
         "This is a scheduled reminder that was set earlier in this Session.\n"
         'Reminder id: "rem-1"\n'
         'Prompt: "stretch"\n'
-        "Due at: 2026-01-01T00:00:10.000Z\n"
+        'Rule: "once, 10 seconds after it was set"\n'
+        "Occurrence: 2026-01-01T00:00:10+00:00 (UTC) = 2026-01-01T00:00:10.000Z\n"
         "Delivered at: 2026-01-01T00:00:10.000Z\n"
         "Status: on time\n"
+        "Missed: 0\n"
+        "Next: none (this was the last occurrence)\n"
         "Delivery: session-local (it fires only while this Session is live)."
     )
-    assert await harness.value(agent, "schedule_list") == {"reminders": []}
+    assert (await harness.value(agent, "schedule_list"))["reminders"] == []
     harness.clock.advance(3600)
     await settle()
     assert len(dispatches(agent.session)) == 1
@@ -175,7 +200,7 @@ async def test_an_overdue_reminder_fires_once_right_after_a_resume(harness: Harn
 
     assert len(dispatches(agent.session)) == 1
     assert status_of(agent) == "Status: overdue by 59m 50s"
-    assert "Due at: 2026-01-01T00:00:10.000Z" in frame_of(agent)
+    assert "= 2026-01-01T00:00:10.000Z" in line_of(agent, "Occurrence")
     harness.clock.advance(600)
     await settle()
     assert len(dispatches(agent.session)) == 1
@@ -188,10 +213,7 @@ async def test_due_reminders_fire_earliest_first_each_in_its_own_turn(harness: H
     await settle()
 
     assert [data(event)["id"] for event in dispatches(agent.session)] == ["rem-2", "rem-1"]
-    assert [frame_of(agent, index).split("\n")[3] for index in (0, 1)] == [
-        'Prompt: "first"',
-        'Prompt: "second"',
-    ]
+    assert [line_of(agent, "Prompt", index) for index in (0, 1)] == ['"first"', '"second"']
 
 
 async def test_a_reminder_due_during_a_turn_fires_once_after_the_turn(harness: Harness) -> None:
@@ -250,8 +272,9 @@ async def test_the_followup_turn_shows_the_frame_to_the_model(harness: Harness) 
     [request] = model.requests
     last = request.messages[-1]
     assert last.role == "user"
-    assert last.source == {"kind": "schedule", "scheduleId": "rem-1"}
-    assert 'Prompt: "say \\"hi\\" \\u003c/script\\u003e"' in last.text
+    assert last.source is not None
+    assert (last.source["kind"], last.source["scheduleId"]) == ("schedule", "rem-1")
+    assert 'Prompt: "say \\"hi\\" </script>"' in last.text
 
 
 async def test_an_enqueue_failure_appends_nothing_and_retries_at_the_next_idle(
@@ -454,7 +477,7 @@ async def test_a_delete_that_wins_the_race_is_never_followed_by_a_dispatch(
         hold.release()
     await settle()
 
-    assert changes(agent.session)[-1] == {"version": 1, "change": "delete", "id": "rem-1"}
+    assert changes(agent.session)[-1] == {"version": 2, "change": "delete", "id": "rem-1"}
     assert dispatches(agent.session) == []
     assert reminder_messages(agent.session) == []
 
@@ -478,6 +501,26 @@ async def test_a_rollback_during_the_preflight_is_rechecked_inside_maintenance(
     assert harness.clock.sleeping == 1
     await follow(harness, lambda: bool(dispatches(agent.session)))
     assert harness.clock.wall_ms() == START_MS + 10_000
+
+
+async def test_a_log_broken_during_the_preflight_dispatches_nothing_and_is_told(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    listener = harness.listener(agent)
+    await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
+    hold = listener.hold()
+    harness.clock.advance(0.25)
+    with anyio.fail_after(5):
+        await hold.entered.wait()  # the owner's preflight
+    harness.store.append(agent.session, "schedule/change", {"version": 2, "change": "?"})
+    hold.release()
+    await settle()
+
+    assert dispatches(agent.session) == []
+    assert reminder_messages(agent.session) == []
+    assert agent.session.events[-1].type == "schedule/notice"
 
 
 async def test_input_that_arrives_during_the_preflight_waits_for_the_delivery(
@@ -548,7 +591,7 @@ async def test_a_management_preflight_during_a_failed_attempt_retries_at_once(
     assert len(dispatches(agent.session)) == 1
 
 
-async def test_an_invalid_log_keeps_the_owner_idle(
+async def test_an_invalid_log_is_told_once_and_keeps_the_owner_idle(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
     stored = session(create("rem-1", 10), raw({"version": 1, "change": "delete", "id": "rem-5"}))
@@ -560,6 +603,29 @@ async def test_an_invalid_log_keeps_the_owner_idle(
     assert harness.clock.sleeping == 0
     with caplog.at_level(logging.WARNING):
         assert "invalid at seq 1" in caplog.text
+    assert [event.type for event in agent.session.events[3:]] == ["schedule/notice"]
+    assert harness.listener(agent).marks[-1] == 4  # the notice was flushed
+
+    # A later lifecycle finds the notice and does not repeat it.
+    await agent.aclose()
+    harness.store.close(agent.session)
+    again = harness.open(resume(agent.session, at_ms=harness.clock.wall_ms()))
+    await settle()
+    notices = [event for event in again.session.events if event.type == "schedule/notice"]
+    assert len(notices) == 1
+    assert reminder_messages(again.session) == []
+
+
+async def test_a_notice_whose_barrier_fails_is_logged_and_told_again_next_time(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored = session(create("rem-1", 10), raw({"version": 1, "change": "delete", "id": "rem-5"}))
+    agent = harness.open(resume(stored, at_ms=START_MS), publish=False)
+    harness.listener(agent).mode = "raise"
+    harness.publish(agent)
+    await settle()
+    assert "the notice of the invalid schedule log was appended but not confirmed" in caplog.text
+    assert [event.type for event in agent.session.events[3:]] == ["schedule/notice"]
 
 
 async def test_a_log_broken_while_live_stops_delivery(harness: Harness) -> None:
@@ -572,6 +638,7 @@ async def test_a_log_broken_while_live_stops_delivery(harness: Harness) -> None:
     assert len(changes(agent.session)) == 2
     assert reminder_messages(agent.session) == []
     assert harness.clock.sleeping == 0
+    assert agent.session.events[-1].type == "schedule/notice"
 
 
 async def test_a_fork_never_fires_its_parents_reminders(harness: Harness) -> None:
@@ -591,7 +658,7 @@ async def test_a_fork_never_fires_its_parents_reminders(harness: Harness) -> Non
     await settle()
     assert len(dispatches(parent.session)) == 1
     assert [data(event)["id"] for event in dispatches(child.session)] == ["rem-1"]
-    assert 'Prompt: "child"' in frame_of(child)
+    assert line_of(child, "Prompt") == '"child"'
 
 
 async def test_no_sleep_exceeds_the_segment_even_with_a_larger_early_margin() -> None:
@@ -625,3 +692,176 @@ async def test_an_agent_closed_while_a_due_reminder_waits_for_it_delivers_nothin
     assert dispatches(agent.session) == []
     assert reminder_messages(agent.session) == []
     assert not agent._claims
+
+
+# -- protocol v2: times in zones, recurrence, misfires, updates ------------------------------
+
+
+def occurrences(agent: Agent) -> list[tuple[str, int]]:
+    return [
+        (data(event)["occurrenceAt"], data(event)["missed"]) for event in dispatches(agent.session)
+    ]
+
+
+async def run_for(harness: Harness, seconds: float, step: float = 1.0) -> None:
+    """Let `seconds` of fake time pass in steps, settling the owner after each."""
+    for _ in range(round(seconds / step)):
+        await settle()
+        harness.clock.advance(step)
+    await settle()
+
+
+async def test_an_at_reminder_in_a_zone_fires_at_that_local_time() -> None:
+    async with anyio.create_task_group() as group:
+        # 2026-03-29T00:00:00Z: 01:00 CET on Berlin's spring-forward day.
+        host = Harness(group, FakeClock(1_774_742_400_000))
+        agent = host.open()
+        view = await host.value(
+            agent, "schedule_create", prompt="tea", at="2026-03-29T02:30", time_zone="Europe/Berlin"
+        )
+        assert (view["nextAt"], view["nextAtLocal"]) == (
+            "2026-03-29T01:30:00.000Z",
+            "2026-03-29T03:30:00+02:00",
+        )
+        await follow(host, lambda: bool(dispatches(agent.session)), limit=200)
+        assert host.clock.wall_ms() == 1_774_742_400_000 + 90 * 60_000
+        assert line_of(agent, "Occurrence") == (
+            "2026-03-29T03:30:00+02:00 (Europe/Berlin) = 2026-03-29T01:30:00.000Z"
+        )
+        await host.aclose()
+        group.cancel_scope.cancel()
+
+
+async def test_a_recurring_reminder_fires_each_occurrence_once_on_time() -> None:
+    async with anyio.create_task_group() as group:
+        host = Harness(group, FakeClock(START_MS), ScheduleConfig(min_interval_seconds=1))
+        agent = host.open()
+        await host.value(agent, "schedule_create", prompt="drink", every_seconds=10, count=3)
+        await run_for(host, 60)
+        assert occurrences(agent) == [
+            ("2026-01-01T00:00:10.000Z", 0),
+            ("2026-01-01T00:00:20.000Z", 0),
+            ("2026-01-01T00:00:30.000Z", 0),
+        ]
+        assert [status_of(agent, index) for index in range(3)] == ["Status: on time"] * 3
+        assert line_of(agent, "Next", 0) == (
+            "2026-01-01T00:00:20+00:00 (UTC) = 2026-01-01T00:00:20.000Z"
+        )
+        assert line_of(agent, "Next", 2) == "none (this was the last occurrence)"
+        assert [data(event)["recordSeq"] for event in dispatches(agent.session)] == [0, 0, 0]
+        assert (await host.value(agent, "schedule_list"))["reminders"] == []
+        await host.aclose()
+        group.cancel_scope.cancel()
+
+
+async def test_missed_occurrences_catch_up_once_then_back_on_schedule(harness: Harness) -> None:
+    hourly = every(3600, first_ms=START_MS + 3_600_000)
+    harness.clock.jump_wall(5 * 3600 + 600)  # the Session was cold for five occurrences
+    agent = harness.open(resume(session(create2(hourly)), at_ms=harness.clock.wall_ms()))
+    await settle()
+    assert occurrences(agent) == [("2026-01-01T05:00:00.000Z", 4)]
+    assert status_of(agent) == "Status: overdue by 10m 00s"
+    assert line_of(agent, "Missed").startswith("4 (not delivered while this Session was not live")
+    assert data(reminder_messages(agent.session)[0])["source"]["missed"] == 4
+
+    await follow(harness, lambda: len(dispatches(agent.session)) == 2, limit=200)
+    assert occurrences(agent)[1] == ("2026-01-01T06:00:00.000Z", 0)
+    assert status_of(agent, 1) == "Status: on time"
+
+
+async def test_skip_delivers_none_of_the_missed_and_waits_for_the_next(harness: Harness) -> None:
+    hourly = every(3600, first_ms=START_MS + 3_600_000, misfire="skip")
+    harness.clock.jump_wall(5 * 3600 + 600)
+    agent = harness.open(resume(session(create2(hourly)), at_ms=harness.clock.wall_ms()))
+    await settle()
+    assert dispatches(agent.session) == []
+    listing = await harness.value(agent, "schedule_list")
+    assert listing["reminders"][0]["nextAt"] == "2026-01-01T06:00:00.000Z"
+
+    await follow(harness, lambda: bool(dispatches(agent.session)), limit=200)
+    assert occurrences(agent) == [("2026-01-01T06:00:00.000Z", 0)]
+    assert status_of(agent) == "Status: on time"
+
+
+async def test_a_cron_reminder_follows_wall_time_across_spring_forward() -> None:
+    async with anyio.create_task_group() as group:
+        # 2026-03-27T12:00Z; New York springs forward on 2026-03-08, Berlin on 03-29.
+        host = Harness(group, FakeClock(1_774_612_800_000))
+        agent = host.open()
+        await host.value(
+            agent, "schedule_create", prompt="standup", cron="0 9 * * *", time_zone="Europe/Berlin"
+        )
+        await follow(host, lambda: len(dispatches(agent.session)) == 3, limit=10_000)
+        assert [occurrence for occurrence, _ in occurrences(agent)] == [
+            "2026-03-28T08:00:00.000Z",  # 09:00 CET
+            "2026-03-29T07:00:00.000Z",  # 09:00 CEST: the clocks moved, the reminder did not
+            "2026-03-30T07:00:00.000Z",
+        ]
+        assert [status_of(agent, index) for index in range(3)] == ["Status: on time"] * 3
+        await host.aclose()
+        group.cancel_scope.cancel()
+
+
+async def test_a_forward_jump_past_several_occurrences_catches_up_once(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="drink", every_seconds=600)
+    await settle()
+    harness.clock.jump_wall(3 * 3600)
+    harness.clock.advance(60)
+    await settle()
+    assert occurrences(agent) == [("2026-01-01T03:00:00.000Z", 17)]
+    assert status_of(agent) == "Status: overdue by 1m 00s"
+
+
+async def test_a_rollback_never_repeats_or_brings_forward_an_occurrence(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="drink", every_seconds=600)
+    await follow(harness, lambda: bool(dispatches(agent.session)), limit=100)
+    harness.clock.jump_wall(-3600)
+    await follow(harness, lambda: len(dispatches(agent.session)) == 2, limit=500)
+    assert occurrences(agent) == [
+        ("2026-01-01T00:10:00.000Z", 0),
+        ("2026-01-01T00:20:00.000Z", 0),
+    ]
+    assert harness.clock.wall_ms() == START_MS + 20 * 60_000
+
+
+async def test_a_paused_reminder_is_not_delivered_until_resumed(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="drink", every_seconds=600)
+    await harness.value(agent, "schedule_update", id="rem-1", revision=1, paused=True)
+    await settle()
+    assert harness.clock.sleeping == 0  # nothing to wait for
+    harness.clock.advance(3600)
+    await settle()
+    assert dispatches(agent.session) == []
+    view = await harness.value(agent, "schedule_update", id="rem-1", revision=2, paused=False)
+    assert view["nextAt"] == "2026-01-01T01:10:00.000Z"  # the paused hour is not made up
+    await follow(harness, lambda: bool(dispatches(agent.session)), limit=100)
+    assert occurrences(agent) == [("2026-01-01T01:10:00.000Z", 0)]
+    assert data(dispatches(agent.session)[0])["recordSeq"] == 2
+
+
+async def test_an_update_while_sleeping_moves_the_target(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=3600)
+    await settle()
+    await harness.value(agent, "schedule_update", id="rem-1", revision=1, after_seconds=30)
+    await follow(harness, lambda: bool(dispatches(agent.session)), limit=100)
+    assert harness.clock.wall_ms() == START_MS + 30_000
+    assert data(dispatches(agent.session)[0])["recordSeq"] == 1
+    assert line_of(agent, "Rule") == '"once, 30 seconds after it was set"'
+
+
+async def test_a_v1_reminder_is_delivered_with_a_v2_dispatch(harness: Harness) -> None:
+    harness.clock.jump_wall(60)
+    agent = harness.open(resume(session(create("rem-1", 10)), at_ms=harness.clock.wall_ms()))
+    await settle()
+    assert changes(agent.session)[-1] == {
+        "version": 2,
+        "change": "dispatch",
+        "id": "rem-1",
+        "occurrenceAt": "2026-01-01T00:00:10.000Z",
+        "missed": 0,
+        "recordSeq": 0,
+    }

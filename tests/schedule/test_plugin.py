@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from importlib.metadata import entry_points
 
@@ -12,7 +13,7 @@ from dsh import hookspecs
 from dsh.models.base import ModelReply
 from dsh.session import Session
 from dsh.testing import FakeClock
-from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
+from dsh_tool_schedule import NOTICE_TYPE, ScheduleConfig, ScheduleFold, SchedulePlugin
 
 from .conftest import (
     START_MS,
@@ -24,11 +25,12 @@ from .conftest import (
     settle,
     tool_call,
 )
-from .logs import create, delete, dispatch, raw, session, user
+from .logs import create, create2, delete, dispatch, dispatch2, every, raw, session, user
+from .test_presentation import ColdLog
 
 pytestmark = pytest.mark.anyio
 
-TOOLS = ["schedule_create", "schedule_list", "schedule_delete"]
+TOOLS = ["schedule_create", "schedule_update", "schedule_list", "schedule_delete"]
 
 
 def test_the_entry_point_names_the_plugin_class() -> None:
@@ -107,7 +109,24 @@ def test_the_config_bounds_a_segment_to_60_seconds() -> None:
         ScheduleConfig.model_validate({"max_segment_seconds": 30, "cron": "x"})
 
 
-async def test_the_event_view_hook_presents_dispatches_only(harness: Harness) -> None:
+def test_the_limits_default_to_the_products_and_are_bounded() -> None:
+    config = ScheduleConfig()
+    assert (config.max_active, config.max_per_turn, config.min_interval_seconds) == (100, 20, 60)
+    assert config.misfire_grace_seconds == 300
+    for field, value in (
+        ("max_active", 0),
+        ("max_per_turn", 0),
+        ("min_interval_seconds", 0),
+        ("misfire_grace_seconds", -1),
+        ("min_interval_seconds", 1.5),
+    ):
+        with pytest.raises(ValueError, match=field):
+            ScheduleConfig.model_validate({field: value})
+
+
+async def test_the_event_view_hook_presents_accepted_dispatches_and_notices(
+    harness: Harness,
+) -> None:
     log = session(
         create("rem-1", prompt="stretch"),
         user(),
@@ -115,23 +134,55 @@ async def test_the_event_view_hook_presents_dispatches_only(harness: Harness) ->
         create("rem-2"),
         delete("rem-2"),
         raw({"version": 1, "change": "dispatch", "id": 7}),
+        (NOTICE_TYPE, {"version": 1, "notice": "log_invalid", "seq": 5, "reason": "bad id"}),
+        (NOTICE_TYPE, {"version": 1, "notice": "log_invalid"}),
     )
     views = {
         event.seq: harness.pm.hook.dsh_event_view(session=log, event=event) for event in log.events
     }
-    assert views == {
-        0: None,
-        1: None,
-        2: {
-            "scheduleId": "rem-1",
-            "prompt": "stretch",
-            "occurrenceAt": "2026-01-01T00:00:10.000Z",
-            "deliveryMode": "session-local",
-        },
-        3: None,
-        4: None,
-        5: None,
+    receipt = views.pop(2)
+    assert (receipt["scheduleId"], receipt["prompt"], receipt["occurrenceAt"]) == (
+        "rem-1",
+        "stretch",
+        "2026-01-01T00:00:10.000Z",
+    )
+    assert views.pop(6) == {
+        "notice": "log_invalid",
+        "seq": 5,
+        "reason": "bad id",
+        "deliveryMode": "session-local",
     }
+    assert views == {0: None, 1: None, 3: None, 4: None, 5: None, 7: None}
+
+
+async def test_receipts_of_one_log_share_one_fold(harness: Harness) -> None:
+    log = session(
+        create2(every(60, first_ms=START_MS + 60_000)),
+        *[dispatch2("rem-1", START_MS + 60_000 * k, 0) for k in range(1, 6)],
+    )
+    calls: list[int] = []
+    real = ScheduleFold._apply
+
+    def counting(self: ScheduleFold, seq: int, data: object) -> object:
+        calls.append(seq)
+        return real(self, seq, data)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScheduleFold, "_apply", counting)
+        views = [harness.pm.hook.dsh_event_view(session=log, event=event) for event in log.events]
+        again = harness.pm.hook.dsh_event_view(session=log, event=log.events[1])
+    assert [view is not None for view in views] == [False, True, True, True, True, True]
+    assert again == views[1]
+    assert calls == [0, 1, 2, 3, 4, 5]  # every event folded once, not once per receipt
+
+
+async def test_a_log_that_cannot_be_held_weakly_is_folded_per_receipt(harness: Harness) -> None:
+    class Unhashable(ColdLog):
+        __hash__ = None  # type: ignore[assignment]
+
+    log = Unhashable(session(create("rem-1"), dispatch("rem-1")))
+    view = harness.pm.hook.dsh_event_view(session=log, event=log.event(1))
+    assert view["scheduleId"] == "rem-1"
 
 
 async def test_a_reminder_set_by_the_model_fires_into_a_later_turn(harness: Harness) -> None:
@@ -156,6 +207,61 @@ async def test_a_reminder_set_by_the_model_fires_into_a_later_turn(harness: Harn
     [message] = reminder_messages(agent.session)
     assert message.seq > dispatches(agent.session)[0].seq
     assert 'Prompt: "stretch"' in model.requests[-1].messages[-1].text
+    assert "(UTC) = 2026-01-01T00:00:10.000Z" in model.requests[-1].messages[-1].text
     view = harness.pm.hook.dsh_event_view(session=agent.session, event=dispatches(agent.session)[0])
     assert view["scheduleId"] == "rem-1"
     assert agent.session.events[-1].type == "turn/end"
+
+
+# -- the state, wake and command hooks ----------------------------------------------------
+
+
+async def test_the_state_hook_lists_reminders_as_of_the_log_and_the_wake_hook_when_due(
+    harness: Harness,
+) -> None:
+    tea = every(3600, first_ms=START_MS + 3_600_000)
+    log = session(create2(tea), user())
+
+    state = harness.plugin.dsh_session_state(session=log)
+    wake = harness.plugin.dsh_session_wake_at(session=log)
+
+    assert isinstance(state, dict) and [view["id"] for view in state["reminders"]] == ["rem-1"]
+    assert state["reminders"][0]["state"] == "scheduled"
+    assert wake == START_MS + 3_600_000
+    # Pure: the same log gives the same answers, whatever the clock says.
+    harness.clock.jump_wall(86_400)
+    assert harness.plugin.dsh_session_state(session=log) == state
+    assert harness.plugin.dsh_session_wake_at(session=log) == wake
+
+
+async def test_the_command_hook_registers_dsh_reminders(harness: Harness) -> None:
+    registered: list[tuple[str, str]] = []
+
+    def register(name: str, run: object, *, help: str, configure: object = None) -> None:
+        registered.append((name, help))
+
+    harness.plugin.dsh_cli_commands(register=register)
+
+    assert registered == [("reminders", "list the reminders of stored Sessions")]
+
+
+async def test_receipts_read_from_worker_threads_agree_with_one_read_on_the_loop(
+    harness: Harness,
+) -> None:
+    hourly = every(3600, first_ms=START_MS + 3_600_000)
+    entries = [create2(hourly)]
+    entries += [dispatch2("rem-1", START_MS + hour * 3_600_000, 0) for hour in range(1, 41)]
+    logs = [session(*entries, session_id=f"s{n}") for n in range(4)]
+
+    def receipts(log: Session) -> list[object]:
+        return [
+            harness.plugin.dsh_event_view(session=log, event=event) for event in log.events[1:]
+        ]
+
+    expected = receipts(session(*entries))
+    with ThreadPoolExecutor(max_workers=8) as pool:
+        # Each log is read by two threads at once, and every thread shares the plugin's cache.
+        found = list(pool.map(receipts, [*logs, *logs]))
+
+    assert all(result == expected for result in found)
+    assert expected[0] is not None and expected[-1] is not None

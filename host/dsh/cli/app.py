@@ -10,16 +10,23 @@ An expected failure is raised as `CommandError` and printed as one
 `dsh: error: ...` message on stderr, without a traceback; anything else is a
 bug and keeps its traceback.
 
-`dsh --overlay PATH COMMAND ...` (the option before the command word) also
-offers the commands of the plugins that overlay enables (`dsh.cli.
-plugin_commands`); for a built-in command that takes `--overlay` itself, it
-is the default of that option.
+`dsh --overlay PATH COMMAND ...` also offers the commands of the plugins that
+overlay enables (`dsh.cli.plugin_commands`); for a built-in command that
+takes `--overlay` itself, it is the default of that option. Without the
+option, `$DSH_OVERLAY` (`OVERLAY_ENV`) is that overlay. A plugin's command
+also takes `--overlay PATH` anywhere after its command word (`dsh reminders
+list --overlay overlays/web-schedule`): it is taken out before the command's
+own arguments are parsed, and wins over the others. A command word that is
+neither built in nor offered by the given overlay's plugins, when no overlay
+is given at all, is one usage error that names the installed plugin offering
+it and an overlay here that enables it (`plugin_commands.unknown_command_hint`).
 """
 
 from __future__ import annotations
 
 import argparse
 import functools
+import os
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -39,6 +46,7 @@ __all__ = [
     "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_USAGE",
+    "OVERLAY_ENV",
     "Command",
     "CommandError",
     "Run",
@@ -51,11 +59,13 @@ __all__ = [
     "data_dir_of",
     "default_data_dir",
     "dispatch",
+    "environment_overlay",
     "model_of",
     "overlay_of",
     "overlay_path",
     "parse",
     "store_of",
+    "trailing_overlay",
 ]
 
 EXIT_OK = 0
@@ -63,6 +73,7 @@ EXIT_FAILURE = 1
 EXIT_USAGE = 2
 EXIT_INTERRUPTED = 130
 PROG = "dsh"
+OVERLAY_ENV = "DSH_OVERLAY"
 
 
 Run = Callable[[argparse.Namespace, Streams], int]
@@ -146,20 +157,37 @@ def dispatch(
     *,
     stdout: TextIO | None = None,
     stderr: TextIO | None = None,
+    environ: Mapping[str, str] | None = None,
 ) -> int:
-    """Parse `argv` (default: the process arguments), run the command; returns the exit code."""
+    """Parse `argv` (default: the process arguments), run the command; returns the exit code.
+
+    `environ` (default: the process environment) is where `$DSH_OVERLAY` is read.
+    """
     streams = Streams(stdout or sys.stdout, stderr or sys.stderr)
     arguments = list(sys.argv[1:] if argv is None else argv)
     word, overlay = command_word(arguments)
+    builtin = word in {command.name for command in commands}
     try:
-        if overlay is not None and word not in {command.name for command in commands}:
-            # Import here: plugin commands need the Host, which built-in commands never load.
+        if word is not None and not builtin:
+            arguments, trailing = trailing_overlay(arguments)
+            overlay = trailing or overlay
+        overlay = overlay or environment_overlay(environ)
+        if overlay is None and word is not None and not builtin:
+            # Import here: naming the plugin needs the Host, which built-in commands never load.
+            from .plugin_commands import unknown_command_hint
+
+            hint = unknown_command_hint(word)
+            if hint is not None:
+                raise CommandError(hint, EXIT_USAGE)
+        if overlay is not None and not builtin:
             from .plugin_commands import run_with_plugins
 
             return run_with_plugins(commands, arguments, overlay, streams)
         args = parse(build_parser(commands, streams), arguments)
         if isinstance(args, int):
             return args
+        if args.global_overlay is None:
+            args.global_overlay = overlay
         run: Run = args.run
         return run(args, streams)
     except CommandError as error:
@@ -180,6 +208,11 @@ def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Name
 
 def command_word(argv: Sequence[str]) -> tuple[str | None, Path | None]:
     """The command word of `argv` and the global `--overlay` before it (None when absent)."""
+    index, overlay = _command_index(argv)
+    return (None if index is None else argv[index]), overlay
+
+
+def _command_index(argv: Sequence[str]) -> tuple[int | None, Path | None]:
     overlay: Path | None = None
     index = 0
     while index < len(argv):
@@ -190,11 +223,45 @@ def command_word(argv: Sequence[str]) -> tuple[str | None, Path | None]:
             continue
         if token.startswith("--overlay="):
             overlay = Path(token.removeprefix("--overlay="))
-        elif token == "--" or not token.startswith("-"):
-            word = argv[index + 1] if token == "--" and index + 1 < len(argv) else token
-            return (None if word == "--" else word), overlay
+        elif token == "--":
+            following = index + 1
+            word = following < len(argv) and argv[following] != "--"
+            return (following if word else None), overlay
+        elif not token.startswith("-"):
+            return index, overlay
         index += 1
     return None, overlay
+
+
+def trailing_overlay(argv: Sequence[str]) -> tuple[list[str], Path | None]:
+    """`argv` without the `--overlay PATH` options after its command word, and the last one.
+
+    For plugin commands, which take the overlay anywhere: the options after a
+    `--` are the command's own, and a last `--overlay` without a value is
+    left for the parser to refuse.
+    """
+    index, _ = _command_index(argv)
+    if index is None:
+        return list(argv), None
+    kept, overlay = list(argv[: index + 1]), None
+    rest = iter(enumerate(argv[index + 1 :], start=index + 1))
+    for position, token in rest:
+        if token == "--":
+            kept += argv[position:]
+            break
+        if token == "--overlay" and position + 1 < len(argv):
+            overlay = Path(next(rest)[1])
+        elif token.startswith("--overlay="):
+            overlay = Path(token.removeprefix("--overlay="))
+        else:
+            kept.append(token)
+    return kept, overlay
+
+
+def environment_overlay(environ: Mapping[str, str] | None = None) -> Path | None:
+    """The overlay `$DSH_OVERLAY` names (None when it is unset or empty)."""
+    value = (os.environ if environ is None else environ).get(OVERLAY_ENV)
+    return Path(value).expanduser() if value else None
 
 
 add_data_dir_option = add_store_options

@@ -4,15 +4,15 @@ A summary is for reading, not parsing: long texts are clipped, and data that
 does not have the shape its type promises falls back to compact JSON rather
 than failing (a stored log is shown as it is). The host's own events are read
 through their payload models (`dsh.events`), strictly: what they refuse is
-shown as compact JSON.
+shown as compact JSON. A plugin's events are always compact JSON: the host
+does not know their payloads (and `dsh sessions show` loads no plugin), so
+what a plugin stores is shown exactly as stored.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
 from datetime import UTC, datetime
-from types import MappingProxyType
 
 from pydantic import JsonValue
 
@@ -33,8 +33,6 @@ __all__ = ["CLIP", "compact", "summarize", "utc"]
 
 CLIP = 120
 
-Summarizer = Callable[[JsonValue], str | None]
-
 
 def utc(epoch_ms: int) -> str:
     """`epoch_ms` as UTC ISO-8601 with milliseconds and `Z`; the raw number if out of range."""
@@ -52,11 +50,7 @@ def compact(value: JsonValue, limit: int = CLIP) -> str:
 
 def summarize(event: SessionEvent) -> str:
     """A one-line summary of `event.data`, by event type."""
-    if event.type in HOST_EVENT_TYPES:
-        summary = _host_event(event)
-    else:
-        summarizer = _SUMMARIZERS.get(event.type)
-        summary = summarizer(event.data) if summarizer is not None else None
+    summary = _host_event(event) if event.type in HOST_EVENT_TYPES else None
     return compact(event.data) if summary is None else summary
 
 
@@ -89,29 +83,6 @@ def _host_event(event: SessionEvent) -> str | None:
     return "(end of the seed: a new live lifecycle starts here)"
 
 
-def _schedule_change(data: JsonValue) -> str | None:
-    if not isinstance(data, dict) or not isinstance(change := data.get("change"), str):
-        return None
-    if change in ("delete", "dispatch") and isinstance(data.get("id"), str):
-        return f"{change} {data['id']}"
-    record = data.get("record")
-    if change == "create" and isinstance(record, dict):
-        prompt = record.get("prompt")
-        return (
-            f"create {_plain(record.get('id'))} after {_plain(record.get('afterSeconds'))}s "
-            f"(due {_plain(record.get('scheduledAt'))}): "
-            + (compact(prompt) if isinstance(prompt, str) else "?")
-        )
-    return None
-
-
-def _plain(value: JsonValue) -> str:
-    return str(value) if isinstance(value, str | int | float) else "?"
-
-
 def _error(error: ErrorInfo) -> str:
     return f"{error.code}: {_clip(error.message, CLIP)}"
 
-
-# Plugin event types the host knows how to summarize (it never imports a plugin).
-_SUMMARIZERS: Mapping[str, Summarizer] = MappingProxyType({"schedule/change": _schedule_change})

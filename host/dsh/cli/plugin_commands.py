@@ -11,6 +11,14 @@ starts no agent and stores nothing (its own storage is in memory), calls
 `dsh.commands`), adds every registered command to the parser, parses, and
 runs the chosen one. A plugin whose hook raised registers no command: one
 line on stderr says so, and the other plugins' commands still work.
+
+Without any overlay, a command word `dsh` does not know is one usage error
+(`unknown_command_hint`). To make it say what a person needs — which plugin
+offers the command, and which overlay here enables that plugin — `dsh` asks
+each installed plugin (alone, in a throwaway Host like the one above, which
+runs nothing) which commands it registers, and reads the overlays under
+`./overlays/` (TOML only). That is all it does with them: the command itself
+never runs without an overlay that enables its plugin.
 """
 
 from __future__ import annotations
@@ -23,15 +31,15 @@ import anyio
 
 from ..commands import CommandRegistry, PluginCommand, Streams, run_command
 from ..host import Host, HostError
-from ..loader import PluginError
+from ..loader import InstalledPlugin, PluginError, discover_plugins
 from ..models.absent import AbsentModel
-from ..overlay import OverlayError, load_overlay
+from ..overlay import OVERLAY_FILE, OverlayError, PluginSpec, load_overlay
 from ..persistence.backend import StorageError
 from ..persistence.memory import MemoryBackend
 from ..persistence.stores import StoreError
 from .app import Command, CommandError, build_parser, parse
 
-__all__ = ["as_command", "run_with_plugins"]
+__all__ = ["as_command", "offered_commands", "run_with_plugins", "unknown_command_hint"]
 
 
 def as_command(command: PluginCommand) -> Command:
@@ -81,3 +89,55 @@ def run_with_plugins(
         return anyio.run(main)
     except (PluginError, HostError, StorageError, StoreError, OSError) as error:
         raise CommandError(str(error)) from error
+
+
+def unknown_command_hint(word: str, cwd: Path | None = None) -> str | None:
+    """One line naming the installed plugin that offers command `word` and how to enable it.
+
+    None when no installed plugin offers it. `cwd` (default: the current
+    directory) is where `overlays/*/overlay.toml` are looked for.
+    """
+    plugin = next((found for found in discover_plugins() if word in offered_commands(found)), None)
+    if plugin is None:
+        return None
+    offered = f"{word!r} is a command of plugin {plugin.name} ({plugin.label})"
+    overlays = _overlays_enabling(plugin.name, Path.cwd() if cwd is None else cwd)
+    if overlays:
+        return (
+            f"{offered}, which needs an overlay that enables it: dsh {word} ... --overlay "
+            f"{overlays[0]} (or set DSH_OVERLAY={overlays[0]})"
+        )
+    return (
+        f"{offered}, which needs an overlay that enables it: give one with --overlay PATH "
+        "(before or after the command) or $DSH_OVERLAY"
+    )
+
+
+def offered_commands(plugin: InstalledPlugin) -> list[str]:
+    """The command names `plugin` registers when loaded alone (default config); [] if it fails."""
+
+    async def ask() -> list[str]:
+        registry = CommandRegistry(())
+        spec = PluginSpec(plugin.name, distribution=plugin.distribution)
+        host = Host(backend=MemoryBackend(), model=AbsentModel(), plugins=[spec])
+        async with host:
+            host.cli_commands(registry.register_for, registry.failed)
+        return [command.name for command in registry.commands()]
+
+    try:
+        return anyio.run(ask)
+    except Exception:  # a plugin that cannot load alone offers nothing here
+        return []
+
+
+def _overlays_enabling(plugin: str, cwd: Path) -> list[str]:
+    """The overlays under `cwd/overlays/` that name `plugin`, as relative directories."""
+    found = []
+    for path in sorted((cwd / "overlays").glob(f"*/{OVERLAY_FILE}")):
+        try:
+            overlay = load_overlay(path)
+        except OverlayError:
+            continue
+        if any(spec.name == plugin for spec in overlay.plugins):
+            found.append(path.parent.relative_to(cwd).as_posix())
+    return found

@@ -52,9 +52,14 @@ class ModelError(CodedError):
 class Message:
     """One conversation message in a provider-neutral form.
 
-    - `user`: `text`, and `source` (`{"kind": "user"}` or the plugin that queued it);
+    - `user`: `text`, `source` (`{"kind": "user"}` or the plugin that queued it),
+      `time_zone` (the IANA zone the person wrote from, when the client said)
+      and `time` (epoch ms when the message was stored; None when unknown);
     - `assistant`: `text`, `tool_calls`, and `reasoning` (None when the model gave none);
     - `tool`: `tool_call_id`, `name`, and `content` (the JSON value or error).
+
+    Adapters send providers only what their wire format has; `time_zone` and
+    `time` are for adapters that reason about the person's clock (the demo).
     """
 
     role: Literal["user", "assistant", "tool"]
@@ -66,6 +71,8 @@ class Message:
     content: JsonValue = None
     is_error: bool = False
     reasoning: str | None = None
+    time_zone: str | None = None
+    time: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

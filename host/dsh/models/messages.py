@@ -7,7 +7,8 @@ model is told. Each conversation event is decoded with its typed payload
 (`dsh.events`); one whose data does not have its type's shape raises
 `PayloadError` naming it, rather than being guessed at. An assistant message
 keeps its stored `reasoning`: whether a provider is sent it back is the
-adapter's rule, not this builder's.
+adapter's rule, not this builder's. A user message keeps its `timeZone` and
+its event's `time` (what the demo model reads "tomorrow" against).
 """
 
 from __future__ import annotations
@@ -43,7 +44,15 @@ def conversation(events: Iterable[SessionEvent]) -> list[Message]:
             continue
         payload = decode(event)
         if isinstance(payload, UserMessage):
-            messages.append(Message(role="user", text=payload.text, source=payload.source.data()))
+            messages.append(
+                Message(
+                    role="user",
+                    text=payload.text,
+                    source=payload.source.data(),
+                    time_zone=payload.time_zone,
+                    time=event.time,
+                )
+            )
         elif isinstance(payload, AssistantMessage):
             calls = tuple(
                 ToolCall(id=call.id, name=call.name, arguments=call.arguments)

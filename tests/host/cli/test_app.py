@@ -18,11 +18,14 @@ from dsh.cli.app import (
     Streams,
     add_model_option,
     add_overlay_option,
+    command_word,
     data_dir_of,
     default_data_dir,
     dispatch,
+    environment_overlay,
     model_of,
     overlay_of,
+    trailing_overlay,
 )
 from dsh.overlay import Overlay, parse_overlay
 
@@ -84,6 +87,48 @@ def test_an_unknown_command_is_a_usage_error(dsh: Cli) -> None:
 
     assert result.code == EXIT_USAGE
     assert "invalid choice: 'serve'" in result.err
+
+
+@pytest.mark.parametrize(
+    ("argv", "word", "overlay"),
+    [
+        ([], None, None),
+        (["--overlay", "a", "reminders", "list"], "reminders", "a"),
+        (["--overlay=b", "-v", "web"], "web", "b"),
+        (["--", "reminders"], "reminders", None),
+        (["--", "--"], None, None),
+        (["--"], None, None),
+        (["--overlay"], None, None),
+    ],
+)
+def test_the_command_word_is_the_first_word_after_the_global_options(
+    argv: list[str], word: str | None, overlay: str | None
+) -> None:
+    assert command_word(argv) == (word, None if overlay is None else Path(overlay))
+
+
+@pytest.mark.parametrize(
+    ("argv", "kept", "overlay"),
+    [
+        (["--overlay"], ["--overlay"], None),
+        (["reminders", "list", "--overlay", "o", "--json"], ["reminders", "list", "--json"], "o"),
+        (["reminders", "--overlay=a", "--overlay", "b"], ["reminders"], "b"),
+        (["reminders", "--", "--overlay", "o"], ["reminders", "--", "--overlay", "o"], None),
+        (["reminders", "list", "--overlay"], ["reminders", "list", "--overlay"], None),
+    ],
+)
+def test_an_overlay_after_the_command_word_is_taken_out(
+    argv: list[str], kept: list[str], overlay: str | None
+) -> None:
+    assert trailing_overlay(argv) == (kept, None if overlay is None else Path(overlay))
+
+
+def test_dsh_overlay_names_the_overlay_when_set_and_not_empty() -> None:
+    assert environment_overlay({"DSH_OVERLAY": "overlays/web-schedule"}) == Path(
+        "overlays/web-schedule"
+    )
+    assert environment_overlay({"DSH_OVERLAY": ""}) is None
+    assert environment_overlay({}) is None
 
 
 def test_a_registered_command_is_parsed_and_run_with_its_exit_code() -> None:

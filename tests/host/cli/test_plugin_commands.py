@@ -77,15 +77,96 @@ def test_help_lists_plugin_commands_only_with_an_overlay(
     assert "dsh --overlay PATH --help lists them" in " ".join(without.out.split())
 
 
-def test_a_plugin_command_without_an_overlay_is_an_unknown_command(
-    dsh: Cli, site: FakeSite
+def test_a_plugin_command_without_an_overlay_names_its_plugin_and_how_to_enable_it(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     site.plugin("commands", "Commands")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DSH_OVERLAY", raising=False)
 
-    result = dsh("hello")
+    result = dsh("hello", "--name", "x")
+
+    assert result.code == 2 and result.out == ""
+    assert result.err == (
+        "dsh: error: 'hello' is a command of plugin commands (dsh-commands 1.0), which needs "
+        "an overlay that enables it: give one with --overlay PATH (before or after the "
+        "command) or $DSH_OVERLAY\n"
+    )
+
+
+def test_the_hint_names_an_overlay_here_that_enables_the_plugin(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.plugin("commands", "Commands")
+    for name, body in [
+        ("a-broken", "[plugins.x\n"),
+        ("b-other", "[plugins.other]\n"),
+        ("c-commands", "[plugins.commands]\n"),
+        ("d-commands-too", "[plugins.commands]\n"),
+    ]:
+        (tmp_path / "overlays" / name).mkdir(parents=True)
+        (tmp_path / "overlays" / name / "overlay.toml").write_text(body, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("DSH_OVERLAY", raising=False)
+
+    result = dsh("count")
 
     assert result.code == 2
-    assert "invalid choice: 'hello'" in result.err
+    assert result.err == (
+        "dsh: error: 'count' is a command of plugin commands (dsh-commands 1.0), which needs "
+        "an overlay that enables it: dsh count ... --overlay overlays/c-commands "
+        "(or set DSH_OVERLAY=overlays/c-commands)\n"
+    )
+
+
+def test_a_word_no_plugin_offers_is_an_unknown_command(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.plugin("commands", "Commands")
+    site.plugin("fails", "FailsToStart")  # cannot load alone: offers nothing, says nothing
+    monkeypatch.delenv("DSH_OVERLAY", raising=False)
+
+    result = dsh("nothing-offers-this")
+
+    assert result.code == 2
+    assert "invalid choice: 'nothing-offers-this'" in result.err
+    assert "fails" not in result.err and "is a command of" not in result.err
+
+
+def test_the_overlay_may_follow_the_command_words(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("commands", "Commands")
+    path = overlay(tmp_path, "commands")
+    (tmp_path / "elsewhere").mkdir()
+    other = overlay(tmp_path / "elsewhere", "missing-plugin")  # an overlay that cannot load
+
+    after = dsh("hello", "--overlay", str(path), "--name", "three")
+    joined = dsh("hello", f"--overlay={path}")
+    wins = dsh("--overlay", str(other), "hello", "--overlay", str(path))
+    literal = dsh("--overlay", str(path), "hello", "--", "--overlay", "x")
+
+    assert (after.code, after.out) == (3, "hello three from commands\n")
+    assert (joined.code, joined.out) == (0, "hello world from commands\n")
+    assert (wins.code, wins.out) == (0, "hello world from commands\n")
+    # After `--` the words are the command's own: `hello` takes none.
+    assert literal.code == 2 and "unrecognized arguments: -- --overlay x" in literal.err
+
+
+def test_dsh_overlay_in_the_environment_is_the_overlay(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.plugin("commands", "Commands")
+    monkeypatch.setenv("DSH_OVERLAY", str(overlay(tmp_path, "commands")))
+
+    plugin_command = dsh("hello")
+    built_in = dsh("plugins")
+    monkeypatch.setenv("DSH_OVERLAY", "")
+    empty = dsh("plugins")
+
+    assert (plugin_command.code, plugin_command.out) == (0, "hello world from commands\n")
+    assert built_in.code == 0 and "yes" in built_in.out
+    assert empty.code == 0 and "yes" not in empty.out
 
 
 def test_a_failing_plugin_offers_no_command_and_the_others_still_work(

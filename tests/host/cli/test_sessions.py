@@ -183,7 +183,8 @@ def test_sessions_show_prints_the_header_and_one_line_per_event(dsh: Cli, tmp_pa
         "1  2026-01-01T00:00:00.005Z  message/assistant  "
         '-> schedule_create({"prompt":"stretch","after_seconds":10})',
         "2  2026-01-01T00:00:00.000Z  schedule/change    "
-        'create r1 after 10s (due 2026-01-01T00:00:10.000Z): "stretch"',
+        '{"version":1,"change":"create","record":{"id":"r1","kind":"after","prompt":"stretch",'
+        '"afterSeconds":10,"scheduledAt":...',
         '3  2026-01-01T00:00:00.000Z  tool/result        schedule_create = {"id":"r1"}',
         "4  2026-01-01T00:00:00.000Z  turn/end           ok",
     ]

@@ -30,7 +30,7 @@ def test_conversation_events_become_messages_in_order() -> None:
     ]
 
     assert conversation(events) == [
-        Message(role="user", text="hi", source={"kind": "user"}),
+        Message(role="user", text="hi", source={"kind": "user"}, time=0),
         Message(role="assistant", tool_calls=(ToolCall("c1", "t", {"a": 1}),)),
         Message(role="tool", tool_call_id="c1", name="t", content=[1]),
         Message(
@@ -54,15 +54,26 @@ def test_markers_and_plugin_events_are_left_out() -> None:
     assert conversation(events) == []
 
 
-def test_stored_reasoning_is_kept_beside_the_text_and_the_zone_stays_out() -> None:
+def test_stored_reasoning_is_kept_beside_the_text_and_the_zone_and_time_come_along() -> None:
     events = [
-        event(0, "message/user", {"text": "x", "source": {"kind": "user"}, "timeZone": "UTC"}),
+        SessionEvent(
+            seq=0,
+            type="message/user",
+            time=1_767_225_600_000,
+            data={"text": "x", "source": {"kind": "user"}, "timeZone": "Asia/Tokyo"},
+        ),
         event(1, "message/assistant", {"text": "y", "toolCalls": [], "reasoning": "hmm"}),
         event(2, "message/assistant", {"text": "z", "toolCalls": []}),
     ]
 
     assert conversation(events) == [
-        Message(role="user", text="x", source={"kind": "user"}),
+        Message(
+            role="user",
+            text="x",
+            source={"kind": "user"},
+            time_zone="Asia/Tokyo",
+            time=1_767_225_600_000,
+        ),
         Message(role="assistant", text="y", reasoning="hmm"),
         Message(role="assistant", text="z", reasoning=None),
     ]

@@ -2,106 +2,188 @@
 
 It answers from the conversation alone (no network, no randomness):
 
-- a user message it understands as a reminder request (see `intents`) becomes
-  a call to `schedule_create`, `schedule_list` or `schedule_delete` — if that
+- a user message it understands as a reminder request (`intents`) becomes a
+  call to `schedule_create`, `schedule_list` or `schedule_delete` — if that
   tool is offered in the request; otherwise it says reminders are not enabled
-  in this host and how to enable them. The call comes with a short reasoning,
+  in this host and how to enable them. Pausing, resuming and moving a
+  reminder take two calls: `schedule_list` (for the reminder's revision),
+  then `schedule_update` (`calls`). Each call comes with a short reasoning,
   labelled as the demo's canned text, so the reasoning path runs offline;
-- after tool results it answers in plain words (the id, the due time in UTC
-  and "session-local" for a created reminder; each reminder or "no
-  reminders"; deleted or not found; an error's code and message);
+- times are the person's: "tomorrow" and "9:00" are read in the zone of
+  their latest message that has one (the `timeZone` the browser sends,
+  else UTC) against the time that message was stored, and every time the
+  demo says is in that zone with UTC beside it;
+- after tool results it answers in plain words (`results`): the id, the next
+  time and "session-local" (仅限本会话) for a created reminder; each reminder
+  or "no reminders"; deleted, paused, resumed, moved or not found; an
+  error's code in brackets, explained in the conversation's language;
 - a follow-up queued by the schedule plugin is recognised by its structured
   source (`{"kind": "schedule", "scheduleId", "prompt"?}`), never by its text,
   and answered with the reminder's prompt: the source's own `prompt`, else
-  the prompt the conversation's `schedule_create`/`schedule_list` results
-  give for that id, else just the id;
+  the prompt the conversation's tool results give for that id, else just the id;
 - anything else gets a short help text: what it is, what it understands, and
   how to configure a real model.
 
-It answers in Chinese when the user wrote Chinese, and streams its reasoning
-(on the reasoning channel) and its text through `on_delta` in a few fragments.
+It answers in the language of the conversation — Chinese when the person's
+latest message in words is Chinese — and streams its reasoning (on the
+reasoning channel) and its text through `on_delta` in a few fragments.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 import anyio
 
+from ...clock import Clock, SystemClock
 from ...tools import ToolCall
 from ..base import DeltaSink, Message, ModelReply, ModelRequest
 from ..streaming import stream_reply
-from . import replies
-from .intents import Create, Delete, List, Unclear, has_chinese, read_intent
+from . import replies, results
+from .calls import Context, change_arguments, first_call, load_zone
+from .intents import Change, Move, SetPaused, Unclear, has_chinese, read_intent
+from .kinds import Intent
 
 __all__ = ["DemoModel", "answer"]
 
 _SCHEDULE_TOOLS = ("schedule_create", "schedule_list", "schedule_delete")
+_UPDATE = "schedule_update"
+_LATIN_WORDS = re.compile(r"[A-Za-z]{2,}")
+_REMINDER_ID = re.compile(r"\brem-\d+\b")
 
 
 class DemoModel:
-    """The offline demo adapter."""
+    """The offline demo adapter. `clock` dates a request whose messages carry no time."""
 
     name = "demo"
+
+    def __init__(self, clock: Clock | None = None) -> None:
+        self.clock: Clock = clock or SystemClock()
 
     async def complete(
         self, request: ModelRequest, on_delta: DeltaSink | None = None
     ) -> ModelReply:
         """Answer deterministically from `request`; never raises `ModelError`."""
         await anyio.lowlevel.checkpoint()
-        reply = answer(request)
+        reply = answer(request, now_ms=self.clock.wall_ms())
         await stream_reply(reply, on_delta)
         return reply
 
 
-def answer(request: ModelRequest) -> ModelReply:
-    """The demo's whole reply to `request` (a pure function of it)."""
+def answer(request: ModelRequest, *, now_ms: int = 0) -> ModelReply:
+    """The demo's whole reply to `request` (a pure function of it).
+
+    `now_ms` is "now" only when no user message says when it was written.
+    """
     messages = request.messages
     offered = _tool_names(request.tools)
+    context = _context(messages, now_ms)
     last = messages[-1] if messages else None
     if last is not None and last.role == "tool":
-        results = _trailing_results(messages)
-        zh = has_chinese(_last_user_text(messages))
-        return ModelReply(text="\n\n".join(replies.tool_result(item, zh) for item in results))
+        return _after_results(messages, offered, context)
     if last is None or last.role != "user":
         return ModelReply(text=replies.help_text(False, _SCHEDULE_TOOLS[0] in offered))
     if last.source.get("kind") == "schedule":
         reminder_id = last.source.get("scheduleId")
+        prompt = _reminder_prompt(messages, last.source)
         return ModelReply(
             text=replies.reminder(
-                _reminder_prompt(messages, last.source),
+                prompt,
                 reminder_id if isinstance(reminder_id, str) else None,
+                _chinese(messages, fallback=prompt or ""),
             )
         )
-    return _respond(last.text, offered, _next_call_number(messages))
+    return _respond(last.text, offered, _next_call_number(messages), context, messages)
 
 
-def _respond(text: str, offered: set[str], call_number: int) -> ModelReply:
-    zh = has_chinese(text)
+def _respond(
+    text: str, offered: set[str], call_number: int, context: Context, messages: Sequence[Message]
+) -> ModelReply:
+    zh = _chinese(messages, fallback=text)
     intent = read_intent(text)
     if intent is None:
         return ModelReply(text=replies.help_text(zh, _SCHEDULE_TOOLS[0] in offered))
     if isinstance(intent, Unclear):
         enabled = any(name in offered for name in _SCHEDULE_TOOLS)
         return ModelReply(text=replies.unclear(zh) if enabled else replies.not_enabled(zh))
-    name, arguments = _tool_request(intent)
-    if name not in offered:
+    name, arguments = first_call(intent, context)
+    needed = {name, _UPDATE} if isinstance(intent, SetPaused | Move) else {name}
+    if not needed <= offered:
         return ModelReply(text=replies.not_enabled(zh))
-    call = ToolCall(id=f"call_{call_number}", name=name, arguments=arguments)
     return ModelReply(
-        text=replies.calling(intent, zh),
-        tool_calls=(call,),
-        reasoning=replies.reasoning(intent, name, zh),
+        text=replies.calling(intent, zh, arguments),
+        tool_calls=(ToolCall(id=f"call_{call_number}", name=name, arguments=arguments),),
+        reasoning=replies.reasoning(intent, name, zh, arguments),
     )
 
 
-def _tool_request(intent: Create | List | Delete) -> tuple[str, dict[str, Any]]:
-    if isinstance(intent, Create):
-        return "schedule_create", {"prompt": intent.prompt, "after_seconds": intent.after_seconds}
-    if isinstance(intent, List):
-        return "schedule_list", {}
-    return "schedule_delete", {"id": intent.id}
+def _after_results(messages: Sequence[Message], offered: set[str], context: Context) -> ModelReply:
+    found = _trailing_results(messages)
+    zh = _chinese(messages, fallback="")
+    intent = _asked(messages)
+    listing = next(
+        (item for item in found if item.name == "schedule_list" and not item.is_error), None
+    )
+    if isinstance(intent, SetPaused | Move) and listing is not None and _UPDATE in offered:
+        return _change(intent, listing, _next_call_number(messages), context, zh)
+    return ModelReply(
+        text="\n\n".join(results.tool_result(item, zh, context.zone, intent) for item in found)
+    )
+
+
+def _change(
+    intent: Change, listing: Message, call_number: int, context: Context, zh: bool
+) -> ModelReply:
+    """The `schedule_update` a pause, resume or move needs, now that the list is known."""
+    content = listing.content
+    listed = content.get("reminders") if isinstance(content, dict) else None
+    views = listed if isinstance(listed, list) else []
+    view = next(
+        (item for item in views if isinstance(item, dict) and item.get("id") == intent.id), None
+    )
+    if view is None:
+        return ModelReply(text=results.not_found(intent.id, zh))
+    arguments = change_arguments(intent, view, context)
+    if arguments is None:
+        return ModelReply(text=results.cannot_move(view, zh))
+    return ModelReply(
+        text=replies.updating(intent, zh, arguments),
+        tool_calls=(ToolCall(id=f"call_{call_number}", name=_UPDATE, arguments=arguments),),
+        reasoning=replies.reasoning(intent, _UPDATE, zh, arguments),
+    )
+
+
+def _asked(messages: Sequence[Message]) -> Intent | None:
+    """What the person's latest message asked for (the results answer it)."""
+    person = next((m for m in reversed(messages) if _from_person(m)), None)
+    return None if person is None else read_intent(person.text)
+
+
+def _context(messages: Sequence[Message], now_ms: int) -> Context:
+    """The person's clock: their latest message's time and the latest zone they sent."""
+    person = next((m for m in reversed(messages) if _from_person(m)), None)
+    zones = (m.time_zone for m in reversed(messages) if m.role == "user" and m.time_zone)
+    zone = load_zone(next(zones, None)).key
+    written = now_ms if person is None or person.time is None else person.time
+    return Context(now_ms=written, zone=zone)
+
+
+def _chinese(messages: Sequence[Message], *, fallback: str) -> bool:
+    """The conversation's language: the person's latest message in words decides."""
+    for message in reversed(messages):
+        if not _from_person(message):
+            continue
+        if has_chinese(message.text):
+            return True
+        if _LATIN_WORDS.search(_REMINDER_ID.sub("", message.text)):
+            return False
+    return has_chinese(fallback)
+
+
+def _from_person(message: Message) -> bool:
+    return message.role == "user" and message.source.get("kind", "user") == "user"
 
 
 def _reminder_prompt(messages: Sequence[Message], source: dict[str, Any]) -> str | None:
@@ -134,16 +216,12 @@ def _tool_names(tools: Sequence[dict[str, Any]]) -> set[str]:
 
 def _trailing_results(messages: Sequence[Message]) -> list[Message]:
     """The tool messages after the last non-tool message, in order."""
-    results: list[Message] = []
+    found: list[Message] = []
     for message in reversed(messages):
         if message.role != "tool":
             break
-        results.append(message)
-    return results[::-1]
-
-
-def _last_user_text(messages: Sequence[Message]) -> str:
-    return next((m.text for m in reversed(messages) if m.role == "user"), "")
+        found.append(message)
+    return found[::-1]
 
 
 def _next_call_number(messages: Sequence[Message]) -> int:

@@ -1,18 +1,27 @@
-"""What the demo model says, in English or Chinese (`zh=True`).
+"""What the demo model says around its tool calls, in English or Chinese (`zh=True`).
 
-Every function returns finished text. Tool results are read defensively: a
-value of an unexpected shape is shown as JSON rather than trusted.
+Every function returns finished text: the help, "reminders are not enabled",
+"I did not understand", the short note that accompanies a tool call, the
+demo's canned reasoning before one, and the answer to a due reminder. Tool
+results are `results`; times, rules and durations `words`.
 """
 
 from __future__ import annotations
 
-import json
-from datetime import UTC, datetime
+from typing import Any
 
-from pydantic import JsonValue
-
-from ..base import Message
-from .intents import Create, Delete, List, has_chinese
+from .kinds import (
+    Create,
+    CreateAt,
+    CreateDaily,
+    CreateEvery,
+    Delete,
+    Intent,
+    List,
+    Move,
+    SetPaused,
+)
+from .words import span
 
 __all__ = [
     "ENABLE_REMINDERS",
@@ -21,8 +30,8 @@ __all__ = [
     "not_enabled",
     "reasoning",
     "reminder",
-    "tool_result",
     "unclear",
+    "updating",
 ]
 
 ENABLE_REMINDERS = "dsh web --overlay overlays/web-schedule"
@@ -33,11 +42,14 @@ _EN_HELP = f"""\
 I'm the dsh demo model: an offline, deterministic stand-in, not a real language model.
 I understand a few reminder requests:
 - remind me in 10 seconds to stretch
-- remind me to call mom in 5 minutes
-- in 2 hours remind me to check the oven
-- list reminders
-- cancel reminder <id>
-- 10秒后提醒我喝水 · 列出提醒 · 删除提醒 <id>
+- remind me at 9:00 tomorrow to call mum
+- remind me every day at 9 to water the plants
+- every weekday at 8:30 remind me to stand up
+- remind me every 2 hours to drink water
+- list reminders · pause reminder rem-2 · resume reminder rem-2
+- move rem-1 to 10:00 · cancel reminder rem-1
+- 明天上午9点提醒我开会 · 每天早上9点提醒我喝水 · 每隔2小时提醒我起来走走
+Times are in your time zone (your browser tells it), else UTC.
 To talk to a real model, run dsh with {_REAL_MODEL} and set {_REAL_MODEL_ENV} \
 (any OpenAI-compatible endpoint)."""
 
@@ -45,15 +57,29 @@ _ZH_HELP = f"""\
 我是 dsh 的演示模型（demo）：离线、确定性的替身，不是真正的语言模型。
 我能理解几种提醒请求：
 - 10秒后提醒我喝水
-- 5分钟后提醒我开会
-- 列出提醒
-- 删除提醒 <id>
-- remind me in 10 seconds to stretch · list reminders · cancel reminder <id>
+- 明天上午9点提醒我开会
+- 每天早上9点提醒我喝水
+- 每个工作日8点半提醒我站会
+- 每隔2小时提醒我起来走走
+- 列出提醒 · 暂停提醒 rem-2 · 恢复提醒 rem-2
+- 把 rem-1 改到10点 · 删除提醒 rem-1
+- remind me at 9:00 tomorrow to call mum · list reminders · cancel reminder <id>
+时间按你所在的时区（浏览器会告诉主机），否则按 UTC。
 要使用真正的模型，请用 {_REAL_MODEL} 运行 dsh，并设置 DSH_API_KEY、DSH_MODEL_BASE_URL 和 \
 DSH_MODEL（任何兼容 OpenAI 的接口）。"""
 
-_EN_UNITS = ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second"))
-_ZH_UNITS = ((86400, "天"), (3600, "小时"), (60, "分钟"), (1, "秒"))
+_EN_DAYS = {"*": "every day", "MON-FRI": "every weekday"}
+_ZH_DAYS = {"*": "每天", "MON-FRI": "每个工作日"}
+_EN_WEEKDAYS = {
+    "MON": "Monday",
+    "TUE": "Tuesday",
+    "WED": "Wednesday",
+    "THU": "Thursday",
+    "FRI": "Friday",
+    "SAT": "Saturday",
+    "SUN": "Sunday",
+}
+_ZH_WEEKDAYS = {"MON": "一", "TUE": "二", "WED": "三", "THU": "四", "FRI": "五", "SAT": "六"}
 
 
 def help_text(zh: bool, reminders_enabled: bool) -> str:
@@ -75,15 +101,45 @@ def not_enabled(zh: bool) -> str:
 
 def unclear(zh: bool) -> str:
     if zh:
-        return "我没看懂这个提醒。请这样说：10秒后提醒我喝水、列出提醒，或 删除提醒 <id>。"
+        return (
+            "我没看懂这个提醒。请这样说：10秒后提醒我喝水、明天上午9点提醒我开会、"
+            "每天早上9点提醒我喝水、列出提醒，或 删除提醒 <id>。"
+        )
     return (
         "I couldn't read that reminder. Try: remind me in 10 minutes to stretch, "
+        "remind me at 9:00 tomorrow to call mum, remind me every day at 9 to stretch, "
         "list reminders, or cancel reminder <id>."
     )
 
 
-def calling(intent: Create | List | Delete, zh: bool) -> str:
-    """The short text that accompanies a tool call."""
+def _clock(hour: int, minute: int) -> str:
+    return f"{hour:02d}:{minute:02d}"
+
+
+def _daily(intent: CreateDaily, zh: bool) -> str:
+    clock = _clock(intent.hour, intent.minute)
+    if zh:
+        days = _ZH_DAYS.get(intent.days) or f"每周{_ZH_WEEKDAYS.get(intent.days, '日')}"
+        return f"{days} {clock}"
+    days = _EN_DAYS.get(intent.days) or f"every {_EN_WEEKDAYS[intent.days]}"
+    return f"{days} at {clock}"
+
+
+def _when(intent: CreateAt | CreateDaily | CreateEvery, arguments: dict[str, Any], zh: bool) -> str:
+    """When the reminder fires, as the tool call says it."""
+    zone = arguments.get("time_zone", "UTC")
+    if isinstance(intent, CreateAt):
+        local = str(arguments["at"]).replace("T", " ")
+        return f"{local}（{zone}）" if zh else f"{local} ({zone})"
+    if isinstance(intent, CreateDaily):
+        daily = _daily(intent, zh)
+        return f"{daily}（{zone}）" if zh else f"{daily} ({zone})"
+    return f"每隔{span(intent.seconds, zh)}" if zh else f"every {span(intent.seconds, zh)}"
+
+
+def calling(intent: Intent, zh: bool, arguments: dict[str, Any] | None = None) -> str:
+    """The short text that accompanies the first tool call for `intent`."""
+    arguments = arguments or {}
     if isinstance(intent, Create):
         when, prompt = span(intent.after_seconds, zh), intent.prompt
         return (
@@ -91,32 +147,86 @@ def calling(intent: Create | List | Delete, zh: bool) -> str:
             if zh
             else f"Setting a reminder in {when}: “{prompt}”."
         )
+    if isinstance(intent, CreateAt | CreateDaily | CreateEvery):
+        when = _when(intent, arguments, zh)
+        if zh:
+            return f"好的，{when}提醒你“{intent.prompt}”。"
+        return f"Setting a reminder {'for ' if isinstance(intent, CreateAt) else ''}{when}: " + (
+            f"“{intent.prompt}”."
+        )
+    if isinstance(intent, SetPaused | Move):
+        return _checking(intent, zh)
     if isinstance(intent, List):
         return "正在查看你的提醒。" if zh else "Checking your reminders."
+    assert isinstance(intent, Delete)
     return f"正在删除提醒 {intent.id}。" if zh else f"Cancelling reminder {intent.id}."
 
 
-def reasoning(intent: Create | List | Delete, tool: str, zh: bool) -> str:
-    """The demo's short reasoning before a tool call, labelled as the demo's canned text.
+def _checking(intent: SetPaused | Move, zh: bool) -> str:
+    if isinstance(intent, Move):
+        clock = _clock(intent.hour, intent.minute)
+        if zh:
+            return f"先查看提醒 {intent.id}，再把它改到 {clock}。"
+        return f"Checking reminder {intent.id} before moving it to {clock}."
+    verb_zh, verb = ("暂停", "pausing") if intent.paused else ("恢复", "resuming")
+    if zh:
+        return f"先查看提醒 {intent.id}，再{verb_zh}它。"
+    return f"Checking reminder {intent.id} before {verb} it."
 
-    It exists so that the reasoning path (its own delta channel, the stored
-    `reasoning`, the collapsed block in the browser) runs offline.
-    """
+
+def updating(intent: SetPaused | Move, zh: bool, arguments: dict[str, Any]) -> str:
+    """The text that accompanies the `schedule_update` call of a change."""
+    if isinstance(intent, SetPaused):
+        if zh:
+            return f"正在{'暂停' if intent.paused else '恢复'}提醒 {intent.id}。"
+        return f"{'Pausing' if intent.paused else 'Resuming'} reminder {intent.id}."
+    at = arguments.get("at")
+    to = str(at).replace("T", " ") if at else _clock(intent.hour, intent.minute)
+    zone = arguments.get("time_zone", "UTC")
+    if zh:
+        return f"正在把提醒 {intent.id} 改到 {to}（{zone}）。"
+    return f"Moving reminder {intent.id} to {to} ({zone})."
+
+
+def _asked(intent: Intent, zh: bool, arguments: dict[str, Any]) -> str:
     if isinstance(intent, Create):
-        asked = (
+        return (
             f"这条消息要我在{span(intent.after_seconds, zh)}后提醒“{intent.prompt}”。"
             if zh
             else f"The message asks for a reminder in {span(intent.after_seconds, zh)}: "
             f"“{intent.prompt}”."
         )
-    elif isinstance(intent, List):
-        asked = "这条消息想看现有的提醒。" if zh else "The message asks to see the reminders."
-    else:
-        asked = (
+    if isinstance(intent, CreateAt | CreateDaily | CreateEvery):
+        when = _when(intent, arguments, zh)
+        if zh:
+            return f"这条消息要我{when}提醒“{intent.prompt}”，时间按对方的时区。"
+        return (
+            f"The message asks for a reminder {when}: “{intent.prompt}”, in the person's time zone."
+        )
+    if isinstance(intent, List):
+        return "这条消息想看现有的提醒。" if zh else "The message asks to see the reminders."
+    if isinstance(intent, Delete):
+        return (
             f"这条消息要删除提醒 {intent.id}。"
             if zh
             else f"The message asks to cancel reminder {intent.id}."
         )
+    assert isinstance(intent, SetPaused | Move)
+    if zh:
+        return f"这条消息要修改提醒 {intent.id}；修改需要它当前的版本号，所以先列出提醒。"
+    return (
+        f"The message asks to change reminder {intent.id}; an update needs its current "
+        "revision, so I list the reminders first."
+    )
+
+
+def reasoning(intent: Intent, tool: str, zh: bool, arguments: dict[str, Any] | None = None) -> str:
+    """The demo's short reasoning before a tool call, labelled as the demo's canned text.
+
+    It exists so that the reasoning path (its own delta channel, the stored
+    `reasoning`, the collapsed block in the browser) runs offline.
+    """
+    asked = _asked(intent, zh, arguments or {})
     if zh:
         return f"（演示模型的固定推理，不是真正模型的思考。）{asked}本会话提供 {tool}，所以调用它。"
     return (
@@ -125,111 +235,10 @@ def reasoning(intent: Create | List | Delete, tool: str, zh: bool) -> str:
     )
 
 
-def reminder(prompt: str | None, reminder_id: str | None = None) -> str:
+def reminder(prompt: str | None, reminder_id: str | None, zh: bool) -> str:
     """The answer to a due reminder's follow-up: the reminder itself (or its id, if that is all)."""
     if prompt is None:
-        return f"⏰ Reminder {reminder_id} is due." if reminder_id else "⏰ A reminder is due."
-    return f"⏰ 提醒：{prompt}" if has_chinese(prompt) else f"⏰ Reminder: {prompt}"
-
-
-def tool_result(message: Message, zh: bool) -> str:
-    """Plain words for one `tool` message."""
-    content = message.content
-    if message.is_error:
-        code, text = _error_parts(content)
-        return (
-            f"{message.name} 失败：{code}：{text}"
-            if zh
-            else f"{message.name} failed: {code}: {text}"
-        )
-    if isinstance(content, dict):
-        if message.name == "schedule_create" and "id" in content:
-            return _created(content, zh)
-        reminders = content.get("reminders")
-        if message.name == "schedule_list" and isinstance(reminders, list):
-            return _listed(reminders, zh)
-        if message.name == "schedule_delete" and "deleted" in content:
-            return _deleted(content, zh)
-    shown = _json(content)
-    return f"{message.name} 返回：{shown}" if zh else f"{message.name} returned: {shown}"
-
-
-def span(seconds: int, zh: bool) -> str:
-    """A duration in its largest whole unit: 300 → "5 minutes" / "5分钟"."""
-    for size, unit in _ZH_UNITS if zh else _EN_UNITS:
-        if seconds % size == 0 and seconds >= size:
-            count = seconds // size
-            if zh:
-                return f"{count}{unit}"
-            return f"{count} {unit}" + ("" if count == 1 else "s")
-    return f"{seconds}秒" if zh else f"{seconds} seconds"
-
-
-def utc(value: JsonValue) -> str:
-    """An ISO-8601 instant as "YYYY-MM-DD HH:MM:SS UTC" (anything else unchanged)."""
-    if not isinstance(value, str):
-        return _json(value)
-    try:
-        moment = datetime.fromisoformat(value)
-    except ValueError:
-        return value
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    return moment.astimezone(UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-
-
-def _created(view: dict[str, JsonValue], zh: bool) -> str:
-    reminder_id, prompt, due = view["id"], view.get("prompt", ""), utc(view.get("scheduledAt"))
-    seconds = _whole_seconds(view.get("afterSeconds"))
-    if zh:
-        when = "" if seconds is None else f"（{span(seconds, zh)}后）"
-        return (
-            f"已设置提醒 {reminder_id}：{due}{when}提醒你“{prompt}”。"
-            "这是 session-local 提醒：只在本会话在线时触发。"
-        )
-    when = "" if seconds is None else f" (in {span(seconds, zh)})"
-    return (
-        f"Reminder {reminder_id} is set for {due}{when}: “{prompt}”. "
-        "It is session-local: it fires only while this session is live."
-    )
-
-
-def _whole_seconds(value: JsonValue) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
-def _listed(reminders: list[JsonValue], zh: bool) -> str:
-    if not reminders:
-        return "当前没有提醒。" if zh else "You have no reminders."
-    lines = ["你的提醒（session-local）：" if zh else "Your reminders (session-local):"]
-    for view in reminders:
-        if not isinstance(view, dict):
-            lines.append(f"- {_json(view)}")
-            continue
-        due, state = utc(view.get("scheduledAt")), view.get("state", "")
-        prompt = view.get("prompt", "")
         if zh:
-            lines.append(f"- {view.get('id')}：“{prompt}”，{due}（{state}）")
-        else:
-            lines.append(f"- {view.get('id')}: “{prompt}” at {due} ({state})")
-    return "\n".join(lines)
-
-
-def _deleted(result: dict[str, JsonValue], zh: bool) -> str:
-    reminder_id = result.get("id")
-    if result["deleted"] is True:
-        return f"已删除提醒 {reminder_id}。" if zh else f"Deleted reminder {reminder_id}."
-    code = result.get("code", "schedule_not_found")
-    if zh:
-        return f"没有找到进行中的提醒 {reminder_id}（{code}）。"
-    return f"There is no active reminder {reminder_id} ({code})."
-
-
-def _error_parts(content: JsonValue) -> tuple[str, str]:
-    if isinstance(content, dict):
-        return str(content.get("code", "error")), str(content.get("message", ""))
-    return "error", _json(content)
-
-
-def _json(value: JsonValue) -> str:
-    return json.dumps(value, ensure_ascii=False, sort_keys=True)
+            return f"⏰ 提醒 {reminder_id} 到时间了。" if reminder_id else "⏰ 有一个提醒到时间了。"
+        return f"⏰ Reminder {reminder_id} is due." if reminder_id else "⏰ A reminder is due."
+    return f"⏰ 提醒：{prompt}" if zh else f"⏰ Reminder: {prompt}"

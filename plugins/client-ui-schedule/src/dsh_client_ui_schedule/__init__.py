@@ -1,4 +1,4 @@
-"""dsh-client-ui-schedule: the browser renderer for `schedule/change` reminder receipts."""
+"""dsh-client-ui-schedule: the browser renderer for reminder receipts and schedule notices."""
 
 from __future__ import annotations
 

@@ -17,8 +17,8 @@ __all__ = ["EVENT_TYPES", "MODULE_PATH", "ScheduleUiPlugin"]
 MODULE_PATH = Path(__file__).parent / "static" / "schedule-reminder.js"
 """The packaged browser module (package data inside the wheel)."""
 
-EVENT_TYPES = ("schedule/change",)
-"""The durable event types whose views the module renders."""
+EVENT_TYPES = ("schedule/change", "schedule/notice")
+"""The durable event types whose views the module renders (receipts and notices)."""
 
 
 class ScheduleUiPlugin:
@@ -29,5 +29,5 @@ class ScheduleUiPlugin:
 
     @hookimpl
     def dsh_client_modules(self) -> list[ClientModule]:
-        """The reminder renderer module, for `schedule/change` views."""
+        """The reminder renderer module, for `schedule/change` and `schedule/notice` views."""
         return [ClientModule(path=MODULE_PATH, event_types=EVENT_TYPES)]

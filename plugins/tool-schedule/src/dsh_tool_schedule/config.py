@@ -8,16 +8,35 @@ __all__ = ["ScheduleConfig"]
 
 
 class ScheduleConfig(BaseModel):
-    """How the owner waits. The defaults are the product's; tests may shorten them.
+    """How the owner waits and what the tools allow. The defaults are the product's.
+
+    Waiting (tests may shorten it):
 
     - `max_segment_seconds`: the longest single sleep (at most 60 s), so every
       wake re-reads the wall clock at least that often;
     - `early_wake_seconds`: how far before a target the last long sleep ends,
       so that timer slack on a long sleep (about 0.1%, DESIGN §13) is absorbed
       and a short final sleep lands on time.
+
+    Limits that protect people's money and the host (beyond one, a tool
+    answers `limit_exceeded`):
+
+    - `max_active`: active reminders per Session (paused ones count);
+    - `max_per_turn`: creates per turn (the run from a `message/user` to its
+      `turn/end`);
+    - `min_interval_seconds`: the shortest `every_seconds`, and the shortest
+      spacing a `cron` rule may have (lanes and tests lower it).
+
+    Misfires: `misfire_grace_seconds` is how late an occurrence of a
+    `misfire: "skip"` reminder may still be delivered (a busy agent, a wake
+    from cold); older ones are skipped.
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
 
     max_segment_seconds: float = Field(default=60.0, gt=0, le=60)
     early_wake_seconds: float = Field(default=0.25, ge=0, le=5)
+    max_active: int = Field(default=100, ge=1, le=10_000)
+    max_per_turn: int = Field(default=20, ge=1, le=1_000)
+    min_interval_seconds: int = Field(default=60, ge=1, le=86_400)
+    misfire_grace_seconds: int = Field(default=300, ge=0, le=86_400)

@@ -1,74 +1,95 @@
-"""The fixed reminder frame: the message a due reminder queues for the model.
+"""The reminder frame: the message one delivered occurrence queues for the model.
 
-Exactly eight lines, no trailing newline::
+Exactly eleven lines, no trailing newline::
 
     [Scheduled reminder]
     This is a scheduled reminder that was set earlier in this Session.
     Reminder id: "rem-1"
     Prompt: "stretch"
-    Due at: 2026-01-01T00:00:10.000Z
-    Delivered at: 2026-01-01T00:00:10.004Z
+    Rule: "every 2 hours"
+    Occurrence: 2026-03-30T09:00:00+02:00 (Europe/Berlin) = 2026-03-30T07:00:00.000Z
+    Delivered at: 2026-03-30T07:00:00.004Z
     Status: on time
+    Missed: 0
+    Next: 2026-03-30T11:00:00+02:00 (Europe/Berlin) = 2026-03-30T09:00:00.000Z
     Delivery: session-local (it fires only while this Session is live).
 
-The id and the prompt are JSON string literals (`json.dumps`, non-ASCII kept)
-with `<`, `>` and `&` also escaped as `\\u003c`, `\\u003e`, `\\u0026`, so
-`</script>` never appears literally, and with U+0085, U+2028 and U+2029
-escaped, so no line splitter can break the frame into more lines. Every
-literal still decodes with `json.loads` to the exact stored text.
+The id, the prompt and the rule in words are JSON string literals
+(`json.dumps`, non-ASCII kept): quotes, backslashes and control characters —
+line breaks included — are escaped, and so are U+0085, U+2028 and U+2029,
+which some line splitters also break on. Nothing else is escaped, so people
+read `<`, `>` and `&` as themselves; text inside a literal can neither end it
+nor start another line, so it cannot forge a field of the frame.
 
 `Status` is `on time` when the delivery is less than `LATE_THRESHOLD_MS`
-(one second) after the target, else `overdue by <duration>` (see
-`timefmt.format_duration`: `45s`, `3m 05s`, `2h 03m 04s`, `3d 04h 05m`).
+(one second) after the occurrence, else `overdue by <duration>` (`45s`,
+`3m 05s`, `2h 03m 04s`, `3d 04h 05m`). `Missed` is how many earlier
+occurrences this one stands for (`Missed: 3 (not delivered while this
+Session was not live; this message stands for them)`). `Next` is the
+reminder's next occurrence, or `none (this was the last occurrence)`.
 """
 
 from __future__ import annotations
 
 import json
 
-from .fold import ActiveReminder
+from .fold import Reminder
+from .plan import Due
 from .timefmt import format_duration, format_timestamp
+from .words import describe_rule
+from .zones import format_local, load_zone
 
-__all__ = ["LATE_THRESHOLD_MS", "json_literal", "reminder_frame"]
+__all__ = ["LATE_THRESHOLD_MS", "json_literal", "reminder_frame", "reminder_status"]
 
 LATE_THRESHOLD_MS = 1000
 
-_ESCAPES = str.maketrans(
-    {
-        "<": "\\u003c",
-        ">": "\\u003e",
-        "&": "\\u0026",
-        "\u0085": "\\u0085",
-        "\u2028": "\\u2028",
-        "\u2029": "\\u2029",
-    }
-)
+_ESCAPES = str.maketrans({"\u0085": "\\u0085", "\u2028": "\\u2028", "\u2029": "\\u2029"})
 
 
 def json_literal(text: str) -> str:
-    """`text` as a JSON string literal that is safe inside HTML and on one line."""
+    """`text` as a one-line JSON string literal (see the module docstring)."""
     return json.dumps(text, ensure_ascii=False).translate(_ESCAPES)
 
 
-def reminder_status(due_ms: int, delivered_ms: int) -> str:
+def reminder_status(occurrence_ms: int, delivered_ms: int) -> str:
     """`on time`, or `overdue by <duration>` from one second late on."""
-    late = delivered_ms - due_ms
+    late = delivered_ms - occurrence_ms
     if late < LATE_THRESHOLD_MS:
         return "on time"
     return f"overdue by {format_duration(late)}"
 
 
-def reminder_frame(reminder: ActiveReminder, delivered_ms: int) -> str:
-    """The frame for `reminder` delivered at `delivered_ms` (epoch ms)."""
+def _missed(missed: int) -> str:
+    if missed == 0:
+        return "0"
+    return f"{missed} (not delivered while this Session was not live; this message stands for them)"
+
+
+def reminder_frame(reminder: Reminder, due: Due, delivered_ms: int, next_ms: int | None) -> str:
+    """The frame for delivering `due` of `reminder` at `delivered_ms` (epoch ms).
+
+    `next_ms` is what the reminder owes after this delivery (None: nothing).
+    Raises `ValueError` when a time has no spelling (past the year 9999).
+    """
+    record = reminder.record
+    zone = load_zone(record.time_zone)
+
+    def moment(epoch_ms: int) -> str:
+        return f"{format_local(epoch_ms, zone)} ({record.time_zone}) = {format_timestamp(epoch_ms)}"
+
+    following = "none (this was the last occurrence)" if next_ms is None else moment(next_ms)
     return "\n".join(
         (
             "[Scheduled reminder]",
             "This is a scheduled reminder that was set earlier in this Session.",
-            f"Reminder id: {json_literal(reminder.id)}",
-            f"Prompt: {json_literal(reminder.record.prompt)}",
-            f"Due at: {reminder.record.scheduled_at}",
+            f"Reminder id: {json_literal(record.id)}",
+            f"Prompt: {json_literal(record.prompt)}",
+            f"Rule: {json_literal(describe_rule(record))}",
+            f"Occurrence: {moment(due.occurrence_ms)}",
             f"Delivered at: {format_timestamp(delivered_ms)}",
-            f"Status: {reminder_status(reminder.due_ms, delivered_ms)}",
+            f"Status: {reminder_status(due.occurrence_ms, delivered_ms)}",
+            f"Missed: {_missed(due.missed)}",
+            f"Next: {following}",
             "Delivery: session-local (it fires only while this Session is live).",
         )
     )

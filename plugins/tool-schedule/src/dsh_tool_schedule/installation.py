@@ -1,10 +1,10 @@
 """One installation of the schedule plugin in one root agent.
 
-An installation is the agent's ledger, its three tools and its owner, all
+An installation is the agent's ledger, its four tools and its owner, all
 disposed together when the installation scope closes (the agent closed or the
 plugin unloaded). Disposal, in order: refuse management operations that have
 not started, stop the owner and await its task (cancelling a sleep, an idle
-wait or an in-flight preflight), unregister the three tools, then await a
+wait or an in-flight preflight), unregister the four tools, then await a
 management operation already in flight. It never deletes a record.
 """
 
@@ -36,6 +36,11 @@ class ScheduleInstallation:
         self._owner = owner
         self._tools = tools
 
+    @property
+    def ledger(self) -> ScheduleLedger:
+        """The agent's reminders (what the plugin's actions manage)."""
+        return self._ledger
+
     async def aclose(self) -> None:
         self._ledger.close()
         await self._owner.aclose()
@@ -53,7 +58,9 @@ def install(
     — the publication hook cannot await — and re-raised as `InstallationError`
     naming the plugin and the Session.
     """
-    ledger = ScheduleLedger(session=agent.session, store=agent.store, clock=agent.clock)
+    ledger = ScheduleLedger(
+        session=agent.session, store=agent.store, clock=agent.clock, config=config
+    )
     tools = ExitStack()
     try:
         with ExitStack() as undo:

@@ -1,23 +1,31 @@
-"""One agent's reminders: the barrier-guarded management operations.
+"""One agent's reminders: the barrier-guarded, one-at-a-time management operations.
 
 A `ScheduleLedger` belongs to one installation (one root agent). It keeps the
-incremental fold of its Session and the lock that makes management operations
-and the owner's due work run one at a time.
+incremental fold of its Session and the lock that makes management
+operations and the owner's due work run one at a time.
 
 Every operation that reads or decides from the fold first awaits the store's
 flush barrier (the *preflight*), so no answer comes from an unconfirmed live
-suffix; `create` and `delete` await a second barrier after they append. A
-barrier that raises means `persistence_uncertain` (storage failed, and whether
-an eager write committed is unknown: never guess); one that returns False means
-`persistence_unavailable` (nothing durable acknowledged the Session). Every
-successful preflight asks the owner to recompute (`watch`), which is how
-a create whose post-append barrier failed gets its timer once a later
-operation confirms it. A rejected fold answers `schedule_log_invalid` and
-changes nothing.
+suffix; `create`, `update` and `delete` await a second barrier after they
+append. A barrier that raises means `persistence_uncertain` (storage failed,
+and whether an eager write committed is unknown: never guess — the message
+names what was appended, e.g. the id a create used, so a retry can first
+list and look for it); one that returns False means `persistence_unavailable`
+(nothing durable acknowledged the Session). Every successful preflight asks
+the owner to recompute (`watch`), which is how a create whose post-append
+barrier failed gets its timer once a later operation confirms it.
+
+A rejected fold answers `schedule_log_invalid` to every change and changes
+nothing; `list_active` still lists the reminders created before the rejected
+event (none of them is delivered) together with the error.
+
+Limits (`ScheduleConfig`): a create beyond `max_active` active reminders or
+`max_per_turn` creates in the current turn answers `limit_exceeded`.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -26,25 +34,55 @@ from pydantic import JsonValue
 
 from dsh import BarrierFailed, Listeners, ToolError, flush_barrier
 
-from .fold import ActiveReminder, ScheduleFold
-from .ids import ReminderId
-from .protocol import EVENT_TYPE, ReminderRecord, create_data, delete_data, dispatch_data
-from .timefmt import MAX_TIMESTAMP_MS, format_timestamp
+from .config import ScheduleConfig
+from .drafts import CreateRequest, UpdateRequest, draft_create, draft_snooze, draft_update
+from .fold import Reminder, ScheduleFold
+from .log_context import creates_this_turn, user_zone
+from .notice import NOTICE_TYPE, notice_data
+from .plan import Due, Plan, plan
+from .protocol import EVENT_TYPE, Record, create_data, delete_data, dispatch_data, update_data
+from .timefmt import format_timestamp
 from .views import reminder_view
+from .zones import format_local, load_zone
 
 if TYPE_CHECKING:
-    from dsh import Clock, Disposer, Session, SessionStore
+    from dsh import Clock, Disposer, Session, SessionEvent, SessionStore
 
-__all__ = ["BarrierFailed", "ScheduleLedger"]
+    from .fold import FoldError
+
+__all__ = ["BarrierFailed", "ScheduleConflict", "ScheduleLedger"]
+
+Draft = Callable[[Reminder, int], Record]
+
+
+class ScheduleConflict(ToolError):
+    """An update named a revision that is not the reminder's current one; `view` is current."""
+
+    def __init__(self, revision: int, view: dict[str, JsonValue]) -> None:
+        super().__init__(
+            "schedule_conflict",
+            f"revision {revision} is not the current revision {view['revision']} of "
+            f"{view['id']}; nothing was changed. The reminder now is: "
+            f"{json.dumps(view, ensure_ascii=False)}",
+        )
+        self.view = view
 
 
 class ScheduleLedger:
     """The reminders of one live Session, managed through its store."""
 
-    def __init__(self, *, session: Session, store: SessionStore, clock: Clock) -> None:
+    def __init__(
+        self,
+        *,
+        session: Session,
+        store: SessionStore,
+        clock: Clock,
+        config: ScheduleConfig | None = None,
+    ) -> None:
         self.session = session
         self.store = store
         self.clock = clock
+        self.config = config or ScheduleConfig()
         self.lock = anyio.Lock()
         self._watchers: Listeners[Callable[[], None]] = Listeners()
         self._fold = ScheduleFold(session.fold_start)
@@ -61,19 +99,36 @@ class ScheduleLedger:
 
     def fold(self) -> ScheduleFold:
         """The fold caught up with the Session's current end (live, maybe not durable)."""
-        return self._fold.advance(self.session.events)
+        return self._fold.advance(self.session)
+
+    def plan(self, reminder: Reminder, now_ms: int, *, count_missed: bool = False) -> Plan:
+        """`reminder` at `now_ms`, with this ledger's misfire grace."""
+        grace = self.config.misfire_grace_seconds * 1000
+        return plan(reminder, now_ms, grace_ms=grace, count_missed=count_missed)
 
     async def barrier(self) -> None:
         """Await `store.flush(session)`; raise `BarrierFailed` unless it acknowledged."""
         await flush_barrier(self.store, self.session)
 
-    def append_dispatch(self, reminder_id: ReminderId) -> None:
-        """Append the id-only `dispatch` (the owner calls this inside maintenance)."""
-        self.store.append(self.session, EVENT_TYPE, dispatch_data(reminder_id))
+    def append_dispatch(self, reminder: Reminder, due: Due) -> SessionEvent:
+        """Append the `dispatch` of `due` (the owner calls this inside maintenance)."""
+        data = dispatch_data(
+            reminder.id, format_timestamp(due.occurrence_ms), due.missed, reminder.seq
+        )
+        return self.store.append(self.session, EVENT_TYPE, data)
+
+    def append_notice(self, error: FoldError) -> SessionEvent:
+        """Append the `schedule/notice` of a rejected log (the owner does, once per rejection)."""
+        return self.store.append(self.session, NOTICE_TYPE, notice_data(error))
 
     def close(self) -> None:
         """Refuse management operations that have not started yet."""
         self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        """True once `close()` ran (the installation is being or was disposed)."""
+        return self._closed
 
     async def drain(self) -> None:
         """Return once no management operation or due work holds the lock."""
@@ -82,56 +137,185 @@ class ScheduleLedger:
 
     # -- management operations (the tools) ------------------------------
 
-    async def create(self, prompt: str, after_seconds: int) -> dict[str, JsonValue]:
-        """Append a `create` for a validated prompt and delay; return its view."""
+    async def create(self, request: CreateRequest) -> dict[str, JsonValue]:
+        """Append a `create` for a shape-checked request; return its view."""
         async with self.lock:
-            fold = await self._preflight()
+            fold = self._valid(await self._preflight())
             now = self.clock.wall_ms()
-            due = now + after_seconds * 1000
-            if due > MAX_TIMESTAMP_MS:
-                raise ToolError(
-                    "invalid_rule",
-                    f"after_seconds={after_seconds} puts the reminder past "
-                    f"{format_timestamp(MAX_TIMESTAMP_MS)}, the latest time a reminder can have",
-                )
+            self._check_limits(fold, now)
             try:
                 reminder_id = fold.next_id()
             except ValueError:
                 raise ToolError(
                     "internal_error", "this Session has used every reminder id"
                 ) from None
-            record = ReminderRecord(
-                id=reminder_id,
-                kind="after",
-                prompt=prompt,
-                afterSeconds=after_seconds,
-                scheduledAt=format_timestamp(due),
+            record = draft_create(
+                request,
+                reminder_id=reminder_id,
+                now_ms=now,
+                default_zone=user_zone(self.session),
+                min_interval=self.config.min_interval_seconds,
             )
             event = self.store.append(self.session, EVENT_TYPE, create_data(record))
-            await self._checkpoint(appended=f"reminder {reminder_id}")
+            await self._checkpoint(
+                appended=f"reminder {reminder_id}",
+                retry=f"if {reminder_id} is listed it exists: do not create it again",
+            )
             self._notify()
-            return reminder_view(ActiveReminder(record, due, event.seq), now)
+            reminder = Reminder.start(record, event.seq, event.seq, 0)
+            return reminder_view(reminder, self.plan(reminder, now))
+
+    async def update(
+        self, reminder_id: str, revision: int, request: UpdateRequest
+    ) -> dict[str, JsonValue]:
+        """Compare-and-set: apply `request` only if `revision` is the current one."""
+
+        def draft(reminder: Reminder, now: int) -> Record:
+            return draft_update(
+                reminder, request, now_ms=now, min_interval=self.config.min_interval_seconds
+            )
+
+        return await self.apply(reminder_id, draft, revision=revision)
+
+    async def set_paused(
+        self, reminder_id: str, paused: bool, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Pause or resume a reminder (the `pause`/`resume` actions); the new view.
+
+        A reminder that already is as asked is `schedule_paused` (pausing) or
+        `schedule_not_paused` (resuming): nothing is appended for a no-op.
+        """
+
+        def draft(reminder: Reminder, now: int) -> Record:
+            if reminder.record.paused == paused:
+                code = "schedule_paused" if paused else "schedule_not_paused"
+                state = "already paused" if paused else "not paused"
+                raise ToolError(code, f"{reminder.id} is {state}; nothing was changed")
+            request = UpdateRequest(paused=paused)
+            return draft_update(
+                reminder, request, now_ms=now, min_interval=self.config.min_interval_seconds
+            )
+
+        return await self.apply(reminder_id, draft, revision=revision)
+
+    async def snooze(
+        self, reminder_id: str, seconds: int, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Postpone a reminder's next occurrence by `seconds` (`drafts.draft_snooze`); the view."""
+
+        def draft(reminder: Reminder, now: int) -> Record:
+            shown = self.plan(reminder, now).next_ms
+            return draft_snooze(reminder, seconds, now_ms=now, shown_ms=shown)
+
+        return await self.apply(reminder_id, draft, revision=revision)
+
+    async def apply(
+        self, reminder_id: str, draft: Draft, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Append the `update` that `draft(reminder, now)` makes; return the new view.
+
+        `revision`, when given, must be the reminder's current one
+        (`ScheduleConflict` otherwise). An unknown or finished id is
+        `schedule_not_found`. The actions of the state hook use this path too.
+        """
+        async with self.lock:
+            fold = self._valid(await self._preflight())
+            now = self.clock.wall_ms()
+            reminder = self._current(fold, reminder_id, now)
+            if revision is not None and revision != reminder.record.revision:
+                raise ScheduleConflict(revision, reminder_view(reminder, self.plan(reminder, now)))
+            record = draft(reminder, now)
+            event = self.store.append(self.session, EVENT_TYPE, update_data(record))
+            await self._checkpoint(
+                appended=f"revision {record.revision} of {reminder.id}",
+                retry=f"check the revision of {reminder.id} before updating it again",
+            )
+            self._notify()
+            updated = Reminder.start(record, event.seq, reminder.created_seq, reminder.delivered)
+            return reminder_view(updated, self.plan(updated, now))
 
     async def list_active(self) -> dict[str, JsonValue]:
-        """`{"reminders": [view, ...]}` for the active reminders, in creation order."""
+        """The active reminders in creation order, the zone and the time now.
+
+        `{"reminders": [view, ...], "timeZone", "now", "nowLocal"}`, plus
+        `"error"` when the log is rejected (the reminders are then those
+        created before the rejected event; none is delivered).
+        """
         async with self.lock:
             fold = await self._preflight()
             now = self.clock.wall_ms()
-            return {"reminders": [reminder_view(item, now) for item in fold.reminders()]}
+            zone = user_zone(self.session)
+            listing: dict[str, JsonValue] = {
+                "reminders": [reminder_view(item, p) for item, p in self._live(fold, now)],
+                "timeZone": zone,
+                "now": format_timestamp(now),
+                "nowLocal": format_local(now, load_zone(zone)),
+            }
+            if fold.error is not None:
+                listing["error"] = {"code": "schedule_log_invalid", "message": _invalid(fold)}
+            return listing
 
-    async def delete(self, reminder_id: str) -> dict[str, JsonValue]:
-        """Append a `delete` of an active reminder; an unknown or finished id is not found."""
+    async def delete(
+        self, reminder_id: str, *, revision: int | None = None
+    ) -> dict[str, JsonValue]:
+        """Append a `delete` of an active reminder; an unknown or finished id is not found.
+
+        `revision`, when given, must be the reminder's current one (`ScheduleConflict`).
+        """
         async with self.lock:
-            fold = await self._preflight()
-            reminder = fold.get(reminder_id)
+            fold = self._valid(await self._preflight())
+            now = self.clock.wall_ms()
+            reminder = self._find(fold, reminder_id, now)
             if reminder is None:
                 return {"id": reminder_id, "deleted": False, "code": "schedule_not_found"}
+            if revision is not None and revision != reminder.record.revision:
+                raise ScheduleConflict(revision, reminder_view(reminder, self.plan(reminder, now)))
             self.store.append(self.session, EVENT_TYPE, delete_data(reminder.id))
-            await self._checkpoint(appended=f"the delete of {reminder.id}")
+            await self._checkpoint(
+                appended=f"the delete of {reminder.id}",
+                retry=f"if {reminder.id} is still listed, delete it again",
+            )
             self._notify()
             return {"id": reminder.id, "deleted": True}
 
     # -- helpers ----------------------------------------------------------
+
+    def _live(self, fold: ScheduleFold, now: int) -> list[tuple[Reminder, Plan]]:
+        """The active reminders that can still deliver (not expired), with their plans."""
+        plans = ((item, self.plan(item, now)) for item in fold.reminders())
+        return [(item, p) for item, p in plans if not p.expired]
+
+    def _find(self, fold: ScheduleFold, reminder_id: str, now: int) -> Reminder | None:
+        reminder = fold.get(reminder_id)
+        if reminder is None or self.plan(reminder, now).expired:
+            return None
+        return reminder
+
+    def _current(self, fold: ScheduleFold, reminder_id: str, now: int) -> Reminder:
+        reminder = self._find(fold, reminder_id, now)
+        if reminder is None:
+            raise ToolError(
+                "schedule_not_found",
+                f"{reminder_id!r} is not an active reminder of this Session (unknown, "
+                "deleted or finished); nothing was changed",
+            )
+        return reminder
+
+    def _check_limits(self, fold: ScheduleFold, now: int) -> None:
+        limit = self.config.max_active
+        if len(self._live(fold, now)) >= limit:
+            raise ToolError(
+                "limit_exceeded",
+                f"this Session already has {limit} active reminders, the most it may have; "
+                "delete one first. Nothing was changed.",
+            )
+        limit = self.config.max_per_turn
+        if creates_this_turn(self.session) >= limit:
+            raise ToolError(
+                "limit_exceeded",
+                f"{limit} reminders were already created in this turn, the most one turn "
+                "may create. Nothing was changed.",
+            )
 
     async def _preflight(self) -> ScheduleFold:
         if self._closed:
@@ -141,27 +325,34 @@ class ScheduleLedger:
         await self._checkpoint(appended=None)
         fold = self.fold()
         self._notify()
+        return fold
+
+    @staticmethod
+    def _valid(fold: ScheduleFold) -> ScheduleFold:
         if fold.error is not None:
-            raise ToolError(
-                "schedule_log_invalid",
-                f"the schedule log of this Session is invalid at seq {fold.error.seq}: "
-                f"{fold.error.reason}. Reminders here cannot be read or changed; "
-                "nothing was changed.",
-            )
+            raise ToolError("schedule_log_invalid", f"{_invalid(fold)} Nothing was changed.")
         return fold
 
     def _notify(self) -> None:
         for watcher in self._watchers:
             watcher()
 
-    async def _checkpoint(self, *, appended: str | None) -> None:
+    async def _checkpoint(self, *, appended: str | None, retry: str = "") -> None:
         try:
             await self.barrier()
         except BarrierFailed as failure:
-            raise ToolError(failure.code, _barrier_message(failure, appended)) from None
+            raise ToolError(failure.code, _barrier_message(failure, appended, retry)) from None
 
 
-def _barrier_message(failure: BarrierFailed, appended: str | None) -> str:
+def _invalid(fold: ScheduleFold) -> str:
+    assert fold.error is not None
+    return (
+        f"The schedule log of this Session is invalid at seq {fold.error.seq}: "
+        f"{fold.error.reason}. Reminders created before it are listed, but none is delivered."
+    )
+
+
+def _barrier_message(failure: BarrierFailed, appended: str | None, retry: str) -> str:
     if appended is None:
         return (
             f"could not confirm this Session's log before using it ({failure.detail}); "
@@ -170,6 +361,7 @@ def _barrier_message(failure: BarrierFailed, appended: str | None) -> str:
     if failure.code == "persistence_uncertain":
         return (
             f"{appended} was appended, but storage failed while confirming it "
-            f"({failure.detail}): whether it is durable is unknown. List reminders to check."
+            f"({failure.detail}): whether it is durable is unknown. Call schedule_list: "
+            f"{retry}."
         )
     return f"{appended} was appended, but {failure.detail}: it would not survive a restart."

@@ -4,11 +4,13 @@ One owner runs per installation (one root agent), as a task in `agent.tasks`.
 It holds no state of its own beyond its current wait: every decision comes
 from the ledger's fold of the Session log.
 
-The loop derives the earliest active target and sleeps toward it on the
-agent's clock in segments of at most `max_segment_seconds` (60 s), ending the
-last long segment `early_wake_seconds` before the target and sleeping the short
-remainder, and re-reads `clock.wall_ms()` at every wake: a wall-clock rollback
-never fires early, a forward jump makes the target overdue at the next wake.
+The loop plans every active reminder at the wall clock's now
+(`ScheduleLedger.plan`: what is due, and when to look again) and sleeps toward
+the earliest time on the agent's clock in segments of at most
+`max_segment_seconds` (60 s), ending the last long segment
+`early_wake_seconds` before the target and sleeping the short remainder, and
+re-reads `clock.wall_ms()` at every wake: a wall-clock rollback never fires
+early, a forward jump makes the target overdue at the next wake.
 
 When a target is due:
 
@@ -20,20 +22,25 @@ When a target is due:
    run one at a time) and preflight the store: a rejected barrier leaves the
    record active and waits, with no timer, for the next idle transition or
    management preflight;
-3. still inside, catch the fold up, check that the earliest active record is
-   still due, sample the clock once, build the frame, queue exactly one
-   `followup()` and append the id-only `dispatch` — with no await in between,
-   so cancellation never splits them. A framing or enqueue failure appends
-   nothing and waits like a rejected preflight; an append failure after the
-   enqueue faults the owner (logged; it stops: the message may already be
-   queued);
+3. still inside, catch the fold up, sample the clock once, plan again, take
+   the due occurrence that came first (the earlier create breaks a tie),
+   count the occurrences it stands for (`missed`), build the frame, queue
+   exactly one `followup()` and append its `dispatch` (`occurrenceAt`,
+   `missed`, `recordSeq`) — with no await in between, so cancellation never
+   splits them. A framing or enqueue failure appends nothing and waits like a
+   rejected preflight; an append failure after the enqueue faults the owner
+   (logged; it stops: the message may already be queued);
 4. once the task has released the agent, await the dispatch barrier, still
    holding the lock (a failure is logged: storage retries its retained batch
    at the next flush), then start over.
 
+A rejected log stops delivery for this agent: the owner logs it and, unless
+the log already says so, appends one `schedule/notice` for the rejected seq
+(under the lock, then a barrier) so the person sees it, then stops.
+
 `recompute()` interrupts a sleep or an idle wait so that the target is derived
 again; it is what management preflights call. `aclose()` stops the owner and
-returns once its task has finished; it never touches the log.
+returns once its task has finished; it never touches the log beyond the above.
 """
 
 from __future__ import annotations
@@ -45,15 +52,21 @@ from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
+from pydantic import JsonValue
 
 from dsh import AgentClosed
 
 from .config import ScheduleConfig
+from .fold import following_occurrence
 from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
+from .notice import noticed
+from .timefmt import format_timestamp
 
 if TYPE_CHECKING:
     from dsh import Agent
+
+    from .fold import FoldError
 
 __all__ = ["ReminderOwner"]
 
@@ -128,26 +141,50 @@ class ReminderOwner:
         agent = self._agent
         fold = self._ledger.fold()
         if fold.error is not None:
-            log.warning(
-                "session %s: the schedule log is invalid at seq %d (%s); "
-                "no reminder of this Session will be delivered",
-                agent.session.id,
-                fold.error.seq,
-                fold.error.reason,
-            )
+            await self._report(fold.error)
             return None
-        reminder = fold.earliest()
-        if reminder is None:
+        now = agent.clock.wall_ms()
+        due = False
+        wake: int | None = None
+        for reminder in fold.reminders():
+            planned = self._ledger.plan(reminder, now)
+            due = due or planned.due is not None
+            if planned.wake_ms is not None and (wake is None or planned.wake_ms < wake):
+                wake = planned.wake_ms
+        if due:
+            attempt = await self._attempt()
+            if attempt is _Attempt.FAULTED:
+                return None
+            if attempt in (_Attempt.BUSY, _Attempt.WAITING):
+                return agent.when_idle
+            return anyio.lowlevel.checkpoint
+        if wake is None:
             return anyio.sleep_forever
-        remaining_ms = reminder.due_ms - agent.clock.wall_ms()
-        if remaining_ms > 0:
-            return partial(agent.clock.sleep, self._segment(remaining_ms))
-        attempt = await self._attempt()
-        if attempt is _Attempt.FAULTED:
-            return None
-        if attempt in (_Attempt.BUSY, _Attempt.WAITING):
-            return agent.when_idle
-        return anyio.lowlevel.checkpoint
+        return partial(agent.clock.sleep, self._segment(wake - now))
+
+    async def _report(self, error: FoldError) -> None:
+        """Tell the person once that this Session's schedule log was rejected."""
+        agent = self._agent
+        log.warning(
+            "session %s: the schedule log is invalid at seq %d (%s); "
+            "no reminder of this Session will be delivered",
+            agent.session.id,
+            error.seq,
+            error.reason,
+        )
+        async with self._ledger.lock:
+            if noticed(agent.session, error):
+                return
+            self._ledger.append_notice(error)
+            try:
+                await self._ledger.barrier()
+            except BarrierFailed as failure:
+                log.warning(
+                    "session %s: the notice of the invalid schedule log was appended but "
+                    "not confirmed (%s)",
+                    agent.session.id,
+                    failure,
+                )
 
     def _segment(self, remaining_ms: int) -> float:
         # Wake `early` before the target, then sleep the short rest: a long
@@ -203,14 +240,32 @@ class ReminderOwner:
 
     async def _dispatch_due(self) -> _Attempt:
         agent = self._agent
-        fold = self._ledger.fold()
-        reminder = fold.earliest()
+        ledger = self._ledger
+        fold = ledger.fold()
         now = agent.clock.wall_ms()
-        if fold.error is not None or reminder is None or now < reminder.due_ms:
+        if fold.error is not None:
             return _Attempt.STALE
+        candidates = [
+            (planned.due.occurrence_ms, reminder.seq, reminder)
+            for reminder in fold.reminders()
+            if (planned := ledger.plan(reminder, now)).due is not None
+        ]
+        if not candidates:
+            return _Attempt.STALE
+        reminder = min(candidates, key=lambda item: item[:2])[2]
         try:
-            frame = reminder_frame(reminder, now)
-            agent.followup(frame, {"kind": "schedule", "scheduleId": reminder.id})
+            due = ledger.plan(reminder, now, count_missed=True).due
+            assert due is not None, "unreachable: the same plan, now counting"
+            following = following_occurrence(reminder, due.occurrence_ms)
+            frame = reminder_frame(reminder, due, now, following)
+            source: dict[str, JsonValue] = {
+                "kind": "schedule",
+                "scheduleId": reminder.id,
+                "occurrenceAt": format_timestamp(due.occurrence_ms),
+                "missed": due.missed,
+                "dispatchSeq": len(agent.session),
+            }
+            agent.followup(frame, source)
         except Exception:
             log.exception(
                 "session %s: reminder %s could not be queued; it stays active until the "
@@ -220,7 +275,7 @@ class ReminderOwner:
             )
             return _Attempt.WAITING
         try:
-            self._ledger.append_dispatch(reminder.id)
+            ledger.append_dispatch(reminder, due)
         except Exception:
             log.exception(
                 "session %s: reminder %s was queued but its dispatch could not be appended; "

@@ -1,4 +1,22 @@
-"""What the tools return for a reminder: the record, its state and its delivery mode."""
+"""What the tools (and the state hook) show for a reminder: its view (public, DESIGN §8b).
+
+::
+
+    {"id": "rem-1", "prompt": "stretch",
+     "rule": {"kind": "cron", "cron": "0 9 * * 1-5"},
+     "ruleText": "at 09:00 on Monday through Friday (Europe/Berlin)",
+     "timeZone": "Europe/Berlin",
+     "nextAt": "2026-01-05T08:00:00.000Z", "nextAtLocal": "2026-01-05T09:00:00+01:00",
+     "state": "scheduled", "revision": 1, "delivered": 0,
+     "until": null, "count": null, "misfire": "latest",
+     "deliveryMode": "session-local"}
+
+`rule` echoes the arguments; `nextAt` is UTC (null when nothing is ahead,
+e.g. a paused rule with no occurrence left) and `nextAtLocal` the same
+instant in `timeZone`; `state` is `scheduled`, `overdue` (due now: it is
+delivered as soon as the agent is idle) or `paused`; `delivered` counts the
+occurrences delivered since the create.
+"""
 
 from __future__ import annotations
 
@@ -6,20 +24,35 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from .fold import ActiveReminder
+from .fold import Reminder
+from .plan import Plan
+from .timefmt import format_timestamp
+from .words import describe_rule
+from .zones import format_local, load_zone
 
 __all__ = ["DELIVERY_MODE", "reminder_view"]
 
 DELIVERY_MODE: Final = "session-local"
 
 
-def reminder_view(reminder: ActiveReminder, now_ms: int) -> dict[str, JsonValue]:
-    """`{id, kind, prompt, afterSeconds, scheduledAt, state, deliveryMode}`.
-
-    `state` is `"scheduled"` while `now_ms` is before the target and
-    `"overdue"` from the target on; `deliveryMode` is always `"session-local"`.
-    """
-    view = reminder.record.to_data()
-    view["state"] = "scheduled" if now_ms < reminder.due_ms else "overdue"
-    view["deliveryMode"] = DELIVERY_MODE
-    return view
+def reminder_view(reminder: Reminder, plan: Plan) -> dict[str, JsonValue]:
+    """The view of `reminder` as `plan` (its plan at some time) describes it."""
+    record = reminder.record
+    next_ms = plan.next_ms
+    zone = load_zone(record.time_zone)
+    return {
+        "id": record.id,
+        "prompt": record.prompt,
+        "rule": record.rule.to_data(),
+        "ruleText": describe_rule(record),
+        "timeZone": record.time_zone,
+        "nextAt": None if next_ms is None else format_timestamp(next_ms),
+        "nextAtLocal": None if next_ms is None else format_local(next_ms, zone),
+        "state": plan.state,
+        "revision": record.revision,
+        "delivered": reminder.delivered,
+        "until": record.until,
+        "count": record.count,
+        "misfire": record.misfire,
+        "deliveryMode": DELIVERY_MODE,
+    }

@@ -8,7 +8,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import Agent
-from dsh.models import DemoModel, Message, ModelAdapter, ModelRequest, StreamSink
+from dsh.models import DemoModel, Message, ModelAdapter, ModelReply, ModelRequest, StreamSink
 from dsh.models.demo import answer
 from dsh.session import Session
 from dsh.store import SessionStore
@@ -30,8 +30,12 @@ def request(
     tools: Sequence[str] = SCHEDULE,
     source: dict[str, JsonValue] | None = None,
     history: Sequence[Message] = (),
+    zone: str | None = None,
+    time: int | None = None,
 ) -> ModelRequest:
-    user = Message(role="user", text=text, source=source or {"kind": "user"})
+    user = Message(
+        role="user", text=text, source=source or {"kind": "user"}, time_zone=zone, time=time
+    )
     return ModelRequest(messages=(*history, user), tools=[schema(name) for name in tools])
 
 
@@ -353,3 +357,205 @@ def test_a_conversation_of_only_tool_results_is_answered_in_english() -> None:
     only = Message(role="tool", name="schedule_list", content={"reminders": []})
 
     assert answer(ModelRequest(messages=[only], tools=[])).text == "You have no reminders."
+
+
+# -- times in the person's zone, recurrence, and changes in two steps ------------------------
+
+ALL = (*SCHEDULE, "schedule_update")
+WRITTEN = 1_767_310_200_000  # 2026-01-01T23:30:00Z: already 2 January in Berlin
+
+
+ZONED: list[tuple[str, dict[str, Any]]] = [
+    (
+        "remind me at 9:00 tomorrow to call mum",
+        {"prompt": "call mum", "at": "2026-01-03T09:00", "time_zone": "Europe/Berlin"},
+    ),
+    (
+        "remind me every day at 9 to water the plants",
+        {"prompt": "water the plants", "cron": "0 9 * * *", "time_zone": "Europe/Berlin"},
+    ),
+    (
+        "every weekday at 8:30 remind me to stand up",
+        {"prompt": "stand up", "cron": "30 8 * * MON-FRI", "time_zone": "Europe/Berlin"},
+    ),
+    ("remind me every 2 hours to drink water", {"prompt": "drink water", "every_seconds": 7200}),
+    (
+        "明天上午9点提醒我开会",
+        {"prompt": "开会", "at": "2026-01-03T09:00", "time_zone": "Europe/Berlin"},
+    ),
+    (
+        "每天早上9点提醒我喝水",
+        {"prompt": "喝水", "cron": "0 9 * * *", "time_zone": "Europe/Berlin"},
+    ),
+    ("每隔2小时提醒我起来走走", {"prompt": "起来走走", "every_seconds": 7200}),
+]
+
+
+@pytest.mark.parametrize(("text", "arguments"), ZONED)
+def test_times_are_read_in_the_person_s_zone_when_they_wrote(
+    text: str, arguments: dict[str, Any]
+) -> None:
+    reply = answer(request(text, zone="Europe/Berlin", time=WRITTEN))
+
+    assert reply.tool_calls == (ToolCall("call_1", "schedule_create", arguments),)
+
+
+def test_the_zone_is_the_latest_one_the_person_sent_else_utc() -> None:
+    earlier = Message(role="user", text="hi", time_zone="Asia/Tokyo")
+    follow_up = Message(role="user", text="[Scheduled reminder]", source={"kind": "schedule"})
+
+    zoned = answer(request("remind me at 9:00 today to x", history=[earlier, follow_up]))
+    plain = answer(request("remind me at 9:00 today to x", time=WRITTEN))
+
+    assert zoned.tool_calls[0].arguments["time_zone"] == "Asia/Tokyo"
+    assert plain.tool_calls[0].arguments == {
+        "prompt": "x",
+        "at": "2026-01-01T09:00",
+        "time_zone": "UTC",
+    }
+
+
+async def test_without_a_stored_time_the_adapter_s_clock_says_what_today_is() -> None:
+    model = DemoModel(clock=FakeClock(WRITTEN))
+
+    reply = await model.complete(request("remind me at 9:00 tomorrow to x", zone="Asia/Tokyo"))
+
+    assert reply.tool_calls[0].arguments["at"] == "2026-01-03T09:00"
+
+
+def listed(*views: dict[str, Any]) -> Message:
+    return Message(
+        role="tool", name="schedule_list", tool_call_id="call_1", content={"reminders": list(views)}
+    )
+
+
+DAILY_VIEW: dict[str, Any] = {
+    "id": "rem-2",
+    "prompt": "water the plants",
+    "rule": {"kind": "cron", "cron": "0 9 * * *"},
+    "ruleText": "at 09:00 every day (Europe/Berlin)",
+    "timeZone": "Europe/Berlin",
+    "nextAt": "2026-01-02T08:00:00.000Z",
+    "state": "scheduled",
+    "revision": 1,
+}
+
+
+def step(text: str, *after: Message, zone: str = "Europe/Berlin") -> ModelReply:
+    """The reply to `text` once `after` (an assistant call and its results) happened."""
+    first = request(text, tools=ALL, zone=zone, time=WRITTEN)
+    return answer(ModelRequest(messages=(*first.messages, *after), tools=first.tools))
+
+
+CALL_LIST = Message(role="assistant", tool_calls=(ToolCall("call_1", "schedule_list", {}),))
+
+
+@pytest.mark.parametrize(
+    ("text", "update", "said"),
+    [
+        (
+            "pause reminder rem-2",
+            {"id": "rem-2", "revision": 1, "paused": True},
+            "Reminder rem-2 is paused: “water the plants”.",
+        ),
+        (
+            "resume reminder rem-2",
+            {"id": "rem-2", "revision": 1, "paused": False},
+            "Reminder rem-2 is resumed: “water the plants”, next at 2026-01-02 09:00:00 "
+            "Europe/Berlin (2026-01-02 08:00:00 UTC).",
+        ),
+        (
+            "move rem-2 to 10:00",
+            {"id": "rem-2", "revision": 1, "cron": "0 10 * * *", "time_zone": "Europe/Berlin"},
+            "Reminder rem-2 now fires at 2026-01-02 09:00:00 Europe/Berlin "
+            "(2026-01-02 08:00:00 UTC): “water the plants”.",
+        ),
+        (
+            "暂停提醒 rem-2",
+            {"id": "rem-2", "revision": 1, "paused": True},
+            "已暂停提醒 rem-2（“water the plants”）。",
+        ),
+    ],
+)
+def test_a_change_lists_first_then_updates_that_revision_then_says_it(
+    text: str, update: dict[str, Any], said: str
+) -> None:
+    listing = step(text)
+    updating = step(text, CALL_LIST, listed(DAILY_VIEW))
+    call = Message(role="assistant", tool_calls=updating.tool_calls)
+    result = Message(role="tool", name="schedule_update", tool_call_id="call_2", content=DAILY_VIEW)
+    done = step(text, CALL_LIST, listed(DAILY_VIEW), call, result)
+
+    assert listing.tool_calls == (ToolCall("call_1", "schedule_list", {}),)
+    assert listing.reasoning is not None and "schedule_list" in listing.reasoning
+    assert updating.tool_calls == (ToolCall("call_2", "schedule_update", update),)
+    assert updating.reasoning is not None and "schedule_update" in updating.reasoning
+    assert (done.tool_calls, done.text) == ((), said)
+
+
+def test_a_change_of_a_reminder_that_is_not_listed_or_cannot_move_is_said() -> None:
+    quarterly = {**DAILY_VIEW, "rule": {"kind": "cron", "cron": "*/15 * * * *"}}
+
+    missing = step("move rem-9 to 10:00", CALL_LIST, listed(DAILY_VIEW))
+    stuck = step("move rem-2 to 10:00", CALL_LIST, listed(quarterly))
+    empty = step(
+        "把 rem-2 改到10点", CALL_LIST, Message(role="tool", name="schedule_list", content=[])
+    )
+
+    assert (missing.tool_calls, missing.text) == (
+        (),
+        "There is no active reminder rem-9 [schedule_not_found].",
+    )
+    assert stuck.text.startswith("I can only move a reminder that fires once")
+    assert empty.text == "没有找到进行中的提醒 rem-2 [schedule_not_found]。"
+
+
+def test_a_failed_list_or_update_is_said_not_retried() -> None:
+    failed = Message(
+        role="tool",
+        name="schedule_list",
+        tool_call_id="call_1",
+        content={"code": "persistence_unavailable", "message": "no durable storage"},
+        is_error=True,
+    )
+
+    reply = step("pause reminder rem-2", CALL_LIST, failed)
+
+    assert reply.tool_calls == ()
+    assert reply.text == "Couldn't list the reminders [persistence_unavailable]: no durable storage"
+
+
+def test_a_change_needs_the_update_tool_too() -> None:
+    reply = answer(request("pause reminder rem-2"))  # schedule_update is not offered
+
+    assert reply.tool_calls == ()
+    assert reply.text.startswith("Reminders are not enabled in this host")
+
+
+def test_the_conversation_s_language_is_the_person_s_latest_message_in_words() -> None:
+    chinese = Message(role="user", text="列出提醒")
+    only_an_id = Message(role="user", text="rem-1 ?")
+    english = Message(role="user", text="ok thanks")
+
+    due = {"kind": "schedule", "scheduleId": "rem-1", "prompt": "stretch"}
+    in_chinese = answer(request("[Scheduled reminder]", source=due, history=[chinese, only_an_id]))
+    in_english = answer(request("[Scheduled reminder]", source=due, history=[chinese, english]))
+    refused = answer(
+        ModelRequest(
+            messages=[
+                chinese,
+                CALL_LIST,
+                Message(
+                    role="tool",
+                    name="schedule_create",
+                    content={"code": "limit_exceeded", "message": "too many"},
+                    is_error=True,
+                ),
+            ],
+            tools=[],
+        )
+    )
+
+    assert in_chinese.text == "⏰ 提醒：stretch"
+    assert in_english.text == "⏰ Reminder: stretch"
+    assert refused.text.startswith("设置提醒失败 [limit_exceeded]：")

@@ -1,173 +1,47 @@
 from __future__ import annotations
 
-import pytest
-from pydantic import JsonValue
+from typing import Any
 
-from dsh.models.base import Message
-from dsh.models.demo.intents import Create, Delete, List
+import pytest
+
+from dsh.models.demo.intents import (
+    Create,
+    CreateAt,
+    CreateDaily,
+    CreateEvery,
+    Delete,
+    Intent,
+    List,
+    Move,
+    SetPaused,
+)
 from dsh.models.demo.replies import (
     calling,
     help_text,
     not_enabled,
+    reasoning,
     reminder,
-    span,
-    tool_result,
     unclear,
-    utc,
+    updating,
 )
-
-VIEW: dict[str, JsonValue] = {
-    "id": "rem-1",
-    "kind": "after",
-    "prompt": "stretch",
-    "afterSeconds": 10,
-    "scheduledAt": "2026-01-01T00:00:10.000Z",
-    "state": "scheduled",
-    "deliveryMode": "session-local",
-}
-
-
-def result(name: str, content: JsonValue, is_error: bool = False) -> Message:
-    return Message(role="tool", name=name, tool_call_id="c", content=content, is_error=is_error)
 
 
 @pytest.mark.parametrize(
-    ("seconds", "english", "chinese"),
+    ("prompt", "reminder_id", "zh", "text"),
     [
-        (1, "1 second", "1秒"),
-        (10, "10 seconds", "10秒"),
-        (90, "90 seconds", "90秒"),
-        (300, "5 minutes", "5分钟"),
-        (3600, "1 hour", "1小时"),
-        (7200, "2 hours", "2小时"),
-        (86400, "1 day", "1天"),
-        (0, "0 seconds", "0秒"),
+        ("stretch", "rem-1", False, "⏰ Reminder: stretch"),
+        ("stretch", "rem-1", True, "⏰ 提醒：stretch"),
+        ("喝水", None, True, "⏰ 提醒：喝水"),
+        (None, "rem-3", False, "⏰ Reminder rem-3 is due."),
+        (None, "rem-3", True, "⏰ 提醒 rem-3 到时间了。"),
+        (None, None, False, "⏰ A reminder is due."),
+        (None, None, True, "⏰ 有一个提醒到时间了。"),
     ],
 )
-def test_a_span_uses_its_largest_whole_unit(seconds: int, english: str, chinese: str) -> None:
-    assert span(seconds, zh=False) == english
-    assert span(seconds, zh=True) == chinese
-
-
-@pytest.mark.parametrize(
-    ("value", "shown"),
-    [
-        ("2026-01-01T00:00:10.000Z", "2026-01-01 00:00:10 UTC"),
-        ("2026-01-01T08:00:10+08:00", "2026-01-01 00:00:10 UTC"),
-        ("2026-01-01T00:00:10", "2026-01-01 00:00:10 UTC"),
-        ("tomorrow", "tomorrow"),
-        (None, "null"),
-        (12, "12"),
-    ],
-)
-def test_times_are_shown_in_utc_and_anything_else_unchanged(value: JsonValue, shown: str) -> None:
-    assert utc(value) == shown
-
-
-def test_a_created_reminder_is_described_with_id_utc_time_and_session_local() -> None:
-    text = tool_result(result("schedule_create", VIEW), zh=False)
-
-    assert text == (
-        "Reminder rem-1 is set for 2026-01-01 00:00:10 UTC (in 10 seconds): “stretch”. "
-        "It is session-local: it fires only while this session is live."
-    )
-
-
-def test_a_created_reminder_is_described_in_chinese() -> None:
-    text = tool_result(result("schedule_create", {**VIEW, "prompt": "喝水"}), zh=True)
-
-    assert text.startswith("已设置提醒 rem-1：2026-01-01 00:00:10 UTC（10秒后）提醒你“喝水”。")
-    assert "session-local" in text
-
-
-@pytest.mark.parametrize("after", [None, True, "10"])
-def test_a_created_reminder_without_whole_seconds_omits_the_span(after: JsonValue) -> None:
-    view = {**VIEW, "afterSeconds": after}
-
-    assert "(in " not in tool_result(result("schedule_create", view), zh=False)
-    assert "后）" not in tool_result(result("schedule_create", view), zh=True)
-
-
-def test_a_list_shows_each_reminder() -> None:
-    overdue = {**VIEW, "id": "rem-2", "prompt": "call mom", "state": "overdue"}
-    message = result("schedule_list", {"reminders": [VIEW, overdue, "odd"]})
-
-    assert tool_result(message, zh=False).splitlines() == [
-        "Your reminders (session-local):",
-        "- rem-1: “stretch” at 2026-01-01 00:00:10 UTC (scheduled)",
-        "- rem-2: “call mom” at 2026-01-01 00:00:10 UTC (overdue)",
-        '- "odd"',
-    ]
-    assert tool_result(message, zh=True).splitlines()[:2] == [
-        "你的提醒（session-local）：",
-        "- rem-1：“stretch”，2026-01-01 00:00:10 UTC（scheduled）",
-    ]
-
-
-def test_an_empty_list_says_there_are_no_reminders() -> None:
-    message = result("schedule_list", {"reminders": []})
-
-    assert tool_result(message, zh=False) == "You have no reminders."
-    assert tool_result(message, zh=True) == "当前没有提醒。"
-
-
-@pytest.mark.parametrize(
-    ("content", "english", "chinese"),
-    [
-        ({"id": "rem-1", "deleted": True}, "Deleted reminder rem-1.", "已删除提醒 rem-1。"),
-        (
-            {"id": "rem-9", "deleted": False, "code": "schedule_not_found"},
-            "There is no active reminder rem-9 (schedule_not_found).",
-            "没有找到进行中的提醒 rem-9（schedule_not_found）。",
-        ),
-        (
-            {"id": "rem-9", "deleted": False},
-            "There is no active reminder rem-9 (schedule_not_found).",
-            "没有找到进行中的提醒 rem-9（schedule_not_found）。",
-        ),
-    ],
-)
-def test_a_delete_says_deleted_or_not_found(content: JsonValue, english: str, chinese: str) -> None:
-    assert tool_result(result("schedule_delete", content), zh=False) == english
-    assert tool_result(result("schedule_delete", content), zh=True) == chinese
-
-
-def test_an_error_result_gives_its_code_and_message() -> None:
-    error: JsonValue = {"code": "invalid_rule", "message": "after_seconds must be positive"}
-    message = result("schedule_create", error, is_error=True)
-
-    assert tool_result(message, zh=False) == (
-        "schedule_create failed: invalid_rule: after_seconds must be positive"
-    )
-    assert tool_result(message, zh=True) == (
-        "schedule_create 失败：invalid_rule：after_seconds must be positive"
-    )
-
-
-def test_an_error_without_the_usual_shape_is_still_shown() -> None:
-    message = result("schedule_list", "boom", is_error=True)
-
-    assert tool_result(message, zh=False) == 'schedule_list failed: error: "boom"'
-
-
-@pytest.mark.parametrize(
-    ("name", "content"),
-    [
-        ("weather", {"temp": 3}),
-        ("schedule_create", {"no": "id"}),
-        ("schedule_list", {"reminders": "none"}),
-        ("schedule_delete", {"id": "x"}),
-        ("schedule_list", [1, 2]),
-    ],
-)
-def test_any_other_result_is_shown_as_json(name: str, content: JsonValue) -> None:
-    assert tool_result(result(name, content), zh=False).startswith(f"{name} returned: ")
-    assert tool_result(result(name, content), zh=True).startswith(f"{name} 返回：")
-
-
-def test_a_reminder_is_answered_in_the_language_of_its_prompt() -> None:
-    assert reminder("stretch") == "⏰ Reminder: stretch"
-    assert reminder("喝水") == "⏰ 提醒：喝水"
+def test_a_due_reminder_is_answered_in_the_language_asked_for(
+    prompt: str | None, reminder_id: str | None, zh: bool, text: str
+) -> None:
+    assert reminder(prompt, reminder_id, zh) == text
 
 
 def test_the_text_that_accompanies_each_call_names_what_is_happening() -> None:
@@ -179,6 +53,116 @@ def test_the_text_that_accompanies_each_call_names_what_is_happening() -> None:
     assert calling(List(), zh=True) == "正在查看你的提醒。"
     assert calling(Delete("rem-1"), zh=False) == "Cancelling reminder rem-1."
     assert calling(Delete("rem-1"), zh=True) == "正在删除提醒 rem-1。"
+
+
+BERLIN = {"time_zone": "Europe/Berlin"}
+
+
+@pytest.mark.parametrize(
+    ("intent", "arguments", "english", "chinese"),
+    [
+        (
+            CreateAt("call mum", 1, 9, 0),
+            {"at": "2026-01-02T09:00", **BERLIN},
+            "Setting a reminder for 2026-01-02 09:00 (Europe/Berlin): “call mum”.",
+            "好的，2026-01-02 09:00（Europe/Berlin）提醒你“call mum”。",
+        ),
+        (
+            CreateDaily("stretch", 9, 0),
+            BERLIN,
+            "Setting a reminder every day at 09:00 (Europe/Berlin): “stretch”.",
+            "好的，每天 09:00（Europe/Berlin）提醒你“stretch”。",
+        ),
+        (
+            CreateDaily("stand up", 8, 30, days="MON-FRI"),
+            BERLIN,
+            "Setting a reminder every weekday at 08:30 (Europe/Berlin): “stand up”.",
+            "好的，每个工作日 08:30（Europe/Berlin）提醒你“stand up”。",
+        ),
+        (
+            CreateDaily("report", 10, 0, days="MON"),
+            {},
+            "Setting a reminder every Monday at 10:00 (UTC): “report”.",
+            "好的，每周一 10:00（UTC）提醒你“report”。",
+        ),
+        (
+            CreateDaily("rest", 10, 0, days="SUN"),
+            {},
+            "Setting a reminder every Sunday at 10:00 (UTC): “rest”.",
+            "好的，每周日 10:00（UTC）提醒你“rest”。",
+        ),
+        (
+            CreateEvery("drink water", 7200),
+            {},
+            "Setting a reminder every 2 hours: “drink water”.",
+            "好的，每隔2小时提醒你“drink water”。",
+        ),
+        (
+            SetPaused("rem-2", paused=True),
+            {},
+            "Checking reminder rem-2 before pausing it.",
+            "先查看提醒 rem-2，再暂停它。",
+        ),
+        (
+            SetPaused("rem-2", paused=False),
+            {},
+            "Checking reminder rem-2 before resuming it.",
+            "先查看提醒 rem-2，再恢复它。",
+        ),
+        (
+            Move("rem-1", 10, 0),
+            {},
+            "Checking reminder rem-1 before moving it to 10:00.",
+            "先查看提醒 rem-1，再把它改到 10:00。",
+        ),
+    ],
+)
+def test_each_new_request_is_announced_with_its_time(
+    intent: Intent, arguments: dict[str, Any], english: str, chinese: str
+) -> None:
+    assert calling(intent, zh=False, arguments=arguments) == english
+    assert calling(intent, zh=True, arguments=arguments) == chinese
+
+
+@pytest.mark.parametrize(
+    ("intent", "arguments", "english", "chinese"),
+    [
+        (SetPaused("rem-2", paused=True), {}, "Pausing reminder rem-2.", "正在暂停提醒 rem-2。"),
+        (SetPaused("rem-2", paused=False), {}, "Resuming reminder rem-2.", "正在恢复提醒 rem-2。"),
+        (
+            Move("rem-1", 10, 0),
+            {"at": "2026-01-02T10:00", **BERLIN},
+            "Moving reminder rem-1 to 2026-01-02 10:00 (Europe/Berlin).",
+            "正在把提醒 rem-1 改到 2026-01-02 10:00（Europe/Berlin）。",
+        ),
+        (
+            Move("rem-2", 10, 0),
+            {"cron": "0 10 * * *", **BERLIN},
+            "Moving reminder rem-2 to 10:00 (Europe/Berlin).",
+            "正在把提醒 rem-2 改到 10:00（Europe/Berlin）。",
+        ),
+    ],
+)
+def test_the_update_of_a_change_is_announced(
+    intent: SetPaused | Move, arguments: dict[str, Any], english: str, chinese: str
+) -> None:
+    assert updating(intent, zh=False, arguments=arguments) == english
+    assert updating(intent, zh=True, arguments=arguments) == chinese
+
+
+def test_the_reasoning_says_why_a_change_lists_first_and_when_a_reminder_fires() -> None:
+    assert "an update needs its current revision, so I list the reminders first" in reasoning(
+        Move("rem-1", 10, 0), "schedule_list", zh=False
+    )
+    assert "修改需要它当前的版本号，所以先列出提醒" in reasoning(
+        SetPaused("rem-1", paused=True), "schedule_list", zh=True
+    )
+    assert "every day at 09:00 (Europe/Berlin): “stretch”, in the person's time zone" in (
+        reasoning(CreateDaily("stretch", 9, 0), "schedule_create", zh=False, arguments=BERLIN)
+    )
+    assert "每隔2小时提醒“喝水”，时间按对方的时区" in reasoning(
+        CreateEvery("喝水", 7200), "schedule_create", zh=True
+    )
 
 
 @pytest.mark.parametrize("zh", [False, True])

@@ -1,0 +1,193 @@
+"""Cron rules: standard 5-field expressions evaluated on wall time in a zone.
+
+`cronsim` (a maintained parser and evaluator, see the README for why it and
+not `croniter`) reads the fields and walks the matching *wall times* on naive
+datetimes; this module turns each wall time into an instant with
+`zones.resolve_wall`, so DST follows RFC 5545 rather than Debian cron's
+quirks:
+
+- a matching wall time inside a DST gap runs with the offset before the gap
+  (`30 2 * * *` in Berlin on the spring-forward day runs at 03:30 CEST);
+- a matching wall time inside a fold runs once, at the first of its two
+  instants (`30 2 * * *` on the fall-back day runs at 02:30 CEST only);
+- two wall times that land on the same instant (02:30 in the gap and 03:30
+  after it) are one occurrence.
+
+The occurrences are therefore the sorted set of instants of the matching
+wall times. Mapping wall times to instants is monotonic except inside a gap
+(a gap wall time lands up to one gap length later), so the iterators below
+look back (or ahead) by the size of a DST change that happened within a day
+of the instant they start from, and reorder the few gap instants they meet.
+"""
+
+from __future__ import annotations
+
+import heapq
+import itertools
+import re
+from collections.abc import Iterator
+from datetime import datetime, timedelta
+from zoneinfo import ZoneInfo
+
+from cronsim import CronSim, CronSimError
+
+from .timefmt import MIN_TIMESTAMP_MS
+from .zones import is_gap, offset_ms, resolve_wall, wall_of
+
+__all__ = ["CronError", "CronSeries", "normalize_cron"]
+
+MAX_CRON_CHARS = 200
+_FIELD = re.compile(r"[0-9A-Za-z*/,#?-]+")
+_DAY_MS = 26 * 3600 * 1000  # a little more than a day: how far back a DST change can matter
+_START = datetime(2000, 1, 1)
+
+
+class CronError(ValueError):
+    """A cron expression this plugin does not accept; the message says why."""
+
+
+def normalize_cron(text: str) -> str:
+    """`text` with single spaces between exactly five valid fields; `CronError` otherwise."""
+    if len(text) > MAX_CRON_CHARS:
+        raise CronError(f"a cron expression has at most {MAX_CRON_CHARS} characters")
+    fields = text.split()
+    if len(fields) != 5:
+        raise CronError(
+            f"{text!r} has {len(fields)} fields; a cron expression has exactly five "
+            "(minute hour day-of-month month day-of-week) and no seconds field"
+        )
+    for field in fields:
+        if _FIELD.fullmatch(field) is None:
+            raise CronError(f"{text!r}: the field {field!r} has characters cron does not use")
+    normal = " ".join(fields)
+    try:
+        CronSim(normal, _START)
+    except CronSimError as error:
+        raise CronError(f"{text!r} is not a valid cron expression: {error}") from None
+    return normal
+
+
+def _walls(expression: str, start: datetime, *, reverse: bool = False) -> Iterator[datetime]:
+    """Matching naive wall times from `start` (inclusive), forward or backward."""
+    step = timedelta(seconds=1)
+    try:
+        walker = CronSim(expression, start + step if reverse else start - step, reverse=reverse)
+        while True:
+            yield next(walker)
+    except (StopIteration, OverflowError, ValueError):
+        # cronsim gives up after 50 years without a match; datetime ends at years 1 and 9999.
+        return
+
+
+def _in_order(candidates: Iterator[tuple[int, bool]]) -> Iterator[int]:
+    """Instants in increasing order, once each, from `(instant, in a gap)` in wall-time order.
+
+    Instants of wall times outside gaps already increase; a gap's instants are
+    held until a later instant passes them (or the candidates end).
+    """
+    pending: list[int] = []
+    last: int | None = None
+    for instant, in_gap in candidates:
+        if in_gap:
+            heapq.heappush(pending, instant)
+            continue
+        while pending and pending[0] < instant:
+            early = heapq.heappop(pending)
+            if early != last:
+                last = early
+                yield early
+        last = instant
+        yield instant
+    yield from sorted(set(pending) - {last})
+
+
+class CronSeries:
+    """The occurrences (epoch ms) of one cron expression in one zone."""
+
+    __slots__ = ("expression", "zone")
+
+    def __init__(self, expression: str, zone: ZoneInfo) -> None:
+        self.expression = normalize_cron(expression)
+        self.zone = zone
+
+    # -- DST changes near an instant ---------------------------------------
+
+    def _shift(self, epoch_ms: int) -> int:
+        """The offset change in the day before `epoch_ms`: > 0 a gap, < 0 a fold."""
+        before = max(epoch_ms - _DAY_MS, MIN_TIMESTAMP_MS)
+        try:
+            return offset_ms(epoch_ms, self.zone) - offset_ms(before, self.zone)
+        except ValueError:  # at the edge of representable time: no DST to speak of
+            return 0
+
+    def _wall(self, epoch_ms: int) -> datetime:
+        return wall_of(epoch_ms, self.zone).replace(fold=0)
+
+    def _instant(self, wall: datetime) -> int | None:
+        try:
+            return resolve_wall(wall, self.zone)
+        except ValueError:
+            return None
+
+    # -- the series ----------------------------------------------------------
+
+    def after(self, epoch_ms: int) -> Iterator[int]:
+        """The occurrences strictly after `epoch_ms`, in increasing order."""
+        # Gap wall times up to one gap before `epoch_ms`'s wall time land after it.
+        lookback = timedelta(milliseconds=max(0, self._shift(epoch_ms)))
+        try:
+            start = self._wall(epoch_ms) - lookback
+        except (ValueError, OverflowError):
+            return iter(())
+        return _in_order(self._candidates(_walls(self.expression, start), epoch_ms))
+
+    def _candidates(self, walls: Iterator[datetime], epoch_ms: int) -> Iterator[tuple[int, bool]]:
+        """`(instant, in a gap)` of each matching wall time that lands after `epoch_ms`."""
+        for wall in walls:
+            instant = self._instant(wall)
+            if instant is None:
+                return
+            if instant > epoch_ms:
+                yield instant, is_gap(wall, self.zone)
+
+    def next_after(self, epoch_ms: int) -> int | None:
+        """The first occurrence strictly after `epoch_ms`, or None when there is none."""
+        return next(self.after(epoch_ms), None)
+
+    def last_at_or_before(self, epoch_ms: int) -> int | None:
+        """The latest occurrence at or before `epoch_ms`, or None when there is none."""
+        # A fold that ended within a day: wall times up to one fold after ours
+        # belong to its first pass, which is earlier.
+        lookahead = timedelta(milliseconds=max(0, -self._shift(epoch_ms)))
+        try:
+            start = self._wall(epoch_ms) + lookahead
+        except (ValueError, OverflowError):
+            return None
+        best: int | None = None
+        stop: datetime | None = None
+        for wall in _walls(self.expression, start, reverse=True):
+            if stop is not None and wall < stop:
+                break
+            instant = self._instant(wall)
+            if instant is None or instant > epoch_ms:
+                continue
+            best = instant if best is None else max(best, instant)
+            if stop is None and not is_gap(wall, self.zone):
+                # Gap wall times up to one gap earlier may still land later than this one.
+                stop = wall - timedelta(milliseconds=max(0, self._shift(instant)))
+        return best
+
+    def min_spacing_seconds(self) -> int:
+        """The shortest wall-clock distance between two matches (at most a day)."""
+        walker = CronSim(self.expression, _START)
+        minutes = sorted(hour * 60 + minute for hour in walker.hours for minute in walker.minutes)
+        gaps = [later - earlier for earlier, later in itertools.pairwise(minutes)]
+        gaps.append(minutes[0] + 24 * 60 - minutes[-1])
+        return min(gaps) * 60
+
+    def explain(self) -> str:
+        """The expression in English words (cronsim's), e.g. `At 09:00 on Monday through Friday`."""
+        try:
+            return CronSim(self.expression, _START).explain()
+        except Exception:  # an explanation is a nicety: never let it cost a view
+            return f"on the cron schedule {self.expression!r}"

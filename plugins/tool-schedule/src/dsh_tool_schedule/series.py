@@ -1,0 +1,135 @@
+"""The occurrences of a record's rule: pure functions of the record, never of a clock.
+
+- `after` and `at` are one-shots: their only occurrence is the record's
+  `nextAt`, so the rule itself has none beyond it.
+- `every` is `firstAt + k × seconds` (k ≥ 0): elapsed time, the same in every
+  zone, so "every 2 hours" stays two hours apart across a DST change.
+- `cron` is `CronSeries` (wall time in the record's zone, RFC 5545 DST rules).
+
+Each series answers `next_after(t)`, `last_at_or_before(t)` and
+`count_between(a, b)` (occurrences strictly between, counted up to a cap so a
+minute-by-minute rule cold for months cannot stall the event loop); `Bounded`
+cuts a series at the record's `until`. Instants are epoch milliseconds.
+"""
+
+from __future__ import annotations
+
+from typing import Final, Protocol
+
+from .cron import CronSeries
+from .protocol import CronRule, EveryRule, Record
+from .timefmt import MAX_TIMESTAMP_MS
+from .zones import load_zone
+
+__all__ = ["COUNT_CAP", "Bounded", "Every", "Never", "Series", "series_of"]
+
+COUNT_CAP: Final = 100_000
+"""`count_between` counts at most this many occurrences (a minute rule cold for ~69 days)."""
+
+
+class Series(Protocol):
+    def next_after(self, epoch_ms: int) -> int | None: ...
+
+    def last_at_or_before(self, epoch_ms: int) -> int | None: ...
+
+    def count_between(self, start_ms: int, stop_ms: int) -> int: ...
+
+
+class Never:
+    """A one-shot's rule: no occurrence beyond the record's own `nextAt`."""
+
+    __slots__ = ()
+
+    def next_after(self, epoch_ms: int) -> int | None:
+        return None
+
+    def last_at_or_before(self, epoch_ms: int) -> int | None:
+        return None
+
+    def count_between(self, start_ms: int, stop_ms: int) -> int:
+        return 0
+
+
+class Every:
+    """`anchor + k × period` for k ≥ 0, up to the latest representable time."""
+
+    __slots__ = ("anchor", "period")
+
+    def __init__(self, anchor_ms: int, period_ms: int) -> None:
+        self.anchor = anchor_ms
+        self.period = period_ms
+
+    def next_after(self, epoch_ms: int) -> int | None:
+        if epoch_ms < self.anchor:
+            return self.anchor
+        following = self.anchor + ((epoch_ms - self.anchor) // self.period + 1) * self.period
+        return following if following <= MAX_TIMESTAMP_MS else None
+
+    def last_at_or_before(self, epoch_ms: int) -> int | None:
+        if epoch_ms < self.anchor:
+            return None
+        return self.anchor + (epoch_ms - self.anchor) // self.period * self.period
+
+    def count_between(self, start_ms: int, stop_ms: int) -> int:
+        first = self.next_after(start_ms)
+        if first is None or first >= stop_ms:
+            return 0
+        return min((stop_ms - 1 - first) // self.period + 1, COUNT_CAP)
+
+
+class _Cron:
+    __slots__ = ("cron",)
+
+    def __init__(self, cron: CronSeries) -> None:
+        self.cron = cron
+
+    def next_after(self, epoch_ms: int) -> int | None:
+        return self.cron.next_after(epoch_ms)
+
+    def last_at_or_before(self, epoch_ms: int) -> int | None:
+        return self.cron.last_at_or_before(epoch_ms)
+
+    def count_between(self, start_ms: int, stop_ms: int) -> int:
+        counted = 0
+        for instant in self.cron.after(start_ms):
+            if instant >= stop_ms or counted == COUNT_CAP:
+                break
+            counted += 1
+        return counted
+
+
+class Bounded:
+    """`series` without the occurrences after `until_ms` (None: unbounded)."""
+
+    __slots__ = ("series", "until")
+
+    def __init__(self, series: Series, until_ms: int | None) -> None:
+        self.series = series
+        self.until = until_ms
+
+    def next_after(self, epoch_ms: int) -> int | None:
+        following = self.series.next_after(epoch_ms)
+        if following is None or (self.until is not None and following > self.until):
+            return None
+        return following
+
+    def last_at_or_before(self, epoch_ms: int) -> int | None:
+        bound = epoch_ms if self.until is None else min(epoch_ms, self.until)
+        return self.series.last_at_or_before(bound)
+
+    def count_between(self, start_ms: int, stop_ms: int) -> int:
+        stop = stop_ms if self.until is None else min(stop_ms, self.until + 1)
+        return self.series.count_between(start_ms, stop)
+
+
+def series_of(record: Record) -> Bounded:
+    """The occurrences of `record`'s rule, cut at its `until`."""
+    rule = record.rule
+    series: Series
+    if isinstance(rule, EveryRule):
+        series = Every(record.first_ms, rule.seconds * 1000)
+    elif isinstance(rule, CronRule):
+        series = _Cron(CronSeries(rule.cron, load_zone(record.time_zone)))
+    else:
+        series = Never()
+    return Bounded(series, record.until_ms)
