@@ -391,7 +391,39 @@ def _coldstart(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
     ]
 
 
+_HOSTILE = {
+    "calls": "a reply with {calls:,} schedule_create calls",
+    "deep": "arguments nested 250 deep, beside a good call",
+    "nan": "NaN in arguments, beside a good call",
+    "large": "5 MiB of arguments, beside a good call",
+}
+
+
+def _hostile(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    for key, what in _HOSTILE.items():
+        item = r.get(key)
+        if not item:
+            continue
+        results = ", ".join(f"{count} {code}" for code, count in item.get("results", {}).items())
+        rows.append(
+            _row(
+                "10 hostile reply",
+                what.format(calls=item.get("calls", 0)),
+                f"turn {_num(item.get('turn_seconds'), ' s', 3)}; "
+                f"{item.get('events_added')} events, {item.get('log_bytes'):,} B log; "
+                f"results: {results}; {item.get('reminders_created')} reminders",
+                "",
+                "",
+                "nothing lost, log reads back",
+                bool(item.get("reads_back")),
+            )
+        )
+    return rows
+
+
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
+    "hostile": _hostile,
     "idle": _idle,
     "spread": _spread,
     "spread-recurring": _recurring,
