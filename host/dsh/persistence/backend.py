@@ -203,16 +203,6 @@ class Backend(abc.ABC):
         (wrong start or a gap; nothing stored), `CorruptLog`, or `StorageError`.
         """
 
-    async def until_quiet(self) -> None:
-        """Return once no write is in progress or queued (a hint, not a lock).
-
-        The coordinator's eager writers wait for it before taking their batch,
-        so that writes someone awaits (a flush barrier) go first and eager
-        events pile up into fewer, larger batches. The default returns at
-        once: a backend without a write queue has nothing to wait for.
-        """
-        return None
-
     @abc.abstractmethod
     async def cursor(self, session_id: str) -> int | None:
         """How many events are really stored, or None if the Session is not stored."""

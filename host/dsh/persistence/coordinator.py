@@ -13,9 +13,7 @@ durability only for what the backend has confirmed:
    starts a writer task for each dirty Session, and that task writes
    everything pending as one batch (one backend call) — events appended
    meanwhile form the next — and ends when nothing is left (or keeps
-   retrying, see 5). Before taking a batch it waits until the backend is
-   quiet (`Backend.until_quiet`), so writes a flush awaits go first and
-   eager events coalesce. A flush writes inline instead when no writer is busy,
+   retrying, see 5). A flush writes inline instead when no writer is busy,
    and never waits for more than two batches. An idle Session therefore
    costs no task and no event object.
 3. The first write creates the Session in storage with exactly the immutable
@@ -387,11 +385,7 @@ class _Controller:
         try:
             while not self._closing:
                 if self._can_write():
-                    # Awaited writes (a flush, of this Session or another) go first;
-                    # meanwhile this Session's events pile up into one batch.
-                    await self._backend.until_quiet()
-                    if self._can_write():
-                        await self._drive(until=None)
+                    await self._drive(until=None)
                 elif self._should_retry():
                     await self._wait_to_retry()
                 else:

@@ -133,10 +133,6 @@ class JsonlBackend(Backend):
             finished, self._committed = self._round_finished(), None
             finished.set()
 
-    async def until_quiet(self) -> None:
-        while self._committing or self._queue:
-            await self._round_finished().wait()
-
     def _round_finished(self) -> anyio.Event:
         if self._committed is None:
             self._committed = anyio.Event()
