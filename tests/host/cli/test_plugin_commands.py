@@ -133,9 +133,7 @@ def test_a_word_no_plugin_offers_is_an_unknown_command(
     assert "fails" not in result.err and "is a command of" not in result.err
 
 
-def test_the_overlay_may_follow_the_command_words(
-    dsh: Cli, site: FakeSite, tmp_path: Path
-) -> None:
+def test_the_overlay_may_follow_the_command_words(dsh: Cli, site: FakeSite, tmp_path: Path) -> None:
     site.plugin("commands", "Commands")
     path = overlay(tmp_path, "commands")
     (tmp_path / "elsewhere").mkdir()

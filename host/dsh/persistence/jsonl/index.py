@@ -112,9 +112,7 @@ class LineIndex:
         first = self.length
         types = batch.types
         if types and types.count(types[0]) == len(types):  # one type: one extend
-            self.by_type.setdefault(types[0], array(_SEQ)).extend(
-                range(first, first + len(types))
-            )
+            self.by_type.setdefault(types[0], array(_SEQ)).extend(range(first, first + len(types)))
         else:
             for offset, name in enumerate(types):
                 self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
