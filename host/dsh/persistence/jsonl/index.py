@@ -30,8 +30,8 @@ import zlib
 from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Sequence
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
