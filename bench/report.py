@@ -422,8 +422,43 @@ def _hostile(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _codec(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    speeds = r.get("assistant") or {}
+    old = speeds.get("first edition (pydantic model)") or {}
+    new = speeds.get("dsh (pydantic-core, bytes held)") or {}
+    held = r.get("held") or {}
+    old_held = held.get("first edition (pydantic model)") or {}
+    new_held = held.get("dsh (pydantic-core, bytes held)") or {}
+    for key, figure in (("read_us", "read a stored line (µs)"), ("build_us", "build (µs)")):
+        rows.append(
+            _row(
+                "11 codec (message/assistant)",
+                figure,
+                _num(new.get(key), " µs", 2),
+                f"first edition: {_num(old.get(key), ' µs', 2)}",
+                _ratio(_div(new.get(key), old.get(key))),
+                "",
+                None,
+            )
+        )
+    rows.append(
+        _row(
+            "11 codec (message/assistant)",
+            "held event: bytes / GC-tracked objects",
+            f"{new_held.get('bytes')} B / {new_held.get('gc_objects')}",
+            f"first edition: {old_held.get('bytes')} B / {old_held.get('gc_objects')}",
+            _ratio(_div(new_held.get("bytes"), old_held.get("bytes"))),
+            "",
+            None,
+        )
+    )
+    return rows
+
+
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "hostile": _hostile,
+    "codec": _codec,
     "idle": _idle,
     "spread": _spread,
     "spread-recurring": _recurring,

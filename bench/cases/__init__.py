@@ -29,6 +29,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "idle-cpu": ("footprint", "idle_cpu", {}),
     "coldstart": ("web", "coldstart", {}),
     "hostile": ("hostile", "hostile", {}),
+    "codec": ("codec", "codec", {}),
 }
 
 

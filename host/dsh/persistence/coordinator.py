@@ -9,13 +9,14 @@ durability only for what the backend has confirmed:
    is copied, and a failed batch is "retained" simply because the confirmed
    cursor did not move.
 2. Writing is eager but holds no task while there is nothing to write: an
-   append marks its Session dirty, one dispatcher task per coordinator
-   starts a writer task for each dirty Session, and that task writes
+   append starts the Session's writer task unless it runs; the task writes
    everything pending as one batch (one backend call) — events appended
    meanwhile form the next — and ends when nothing is left (or keeps
-   retrying, see 5). A flush writes inline instead when no writer is busy,
-   and never waits for more than two batches. An idle Session therefore
-   costs no task and no event object.
+   retrying, see 5). It starts after the tasks the same append woke (the
+   live-stream senders), so their frames go out before the fsync. A flush
+   writes inline instead when no writer is busy, and never waits for more
+   than two batches. An idle Session therefore costs no task and no event
+   object.
 3. The first write creates the Session in storage with exactly the immutable
    prefix `[0, seed_end)` (the controller keeps only that scalar). If storage
    already holds the id — a resumed Session, or an earlier creation whose
@@ -144,9 +145,6 @@ class PersistenceCoordinator:
         self._tasks = TaskSet(group, "persistence")
         self._controllers: dict[Session, _Controller] = {}
         self._closed = False
-        self._dirty: dict[_Controller, None] = {}
-        self._wakeup: anyio.Event | None = None
-        self._dispatching = False
 
     def attach(self, session: Session, *, seed_end: int) -> Callable[[], Awaitable[None]]:
         """Persist `session` from now on; returns the (async) `Disposer` that detaches it.
@@ -171,10 +169,7 @@ class PersistenceCoordinator:
         controller = _Controller(session, self, seed_end)
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
-        if not self._dispatching:
-            self._dispatching = True
-            self._tasks.start_soon(self._dispatch, name="persistence dispatcher")
-        self.schedule(controller)  # create (or adopt) the stored log eagerly
+        controller.start_writer()  # create (or adopt) the stored log eagerly
 
         async def detach() -> None:
             if self._controllers.get(session) is controller:
@@ -221,36 +216,6 @@ class PersistenceCoordinator:
     async def list(self) -> list[StoredSummary]:
         """Every stored Session (see `Backend.list`)."""
         return await self.backend.list()
-
-    def schedule(self, controller: _Controller) -> None:
-        """Have the dispatcher start `controller`'s writer (if it has work) soon."""
-        if controller in self._dirty or self._closed:
-            return
-        self._dirty[controller] = None
-        if self._wakeup is not None:
-            self._wakeup.set()
-
-    async def _dispatch(self) -> None:
-        try:
-            await self._dispatch_forever()
-        finally:
-            # The group that owns persistence is gone: nothing is written any more.
-            for controller in list(self._controllers.values()):
-                controller.stopped()
-
-    async def _dispatch_forever(self) -> None:
-        while True:
-            if not self._dirty:
-                self._wakeup = anyio.Event()
-                await self._wakeup.wait()
-                self._wakeup = None
-                # Let the tasks the same append woke (live-stream senders) run before
-                # the write hands its batch to storage. Eager writing is not
-                # latency-bound: a flush that needs it writes inline itself.
-                await anyio.lowlevel.checkpoint()
-            dirty, self._dirty = self._dirty, {}
-            for controller in dirty:
-                controller.start_writer(self._tasks)
 
     async def aclose(self) -> None:
         """Detach every attached Session (each retrying as `detach` does), concurrently.
@@ -322,7 +287,7 @@ class _Controller:
         )
 
     def on_append(self, session: Session, event: SessionEvent) -> None:
-        self._owner.schedule(self)
+        self.start_writer()
 
     async def flush(self, session: Session) -> bool:
         boundary = len(self.session)
@@ -370,8 +335,9 @@ class _Controller:
 
     # -- the write path -----------------------------------------------------
 
-    def start_writer(self, tasks: TaskSet) -> None:
+    def start_writer(self) -> None:
         """Start the writer task unless one runs, nothing is to be done, or it is closing."""
+        tasks = self._owner._tasks
         if self._writer_done is not None or self._closing or tasks.closed:
             return
         if not self._can_write() and not self._should_retry():
@@ -398,11 +364,6 @@ class _Controller:
             if done is not None:
                 done.set()
             self._notify()
-
-    def stopped(self) -> None:
-        """Persistence stopped under this Session: waiting flushes raise."""
-        self._stopped = True
-        self._notify()
 
     def _should_retry(self) -> bool:
         return self._fault is not None and not self._diverged and not self._closing
@@ -437,7 +398,7 @@ class _Controller:
         finally:
             self._writing = False
             if self._can_write():
-                self._owner.schedule(self)  # appends arrived past a flush's boundary
+                self.start_writer()  # appends arrived past a flush's boundary
 
     def _holds(self, boundary: int) -> bool:
         return self._created and self._confirmed >= boundary
@@ -602,7 +563,6 @@ class _Controller:
             if write:
                 failure = await self._settle(retry_seconds)
             self._closing = True
-            self._owner._dirty.pop(self, None)
             if self._retry is not None:
                 self._retry.cancel()
             if self._writer_done is not None:
