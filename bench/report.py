@@ -162,7 +162,8 @@ def _spread(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
                 rows[0]["case"],
                 "longest GC pause while reminders fall due",
                 f"{_num(longest, ' ms', 2)} ({gc_due.get('collections')} collections, "
-                f"{gc_due.get('full_collections')} full)",
+                f"{gc_due.get('full_collections')} full; longest CPU "
+                f"{_num(gc_due.get('max_cpu_ms'), ' ms', 2)})",
                 "",
                 "",
                 "≤ 20 ms",

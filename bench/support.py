@@ -80,21 +80,29 @@ class GcPauses:
     pauses_ms: list[float] = field(default_factory=list)
     generations: list[int] = field(default_factory=list)
     longest: list[dict[str, Any]] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
     _started: float = 0.0
+    _started_cpu: float = 0.0
     _count: tuple[int, int, int] = (0, 0, 0)
 
     def _callback(self, phase: str, info: dict[str, Any]) -> None:
         if phase == "start":
             self._count = gc.get_count()
+            self._started_cpu = time.thread_time()
             self._started = time.perf_counter()
             return
         ms = (time.perf_counter() - self._started) * 1000
+        cpu = (time.thread_time() - self._started_cpu) * 1000
         self.pauses_ms.append(ms)
+        self.cpu_ms.append(cpu)
         self.generations.append(int(info.get("generation", -1)))
         if ms > 20:
             self.longest.append(
                 {
                     "ms": round(ms, 2),
+                    # CPU time the collecting thread spent: far below `ms`, the rest
+                    # was the thread waiting (the GIL, or a core taken by others).
+                    "cpu_ms": round(cpu, 2),
                     "generation": info.get("generation"),
                     "collected": info.get("collected"),
                     "count_at_start": list(self._count),
@@ -115,6 +123,7 @@ class GcPauses:
             "full_collections": len(full),
             "max_ms": round(max(self.pauses_ms, default=0.0), 2),
             "max_full_ms": round(max(full, default=0.0), 2),
+            "max_cpu_ms": round(max(self.cpu_ms, default=0.0), 2),
             "over_20ms": sum(1 for ms in self.pauses_ms if ms > 20),
             "longest": sorted(self.longest, key=lambda item: -item["ms"])[:5],
         }
