@@ -1,6 +1,17 @@
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 import pytest
+
+from tests.support.leaks import reported_leaks
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_resources() -> Iterator[None]:
+    """A socket or file a test leaves to the garbage collector fails that test (`support.leaks`)."""
+    with reported_leaks():
+        yield
 
 
 @pytest.fixture
