@@ -18,6 +18,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "idle": ("punctuality", "idle", {}),
     "spread": ("punctuality", "spread", {}),
     "spread-peer": ("peer", "spread_peer", {}),
+    "spread-peer-memory": ("peer", "spread_peer_memory", {}),
     "spread-recurring": ("recurring", "spread_recurring", {}),
     "fold": ("fold", "fold_cost", {}),
     "durability": ("durability", "durability", {}),
@@ -29,6 +30,8 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "coldstart": ("web", "coldstart", {}),
     "wake": ("wake", "wake", {}),
     "hibernate": ("wake", "hibernate", {}),
+    "hostile": ("hostile", "hostile", {}),
+    "codec": ("codec", "codec", {}),
 }
 
 

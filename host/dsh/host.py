@@ -64,6 +64,7 @@ from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
 from .errors import ActionError, CodedError
 from .events import SESSION_TITLE, SessionTitle
+from .heap import HeapPolicy
 from .hooks import ErrorHandler, HookNotImplemented, Hooks
 from .hookspecs import RegisterCommand
 from .jsontypes import to_json
@@ -158,8 +159,10 @@ class Host:
         clean_empty_sessions: bool = False,
         wake_store: WakeStore | None = None,
         idle_seconds: float | None = None,
+        heap: HeapPolicy | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
+        self.heap = heap
         self.store = SessionStore(self.clock)
         self.backend = backend
         self.model = model
@@ -205,6 +208,9 @@ class Host:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
+            if self.heap is not None:
+                self.heap.install()
+                stack.callback(self.heap.uninstall)
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
             self._coordinator = PersistenceCoordinator(
@@ -459,6 +465,8 @@ class Host:
                     self._release_slot(session_id, slot)
                 del self._closing[session_id]
                 closing.set()
+            if self.heap is not None:
+                self.heap.released()
         if clean and self.clean_empty_sessions and is_empty(agent.session):
             await self._trash_empty(session_id)
 
@@ -595,6 +603,8 @@ class Host:
         self._agents[session.id] = agent
         self._publish(agent)
         self.lifecycle.went_live(agent)
+        if self.heap is not None:
+            self.heap.settle()  # what this Session keeps lives as long as it does
         return agent
 
     async def _discard(self, session_id: str) -> None:

@@ -88,7 +88,7 @@ COUNTED = {
 
 
 def dumped(event: SessionEvent) -> dict[str, Any]:
-    return event.model_dump(mode="json")
+    return event.to_dict()
 
 
 class Verifier:

@@ -24,6 +24,7 @@ from typing import TextIO
 
 import anyio
 
+from ..heap import HeapPolicy
 from ..host import Host
 from ..loader import PluginError, PluginProblems
 from ..loader import check_plugins as loader_checks
@@ -106,6 +107,7 @@ def make_host_factory(
             clean_empty_sessions=True,
             wake_store=wake_store_for(store) if overlay.host.wake_cold_sessions else None,
             idle_seconds=overlay.host.idle_seconds or None,
+            heap=HeapPolicy(),  # a long-running server: long-lived objects are frozen
         )
 
     return make_host

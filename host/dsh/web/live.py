@@ -109,7 +109,8 @@ def encode_frame(frame: dict[str, Any]) -> str:
 
 
 def event_frame(event: SessionEvent) -> str:
-    return encode_frame({"kind": "event", "event": event.model_dump(mode="json")})
+    # The event's canonical JSON is spliced in as it is held: no decode, no re-encode.
+    return '{"kind":"event","event":' + event.to_json() + "}"
 
 
 def live_frame(live: bool) -> str:
@@ -121,13 +122,8 @@ def state_frame(plugin: str, state: JsonValue) -> str:
 
 
 def sidecar_frame(event: SessionEvent, view: dict[str, Any]) -> str:
-    return encode_frame(
-        {
-            "kind": "event",
-            "event": event.model_dump(mode="json"),
-            "sidecar": {"for": "event", "view": view},
-        }
-    )
+    sidecar = encode_frame({"for": "event", "view": view})
+    return '{"kind":"event","event":' + event.to_json() + ',"sidecar":' + sidecar + "}"
 
 
 def _nothing() -> None:

@@ -1071,3 +1071,24 @@ async def test_a_full_disk_is_retried_until_space_returns_and_nothing_is_lost(
             await advance_until(clock, lambda: coordinator.unconfirmed() == [])
             assert await store.flush(session) is True
             await assert_stored_exactly(backend, session)
+
+
+async def test_idle_sessions_hold_no_writer_task_and_appends_are_still_written_eagerly(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        sessions = [Session.new(f"s{n}", cwd="/", created_at=0) for n in range(5)]
+        for session in sessions:
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+        for session in sessions:
+            assert await store.flush(session) is True
+        await eventually(lambda: len(coordinator._tasks) == 0, "the writers to finish")
+        # No task is left; an append starts a writer that stores it and ends.
+        add(store, sessions[2], 3)
+        await eventually(
+            lambda: coordinator.durable_length(sessions[2]) == 3, "the eager write to land"
+        )
+        await eventually(lambda: len(coordinator._tasks) == 0, "the writer to end")
+        stored = await memory.inner.inspect("s2")
+        assert stored is not None and len(stored.events) == 3

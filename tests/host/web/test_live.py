@@ -111,7 +111,7 @@ async def test_a_view_is_redelivered_exactly_once_after_the_flush_that_covers_it
     assert frames == [
         {
             "kind": "event",
-            "event": session.events[0].model_dump(mode="json"),
+            "event": session.events[0].to_dict(),
             "sidecar": {"for": "event", "view": {"marked": {"x": 1}, "seq": 0}},
         }
     ]

@@ -46,12 +46,12 @@ async def test_hello_then_raw_events_then_one_sidecar_after_the_flush(
         host.store.append(session, MARKED, {"x": 1})
         host.store.append(session, PLAIN, {})
         first, second = await receive_json(ws), await receive_json(ws)
-        assert first == {"kind": "event", "event": session.events[0].model_dump(mode="json")}
+        assert first == {"kind": "event", "event": session.events[0].to_dict()}
         assert second["event"]["seq"] == 1 and "sidecar" not in second
         assert await host.store.flush(session) is True
         assert await receive_json(ws) == {
             "kind": "event",
-            "event": session.events[0].model_dump(mode="json"),
+            "event": session.events[0].to_dict(),
             "sidecar": {"for": "event", "view": {"marked": {"x": 1}, "seq": 0}},
         }
         assert await host.store.flush(session) is True
