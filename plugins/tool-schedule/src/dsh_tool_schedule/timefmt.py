@@ -9,7 +9,7 @@ Timestamps are UTC ISO-8601 with exactly three fractional digits and `Z`
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, date, datetime, timedelta
 
 __all__ = [
     "MAX_TIMESTAMP_MS",
@@ -20,6 +20,8 @@ __all__ = [
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_EPOCH_DAY = _EPOCH.toordinal()
+_DAY_MS = 86_400_000
 MIN_TIMESTAMP_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
 MAX_TIMESTAMP_MS = (datetime(9999, 12, 31, 23, 59, 59, 999_000, tzinfo=UTC) - _EPOCH) // timedelta(
     milliseconds=1
@@ -48,7 +50,14 @@ def parse_timestamp(text: str) -> int:
     match = _TIMESTAMP.fullmatch(text)
     if match is None:
         raise ValueError(f"{text!r} is not a UTC timestamp like 2026-01-01T00:00:10.000Z")
-    year, month, day, hour, minute, second, millis = (int(part) for part in match.groups())
+    year, month, day, hour, minute, second, millis = map(int, match.groups())
+    if hour < 24 and minute < 60 and second < 60 and 1 <= month <= 12 and year > 0:
+        try:  # the calendar checks the day; the arithmetic is the datetime's, without one
+            days = date(year, month, day).toordinal() - _EPOCH_DAY
+        except ValueError:
+            pass
+        else:
+            return days * _DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis
     try:
         moment = datetime(year, month, day, hour, minute, second, millis * 1000, tzinfo=UTC)
     except ValueError as error:
