@@ -14,7 +14,18 @@ from dsh_tool_schedule.protocol import ProtocolError, decode_change
 from dsh_tool_schedule.protocol.plain import PlainDispatch, PlainRecord, plain_change
 
 from .conftest import START_MS
-from .logs import create, cron, create2, delete, delete2, dispatch, dispatch2, every, record, update2
+from .logs import (
+    create,
+    create2,
+    cron,
+    delete,
+    delete2,
+    dispatch,
+    dispatch2,
+    every,
+    record,
+    update2,
+)
 
 Data = dict[str, Any]
 
@@ -190,7 +201,9 @@ def _paths(data: object, prefix: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
 
 @settings(max_examples=300, deadline=None)
 @given(st.data())
-def test_a_payload_with_one_field_changed_is_read_as_the_models_read_it(data: st.DataObject) -> None:
+def test_a_payload_with_one_field_changed_is_read_as_the_models_read_it(
+    data: st.DataObject,
+) -> None:
     base = data.draw(st.sampled_from(VALID))
     path = data.draw(st.sampled_from(_paths(base)))
     value = data.draw(st.one_of(st.just(_DROP), ODD))

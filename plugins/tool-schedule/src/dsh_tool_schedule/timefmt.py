@@ -9,7 +9,7 @@ Timestamps are UTC ISO-8601 with exactly three fractional digits and `Z`
 from __future__ import annotations
 
 import re
-from datetime import UTC, date, datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 __all__ = [
     "MAX_TIMESTAMP_MS",
@@ -51,18 +51,12 @@ def parse_timestamp(text: str) -> int:
     if match is None:
         raise ValueError(f"{text!r} is not a UTC timestamp like 2026-01-01T00:00:10.000Z")
     year, month, day, hour, minute, second, millis = map(int, match.groups())
-    if hour < 24 and minute < 60 and second < 60 and 1 <= month <= 12 and year > 0:
-        try:  # the calendar checks the day; the arithmetic is the datetime's, without one
-            days = date(year, month, day).toordinal() - _EPOCH_DAY
-        except ValueError:
-            pass
-        else:
-            return days * _DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis
-    try:
-        moment = datetime(year, month, day, hour, minute, second, millis * 1000, tzinfo=UTC)
+    try:  # the calendar checks every field; the arithmetic is cheaper than an aware datetime's
+        moment = datetime(year, month, day, hour, minute, second)
     except ValueError as error:
         raise ValueError(f"{text!r} is not a valid UTC time: {error}") from None
-    return (moment - _EPOCH) // timedelta(milliseconds=1)
+    days = moment.toordinal() - _EPOCH_DAY
+    return days * _DAY_MS + ((hour * 60 + minute) * 60 + second) * 1000 + millis
 
 
 def format_duration(milliseconds: int) -> str:
