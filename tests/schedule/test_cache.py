@@ -132,3 +132,20 @@ def test_the_cache_is_bounded_and_cleared_on_request() -> None:
     assert calls == []
     cache.clear()
     assert len(cache) == 0
+
+
+def test_the_ids_the_held_folds_remember_are_bounded_too() -> None:
+    cache = FoldCache(max_ids=3)
+    two = [session(create("rem-1"), create("rem-2"), session_id=f"s{n}") for n in range(2)]
+    cache.fold(two[0])
+    cache.fold(extend(two[0], create("rem-3")))  # replaces its own fold: 3 ids
+    assert len(cache) == 1
+    cache.fold(two[1])  # 5 ids: the older goes
+    assert len(cache) == 1
+    big = session(*[create(f"rem-{n}") for n in range(1, 6)], session_id="big")
+    cache.fold(big)  # over the bound alone: still kept (the most recent)
+    assert len(cache) == 1 and cache.seed(big) is not None
+    cache.clear()
+    cache.fold(two[0])
+    cache.fold(two[1])
+    assert len(cache) == 1

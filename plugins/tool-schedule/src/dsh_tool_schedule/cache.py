@@ -18,8 +18,11 @@ cold read) gets a fold of its own, not kept. Only durable logs are kept: the
 plugin passes a live `Session` (which may hold events not yet confirmed) only
 up to an event the host says is durable.
 
-Bounded: the `size` most recently used logs (default 256); `clear()` drops
-them all (the plugin's scope does, when it closes). Thread-safe: hooks on
+Bounded: the `size` most recently used logs (default 256), and at most
+`max_ids` reminder ids seen across the held folds (default 1,000,000; a fold
+remembers every id its log created, about 100 bytes each), the least
+recently used dropped first (the most recent is always kept); `clear()`
+drops them all (the plugin's scope does, when it closes). Thread-safe: hooks on
 cold logs run in worker threads, and the lock is held only to look up and
 store, never while a log is read (a read from a worker waits for the event
 loop, which may itself be asking the cache). A fold handed out is never
@@ -38,9 +41,10 @@ from .fold import ScheduleFold
 if TYPE_CHECKING:
     from dsh import SessionHeader, SessionLog
 
-__all__ = ["DEFAULT_SIZE", "FoldCache"]
+__all__ = ["DEFAULT_MAX_IDS", "DEFAULT_SIZE", "FoldCache"]
 
 DEFAULT_SIZE: Final = 256
+DEFAULT_MAX_IDS: Final = 1_000_000
 
 
 @dataclass(frozen=True, slots=True)
@@ -54,10 +58,12 @@ class _Held:
 class FoldCache:
     """Folds of logs by Session id, most recently used last (see the module docstring)."""
 
-    def __init__(self, size: int = DEFAULT_SIZE) -> None:
+    def __init__(self, size: int = DEFAULT_SIZE, max_ids: int = DEFAULT_MAX_IDS) -> None:
         if size < 1:
             raise ValueError(f"a fold cache holds at least one log, not {size}")
         self.size = size
+        self.max_ids = max_ids
+        self._ids = 0
         self._held: OrderedDict[str, _Held] = OrderedDict()
         self._lock = threading.Lock()
         self.hits = 0
@@ -70,6 +76,7 @@ class FoldCache:
         """Drop every held fold."""
         with self._lock:
             self._held.clear()
+            self._ids = 0
 
     def fold(self, log: SessionLog, stop: int | None = None) -> ScheduleFold:
         """The fold of `log`'s `[fold_start, stop or len(log))`; do not advance it."""
@@ -125,10 +132,14 @@ class FoldCache:
                 and current.fold.position > position
             ):
                 return
+            if current is not None:
+                self._ids -= current.fold.created
             self._held[log.id] = _Held(log.header, fold, witness)
             self._held.move_to_end(log.id)
-            while len(self._held) > self.size:
-                self._held.popitem(last=False)
+            self._ids += fold.created
+            while len(self._held) > self.size or (self._ids > self.max_ids and len(self._held) > 1):
+                _, dropped = self._held.popitem(last=False)
+                self._ids -= dropped.fold.created
 
 
 def _witness(log: SessionLog, position: int) -> bytes:

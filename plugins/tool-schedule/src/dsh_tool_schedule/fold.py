@@ -244,6 +244,11 @@ class ScheduleFold:
         return self._position
 
     @property
+    def created(self) -> int:
+        """How many ids the fold has seen created (what its memory grows with)."""
+        return len(self._seen)
+
+    @property
     def error(self) -> FoldError | None:
         """Why the fold stopped, or None while the log is valid."""
         return self._error
