@@ -1,108 +1,42 @@
-"""Storage faults on a real file system: a full disk and a read-only remount.
+"""Storage faults the kernel makes: a full disk, then a disk out of inodes.
 
-`test_storage_faults.py` scripts faults inside the backend; here the kernel
-makes them. `dsh web` runs with its data dir on a small tmpfs mounted for the
-test, and the disk is then
+`test_storage_faults.py` scripts faults inside the backend. Here `dsh web`
+with the schedule overlay runs with its data dir on `tests/support/fulldisk.py`'s
+disk — a real 1 MiB tmpfs where the machine lets the test mount one (as root),
+a simulated one elsewhere (the figures say which ran) — and
 
-- **filled** by a ballast file until `write()` fails with ENOSPC, and
-while a Session is sent messages, and then **out of inodes**, so a new
-Session's file cannot be created. What must hold:
+- the disk is **filled** until `write()` fails with ENOSPC while a Session
+  is sent messages: each is answered 202 (queued), `/api/health` turns 503
+  `storage_degraded` and stays answerable; once space is back every message
+  is stored with nobody touching the Session (the retry with backoff of
+  DESIGN §4), health is 200 again, and after a SIGKILL the restarted host
+  reads every message back;
+- on the real tmpfs, every **inode** is then taken: creating a Session
+  answers 503 naming ENOSPC and no phantom Session appears in the list; once
+  inodes are free, it answers 201.
 
-- on the full disk, every message is answered 202 (queued: the Host holds it in memory);
-- `/api/health` turns 503 `storage_degraded` while events wait, and stays
-  answerable;
-- once space is back, every message is stored without
-  anyone touching the Session again (the retry with backoff of DESIGN §4),
-  health is 200 again, and a SIGKILL afterwards loses nothing: the restarted
-  host reads every message back and the file parses line by line;
-- out of inodes, creating a Session answers 503 naming the failure, and no
-  phantom Session appears in the list; once inodes are free, it answers 201.
-
-(A read-only remount would be the third fault, but Linux refuses to remount
+(A read-only remount would be a third fault, but Linux refuses to remount
 read-only while a file is open for writing, as every live log is.)
-
-Mounting needs CAP_SYS_ADMIN; where the machine refuses it, the test says so
-(skipped with the kernel's reason), since the scripted faults cover the same
-rules without a mount.
 """
 
 from __future__ import annotations
 
-import errno
-import os
-import subprocess
-from collections.abc import Iterator
-from contextlib import contextmanager
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.support.webhost import WebHost, wait_for
+from tests.support.fulldisk import FullDisk
+from tests.support.webhost import REPO, WebHost, wait_for
 
 from .figures import Figures
 
 pytestmark = pytest.mark.reliability
 
-DISK_BYTES = 4 * 1024 * 1024
-DISK_INODES = 64
+WRAPPER = REPO / "tests" / "reliability" / "wrapped_dsh.py"
 MESSAGES = 5
 DEADLINE = 60.0
-
-
-@contextmanager
-def tmpfs(path: Path, size: int, inodes: int) -> Iterator[Path]:
-    """A tmpfs of `size` bytes and `inodes` inodes mounted at `path` for the block."""
-    path.mkdir(parents=True, exist_ok=True)
-    options = f"size={size},nr_inodes={inodes},mode=0700"
-    mounted = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(path)],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    if mounted.returncode != 0:
-        pytest.skip(f"this machine does not allow mounting a tmpfs: {mounted.stderr.strip()}")
-    try:
-        yield path
-    finally:
-        subprocess.run(["umount", "--lazy", str(path)], check=True)
-
-
-def fill(disk: Path) -> tuple[Path, int]:
-    """Write a ballast file on `disk` until the kernel says ENOSPC; its path and size."""
-    ballast = disk / "ballast"
-    written = 0
-    chunk = b"\0" * 65536
-    with ballast.open("wb", buffering=0) as out:
-        while True:
-            try:
-                written += out.write(chunk)
-            except OSError as error:
-                assert error.errno == errno.ENOSPC, error
-                break
-        # The last partial chunk may have taken what was left: top it up byte-wise.
-        while True:
-            try:
-                written += out.write(b"\0" * 512)
-            except OSError:
-                break
-    return ballast, written
-
-
-def use_every_inode(disk: Path) -> list[Path]:
-    """Create empty files on `disk` until the kernel says ENOSPC; the files made."""
-    folder = disk / "inodes"
-    folder.mkdir()
-    made: list[Path] = [folder]
-    while True:
-        path = folder / str(len(made))
-        try:
-            path.touch()
-        except OSError as error:
-            assert error.errno == errno.ENOSPC, error
-            return made
-        made.append(path)
 
 
 def stored_texts(web: WebHost, session_id: str) -> list[str]:
@@ -125,94 +59,78 @@ def send(web: WebHost, session_id: str, text: str) -> None:
     assert response.status_code == 202, response.text
 
 
-def survive_fault(
-    web: WebHost,
-    session_id: str,
-    label: str,
-    counters: dict[str, int],
-    *,
-    inject: Any,
-    lift: Any,
+def listed(web: WebHost) -> set[str]:
+    return {str(s["id"]) for s in web.get("/api/sessions").json()["sessions"]}
+
+
+def fill_and_free(
+    web: WebHost, disk: FullDisk, session_id: str, counters: dict[str, Any]
 ) -> list[str]:
-    """Inject a fault, send MESSAGES messages, check health says degraded, lift it,
-    and wait until every message is stored; the texts sent."""
-    texts = [f"{label} message {n}" for n in range(MESSAGES)]
-    inject()
+    """Fill the disk, send MESSAGES messages, see health degraded, free it, and wait
+    until every message is stored; the texts sent."""
+    texts = [f"full-disk message {n}" for n in range(MESSAGES)]
+    disk.fill()
     for text in texts:
         send(web, session_id, text)
-    body = wait_for(
-        lambda: degraded(web),
-        timeout=DEADLINE,
-        what=f"health to report storage as degraded ({label})",
-    )
+    body = wait_for(lambda: degraded(web), timeout=DEADLINE, what="health to say degraded")
     assert body["error"]["code"] == "storage_degraded", body
-    counters[f"{label}_unconfirmed_events_seen"] = int(body["unconfirmed"])
-    # A full disk still takes a line that fits in a page the file already has; a
-    # read-only one takes nothing.
-    stored_during = sum(text in stored_texts(web, session_id) for text in texts)
-    counters[f"{label}_messages_stored_during_fault"] = stored_during
-    assert stored_during < len(texts)
-    lift()
+    counters["unconfirmed_events_seen"] = int(body["unconfirmed"])
+    # A full disk still takes a line that fits in a page the log already has.
+    during = sum(text in stored_texts(web, session_id) for text in texts)
+    assert during < len(texts)
+    counters["messages_stored_while_full"] = during
+    disk.free()
     wait_for(
-        lambda: set(texts) <= set(stored_texts(web, session_id)) or None,
+        lambda: set(texts) <= set(stored_texts(web, session_id)),
         timeout=DEADLINE,
-        what=f"the messages sent during {label} to be stored once it was lifted",
+        what="the messages sent while the disk was full to be stored once space returned",
     )
     wait_for(
-        lambda: web.get("/api/health").status_code == 200 or None,
+        lambda: web.get("/api/health").status_code == 200,
         timeout=DEADLINE,
-        what=f"health to be ok again after {label}",
+        what="health to be ok again",
     )
-    counters[f"{label}_messages_sent"] = len(texts)
-    counters[f"{label}_messages_stored"] = sum(
-        text in stored_texts(web, session_id) for text in texts
-    )
+    counters["messages_sent_while_full"] = len(texts)
     return texts
 
 
+def run_out_of_inodes(
+    web: WebHost, disk: FullDisk, session_id: str, counters: dict[str, Any]
+) -> None:
+    counters["inodes_taken"] = disk.take_inodes()
+    refused = web.post("/api/sessions")
+    assert refused.status_code == 503, refused.text
+    assert "No space left on device" in refused.json()["error"]["message"]
+    assert listed(web) == {session_id}  # no phantom
+    counters["creates_refused_out_of_inodes"] = 1
+    disk.free()
+    assert web.create_session() in listed(web)
+    counters["creates_after_inodes_freed"] = 1
+
+
 def test_a_full_disk_and_no_inodes_lose_nothing(tmp_path: Path, figures: Figures) -> None:
-    counters: dict[str, int] = {}
-    with tmpfs(tmp_path / "disk", DISK_BYTES, DISK_INODES) as disk:
-        data_dir = disk / "data"
-        web = WebHost(data_dir=data_dir)
+    counters: dict[str, Any] = {}
+    with FullDisk.open(tmp_path) as disk:
+        counters["real_tmpfs"] = int(disk.real)
+        web = WebHost(
+            data_dir=disk.directory,
+            dsh=[sys.executable, str(WRAPPER)],
+            extra_env={**disk.process_env(), "PYTHONPATH": str(REPO)},
+        )
         web.boot()
         try:
             session_id = web.create_session()
-            send(web, session_id, "before any fault")
+            sent = ["before any fault"]
+            send(web, session_id, sent[0])
             wait_for(
-                lambda: "before any fault" in stored_texts(web, session_id) or None,
+                lambda: sent[0] in stored_texts(web, session_id),
                 timeout=DEADLINE,
                 what="the first message to be stored",
             )
-
-            ballast: dict[str, Path] = {}
-
-            def full() -> None:
-                ballast["path"], size = fill(disk)
-                counters["ballast_bytes"] = size
-
-            def space_back() -> None:
-                ballast["path"].unlink()
-
-            sent = ["before any fault"]
-            sent += survive_fault(web, session_id, "enospc", counters, inject=full, lift=space_back)
-            made = use_every_inode(disk)
-            counters["inodes_taken"] = len(made)
-            refused = web.post("/api/sessions")
-            assert refused.status_code == 503, refused.text
-            assert "No space left on device" in refused.json()["error"]["message"]
-            listed = {s["id"] for s in web.get("/api/sessions").json()["sessions"]}
-            assert listed == {session_id}
-            counters["creates_refused_out_of_inodes"] = 1
-            for path in reversed(made[1:]):
-                path.unlink()
-            made[0].rmdir()
-            created = web.create_session()
-            assert created in {s["id"] for s in web.get("/api/sessions").json()["sessions"]}
-            counters["creates_after_inodes_freed"] = 1
-
+            sent += fill_and_free(web, disk, session_id, counters)
+            if disk.real:
+                run_out_of_inodes(web, disk, session_id, counters)
             web.kill()
-            counters["sigkills_after_recovery"] = 1
             web.boot()
             read_back = [
                 event["data"]["text"]
@@ -220,11 +138,8 @@ def test_a_full_disk_and_no_inodes_lose_nothing(tmp_path: Path, figures: Figures
                 if event["type"] == "message/user"
             ]
             assert read_back == sent
-            counters["messages_read_back_after_restart"] = len(read_back)
+            counters["messages_read_back_after_sigkill"] = len(read_back)
             counters["lost"] = len(set(sent) - set(read_back))
         finally:
             web.stop()
-        leftovers = [p.name for p in (data_dir / "sessions").iterdir() if p.suffix == ".tmp"]
-        assert not leftovers, leftovers
     figures.merge("tmpfs", counters)
-    assert os.path.ismount(disk) is False
