@@ -31,6 +31,7 @@ from typing import Any
 import anyio
 from tests.support.webhost import REPO
 
+from dsh.heap import HeapPolicy
 from dsh.host import Host
 from dsh.persistence import JsonlBackend
 from dsh.wake import JsonlWakeStore, WakeEntry
@@ -63,6 +64,8 @@ def descriptors() -> int:
 
 
 def wake_host(data_dir: Path, *, idle_seconds: float | None = None) -> Host:
+    """A Host as `dsh web --overlay overlays/web-schedule-wake` makes one (its collection
+    policy included)."""
     return Host(
         backend=JsonlBackend(data_dir),
         model=FastModel(),
@@ -70,6 +73,7 @@ def wake_host(data_dir: Path, *, idle_seconds: float | None = None) -> Host:
         cwd=str(data_dir),
         wake_store=JsonlWakeStore(data_dir),
         idle_seconds=idle_seconds,
+        heap=HeapPolicy(),
     )
 
 
@@ -231,6 +235,7 @@ async def _serve(data_dir: Path, sessions: int, idle: float) -> dict[str, Any]:
         plugins=(SCHEDULE,),
         cwd=str(data_dir),
         idle_seconds=idle or None,
+        heap=HeapPolicy(),
     )
     base_rss, base_fds = rss_mb(), descriptors()
     started = time.perf_counter()

@@ -63,6 +63,37 @@ def test_reclaim_runs_after_enough_closes_and_collects_frozen_garbage(thawed: No
         HeapPolicy(reclaim_every=0)
 
 
+def test_the_reclaim_interval_grows_while_reclaims_find_little_and_shrinks_when_they_find_much(
+    thawed: None,
+) -> None:
+    policy = HeapPolicy(reclaim_every=2)
+    gc.collect()
+    gc.disable()  # only the policy's reclaims collect here
+    try:
+        for _ in range(2):
+            policy.released()
+        assert (policy.reclaims, policy.interval) == (1, 4)  # nothing found: wait longer
+        for _ in range(3):
+            policy.released()
+        assert policy.reclaims == 1
+        policy.released()
+        assert (policy.reclaims, policy.interval) == (2, 8)
+        for _ in range(8):
+            for _ in range(10):
+                Node()  # a cycle: garbage left behind by this "close"
+            policy.released()
+        assert policy.reclaims == 3
+        assert policy.interval == 4  # halved, never below the starting interval
+        for _ in range(4 + 8 + 16 + 32):
+            policy.released()
+        assert (policy.reclaims, policy.interval) == (7, 64)  # grows again
+        capped = HeapPolicy(reclaim_every=40_000)
+        capped.reclaim()
+        assert capped.interval == 64_000  # doubles up to RECLAIM_MOST at most
+    finally:
+        gc.enable()
+
+
 @pytest.mark.anyio
 async def test_a_host_with_a_policy_installs_it_settles_each_session_and_counts_closes(
     thawed: None,
