@@ -1,6 +1,11 @@
 from __future__ import annotations
 
+import uuid
+from collections.abc import Iterator
+
 import pytest
+
+from tests.support.postgres import PostgresServer, running_postgres
 
 
 @pytest.fixture
@@ -16,3 +21,17 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=False,
         help="reliability soak: ten times the crash rounds, faults, examples and fuzz cases",
     )
+
+
+@pytest.fixture(scope="session")
+def postgres() -> Iterator[PostgresServer]:
+    """One real PostgreSQL server for the whole test run (`tests/support/postgres.py`),
+    stopped and removed at the end even when tests failed."""
+    with running_postgres() as server:
+        yield server
+
+
+@pytest.fixture
+def pg_url(postgres: PostgresServer) -> str:
+    """A store URL of a schema of its own: every test starts with an empty store."""
+    return f"{postgres.url}&schema=t_{uuid.uuid4().hex[:16]}"

@@ -40,9 +40,13 @@ import abc
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..session import Lineage, SessionEvent, SessionHeader, validate_session_id
 from .summary import SummaryFacts
+
+if TYPE_CHECKING:
+    from .leases import LeaseStore
 
 __all__ = [
     "Backend",
@@ -276,6 +280,28 @@ class Backend(abc.ABC):
         Session reopens whatever it needs. The default only validates the id.
         """
         validate_session_id(session_id)
+
+    def lease_store(self, owner: str) -> LeaseStore:
+        """The leases that say which host writes which Session (`dsh.persistence.leases`).
+
+        `owner` names the Host asking; called once per Host. The default is
+        `LocalLeases`: one process, whose other writers the store keeps out
+        by itself (the JSONL data directory lock). A store shared by several
+        hosts returns leases that its writes check (the PostgreSQL store).
+        """
+        from .leases import LocalLeases
+
+        return LocalLeases(owner)
+
+    async def prepare(self) -> str | None:
+        """Make storage ready to use (create its tables, apply its migrations).
+
+        Safe to call concurrently from several processes, and again when
+        storage is ready already. Returns one line saying what was done, or
+        None when the backend needs no preparation (the default). Raises
+        `StorageError` naming the store when it cannot be reached.
+        """
+        return None
 
     async def aclose(self) -> None:
         """Release every per-Session resource. The default does nothing."""
