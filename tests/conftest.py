@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import signal
 import uuid
 from collections.abc import Iterator
 
@@ -26,9 +27,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """One real PostgreSQL server for the whole test run (`tests/support/postgres.py`),
-    stopped and removed at the end even when tests failed."""
-    with running_postgres() as server:
-        yield server
+    stopped and removed at the end even when tests failed, or the run was stopped
+    with SIGTERM (a `timeout`): that becomes an interrupt, so teardown runs."""
+
+    def interrupt(signum: int, frame: object) -> None:
+        raise KeyboardInterrupt(f"signal {signum}")
+
+    previous = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        with running_postgres() as server:
+            yield server
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 @pytest.fixture

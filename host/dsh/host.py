@@ -38,6 +38,7 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import socket
 import uuid
 from collections.abc import Callable, Sequence
 from contextlib import AsyncExitStack
@@ -59,9 +60,11 @@ from .hookspecs import RegisterCommand
 from .jsontypes import to_json
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
+from .ownership import LeaseKeeper, LeaseSettings
 from .persistence.backend import Backend, StoredSession
 from .persistence.backend import SessionNotFound as StoredSessionNotFound
 from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
+from .persistence.leases import Lease, LeaseHeld, LeaseStore
 from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .plugins import ClientModule, PluginContext
 from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
@@ -82,6 +85,7 @@ __all__ = [
     "HostError",
     "PersistenceUnavailable",
     "PublishedModule",
+    "SessionLiveElsewhere",
     "SessionNotFound",
     "SessionSummary",
     "StorageHealth",
@@ -106,6 +110,16 @@ class SessionNotFound(HostError, LookupError):
 
 class PersistenceUnavailable(HostError):
     """A new Session's storage did not acknowledge its first flush."""
+
+
+class SessionLiveElsewhere(HostError, CodedError):
+    """Another host owns the Session (holds its lease), so this one cannot make it live."""
+
+    default_status = 409
+
+    def __init__(self, held: LeaseHeld) -> None:
+        CodedError.__init__(self, "session_live_elsewhere", str(held))
+        self.owner = held.owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -173,8 +187,15 @@ class Host:
         cwd: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         close_retry_seconds: float = 0.0,
+        leases: LeaseStore | None = None,
+        lease_settings: LeaseSettings | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
+        # Names this Host in leases and in messages ("session … is live on host …").
+        self.host_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.leases = leases or backend.lease_store(self.host_id)
+        self.lease_settings = lease_settings or LeaseSettings()
+        self._keeper: LeaseKeeper | None = None
         self.store = SessionStore(self.clock)
         self.backend = backend
         self.model = model
@@ -221,6 +242,13 @@ class Host:
                 clock=self.clock,
                 close_retry_seconds=self.close_retry_seconds,
             )
+            self._keeper = LeaseKeeper(
+                self.leases,
+                group,
+                self._lease_lost,
+                clock=self.clock,
+                settings=self.lease_settings,
+            )
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
@@ -264,6 +292,8 @@ class Host:
         async with anyio.create_task_group() as group:
             for session_id in list(self._agents):
                 group.start_soon(self._close_at_exit, session_id)
+        if self._keeper is not None:
+            self._keeper.close()
         if self._loader is not None:
             await self._loader.aclose()
         try:
@@ -332,7 +362,8 @@ class Host:
         session = Session.new(
             self._new_id(), cwd=self.cwd, created_at=self.clock.wall_ms(), origin=origin
         )
-        return await self._go_live(session, seed_end=0, new=True)
+        lease = await self._acquire(session.id)
+        return await self._go_live(session, lease, seed_end=0, new=True)
 
     async def spawn_child(self, parent: Agent) -> Agent:
         """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
@@ -344,7 +375,8 @@ class Host:
             origin="api",
             delegation_depth=parent.session.header.depth + 1,
         )
-        return await self._go_live(session, seed_end=0, parent=parent, new=True)
+        lease = await self._acquire(session.id)
+        return await self._go_live(session, lease, seed_end=0, parent=parent, new=True)
 
     async def resume(self, session_id: str) -> tuple[Agent, bool]:
         """Make a stored Session live. Returns `(agent, resumed)`.
@@ -365,7 +397,13 @@ class Host:
             await opening.wait()
         opening = self._opening[session_id] = anyio.Event()
         try:
-            stored = await self.read_stored(session_id)
+            # The lease first: what is read after it includes every earlier owner's writes.
+            lease = await self._acquire(session_id)
+            try:
+                stored = await self.read_stored(session_id)
+            except BaseException:
+                await self._release(session_id)
+                raise
             mark = await self.backend.mark(session_id)
             session = Session.resume(
                 stored.header,
@@ -377,7 +415,7 @@ class Host:
                 # Its prefix is what storage just returned: proven by construction.
                 self._reader.proof.seed(session, mark.length, mark.incarnation)
             try:
-                return await self._go_live(session, seed_end=len(stored.events)), True
+                return await self._go_live(session, lease, seed_end=len(stored.events)), True
             except BaseException:
                 # Its marker may be stored although the attempt failed: a retry reuses it.
                 self._failed_markers[session_id] = session.events[-1]
@@ -414,7 +452,8 @@ class Host:
             )
         child = Session.fork(header, events, self._new_id(), at=at, created_at=self.clock.wall_ms())
         assert child.header.seed_length is not None
-        return await self._go_live(child, seed_end=child.header.seed_length, new=True)
+        lease = await self._acquire(child.id)
+        return await self._go_live(child, lease, seed_end=child.header.seed_length, new=True)
 
     async def close_session(self, session_id: str) -> None:
         """Close the agent and make the Session cold.
@@ -430,14 +469,55 @@ class Host:
             await agent.aclose()
         finally:
             self.store.close(agent.session)
+            await self._release(session_id)
+
+    # -- leases -------------------------------------------------------------
+
+    async def _acquire(self, session_id: str) -> Lease:
+        """The Session's lease for this Host; `SessionLiveElsewhere` if another holds it."""
+        assert self._keeper is not None
+        try:
+            return await self._keeper.acquire(session_id)
+        except LeaseHeld as held:
+            raise SessionLiveElsewhere(held) from None
+
+    async def _release(self, session_id: str) -> None:
+        if self._keeper is not None:
+            await self._keeper.release(session_id)
+
+    def owns(self, session_id: str) -> bool:
+        """True while this Host holds the Session's lease."""
+        return self._keeper is not None and self._keeper.holds(session_id)
+
+    async def _lease_lost(self, session_id: str) -> None:
+        """The Session's lease is gone (another host may own it now): close it at once.
+
+        Its writes are refused from now on, so whatever was not stored yet is
+        not, and was never acknowledged.
+        """
+        try:
+            await self.close_session(session_id)
+        except Exception as error:
+            log.error("session %s was closed after losing its lease: %s", session_id, error)
 
     async def _go_live(
-        self, session: Session, *, seed_end: int, parent: Agent | None = None, new: bool = False
+        self,
+        session: Session,
+        lease: Lease,
+        *,
+        seed_end: int,
+        parent: Agent | None = None,
+        new: bool = False,
     ) -> Agent:
-        """Make `session` live once storage acknowledged it; `new` for a Session that did
-        not exist before (its storage is removed again if that fails: no phantoms)."""
+        """Make `session` live under `lease` once storage acknowledged it; `new` for a
+        Session that did not exist before (its storage is removed again if that fails:
+        no phantoms). The lease is released if it fails."""
         assert self._group is not None and self._coordinator is not None
-        close = self.store.open(session)
+        try:
+            close = self.store.open(session)
+        except BaseException:
+            await self._release(lease.session_id)
+            raise
         detach = self._coordinator.attach(session, seed_end=seed_end)
         try:
             durable = await self.store.flush(session)
@@ -453,7 +533,8 @@ class Host:
                         await _dispose(detach)
                     except Exception:
                         log.warning("session %s was not stored", session.id, exc_info=True)
-            close()
+                close()
+                await self._release(lease.session_id)
             raise
         agent = Agent(
             session=session,
@@ -466,6 +547,10 @@ class Host:
         )
         agent.scope.add(detach)
         self._agents[session.id] = agent
+        if not self.owns(session.id):
+            # Lost while going live (its renewal failed meanwhile): never publish it.
+            await self.close_session(session.id)
+            raise PersistenceUnavailable(f"session {session.id} lost its lease while going live")
         self._publish(agent)
         return agent
 
