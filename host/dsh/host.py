@@ -193,8 +193,10 @@ class Host:
         self.clock: Clock = clock or SystemClock()
         # Names this Host in leases and in messages ("session … is live on host …").
         self.host_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
-        self.leases = leases or backend.lease_store(self.host_id)
         self.lease_settings = lease_settings or LeaseSettings()
+        self.leases = leases or backend.lease_store(
+            self.host_id, ttl=self.lease_settings.ttl_seconds
+        )
         self._keeper: LeaseKeeper | None = None
         self.store = SessionStore(self.clock)
         self.backend = backend

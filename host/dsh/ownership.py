@@ -34,7 +34,13 @@ import anyio
 from anyio.abc import TaskGroup
 
 from .clock import Clock, SystemClock
-from .persistence.leases import DEFAULT_LEASE_RENEW_SECONDS, Lease, LeaseStore
+from .persistence.leases import (
+    DEFAULT_LEASE_RENEW_SECONDS,
+    DEFAULT_LEASE_TTL_SECONDS,
+    MAX_LEASE_SECONDS,
+    Lease,
+    LeaseStore,
+)
 
 __all__ = ["LeaseKeeper", "LeaseSettings"]
 
@@ -43,13 +49,30 @@ log = logging.getLogger(__name__)
 
 @dataclass(frozen=True, slots=True)
 class LeaseSettings:
-    """How often a Host renews its leases (their length is the store's `ttl`)."""
+    """How long a Host's leases last without renewal (`ttl_seconds`, for stores whose
+    leases expire) and how often it renews them (`renew_seconds`, less than the TTL).
 
+    The overlay's `[store]` table sets them (`lease_ttl_seconds`,
+    `lease_renew_seconds`). After a host dies, its Sessions can be taken over
+    once their leases expire: at most `ttl_seconds` after its last renewal.
+    """
+
+    ttl_seconds: float = DEFAULT_LEASE_TTL_SECONDS
     renew_seconds: float = DEFAULT_LEASE_RENEW_SECONDS
 
     def __post_init__(self) -> None:
-        if not (math.isfinite(self.renew_seconds) and self.renew_seconds > 0):
-            raise ValueError(f"lease renewal must be a positive number of seconds, not {self}")
+        for name in ("ttl_seconds", "renew_seconds"):
+            value = getattr(self, name)
+            if not (math.isfinite(value) and 0 < value <= MAX_LEASE_SECONDS):
+                raise ValueError(
+                    f"lease {name} must be more than 0 and at most {MAX_LEASE_SECONDS:g}, "
+                    f"not {value}"
+                )
+        if self.renew_seconds >= self.ttl_seconds:
+            raise ValueError(
+                f"leases must be renewed more often than they expire: renewal every "
+                f"{self.renew_seconds:g} s is not less than the TTL of {self.ttl_seconds:g} s"
+            )
 
 
 @dataclass(slots=True)

@@ -214,7 +214,12 @@ async def test_leases_that_never_expire_run_no_renewal_task() -> None:
         await keeper.release("s1")
 
 
-def test_the_renewal_period_must_be_a_positive_number() -> None:
-    for bad in (0.0, -1.0, float("nan"), float("inf")):
-        with pytest.raises(ValueError, match="positive number of seconds"):
+def test_lease_settings_are_positive_and_renew_before_the_ttl_runs_out() -> None:
+    assert LeaseSettings() == LeaseSettings(ttl_seconds=10, renew_seconds=3)
+    for bad in (0.0, -1.0, float("nan"), float("inf"), 3601.0):
+        with pytest.raises(ValueError, match="more than 0 and at most 3600"):
             LeaseSettings(renew_seconds=bad)
+        with pytest.raises(ValueError, match="ttl_seconds"):
+            LeaseSettings(ttl_seconds=bad)
+    with pytest.raises(ValueError, match="renewal every 5 s is not less than the TTL of 5 s"):
+        LeaseSettings(ttl_seconds=5, renew_seconds=5)

@@ -12,11 +12,12 @@ from typing import TextIO
 from .app import Command, CommandError, Streams, dispatch
 from .plugins import COMMAND as PLUGINS
 from .sessions import COMMAND as SESSIONS
+from .store import COMMAND as STORE
 from .web import COMMAND as WEB
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
 
-COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS)
+COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, STORE)
 
 
 def main(

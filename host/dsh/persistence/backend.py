@@ -281,10 +281,11 @@ class Backend(abc.ABC):
         """
         validate_session_id(session_id)
 
-    def lease_store(self, owner: str) -> LeaseStore:
+    def lease_store(self, owner: str, *, ttl: float = 10.0) -> LeaseStore:
         """The leases that say which host writes which Session (`dsh.persistence.leases`).
 
-        `owner` names the Host asking; called once per Host. The default is
+        `owner` names the Host asking, `ttl` how long its leases last without
+        renewal where they expire; called once per Host. The default is
         `LocalLeases`: one process, whose other writers the store keeps out
         by itself (the JSONL data directory lock). A store shared by several
         hosts returns leases that its writes check (the PostgreSQL store).

@@ -38,6 +38,7 @@ from .backend import StorageError
 __all__ = [
     "DEFAULT_LEASE_RENEW_SECONDS",
     "DEFAULT_LEASE_TTL_SECONDS",
+    "MAX_LEASE_SECONDS",
     "Lease",
     "LeaseHeld",
     "LeaseLost",
@@ -47,6 +48,7 @@ __all__ = [
 
 DEFAULT_LEASE_TTL_SECONDS = 10.0
 DEFAULT_LEASE_RENEW_SECONDS = 3.0
+MAX_LEASE_SECONDS = 3600.0
 
 
 @dataclass(frozen=True, slots=True)

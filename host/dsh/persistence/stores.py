@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .backend import Backend
@@ -106,6 +107,20 @@ class StoreChoice:
 
     def describe(self) -> str:
         return self.kind.describe(self.settings)
+
+    def prepare(self) -> str | None:
+        """Make the store ready (`Backend.prepare`: tables, migrations), on an event loop
+        of its own; returns what was done, None if nothing needs doing. Raises
+        `StorageError` naming the store."""
+        backend = self.open()
+
+        async def run() -> str | None:
+            try:
+                return await backend.prepare()
+            finally:
+                await backend.aclose()
+
+        return anyio.run(run)
 
 
 def _jsonl_fields(location: str, default_dir: Path) -> dict[str, Any]:

@@ -3,7 +3,9 @@
 `run_web()` is what `dsh web` (see `dsh.cli.web` for its options) calls. It
 checks everything it can *before* the server starts — the overlay's plugins
 are installed, the model spec builds, no other `dsh web` writes to the same
-store (the store's `DataDirLock`, held until the process ends) — so a mistake
+store (the store's `DataDirLock`, held until the process ends), the store
+is reachable and its tables are up to date (`StoreChoice.prepare`: the
+PostgreSQL migrations) — so a mistake
 is one clear line, not a server start-up traceback. The access token is
 `$DSH_TOKEN`, or a fresh random one; it is printed only inside the start-up
 URL.
@@ -27,6 +29,7 @@ from ..loader import PluginError
 from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugins
 from ..models import resolve_model
 from ..overlay import Overlay
+from ..ownership import LeaseSettings
 from ..persistence.backend import StorageError
 from ..persistence.stores import StoreChoice
 from .server import WebStartupError, serve
@@ -74,12 +77,18 @@ def make_host_factory(
     """
     adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
 
+    leases = LeaseSettings(
+        ttl_seconds=overlay.store.lease_ttl_seconds,
+        renew_seconds=overlay.store.lease_renew_seconds,
+    )
+
     def make_host() -> Host:
         return Host(
             backend=store.open(),
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
+            lease_settings=leases,
         )
 
     return make_host
@@ -121,6 +130,14 @@ def run_web(
             lock.acquire()
     except StorageError as error:
         raise LaunchError(str(error)) from error
+    try:
+        prepared = store.prepare()  # reachable, and its tables up to date: or one line
+    except StorageError as error:
+        if lock is not None:
+            lock.release()
+        raise LaunchError(str(error)) from error
+    if prepared is not None:
+        logging.getLogger(__name__).info("store: %s", prepared)
     hosts: list[Host] = []
 
     def tracked() -> Host:

@@ -44,7 +44,7 @@ from ..backend import (
     StoredSummary,
     check_contiguous,
 )
-from ..leases import LeaseHeld, LeaseLost
+from ..leases import DEFAULT_LEASE_TTL_SECONDS, LeaseHeld, LeaseLost
 from ..summary import TITLE_TYPE, SummaryFacts, title_of
 from .database import Database
 from .leases import PostgresLeases
@@ -78,9 +78,9 @@ class PostgresBackend(Backend):
             return f"schema {schema} of {self.database.where} is up to date (version {after})"
         return f"schema {schema} of {self.database.where} migrated from version {before} to {after}"
 
-    def lease_store(self, owner: str) -> PostgresLeases:
-        if self._leases is None or self._leases.owner != owner:
-            self._leases = PostgresLeases(self.database, owner)
+    def lease_store(self, owner: str, *, ttl: float = DEFAULT_LEASE_TTL_SECONDS) -> PostgresLeases:
+        if self._leases is None or (self._leases.owner, self._leases.ttl) != (owner, ttl):
+            self._leases = PostgresLeases(self.database, owner, ttl=ttl)
         return self._leases
 
     def _fence(self, session_id: str) -> tuple[str | None, int | None]:

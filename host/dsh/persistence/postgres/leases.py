@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ...session import validate_session_id
-from ..leases import DEFAULT_LEASE_TTL_SECONDS, Lease, LeaseHeld, LeaseStore
+from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseHeld, LeaseStore
 from .database import Database
 
 __all__ = ["PostgresLeases"]
@@ -61,8 +61,10 @@ class PostgresLeases(LeaseStore):
     def __init__(
         self, database: Database, owner: str, *, ttl: float = DEFAULT_LEASE_TTL_SECONDS
     ) -> None:
-        if not 0 < ttl <= 3600:
-            raise ValueError(f"a lease lasts more than 0 and at most 3600 seconds, not {ttl}")
+        if not 0 < ttl <= MAX_LEASE_SECONDS:
+            raise ValueError(
+                f"a lease lasts more than 0 and at most {MAX_LEASE_SECONDS:g} seconds, not {ttl}"
+            )
         self.database = database
         self.owner = owner
         self.ttl = ttl
