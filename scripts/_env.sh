@@ -8,6 +8,17 @@ dsh_install() {
     echo "== creating .venv with $($py --version)"
     "$py" -m venv .venv
   fi
+  # Editable installs follow source changes by themselves: only the dependency
+  # files (every pyproject.toml) and the Python need a reinstall. A stamp of
+  # them per set of extras skips pip when nothing changed (pip's no-op takes
+  # seconds; this takes milliseconds). DSH_REINSTALL=1 installs regardless.
+  local stamp
+  stamp="$(dsh_stamp)"
+  local stamp_file=".venv/.dsh-installed${extra:+-${extra//,/-}}"
+  if [ -z "${DSH_REINSTALL:-}" ] && [ -f "$stamp_file" ] && [ "$(cat "$stamp_file")" = "$stamp" ]; then
+    echo "== .venv is up to date (no pyproject.toml changed; DSH_REINSTALL=1 reinstalls)"
+    return 0
+  fi
   local spec="."
   [ -n "$extra" ] && spec=".[$extra]"
   local args=(-e "$spec")
@@ -17,6 +28,22 @@ dsh_install() {
   done
   echo "== installing ${args[*]}"
   .venv/bin/python -m pip install -q --disable-pip-version-check "${args[@]}"
+  echo "$stamp" >"$stamp_file"
+  # What the extras install includes the base install.
+  [ -n "$extra" ] && echo "$stamp" >.venv/.dsh-installed
+  return 0
+}
+
+# The stamp of what an install depends on: the Python, and every pyproject.toml
+# (names and contents, so a new or removed plugin counts too).
+dsh_stamp() {
+  {
+    .venv/bin/python --version 2>&1
+    local file
+    for file in pyproject.toml plugins/*/pyproject.toml; do
+      [ -f "$file" ] && echo "$file" && cat "$file"
+    done
+  } | sha256sum | cut -d' ' -f1
 }
 
 # The browser scenario needs Debian's chromium; Playwright's own download does

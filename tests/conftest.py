@@ -6,7 +6,15 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.support.leaks import reported_leaks
 from tests.support.postgres import PostgresServer, running_postgres
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_resources() -> Iterator[None]:
+    """A socket or file a test leaves to the garbage collector fails that test (`support.leaks`)."""
+    with reported_leaks():
+        yield
 
 
 @pytest.fixture

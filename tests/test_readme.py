@@ -7,6 +7,8 @@ marker, so editing the README without keeping its examples true fails here.
 from __future__ import annotations
 
 import ast
+import io
+import json
 import re
 import subprocess
 import sys
@@ -15,16 +17,20 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 
+from dsh.cli import main
+from dsh.host import Host
 from dsh.models.base import ModelReply
 from dsh.models.demo import DemoModel
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import parse_script
-from dsh.overlay import PluginSpec, parse_overlay
-from dsh.session import Session
-from dsh.testing import FakeClock, running_host, settled
+from dsh.overlay import load_overlay, parse_overlay
+from dsh.persistence.stores import choose_store
+from dsh.testing import FakeClock, settled
+from dsh.web import WebSettings, create_app
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -116,56 +122,216 @@ def test_the_plugin_example_and_its_test_pass_mypy_strict(tmp_path: Path) -> Non
     assert checked.returncode == 0, checked.stdout + checked.stderr
 
 
-_TOUR = re.compile(r"<!-- readme-tour -->\n(.*?)\n\n", re.S)
-FAILED = ("[", "Couldn't", "failed", "There is no", "I couldn't", "not enabled", "I can only")
+# -- the tour ----------------------------------------------------------------------
+
+_TOUR = re.compile(r"<!-- readme-tour -->\n(.*?)<!-- /readme-tour -->", re.S)
+_STEP = re.compile(r"^\d+\. ", re.M)
+_NUMBERS = {"ten": 10, "five": 5, "thirty": 30}
+TOUR_TOKEN = "tour-token"
+ZONE = "Europe/Berlin"
 
 
 def tour_steps() -> list[str]:
-    """What the README's tour asks a person to type, in order (the backticked phrases)."""
+    """The numbered steps of the README's tour, each on one line."""
     found = _TOUR.search(README)
-    assert found is not None, "the README has a <!-- readme-tour --> list"
-    return re.findall(r"`([^`]+)`", found[1])
+    assert found is not None, "the README has no <!-- readme-tour --> block"
+    return [" ".join(step.split()) for step in _STEP.split(found.group(1)) if step.strip()]
 
 
-def _turn(session: Session, start: int) -> tuple[list[dict[str, Any]], str]:
-    """The tool results and the last answer appended since `start`."""
-    results = [e.data for e in session.events[start:] if e.type == "tool/result"]
-    answers = [e.data["text"] for e in session.events[start:] if e.type == "message/assistant"]
-    return results, answers[-1]  # type: ignore[return-value]
+def replies_in(step: str) -> list[list[str]]:
+    """What the step says the demo answers: each *italic* text, as the fragments
+    between its `…` (the parts that vary, such as a time)."""
+    return [
+        [part.strip() for part in quoted.split("…") if part.strip()]
+        for quoted in re.findall(r"\*([^*]+)\*", step)
+        if not quoted.startswith("*")
+    ]
+
+
+def in_order(text: str, fragments: list[str]) -> bool:
+    """True if `fragments` occur in `text` in that order (line breaks count as spaces)."""
+    text = " ".join(text.split())
+    at = 0
+    for fragment in fragments:
+        found = text.find(fragment, at)
+        if found < 0:
+            return False
+        at = found + len(fragment)
+    return True
+
+
+class Tour:
+    """Drives the tour against the host `./scripts/run` starts: the same overlay, model and
+    store, in process, with a fake clock (so "wait ten seconds" is instant)."""
+
+    def __init__(self, host: Any, http: Any, clock: Any, data_dir: Path) -> None:
+        self.host, self.http, self.clock, self.data_dir = host, http, clock, data_dir
+        self.session_id = ""
+        self.first_message: str | None = None
+
+    async def events(self) -> dict[str, Any]:
+        response = await self.http.get(
+            f"/api/sessions/{self.session_id}/events", params={"limit": 500}
+        )
+        assert response.status_code == 200, response.text
+        page: dict[str, Any] = response.json()
+        return page
+
+    async def answers_since(self, seq: int) -> str:
+        events = (await self.events())["events"]
+        return "\n".join(
+            event["data"]["text"]
+            for event in events
+            if event["seq"] >= seq and event["type"] == "message/assistant"
+        )
+
+    async def until(self, condition: Any, what: str) -> None:
+        try:
+            with anyio.fail_after(5):
+                # A condition with a deadline: storage and the reminder's owner answer
+                # from their own threads and tasks, so poll rather than spin.
+                while not await condition():  # noqa: ASYNC110
+                    await anyio.sleep(0.01)
+        except TimeoutError:
+            raise AssertionError(f"the tour's step did not happen: {what}") from None
+
+    async def send(self, step: str, text: str) -> None:
+        start = len((await self.events())["events"])
+        response = await self.http.post(
+            f"/api/sessions/{self.session_id}/messages",
+            json={"text": text, "timeZone": ZONE},  # as the browser sends it
+        )
+        assert response.status_code == 202, response.text
+        self.first_message = self.first_message or text
+        agent = self.host.agent(self.session_id)
+        await settled(agent)
+        waited = re.search(r"then wait: (\w+) seconds later", step)
+        if waited is not None:
+            self.clock.advance(_NUMBERS[waited.group(1)])
+        expected = replies_in(step)
+        assert expected, f"the step says nothing about the answer: {step}"
+
+        async def answered() -> bool:
+            said = await self.answers_since(start)
+            return all(in_order(said, fragments) for fragments in expected)
+
+        said = await self.answers_since(start)
+        await self.until(answered, f"{text!r} should be answered {expected}, not {said!r}")
+        failed = [
+            event["data"]
+            for event in (await self.events())["events"][start:]
+            if event["type"] == "tool/result" and "error" in event["data"]
+        ]
+        assert not failed, f"{text!r}: a tool failed: {failed}"
+        gone = re.search(r"(rem-\d+) has fired, so only (rem-\d+) is left", step)
+        if gone is not None:
+            said = await self.answers_since(start)
+            assert gone.group(1) not in said and gone.group(2) in said, said
+        card = re.search(r"the 🔔 card for (rem-\d+) appears", step)
+        if card is not None:
+
+            async def receipt() -> bool:
+                views = (await self.events())["views"].values()
+                return any(view.get("scheduleId") == card.group(1) for view in views)
+
+            await self.until(receipt, f"the receipt of {card.group(1)}")
+
+    async def listed(self, query: str | None = None) -> list[dict[str, Any]]:
+        params = {} if query is None else {"q": query}
+        response = await self.http.get("/api/sessions", params=params)
+        assert response.status_code == 200, response.text
+        rows: list[dict[str, Any]] = response.json()["sessions"]
+        return rows
+
+    async def step(self, step: str) -> None:
+        actions = 0
+        if step.startswith("Click **New session**"):
+            response = await self.http.post("/api/sessions")
+            assert response.status_code == 201, response.text
+            self.session_id = response.json()["session"]["id"]
+            actions += 1
+        sent = re.match(r"Send `([^`]+)`", step)
+        if sent is not None:
+            await self.send(step, sent.group(1))
+            actions += 1
+        if "titled after that first message" in step:
+            (row,) = await self.listed()
+            assert row["title"] == self.first_message
+            actions += 1
+        command = re.search(r"`\.venv/bin/dsh (reminders list[^`]*)` lists ([^.]*?) from", step)
+        if command is not None:
+            argv = [
+                str(REPO / word) if word.startswith("overlays/") else word
+                for word in command.group(1).split()
+            ]
+            listed = await self.cli(*argv)
+            for reminder in re.findall(r"rem-\d+", command.group(2)):
+                assert reminder in listed, (reminder, listed)
+            actions += 1
+        renamed = re.search(r"call it `([^`]+)`", step)
+        if renamed is not None:
+            response = await self.http.patch(
+                f"/api/sessions/{self.session_id}", json={"title": renamed.group(1)}
+            )
+            assert response.status_code == 200, response.text
+            actions += 1
+        searched = re.search(r"Type `([^`]+)` in the search box", step)
+        if searched is not None:
+            other = (await self.http.post("/api/sessions")).json()["session"]["id"]
+            rows = await self.listed(searched.group(1))
+            assert [row["id"] for row in rows] == [self.session_id], (other, rows)
+            actions += 1
+        if "delete the Session with 🗑" in step:
+            response = await self.http.delete(f"/api/sessions/{self.session_id}")
+            assert response.status_code == 204, response.text
+            assert self.session_id not in {row["id"] for row in await self.listed()}
+            actions += 1
+        restored = re.search(r"`\.venv/bin/dsh sessions restore ID`", step)
+        if restored is not None:
+            await self.cli("sessions", "restore", self.session_id[:6])
+            titled = re.search(
+                r"`\.venv/bin/dsh sessions list` shows it again, titled `(\w+)`", step
+            )
+            assert titled is not None
+            listed = json.loads(await self.cli("sessions", "list", "--json"))["sessions"]
+            assert {row["id"]: row["title"] for row in listed}[self.session_id] == titled.group(1)
+            actions += 1
+        assert actions, f"tests/test_readme.py does not know how to do this step: {step}"
+
+    async def cli(self, *argv: str) -> str:
+        """`dsh ...` beside the running host (its own event loop, in a thread)."""
+        out, err = io.StringIO(), io.StringIO()
+        argv = (*argv, "--data-dir", str(self.data_dir))
+        code = await anyio.to_thread.run_sync(lambda: main(list(argv), stdout=out, stderr=err))
+        assert code == 0, err.getvalue()
+        return out.getvalue()
 
 
 @pytest.mark.anyio
-async def test_the_tour_works_step_by_step_with_the_demo_model() -> None:
-    steps = tour_steps()
-    assert steps[0] == "remind me in 10 seconds to stretch" and len(steps) == 9
+async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: Path) -> None:
+    overlay = load_overlay(REPO / "overlays" / "web-schedule")
+    assert overlay.host.model == "demo" and "web-schedule" in (REPO / "scripts" / "run").read_text(
+        encoding="utf-8"
+    )
     clock = FakeClock()
-    plugins = [PluginSpec("tool-schedule"), PluginSpec("client-ui-schedule")]
-    async with running_host(model=DemoModel(clock), clock=clock, plugins=plugins) as host:
-        agent = await host.create_session()
-        answers: list[str] = []
-        for text in steps:
-            start = len(agent.session)
-            agent.submit(text, time_zone="Europe/Berlin")
-            await settled(agent)
-            results, said = _turn(agent.session, start)
-            assert all("error" not in result for result in results), (text, results)
-            assert not any(marker in said for marker in FAILED), (text, said)
-            answers.append(said)
-            if text == steps[0]:  # ten seconds later the reminder fires and is answered
-                start = len(agent.session)
-                clock.advance(10)
-                with anyio.fail_after(5):
-                    while not any(e.type == "turn/end" for e in agent.session.events[start:]):
-                        await anyio.lowlevel.checkpoint()
-                await settled(agent)
-                assert _turn(agent.session, start)[1] == "⏰ Reminder: stretch"
-        await host.close_session(agent.session.id)
-
-    listed, paused, resumed, moved, cancelled = answers[2:7]
-    assert "rem-2" in listed and "rem-1" not in listed
-    assert paused.startswith("Reminder rem-2 is paused")
-    assert resumed.startswith("Reminder rem-2 is resumed")
-    assert "10:00:00 Europe/Berlin" in moved
-    assert cancelled == "Deleted reminder rem-2."
-    assert answers[7].startswith("已设置提醒 rem-3：2026-01-02 09:00:00 Europe/Berlin")
-    assert "仅限本会话" in answers[8] and "每隔2小时" in answers[8]
+    data_dir = tmp_path / "data"
+    host = Host(
+        backend=choose_store(None, data_dir).open(),
+        model=DemoModel(clock),
+        plugins=overlay.plugins,
+        clock=clock,
+        clean_empty_sessions=True,
+    )
+    async with host:
+        app = create_app(host, WebSettings(token=TOUR_TOKEN))
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://127.0.0.1:8765",
+            headers={"Authorization": f"Bearer {TOUR_TOKEN}"},
+        ) as http:
+            tour = Tour(host, http, clock, data_dir)
+            steps = tour_steps()
+            assert len(steps) >= 13
+            for step in steps:
+                await tour.step(step)

@@ -15,6 +15,11 @@ Phases: `idle`, `turn`, `maintenance`, `closed` (DESIGN §5).
 - `when_idle()` returns at the next transition into `idle` (always a *next*
   one, even if the agent is idle now), and also returns (without raising) when
   the agent closes, so waiters can notice `closed`.
+- `await cancel_turn()` stops the running turn, if there is one: its model
+  call or tool is cancelled (and awaited), the turn ends with `turn/end`
+  `{"status": "error", "error": {"code": "cancelled"}}`, and queued input stays
+  queued (the next message runs as usual). Maintenance is not a turn and is
+  never cancelled this way.
 
 **Maintenance is not starved by input.** At every transition into `idle`:
 
@@ -139,6 +144,8 @@ class Agent:
         self._maintenance_input: list[_Input] = []
         self._idle = anyio.Event()
         self._driving = False
+        self._turn_scope: anyio.CancelScope | None = None
+        self._turn_done: anyio.Event | None = None
         self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {
             "answer": Listeners(),
             "reasoning": Listeners(),
@@ -314,9 +321,24 @@ class Agent:
         message = UserMessage(
             text=item.text, source=Source.model_validate(item.source), timeZone=item.time_zone
         )
-        self.store.append(self.session, USER_MESSAGE, message.data())
+        done = self._turn_done = anyio.Event()
         try:
-            status = await self._steps()
+            self.store.append(self.session, USER_MESSAGE, message.data())
+            await self._run_turn()
+        finally:
+            self._turn_done = None
+            done.set()
+
+    async def _run_turn(self) -> None:
+        status: dict[str, JsonValue] | None = {
+            "code": "cancelled",
+            "message": "the turn was stopped before it finished",
+        }
+        try:
+            # Its own scope, so that `cancel_turn` stops this turn and nothing else;
+            # when it does, the scope swallows the cancellation and `status` stays.
+            with anyio.CancelScope() as self._turn_scope:
+                status = await self._steps()
         except anyio.get_cancelled_exc_class():
             self._end_turn({"code": "cancelled", "message": "the agent closed during this turn"})
             raise
@@ -325,7 +347,23 @@ class Agent:
             # (e.g. a reply whose tool arguments are not JSON and cannot be stored).
             log.exception("turn failed in session %s", self.session.id)
             status = {"code": "internal_error", "message": f"{type(error).__name__}: {error}"}
+        finally:
+            self._turn_scope = None
         self._end_turn(status)
+
+    async def cancel_turn(self) -> bool:
+        """Stop the running turn; True if one was running (False when idle, in
+        maintenance or closed).
+
+        Returns once the turn has ended: its work was cancelled and awaited and
+        its `turn/end` (code `cancelled`) appended. Queued input stays queued.
+        """
+        scope, done = self._turn_scope, self._turn_done
+        if self._phase is not AgentPhase.TURN or scope is None or done is None:
+            return False
+        scope.cancel("the person stopped this turn")
+        await done.wait()
+        return True
 
     async def _steps(self) -> dict[str, JsonValue] | None:
         """Run model steps; returns None on success or the turn's error."""

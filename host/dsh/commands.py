@@ -13,6 +13,8 @@
   A plugin whose hook raised registers none of its commands.
 - `CommandContext`: what a plugin command's `run(args, context)` gets: its
   output and read-only access to stored Sessions. It never starts an agent.
+- `readable_store(store)`: what read-only commands check first, so that a
+  mistyped `--data-dir` says it does not exist rather than "no sessions".
 
 `dsh.cli.plugin_commands` loads the plugins and runs the chosen command.
 """
@@ -32,8 +34,8 @@ from typing import Any, TextIO
 from .datadir import DATA_DIR_ENV, default_data_dir
 from .hookspecs import CommandRun, RegisterCommand
 from .host import stored_log
-from .persistence.backend import Backend
-from .persistence.stores import STORE_ENV, StoreChoice, choose_store
+from .persistence.backend import Backend, StorageError
+from .persistence.stores import STORE_ENV, JsonlSettings, StoreChoice, choose_store
 from .session import SessionLog
 
 __all__ = [
@@ -44,6 +46,7 @@ __all__ = [
     "Streams",
     "add_store_options",
     "data_dir_of",
+    "readable_store",
     "run_command",
     "store_of",
 ]
@@ -116,6 +119,27 @@ def store_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None)
     """
     url: str | None = getattr(args, "store", None)
     return choose_store(url, data_dir_of(args, environ), environ=environ)
+
+
+def readable_store(store: StoreChoice) -> StoreChoice:
+    """`store`, once it is known to be there to read; else `StorageError` naming the problem.
+
+    A JSONL store's data dir must be an existing directory (reading never
+    creates one; `dsh web` does, on its first start).
+    """
+    settings = store.settings
+    if isinstance(settings, JsonlSettings):
+        directory = settings.directory
+        if not directory.exists():
+            raise StorageError(
+                f"the data dir {directory} does not exist; pass the one dsh web uses with "
+                f"--data-dir DIR (or set ${DATA_DIR_ENV})"
+            )
+        if not directory.is_dir():
+            raise StorageError(
+                f"the data dir {directory} is not a directory; pass a directory with --data-dir DIR"
+            )
+    return store
 
 
 def data_dir_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Path:
@@ -261,7 +285,7 @@ class CommandContext:
 
     def _store(self) -> Backend:
         if self._backend is None:
-            self._backend = store_of(self.args).open()
+            self._backend = readable_store(store_of(self.args)).open()
         return self._backend
 
     async def aclose(self) -> None:

@@ -155,6 +155,30 @@ def dsh_session_state(session: SessionLog) -> JsonLike:
 
 
 @hookspec
+def dsh_session_summary(session: SessionLog) -> JsonLike:
+    """Return a compact summary of this plugin's state of `session` for the Session list, or None.
+
+    Called for the live Sessions a summary is made of (each row of `GET
+    /api/sessions`, and the `"session"` that creating, forking, resuming,
+    renaming or messaging answers with), with the prefix of the Session its
+    storage confirmed; the value is shown under the summary's `"plugins"`,
+    keyed by plugin name. Keep it list-sized: a few counts and times (the
+    schedule plugin's shape is meant to be `{"reminders": N, "next": "<ISO>"}`),
+    never the whole state (`dsh_session_state` is for that).
+
+    Must be pure: derived from the log alone. The host keeps the answer until
+    more of the Session is durable (or a plugin loads or unloads), so return
+    times, not countdowns, and let the reader compare them with its clock. It
+    is not called for cold Sessions (that would read every listed log): their
+    summaries carry `"plugins": null`.
+
+    Failures are contained per plugin: a plugin that raises, or returns
+    something that is not JSON, is logged and left out; the other plugins'
+    summaries are still shown.
+    """
+
+
+@hookspec
 def dsh_session_action(
     agent: Agent, name: str, args: dict[str, JsonValue]
 ) -> Awaitable[JsonLike] | None:

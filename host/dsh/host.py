@@ -25,6 +25,14 @@ work). A Session is listed only once its creation was acknowledged: a create
 or fork that fails leaves nothing listed behind (its storage is moved to the
 trash before the error is raised).
 
+Managing Sessions (the second-edition API): `set_title` appends a durable
+`session/title` (to a cold Session's stored log directly, without making it
+live), `delete_session` closes a live Session and moves its log to the
+trash, `cancel_turn` stops a running turn. A per-Session slot keeps resumes,
+renames and deletes of one Session from overlapping, so this Host stays the
+one writer of every log. With `clean_empty_sessions` (what `dsh web` runs),
+a Session that goes cold without ever being used is moved to the trash.
+
 Every hook is called through `self.hooks` (`dsh.hooks.Hooks`, pluggy's order,
 failures contained per plugin as each hookspec says). The methods that call
 hooks on a Session's log take a `SessionLog`; `plugin_states` and
@@ -40,8 +48,9 @@ import logging
 import os
 import socket
 import uuid
-from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
+import weakref
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
@@ -55,9 +64,11 @@ from . import hookspecs
 from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
 from .errors import ActionError, CodedError
+from .events import SESSION_TITLE, SessionTitle
 from .hooks import ErrorHandler, HookNotImplemented, Hooks
 from .hookspecs import RegisterCommand
 from .jsontypes import to_json
+from .listing import SessionSummary, is_empty
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .ownership import LeaseKeeper, LeaseSettings
@@ -70,7 +81,6 @@ from .plugins import ClientModule, PluginContext
 from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
 from .scope import Disposer, Scope
 from .session import (
-    Lineage,
     Session,
     SessionEvent,
     SessionHeader,
@@ -123,35 +133,6 @@ class SessionLiveElsewhere(HostError, CodedError):
 
 
 @dataclass(frozen=True, slots=True)
-class SessionSummary:
-    """One row of the Session list.
-
-    `title` is the latest `session/title`; `preview` the first line of the
-    person's first message (kept for searching; not in the JSON form).
-    """
-
-    id: str
-    created_at: int
-    live: bool
-    length: int
-    lineage: Lineage | None
-    title: str | None = None
-    preview: str | None = None
-
-    def to_dict(self) -> dict[str, JsonValue]:
-        return {
-            "id": self.id,
-            "createdAt": self.created_at,
-            "live": self.live,
-            "length": self.length,
-            "lineage": None
-            if self.lineage is None
-            else self.lineage.model_dump(mode="json", by_alias=True),
-            "title": self.title,
-        }
-
-
-@dataclass(frozen=True, slots=True)
 class StorageHealth:
     """Whether storage keeps up: `degraded` lists the Sessions whose writes are failing."""
 
@@ -187,6 +168,7 @@ class Host:
         cwd: str | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
         close_retry_seconds: float = 0.0,
+        clean_empty_sessions: bool = False,
         leases: LeaseStore | None = None,
         lease_settings: LeaseSettings | None = None,
     ) -> None:
@@ -204,6 +186,7 @@ class Host:
         self.cwd = cwd or os.getcwd()
         self.max_steps = max_steps
         self.close_retry_seconds = close_retry_seconds
+        self.clean_empty_sessions = clean_empty_sessions
         self.unstored: list[str] = []
         self._reader = StorageReader(
             self.store,
@@ -219,6 +202,11 @@ class Host:
         self.pm.add_hookspecs(hookspecs)
         self.hooks = Hooks(self.pm)
         self._modules: tuple[object, list[PublishedModule]] | None = None
+        # The plugins' compact summaries of a live Session object, with what they were
+        # computed for: (durable length, (loader generation, implementers)).
+        self._compacts: weakref.WeakKeyDictionary[
+            Session, tuple[tuple[int, object], dict[str, JsonValue]]
+        ] = weakref.WeakKeyDictionary()
         self.scope = Scope("host")
         self._plugin_specs = tuple(plugins)
         self._agents: dict[str, Agent] = {}
@@ -389,15 +377,9 @@ class Host:
         """
         self._require_running()
         validate_session_id(session_id)
-        while True:
-            live = self._agents.get(session_id)
-            if live is not None:
-                return live, False
-            opening = self._opening.get(session_id)
-            if opening is None:
-                break
-            await opening.wait()
-        opening = self._opening[session_id] = anyio.Event()
+        opening = await self._cold_slot(session_id)
+        if opening is None:
+            return self._agents[session_id], False
         try:
             # The lease first: what is read after it includes every earlier owner's writes.
             lease = await self._acquire(session_id)
@@ -423,8 +405,26 @@ class Host:
                 self._failed_markers[session_id] = session.events[-1]
                 raise
         finally:
-            del self._opening[session_id]
-            opening.set()
+            self._release_slot(session_id, opening)
+
+    async def _cold_slot(self, session_id: str) -> anyio.Event | None:
+        """Wait until no other resume, rename or delete of the Session runs; then take
+        its slot if it is cold (release it with `_release_slot`), or return None if it
+        is live. While a slot is held, nothing else makes that Session live or writes
+        its stored log: this Host stays its one writer."""
+        while True:
+            if session_id in self._agents:
+                return None
+            opening = self._opening.get(session_id)
+            if opening is None:
+                break
+            await opening.wait()
+        opening = self._opening[session_id] = anyio.Event()
+        return opening
+
+    def _release_slot(self, session_id: str, opening: anyio.Event) -> None:
+        del self._opening[session_id]
+        opening.set()
 
     async def fork(self, session_id: str, at_seq: int | None = None) -> Agent:
         """A new live child Session copying events `[0, at_seq)` of a live or cold Session.
@@ -457,12 +457,15 @@ class Host:
         lease = await self._acquire(child.id)
         return await self._go_live(child, lease, seed_end=child.header.seed_length, new=True)
 
-    async def close_session(self, session_id: str) -> None:
+    async def close_session(self, session_id: str, *, clean: bool = True) -> None:
         """Close the agent and make the Session cold.
 
         Closing the agent closes its scope, which detaches persistence: the
         detach makes the final flush and raises (after everything stopped) if
-        some events could not be stored.
+        some events could not be stored. With `clean_empty_sessions` (and
+        `clean`), a Session that is empty then (`dsh.listing.is_empty`: made
+        and never used) is moved to the trash, so that no one's list fills up
+        with them; `dsh sessions restore ID` brings one back.
         """
         agent = self._agents.pop(session_id, None)
         if agent is None:
@@ -472,6 +475,106 @@ class Host:
         finally:
             self.store.close(agent.session)
             await self._release(session_id)
+        if clean and self.clean_empty_sessions and is_empty(agent.session):
+            await self._trash_empty(session_id)
+
+    async def _trash_empty(self, session_id: str) -> None:
+        opening = await self._cold_slot(session_id)
+        if opening is None:
+            return  # live again already: no longer left empty
+        try:
+            async with self._cold_writer(session_id):
+                await self.backend.trash(session_id)
+        except StoredSessionNotFound:
+            return
+        except Exception as error:
+            log.warning("session %s is empty but stays listed: %s", session_id, error)
+            return
+        finally:
+            self._release_slot(session_id, opening)
+        log.info("session %s was never used: moved to the trash", session_id)
+
+    async def set_title(self, session_id: str, title: str) -> SessionSummary:
+        """Give the Session a title: a durable `session/title` event; its new summary.
+
+        A live Session gets the event through its store and this returns once
+        a flush acknowledged it (`PersistenceUnavailable` otherwise). A cold
+        one is not made live for this (that would publish its agent, and a
+        plugin could start due work): holding the Session's slot, so nothing
+        makes it live meanwhile, this Host appends the event to the stored log
+        itself, as the Session's one writer. Raises `ValueError` for a title
+        `dsh.SessionTitle` refuses, `SessionNotFound`, `StorageError`.
+        """
+        self._require_running()
+        validate_session_id(session_id)
+        data = SessionTitle(title=title).data()
+        opening = await self._cold_slot(session_id)
+        if opening is None:
+            session = self._agents[session_id].session
+            self.store.append(session, SESSION_TITLE, data)
+            if not await self.store.flush(session):
+                raise PersistenceUnavailable(
+                    f"storage did not acknowledge the title of session {session_id}"
+                )
+            return self.summary(session)
+        try:
+            return await self._title_stored(session_id, data)
+        finally:
+            self._release_slot(session_id, opening)
+
+    async def _title_stored(self, session_id: str, data: dict[str, JsonValue]) -> SessionSummary:
+        header, length = await self.stored_header(session_id)
+        event = SessionEvent(seq=length, type=SESSION_TITLE, time=self.clock.wall_ms(), data=data)
+        try:
+            async with self._cold_writer(session_id):
+                await self.backend.append(session_id, [event])
+        finally:
+            await self.backend.release(session_id)
+        return SessionSummary(
+            session_id,
+            header.created_at,
+            False,
+            length + 1,
+            header.lineage,
+            title=SessionTitle.model_validate(data).title,
+        )
+
+    async def delete_session(self, session_id: str) -> None:
+        """Take a Session out of the list: close it if it is live, then move its log
+        to the trash (`Backend.trash`; `dsh sessions restore ID` brings it back).
+
+        Raises `SessionNotFound`, `SessionExists` if the trash already holds a
+        Session with that id, `StorageError`, and what closing raises when
+        some of a live Session's events could not be stored (it is then cold,
+        and not deleted).
+        """
+        self._require_running()
+        validate_session_id(session_id)
+        while (opening := await self._cold_slot(session_id)) is None:
+            await self.close_session(session_id, clean=False)
+        try:
+            if session_id in self._phantoms:
+                raise SessionNotFound(f"no session {session_id!r}")
+            try:
+                async with self._cold_writer(session_id):
+                    await self.backend.trash(session_id)
+            except StoredSessionNotFound:
+                raise SessionNotFound(f"no session {session_id!r}") from None
+        finally:
+            self._release_slot(session_id, opening)
+
+    async def cancel_turn(self, session_id: str) -> bool:
+        """Stop the Session's running turn (`Agent.cancel_turn`); True if one ran.
+
+        A cold Session runs no turn: False, and it stays cold. Raises
+        `SessionNotFound` for an unknown id.
+        """
+        validate_session_id(session_id)
+        agent = self._agents.get(session_id)
+        if agent is None:
+            await self.tail(session_id)  # SessionNotFound unless it is stored
+            return False
+        return await agent.cancel_turn()
 
     # -- leases -------------------------------------------------------------
 
@@ -482,6 +585,16 @@ class Host:
             return await self._keeper.acquire(session_id)
         except LeaseHeld as held:
             raise SessionLiveElsewhere(held) from None
+
+    @asynccontextmanager
+    async def _cold_writer(self, session_id: str) -> AsyncIterator[Lease]:
+        """Hold the Session's lease while this Host writes its stored log without making
+        it live (a title, a delete): `SessionLiveElsewhere` if another host owns it."""
+        lease = await self._acquire(session_id)
+        try:
+            yield lease
+        finally:
+            await self._release(session_id)
 
     async def _release(self, session_id: str) -> None:
         if self._keeper is not None:
@@ -644,8 +757,9 @@ class Host:
             return StorageHealth()
         return StorageHealth(tuple(self._coordinator.unconfirmed()))
 
-    async def list_sessions(self) -> list[SessionSummary]:
-        """Every stored Session, newest first, with live ones marked."""
+    async def list_sessions(self, query: str | None = None) -> list[SessionSummary]:
+        """Every stored Session, newest first, with live ones marked; with `query`, only
+        those it matches (`SessionSummary.matches`: title, first message, id start)."""
         rows: dict[str, SessionSummary] = {}
         for item in await self.backend.list():
             if item.id in self._phantoms:
@@ -667,9 +781,11 @@ class Host:
         for session in self.store.live():
             if session.id not in rows:
                 rows[session.id] = self.summary(session)
-        return sorted(rows.values(), key=lambda row: (row.created_at, row.id), reverse=True)
+        chosen = [row for row in rows.values() if query is None or row.matches(query)]
+        return sorted(chosen, key=lambda row: (row.created_at, row.id), reverse=True)
 
     def summary(self, session: Session) -> SessionSummary:
+        """The list row of a live Session, with its plugins' compact summaries."""
         facts = SummaryFacts()
         for event in session.scan(types={TITLE_TYPE}, reverse=True):
             facts.add(event)
@@ -678,15 +794,38 @@ class Host:
             facts.add(event)
             if facts.preview is not None:
                 break
+        live = self.store.is_live(session)
         return SessionSummary(
             session.id,
             session.header.created_at,
-            self.store.is_live(session),
+            live,
             len(session),
             session.header.lineage,
             facts.title,
             facts.preview,
+            self._compact(session) if live else None,
         )
+
+    def _compact(self, session: Session) -> dict[str, JsonValue]:
+        """The plugins' `dsh_session_summary` of live `session`'s durable prefix, computed
+        once per durable length and set of loaded plugins."""
+        durable = 0 if self._coordinator is None else self._coordinator.durable_length(session)
+        # As for client modules: the implementers cover plugins registered by hand.
+        plugins = (
+            self._loader.generation if self._loader is not None else -1,
+            tuple(self.hooks.implementers("dsh_session_summary")),
+        )
+        key = (durable, plugins)
+        held = self._compacts.get(session)
+        if held is not None and held[0] == key:
+            return held[1]
+        log_ = session.prefix(durable)
+        summaries = self.hooks.each(
+            "dsh_session_summary", {"session": log_}, convert=_json, about=f"for session {log_.id}"
+        )
+        compact = {contribution.plugin: contribution.value for contribution in summaries}
+        self._compacts[session] = (key, compact)
+        return compact
 
     # -- plugin contributions --------------------------------------------
 

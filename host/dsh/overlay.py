@@ -251,6 +251,17 @@ def load_overlay(path: str | Path) -> Overlay:
         file = file / OVERLAY_FILE
     try:
         text = file.read_text(encoding="utf-8")
+    except FileNotFoundError as error:
+        raise OverlayError(
+            file,
+            [
+                (
+                    "",
+                    "cannot read overlay: there is no such file; pass an overlay file or a "
+                    f"directory holding {OVERLAY_FILE} (such as overlays/web-schedule)",
+                )
+            ],
+        ) from error
     except (OSError, UnicodeDecodeError) as error:
         raise OverlayError(file, [("", f"cannot read overlay: {error}")]) from error
     return parse_overlay(text, file)

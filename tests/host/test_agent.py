@@ -1019,3 +1019,116 @@ async def test_a_turn_that_completes_after_its_agent_closed_leaves_it_closed(
     assert data(agent, "turn/end") == [{"status": "ok"}]
     assert agent.phase is AgentPhase.CLOSED
     await until(lambda: len(agent.tasks) == 0)
+
+
+# -- stopping a turn ---------------------------------------------------------
+
+
+async def test_cancel_turn_stops_the_model_call_and_ends_the_turn_cancelled(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("think slowly")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+
+    with anyio.fail_after(5):
+        assert await agent.cancel_turn() is True
+
+    assert types(agent) == ["message/user", "turn/end"]
+    assert data(agent, "turn/end") == [
+        {
+            "status": "error",
+            "error": {"code": "cancelled", "message": "the turn was stopped before it finished"},
+        }
+    ]
+    assert agent.phase is AgentPhase.IDLE
+    assert not gate.release.is_set()
+
+
+async def test_cancel_turn_awaits_a_running_tool_and_leaves_its_call_without_a_result(
+    harness: Harness,
+) -> None:
+    blocking = BlockingTool()
+    agent = harness.agent(FakeModel(ModelReply(text="on it", tool_calls=(call("block"),))))
+    agent.tools.register(blocking)
+    agent.submit("block")
+    with anyio.fail_after(5):
+        await blocking.entered.wait()
+
+    assert await agent.cancel_turn() is True
+
+    assert blocking.finished == ["finally"]
+    assert types(agent) == ["message/user", "message/assistant", "turn/end"]
+    assert data(agent, "turn/end")[0]["error"]["code"] == "cancelled"
+
+
+async def test_cancel_turn_keeps_queued_input_which_runs_next(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate, ModelReply(text="second answer")))
+    agent.submit("first")
+    agent.submit("second")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+
+    assert await agent.cancel_turn() is True
+    await until(lambda: data(agent, "turn/end")[-1:] == [{"status": "ok"}])
+
+    assert [item["text"] for item in data(agent, "message/user")] == ["first", "second"]
+    assert data(agent, "message/assistant") == [{"text": "second answer", "toolCalls": []}]
+    assert [end["status"] for end in data(agent, "turn/end")] == ["error", "ok"]
+
+
+async def test_cancel_turn_without_a_running_turn_changes_nothing(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    assert await agent.cancel_turn() is False
+
+    await turn(agent, "hello")
+    assert await agent.cancel_turn() is False
+    assert data(agent, "turn/end") == [{"status": "ok"}]
+
+    await agent.aclose()
+    assert await agent.cancel_turn() is False
+
+
+async def test_cancel_turn_never_cancels_maintenance(harness: Harness) -> None:
+    agent = harness.agent(FakeModel())
+    release = anyio.Event()
+    entered = anyio.Event()
+    results: list[str] = []
+
+    async def task() -> str:
+        entered.set()
+        await release.wait()
+        return "maintained"
+
+    async def maintain() -> None:
+        results.append(await agent.run_maintenance(task))
+
+    harness.group.start_soon(maintain)
+    with anyio.fail_after(5):
+        await entered.wait()
+
+    assert await agent.cancel_turn() is False
+    release.set()
+    await until(lambda: results == ["maintained"])
+    assert types(agent) == []
+
+
+async def test_closing_the_agent_while_a_stop_waits_still_ends_the_turn_once(
+    harness: Harness,
+) -> None:
+    gate = Gate()
+    agent = harness.agent(FakeModel(gate))
+    agent.submit("hello")
+    with anyio.fail_after(5):
+        await gate.entered.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(agent.cancel_turn)
+        await anyio.lowlevel.checkpoint()
+        await agent.aclose()
+
+    assert types(agent) == ["message/user", "turn/end"]
+    assert data(agent, "turn/end")[0]["error"]["code"] == "cancelled"

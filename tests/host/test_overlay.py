@@ -111,7 +111,10 @@ def test_an_unreadable_overlay_names_the_file(tmp_path: Path) -> None:
     with pytest.raises(OverlayError) as caught:
         load_overlay(missing)
 
-    assert str(caught.value).startswith(f"{missing}: cannot read overlay: ")
+    assert str(caught.value) == (
+        f"{missing}: cannot read overlay: there is no such file; pass an overlay file or a "
+        "directory holding overlay.toml (such as overlays/web-schedule)"
+    )
     assert caught.value.path == missing
     assert isinstance(caught.value.__cause__, FileNotFoundError)
 

@@ -653,8 +653,13 @@ def check_recurring_caught_up(
         lambda page: (
             len(changes(page["events"], "dispatch")) == EVERY_COUNT
             and page["events"][-1]["type"] == "turn/end"
+            # A receipt shows once its dispatch is durable, which may be just after
+            # the failed turn it started has ended in memory.
+            and all(
+                str(event["seq"]) in page["views"] for event in changes(page["events"], "dispatch")
+            )
         ),
-        what="the catch-up and the occurrences after it",
+        what="the catch-up and the occurrences after it, with their receipts",
         timeout=30,
     )
     dispatches = changes(page["events"], "dispatch")
@@ -690,9 +695,13 @@ def check_zoned_fired(web: WebHost, session_id: str, record: dict[str, Any]) -> 
         web,
         session_id,
         lambda page: (
-            bool(changes(page["events"], "dispatch")) and page["events"][-1]["type"] == "turn/end"
+            bool(changes(page["events"], "dispatch"))
+            and page["events"][-1]["type"] == "turn/end"
+            and all(
+                str(event["seq"]) in page["views"] for event in changes(page["events"], "dispatch")
+            )
         ),
-        what="the zoned reminder",
+        what="the zoned reminder and its receipt",
         timeout=ZONED_LEAD + 20,
     )
     (dispatch,) = changes(page["events"], "dispatch")

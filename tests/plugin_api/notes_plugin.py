@@ -6,6 +6,7 @@ Notes are durable `notes/change` events in the Session's own log:
 - `dsh_agent_published`: a root agent gets the `note_add` tool.
 - `dsh_event_view`: an added note's receipt.
 - `dsh_session_state`: `{"notes": [{"text", "due"?}, ...]}` (None before the first note).
+- `dsh_session_summary`: `{"notes": N, "due"?: earliest}` for the Session list.
 - `dsh_session_wake_at`: the earliest `due` of the current notes.
 - `dsh_session_action`: `add {text, due?}` and `clear` (409 when there is nothing to
   clear), under one lock per agent, each answering after its change is durable.
@@ -109,6 +110,14 @@ class NotesPlugin:
         if not _used(session):
             return None
         return {"notes": notes_of(session)}
+
+    @hookimpl
+    def dsh_session_summary(self, session: SessionLog) -> JsonLike:
+        notes = notes_of(session)
+        if not notes:
+            return None
+        dues = [due for note in notes if isinstance(due := note.get("due"), int)]
+        return {"notes": len(notes), **({"due": min(dues)} if dues else {})}
 
     @hookimpl
     def dsh_session_wake_at(self, session: SessionLog) -> int | None:

@@ -112,6 +112,20 @@ async def test_the_session_shows_each_plugin_state_live_and_cold(world: World) -
     assert cold["live"] is False and world.host.agent(session_id) is None
 
 
+async def test_the_session_list_shows_each_live_sessions_compact_summary(world: World) -> None:
+    used, unused = await new_session(world), await new_session(world)
+    await act(world, used, "add", text="call mum", due=DUE)
+    await act(world, used, "add", text="buy milk")
+
+    rows = {row["id"]: row for row in (await world.http.get("/api/sessions")).json()["sessions"]}
+    await world.host.close_session(used)
+    cold = (await world.http.get("/api/sessions", params={"q": used})).json()["sessions"]
+
+    assert rows[used]["plugins"] == {"notes": {"notes": 2, "due": DUE}}
+    assert rows[unused]["plugins"] == {}
+    assert [row["plugins"] for row in cold] == [None]  # cold: not read for a list
+
+
 async def test_refusals_have_their_status_code_and_message(world: World) -> None:
     session_id = await new_session(world)
 
@@ -245,6 +259,15 @@ async def test_the_plugin_command_reads_stored_notes_without_starting_an_agent(
         str(world.data_dir),
     )
     unknown = await run_dsh(
+        "--overlay",
+        str(world.overlay),
+        "notes",
+        "--session",
+        "nope",
+        "--data-dir",
+        str(world.data_dir),
+    )
+    nowhere = await run_dsh(
         "--overlay", str(world.overlay), "notes", "--session", "nope", "--data-dir", "/nowhere"
     )
 
@@ -253,6 +276,12 @@ async def test_the_plugin_command_reads_stored_notes_without_starting_an_agent(
     assert f"{second}  second note  -" in everything[1]
     assert one[0] == 0 and "second note" not in one[1] and "first note" in one[1]
     assert unknown == (1, "", "dsh: error: no session 'nope'\n")
+    assert nowhere == (
+        1,
+        "",
+        "dsh: error: the data dir /nowhere does not exist; pass the one dsh web uses with "
+        "--data-dir DIR (or set $DSH_DATA_DIR)\n",
+    )
     assert len(world.host.agents()) == published
 
 

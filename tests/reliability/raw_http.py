@@ -54,10 +54,10 @@ def raw_request(
         if body is not None:
             connection.putheader("Content-Length", str(len(body)))
         connection.endheaders(body)
-        response = connection.getresponse()
-        return RawResponse(
-            response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
-        )
+        with connection.getresponse() as response:
+            return RawResponse(
+                response.status, {k.lower(): v for k, v in response.getheaders()}, response.read()
+            )
     finally:
         connection.close()
 
@@ -81,9 +81,10 @@ def ws_handshake(
         for name, value in upgrade.items():
             connection.putheader(name, value)
         connection.endheaders()
-        response = connection.getresponse()
-        headers_ = {k.lower(): v for k, v in response.getheaders()}
-        body = b"" if response.status == 101 else response.read()
-        return RawResponse(response.status, headers_, body)
+        # An accepted upgrade has no body to read: the response is closed unread.
+        with connection.getresponse() as response:
+            headers_ = {k.lower(): v for k, v in response.getheaders()}
+            body = b"" if response.status == 101 else response.read()
+            return RawResponse(response.status, headers_, body)
     finally:
         connection.close()

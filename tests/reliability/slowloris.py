@@ -71,6 +71,7 @@ class Slowloris:
         self._thread = threading.Thread(target=self._run, name="slowloris", daemon=True)
         self._thread.start()
         if not self._ready.wait(60):
+            self.__exit__()  # no `with` body will run: stop, and close what it opened
             raise TimeoutError("the attacker could not open its connections")
         return self
 
@@ -78,6 +79,8 @@ class Slowloris:
         self._stop.set()
         assert self._thread is not None
         self._thread.join(30)
+        if self._thread.is_alive():
+            raise TimeoutError("the attacker did not stop (and close its sockets) within 30 s")
 
     def _open(self, selector: selectors.BaseSelector) -> bool:
         sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
@@ -86,23 +89,27 @@ class Slowloris:
             sock.connect(("127.0.0.1", self.port))
             sock.sendall(PARTIAL_HEAD)
             sock.setblocking(False)
+            selector.register(sock, selectors.EVENT_READ)
         except OSError:
             sock.close()
             self.connect_failures += 1
             return False
-        selector.register(sock, selectors.EVENT_READ)
         self.opened += 1
         return True
 
     def _closed(self, selector: selectors.BaseSelector, sock: socket.socket) -> None:
-        selector.unregister(sock)
-        sock.close()
+        try:
+            selector.unregister(sock)
+        finally:
+            sock.close()
         self.closed_by_server += 1
 
     def _run(self) -> None:
         selector = selectors.DefaultSelector()
         try:
             for _ in range(self.count):
+                if self._stop.is_set():
+                    return
                 self._open(selector)
             self._ready.set()
             self._attack(selector)

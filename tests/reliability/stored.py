@@ -2,7 +2,9 @@
 
 Every log is read through `dsh.persistence.JsonlBackend.inspect`, which
 raises `CorruptLog` for any malformed line that is not a torn last line: a
-log that reads here is a log the host can resume. The schedule state of a
+log that reads here is a log the host can resume. Logs in the trash (an
+unused Session `dsh web` moved there when it went cold) are still stored:
+they are read with the same line parsers and listed in `trashed`. The schedule state of a
 stored Session is derived with the plugin's own pure fold over the Session's
 fold range (`seedLength` on for a fork), exactly as a resumed owner derives it.
 """
@@ -17,6 +19,7 @@ from typing import Any
 import anyio
 
 from dsh.persistence import JsonlBackend, StoredSession
+from dsh.persistence.jsonl.format import parse_event, parse_header
 from dsh.session import Session, SessionEvent
 from dsh_tool_schedule import ScheduleFold
 from dsh_tool_schedule.protocol import EVENT_TYPE
@@ -37,6 +40,7 @@ class DataDir:
     sessions: dict[str, StoredSession]
     torn_tails: int
     leftover_temp_files: int
+    trashed: frozenset[str] = frozenset()
 
     def fold(self, session_id: str) -> ScheduleFold:
         stored = self.sessions[session_id]
@@ -64,9 +68,22 @@ def read_data_dir(data_dir: Path) -> DataDir:
         listed = {summary.id for summary in await backend.list()}
         assert listed == set(sessions), f"list() and the folder disagree: {listed ^ set(sessions)}"
         await backend.aclose()
-        return DataDir(sessions, torn, temps)
+        trashed = read_trash(backend.trash_directory)
+        assert not trashed.keys() & sessions.keys(), "a Session both stored and in the trash"
+        return DataDir({**sessions, **trashed}, torn, temps, frozenset(trashed))
 
     return anyio.run(read)
+
+
+def read_trash(folder: Path) -> dict[str, StoredSession]:
+    """The logs in the trash (whole lines only: a trashed log was closed cleanly)."""
+    trashed: dict[str, StoredSession] = {}
+    for path in sorted(folder.glob("*.jsonl")) if folder.is_dir() else []:
+        head, *lines = path.read_bytes().split(b"\n")[:-1]
+        events = tuple(parse_event(path, seq, line) for seq, line in enumerate(lines))
+        header = parse_header(path, path.stem, head)
+        trashed[path.stem] = StoredSession(header=header, events=events, torn_tail=False)
+    return trashed
 
 
 def own_events(stored: StoredSession) -> tuple[SessionEvent, ...]:

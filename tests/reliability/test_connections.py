@@ -116,8 +116,8 @@ def test_health_answers_every_time_while_slowloris_holds_its_connections(
         raise_own_descriptor_limit(SLOWLORIS_CONNECTIONS + OWN_DESCRIPTORS) - OWN_DESCRIPTORS,
     )
     web = WebHost(data_dir=tmp_path / "data", dsh=limited_dsh(SLOWLORIS_DESCRIPTORS))
-    web.boot()
     try:
+        web.boot()
         pid = web.process.pid  # type: ignore[union-attr]
         session_id = web.create_session()
         with watching(web, session_id) as ws:
@@ -131,8 +131,10 @@ def test_health_answers_every_time_while_slowloris_holds_its_connections(
             accepted = web.post(f"/api/sessions/{session_id}/messages", {"text": "still here?"})
             assert accepted.status_code == 202
             assert next_user_message(ws)["data"]["text"] == "still here?"
-        stored = web.stored_log(session_id)
+        # The live frame is sent on append, before the flush: read the log once the
+        # graceful shutdown has flushed every live Session.
         assert web.terminate() == 0
+        stored = web.stored_log(session_id)
     finally:
         web.stop()
     failures = [s for s in probe.statuses if s != 200]
@@ -164,8 +166,8 @@ def test_running_out_of_descriptors_refuses_strangers_not_the_host(
 ) -> None:
     raise_own_descriptor_limit(ATTACKERS_UNDER_LOW_LIMIT + OWN_DESCRIPTORS)
     web = WebHost(data_dir=tmp_path / "data", dsh=limited_dsh(LOW_DESCRIPTORS))
-    web.boot()
     try:
+        web.boot()
         # Every live Session keeps its log open: together they hold most descriptors.
         sessions = [web.create_session() for _ in range(SESSIONS_UNDER_LOW_LIMIT)]
         with watching(web, sessions[0]) as ws:

@@ -224,8 +224,9 @@ def crash_round(
     counters["acknowledgements_broken"] += len(violations)
     assert not violations, "\n".join(violations)
     client.learn_reminder_ids()
-    if data.sessions and rng.random() < TEAR_CHANCE:
-        tear(web.data_dir, rng.choice(sorted(data.sessions)), len(data.sessions), rng)
+    listed = sorted(set(data.sessions) - data.trashed)
+    if listed and rng.random() < TEAR_CHANCE:
+        tear(web.data_dir, rng.choice(listed), len(data.sessions), rng)
         counters["torn_tails_injected"] += 1
 
 

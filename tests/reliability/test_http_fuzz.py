@@ -4,8 +4,9 @@ schemathesis reads the host's own OpenAPI document (`/api/openapi.json`,
 fetched with the token) and generates requests for every operation: valid
 ones (positive mode) and ones that break the schema (negative mode: wrong
 types, missing or extra fields, malformed bodies), each once with generated
-Session ids and once with the id of a real, live Session so that the handlers
-behind the id check are reached too. Every response must be below 500, and
+Session ids and once with the id of a real, live Session (a fresh one per
+operation and mode, since `DELETE` removes it) so that the handlers behind the
+id check are reached too. Every response must be below 500, and
 every error must be JSON in the one shape `{"error": {"code", "message"}}`.
 The server's log must show no unhandled exception afterwards.
 """
@@ -73,9 +74,15 @@ def test_fuzzed_requests_never_get_a_5xx_and_every_error_has_the_error_shape(
     web: WebHost, scale: int, figures: Figures
 ) -> None:
     schema = schemathesis.openapi.from_url(f"{web.base_url}/api/openapi.json", headers=web.headers)
-    session_id = web.create_session()
-    queued = web.post(f"/api/sessions/{session_id}/messages", {"text": "remind me in 1 hour to x"})
-    assert queued.status_code == 202
+
+    def live_session() -> str:
+        session_id = web.create_session()
+        queued = web.post(
+            f"/api/sessions/{session_id}/messages", {"text": "remind me in 1 hour to x"}
+        )
+        assert queued.status_code == 202
+        return session_id
+
     counters: Counter[str] = Counter()
     statuses: Counter[str] = Counter()
     problems: list[str] = []
@@ -96,7 +103,9 @@ def test_fuzzed_requests_never_get_a_5xx_and_every_error_has_the_error_shape(
         for mode in GenerationMode:
             pinned_choices = (False, True) if "{session_id}" in operation.path else (False,)
             for pinned in pinned_choices:
-                path = {"session_id": session_id} if pinned else None
+                # A fresh live Session per operation: one a DELETE removed would make
+                # every later operation stop at its 404.
+                path = {"session_id": live_session()} if pinned else None
                 strategy = operation.as_strategy(generation_mode=mode, path_parameters=path)
                 fuzz = settings(
                     max_examples=EXAMPLES * scale,

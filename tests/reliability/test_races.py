@@ -83,6 +83,9 @@ def test_concurrent_resumes_messages_and_forks_make_a_cold_session_live_once(
     expected = {"resume": 200, "message": 202, "fork": 201, "history": 200, "live": 101}
     with WebHost.start(tmp_path / "data", model="demo") as web:
         session_id = web.create_session()
+        # A Session left unused would go to the trash when the host stops.
+        assert web.post(f"/api/sessions/{session_id}/messages", {"text": "hi"}).status_code == 202
+        wait_for(partial(all_answered, web, session_id, ["hi"]), what="the first answer")
         for round_no in range(ROUNDS * scale):
             assert web.terminate() == 0
             web.boot()

@@ -173,7 +173,11 @@ def test_nothing_to_list_is_said_on_stderr(overlay: Path, data_dir: Path) -> Non
 
     assert (result.code, result.out) == (0, "")
     assert result.err == f"no reminders in {data_dir}\n"
-    assert empty.err == f"no reminders in {data_dir / 'x'}\n"
+    assert (empty.code, empty.err) == (  # a data dir that is not there is not "no reminders"
+        1,
+        f"dsh: error: the data dir {data_dir / 'x'} does not exist; pass the one dsh web uses "
+        "with --data-dir DIR (or set $DSH_DATA_DIR)\n",
+    )
     assert memory.err == "no reminders in memory (kept only while the process runs)\n"
 
 

@@ -8,7 +8,10 @@ command's `configure(parser)` adds its arguments and sets the `run` default:
 Exit codes: 0 success, 1 failure, 2 usage error (argparse's own convention).
 An expected failure is raised as `CommandError` and printed as one
 `dsh: error: ...` message on stderr, without a traceback; anything else is a
-bug and keeps its traceback.
+bug and keeps its traceback. A usage error is one line too, naming the
+problem and where the options are listed (`... (see 'dsh web --help')`),
+never the whole usage text. A command word alone (`dsh`, `dsh sessions`)
+prints its help and exits 0.
 
 `dsh --overlay PATH COMMAND ...` also offers the commands of the plugins that
 overlay enables (`dsh.cli.plugin_commands`); for a built-in command that
@@ -27,6 +30,7 @@ from __future__ import annotations
 import argparse
 import functools
 import os
+import re
 import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -52,6 +56,7 @@ __all__ = [
     "Run",
     "Streams",
     "add_data_dir_option",
+    "add_help_default",
     "add_model_option",
     "add_overlay_option",
     "build_parser",
@@ -80,11 +85,18 @@ Run = Callable[[argparse.Namespace, Streams], int]
 
 
 class CommandError(Exception):
-    """An expected failure: printed as `dsh: error: <message>` with exit code `code`."""
+    """An expected failure: printed as `dsh: error: <message>` with exit code `code`.
 
-    def __init__(self, message: str, code: int = EXIT_FAILURE) -> None:
+    `problems`, when given, are several separate problems: each is printed as
+    its own `dsh: error: ...` line (the message is their lines joined).
+    """
+
+    def __init__(
+        self, message: str, code: int = EXIT_FAILURE, *, problems: Sequence[str] = ()
+    ) -> None:
         super().__init__(message)
         self.code = code
+        self.problems = tuple(problems)
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,6 +134,32 @@ class _Parser(argparse.ArgumentParser):
             self._streams.err.write(message)
         raise _ParserExit(status)
 
+    def error(self, message: str) -> NoReturn:
+        """A usage error: one line naming the problem and where the options are."""
+        self.exit(EXIT_USAGE, f"{self.prog}: error: {_plain(message)} (see '{self.prog} --help')\n")
+
+
+_CHOICE = re.compile(r"argument (COMMAND|ACTION): invalid choice: (.*) \(choose from (.*)\)")
+
+
+def _plain(message: str) -> str:
+    """argparse's wording, where it reads like a program talking to itself, in plain words."""
+    choice = _CHOICE.fullmatch(message)
+    if choice is not None:
+        word, given, known = choice.groups()
+        return f"unknown {word.lower()} {given}; choose one of {known.replace(chr(39), '')}"
+    return message
+
+
+def add_help_default(parser: argparse.ArgumentParser) -> None:
+    """Make `parser` alone (no subcommand word) print its help and exit 0."""
+
+    def show_help(args: argparse.Namespace, streams: Streams) -> int:
+        streams.out.write(parser.format_help())
+        return EXIT_OK
+
+    parser.set_defaults(run=show_help)
+
 
 def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.ArgumentParser:
     """The `dsh` parser with one subparser per command."""
@@ -142,9 +180,8 @@ def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.Argu
         "Plugins add commands of their own when an overlay enables them: "
         "dsh --overlay PATH --help lists them."
     )
-    subparsers = parser.add_subparsers(
-        title="commands", dest="command", metavar="COMMAND", required=True
-    )
+    subparsers = parser.add_subparsers(title="commands", dest="command", metavar="COMMAND")
+    add_help_default(parser)
     for command in commands:
         sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
         command.configure(sub)
@@ -191,7 +228,8 @@ def dispatch(
         run: Run = args.run
         return run(args, streams)
     except CommandError as error:
-        streams.note(f"{PROG}: error: {error}")
+        for problem in error.problems or (str(error),):
+            streams.note(f"{PROG}: error: {problem}")
         return error.code
     except KeyboardInterrupt:
         streams.note(f"{PROG}: interrupted")

@@ -81,8 +81,9 @@ def run_with_plugins(
             if isinstance(args, int):
                 return args
             command: PluginCommand | None = getattr(args, "plugin_command", None)
-            if command is None:
-                raise AssertionError("unreachable: dispatch runs built-in commands itself")
+            if command is None:  # no command word: the help (dispatch runs built-in commands)
+                code: int = args.run(args, streams)
+                return code
             return await run_command(command, args, streams)
 
     try:

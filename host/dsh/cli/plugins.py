@@ -1,10 +1,14 @@
 """`dsh plugins [--overlay PATH]`: what is installed, and what an overlay enables.
 
-Reads distribution metadata only; no plugin is imported. With an overlay,
-each installed plugin is marked `yes` (the overlay enables it) or `no`, and a
-plugin the overlay names that is not installed gets a `missing` row; then the
-command fails (exit 1) with the loader's `MissingPlugin` message, which names
-the distribution to install.
+Without an overlay it reads distribution metadata only; no plugin is
+imported. With one, each installed plugin is marked `yes` (the overlay
+enables it) or `no`, a plugin the overlay names that is not installed gets a
+`missing` row, and each enabled plugin is checked exactly as `dsh web` checks
+it before it starts (`dsh.loader.check_plugins`: its class is imported and
+its config table validated, nothing is started): one it would refuse is
+marked `error`. Then the command fails (exit 1) with the loader's messages,
+one line per problem (the missing distribution to install, the config key
+that is wrong).
 """
 
 from __future__ import annotations
@@ -16,11 +20,10 @@ from ..loader import (
     ENTRY_POINT_GROUP,
     AmbiguousPlugin,
     InstalledPlugin,
+    check_plugins,
     discover_plugins,
-    missing_plugins,
-    resolve_plugins,
 )
-from ..overlay import Overlay, PluginSpec
+from ..overlay import Overlay
 from .app import (
     EXIT_OK,
     Command,
@@ -61,39 +64,34 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
 def _run_with_overlay(
     streams: Streams, installed: Sequence[InstalledPlugin], overlay: Overlay
 ) -> int:
-    enabled: set[tuple[str, str | None]] = set()
-    ambiguous: list[AmbiguousPlugin] = []
-    missing: list[tuple[PluginSpec, InstalledPlugin | None]] = []
-    for spec in overlay.plugins:
-        try:
-            ((_, plugin),) = resolve_plugins([spec], installed)
-        except AmbiguousPlugin as error:
-            ambiguous.append(error)
-            continue
-        if plugin is None:
-            missing.append((spec, plugin))
-        else:
-            enabled.add((plugin.name, plugin.distribution))
-    unclear = {error.plugin for error in ambiguous}
+    checks = check_plugins(overlay.plugins, installed)
+    states: dict[tuple[str, str | None], str] = {}
+    for check in checks:
+        if check.plugin is not None:
+            key = (check.plugin.name, check.plugin.distribution)
+            states[key] = "yes" if check.problem is None else "error"
+        elif isinstance(check.problem, AmbiguousPlugin):
+            states.update(
+                {
+                    (plugin.name, plugin.distribution): "ambiguous"
+                    for plugin in installed
+                    if plugin.name == check.spec.name
+                }
+            )
     rows = [
-        [*row, _state(plugin, enabled, unclear)]
+        [*row, states.get((plugin.name, plugin.distribution), "no")]
         for plugin, row in zip(installed, _rows(installed), strict=True)
     ]
-    rows += [[spec.name, "-", "-", "-", "missing"] for spec, _ in missing]
+    rows += [
+        [check.spec.name, "-", "-", "-", "missing"]
+        for check in checks
+        if check.plugin is None and not isinstance(check.problem, AmbiguousPlugin)
+    ]
     streams.table(["NAME", "DISTRIBUTION", "VERSION", "TARGET", "ENABLED"], rows)
-    problems = [str(error) for error in ambiguous]
-    not_installed = missing_plugins(missing, installed)
-    if not_installed is not None:
-        problems.append(str(not_installed))
+    problems = [str(check.problem) for check in checks if check.problem is not None]
     if problems:
-        raise CommandError("\n".join(problems))
+        raise CommandError("\n".join(problems), problems=problems)
     return EXIT_OK
-
-
-def _state(plugin: InstalledPlugin, enabled: set[tuple[str, str | None]], unclear: set[str]) -> str:
-    if plugin.name in unclear:
-        return "ambiguous"
-    return "yes" if (plugin.name, plugin.distribution) in enabled else "no"
 
 
 def _rows(installed: Sequence[InstalledPlugin]) -> list[list[str]]:

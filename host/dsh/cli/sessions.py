@@ -4,10 +4,17 @@ All three use the same store `dsh web` does (`--store URL`, else
 `$DSH_STORE`, else `jsonl:<data dir>`; the data dir is `--data-dir`, else
 `$DSH_DATA_DIR`, else `~/.local/share/dsh`) and take no lock, so they work
 while a `dsh web` runs. `list` and `show` only read: they create nothing, a
-store with no `sessions/` folder simply holds no Sessions, and a Session that
-is live in a running host shows its durable prefix. A file `list` skips (not
-a readable log) is named on stderr as a warning. `restore` brings a Session
-back from the trash (where deleting it put it).
+data dir that does not exist is an error saying so (not "no sessions"), a
+data dir with no `sessions/` folder simply holds no Sessions, and a Session
+that is live in a running host shows its durable prefix. A file `list` skips
+(not a readable log) is named on stderr as a warning. `restore` brings a
+Session back from the trash (where deleting it put it).
+
+`list` shows each Session's title (the one set, else the first line of its
+first message, as the page shows it), newest first; `--json` prints the same
+as `{"sessions": [{"id", "createdAt", "length", "lineage", "title"}]}`.
+`show` and `restore` take an id or a unique start of one (the short id the
+page shows): a start that fits several Sessions is an error listing them.
 
 `show` and `restore` exit 1 for an unknown id and 2 for a malformed one;
 storage errors (such as a corrupt line) exit 1 with a message naming the file.
@@ -16,13 +23,25 @@ storage errors (such as a corrupt line) exit 1 with a message naming the file.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable
+import json
+from collections.abc import Awaitable, Callable, Iterable
 from typing import TypeVar
 
 import anyio
 
-from ..persistence.backend import Backend, StorageError, StoredSession
+from ..commands import readable_store
+from ..listing import SessionSummary
+from ..persistence.backend import (
+    Backend,
+    SessionExists,
+    SessionNotFound,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+)
+from ..persistence.jsonl import JsonlBackend
 from ..persistence.stores import StoreChoice
+from ..persistence.summary import SummaryFacts
 from ..session import InvalidSessionId, Lineage, SessionHeader, validate_session_id
 from .app import (
     EXIT_OK,
@@ -30,6 +49,7 @@ from .app import (
     CommandError,
     Streams,
     add_data_dir_option,
+    add_help_default,
     store_of,
 )
 from .events import summarize, utc
@@ -40,9 +60,15 @@ T = TypeVar("T")
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
-    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION", required=True)
+    actions = parser.add_subparsers(title="actions", dest="action", metavar="ACTION")
+    add_help_default(parser)
     listing = actions.add_parser(
-        "list", help="list stored Sessions", description="List stored Sessions, by id."
+        "list",
+        help="list stored Sessions",
+        description="List stored Sessions with their titles, newest first.",
+    )
+    listing.add_argument(
+        "--json", action="store_true", help='print {"sessions": [...]} as JSON instead'
     )
     add_data_dir_option(listing)  # and --store
     listing.set_defaults(run=_list)
@@ -51,7 +77,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="print a stored Session's header and events",
         description="Print a stored Session's header and one line per event.",
     )
-    show.add_argument("id", type=_session_id, metavar="ID", help="the Session id")
+    show.add_argument(
+        "id", type=_session_id, metavar="ID", help="the Session id, or a unique start of it"
+    )
     add_data_dir_option(show)
     show.set_defaults(run=_show)
     restore = actions.add_parser(
@@ -59,7 +87,9 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="bring a deleted Session back from the trash",
         description="Bring a deleted Session back from the trash, unchanged.",
     )
-    restore.add_argument("id", type=_session_id, metavar="ID", help="the Session id")
+    restore.add_argument(
+        "id", type=_session_id, metavar="ID", help="the Session id, or a unique start of it"
+    )
     add_data_dir_option(restore)
     restore.set_defaults(run=_restore)
 
@@ -75,7 +105,10 @@ def _session_id(value: str) -> str:
 
 
 def _use(store: StoreChoice, streams: Streams, operation: Callable[[Backend], Awaitable[T]]) -> T:
-    backend = store.open()
+    try:
+        backend = readable_store(store).open()
+    except StorageError as error:
+        raise CommandError(str(error)) from error
 
     async def run() -> T:
         try:
@@ -92,26 +125,52 @@ def _use(store: StoreChoice, streams: Streams, operation: Callable[[Backend], Aw
 
 def _list(args: argparse.Namespace, streams: Streams) -> int:
     store = store_of(args)
-    summaries = _use(store, streams, lambda backend: backend.list())
-    if not summaries:
+    stored = _use(store, streams, lambda backend: backend.list())
+    rows = sorted(
+        (_row(item) for item in stored), key=lambda row: (row.created_at, row.id), reverse=True
+    )
+    if args.json:
+        listed = [
+            {key: value for key, value in row.to_dict().items() if key not in ("live", "plugins")}
+            for row in rows
+        ]
+        streams.line(json.dumps({"sessions": listed}, ensure_ascii=False))
+        return EXIT_OK
+    if not rows:
         streams.note(f"no sessions in {store.describe()}")
         return EXIT_OK
     streams.table(
-        ["ID", "CREATED (UTC)", "EVENTS", "LINEAGE"],
+        ["ID", "CREATED (UTC)", "EVENTS", "TITLE", "LINEAGE"],
         [
-            [summary.id, utc(summary.created_at), str(summary.length), _lineage(summary.lineage)]
-            for summary in summaries
+            [
+                row.id,
+                utc(row.created_at),
+                str(row.length),
+                row.shown_title or "-",
+                _lineage(row.lineage),
+            ]
+            for row in rows
         ],
     )
     return EXIT_OK
 
 
+def _row(item: StoredSummary) -> SessionSummary:
+    return SessionSummary(
+        item.id, item.created_at, False, item.length, item.lineage, item.title, item.preview
+    )
+
+
 def _show(args: argparse.Namespace, streams: Streams) -> int:
     store = store_of(args)
-    session_id: str = args.id
-    stored = _use(store, streams, lambda backend: backend.inspect(session_id))
-    if stored is None:
-        raise CommandError(f"no session {session_id!r} in {store.describe()}")
+
+    async def show(backend: Backend) -> StoredSession | None:
+        session_id = await _resolve(backend, args.id, store, stored=True)
+        return await backend.inspect(session_id)
+
+    stored = _use(store, streams, show)
+    if stored is None:  # removed between finding and reading it
+        raise CommandError(f"no session {args.id!r} in {store.describe()}")
     _write_header(streams, stored)
     _write_events(streams, stored)
     return EXIT_OK
@@ -119,16 +178,74 @@ def _show(args: argparse.Namespace, streams: Streams) -> int:
 
 def _restore(args: argparse.Namespace, streams: Streams) -> int:
     store = store_of(args)
-    session_id: str = args.id
-    _use(store, streams, lambda backend: backend.restore(session_id))
+
+    async def restore(backend: Backend) -> str:
+        session_id = await _resolve(backend, args.id, store, stored=False)
+        try:
+            await backend.restore(session_id)
+        except SessionNotFound as error:
+            raise CommandError(f"{error}; only a deleted Session can be restored") from error
+        except SessionExists as error:
+            raise CommandError(f"{error}; there is nothing to restore") from error
+        return session_id
+
+    session_id = _use(store, streams, restore)
     streams.line(f"restored session {session_id}")
     return EXIT_OK
 
 
+async def _resolve(backend: Backend, given: str, store: StoreChoice, *, stored: bool) -> str:
+    """The id `given` names: itself when it is a whole id, else the one id it starts.
+
+    `stored` looks among stored Sessions (`show`), else in the trash
+    (`restore`; only a store whose trash can be listed matches a start there).
+    Raises `CommandError` for no match or several.
+    """
+    if stored:
+        if await backend.cursor(given) is not None:
+            return given
+        rows = [_row(item) for item in await backend.list()]
+        candidates = {row.id: row.shown_title for row in rows if row.id.startswith(given)}
+        where, hint = store.describe(), "dsh sessions list shows the stored ones"
+    else:
+        trashed = _trashed(backend)
+        if trashed is None or given in trashed:
+            return given  # the backend says whether it holds it
+        candidates = {session_id: None for session_id in trashed if session_id.startswith(given)}
+        where, hint = f"the trash of {store.describe()}", "only a deleted Session can be restored"
+    if not candidates:
+        raise CommandError(f"no session {given!r} in {where}; {hint}")
+    if len(candidates) > 1:
+        raise CommandError(
+            f"{given!r} starts {len(candidates)} sessions in {where}: "
+            f"{_names(candidates.items())}; give more of the id"
+        )
+    (only,) = candidates
+    return only
+
+
+def _trashed(backend: Backend) -> list[str] | None:
+    """The ids in a JSONL store's trash; None for a store whose trash cannot be listed."""
+    if not isinstance(backend, JsonlBackend):
+        return None
+    folder = backend.trash_directory
+    return sorted(path.stem for path in folder.glob("*.jsonl")) if folder.is_dir() else []
+
+
+def _names(candidates: Iterable[tuple[str, str | None]]) -> str:
+    return ", ".join(
+        session_id if title is None else f"{session_id} ({title})"
+        for session_id, title in sorted(candidates)
+    )
+
+
 def _write_header(streams: Streams, stored: StoredSession) -> None:
     header: SessionHeader = stored.header
+    facts = SummaryFacts().add_all(stored.events)
+    title = SessionSummary(header.id, 0, False, 0, None, facts.title, facts.preview).shown_title
     fields = [
         ("session", header.id),
+        ("title", title or "-"),
         ("created", utc(header.created_at)),
         ("origin", header.origin.kind),
         ("cwd", header.cwd),

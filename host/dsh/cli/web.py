@@ -41,7 +41,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--port",
-        type=int,
+        type=_port,
         default=DEFAULT_PORT,
         help=f"port to listen on; 0 picks a free one (default: {DEFAULT_PORT})",
     )
@@ -67,6 +67,19 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         f"(default: {CLOSE_RETRY_SECONDS:g})",
     )
     parser.set_defaults(run=_run)
+
+
+def _port(value: str) -> int:
+    try:
+        port = int(value)
+    except ValueError:
+        port = -1
+    if not 0 <= port <= 65535:
+        raise argparse.ArgumentTypeError(
+            f"{value!r} is not a port number; use 1-65535 (e.g. --port {DEFAULT_PORT}), "
+            "or 0 for a free one"
+        )
+    return port
 
 
 def _seconds(value: str) -> float:
@@ -95,7 +108,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             stop_grace=args.stop_grace,
         )
     except LaunchError as error:
-        raise CommandError(str(error)) from error
+        raise CommandError(str(error), problems=error.problems) from error
 
 
 COMMAND = Command(

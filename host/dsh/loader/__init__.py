@@ -31,8 +31,11 @@ Unloading unregisters the plugin's hooks (no new agent is published to it),
 then closes its scope: every installation it made in every agent unwinds and
 its in-flight work is awaited. Nothing durable is touched.
 
-Modules: `discovery` (entry points, matching specs), `loading` (`PluginLoader`),
-`errors`. The overlay format itself is `dsh.overlay`.
+`check_plugins(specs)` runs steps 1-3 without starting anything: what `dsh
+web` checks before its server starts and `dsh plugins --overlay` reports.
+
+Modules: `discovery` (entry points, matching specs), `loading` (`PluginLoader`,
+`check_plugins`), `errors`. The overlay format itself is `dsh.overlay`.
 """
 
 from __future__ import annotations
@@ -53,9 +56,10 @@ from .errors import (
     PluginError,
     PluginLoadError,
     PluginNotLoaded,
+    PluginProblems,
     PluginUnloadError,
 )
-from .loading import ContextFactory, LoadedPlugin, PluginLoader
+from .loading import ContextFactory, LoadedPlugin, PluginCheck, PluginLoader, check_plugins
 
 __all__ = [
     "ENTRY_POINT_GROUP",
@@ -65,13 +69,16 @@ __all__ = [
     "LoadedPlugin",
     "MissingPlugin",
     "Overlay",
+    "PluginCheck",
     "PluginConfigError",
     "PluginError",
     "PluginLoadError",
     "PluginLoader",
     "PluginNotLoaded",
+    "PluginProblems",
     "PluginSpec",
     "PluginUnloadError",
+    "check_plugins",
     "conventional_distribution",
     "discover_plugins",
     "missing_plugins",

@@ -13,6 +13,7 @@ __all__ = [
     "PluginError",
     "PluginLoadError",
     "PluginNotLoaded",
+    "PluginProblems",
     "PluginUnloadError",
 ]
 
@@ -57,6 +58,14 @@ class PluginConfigError(PluginLoadError, ValueError):
     def __init__(self, plugin: str, message: str, fields: Sequence[str]) -> None:
         super().__init__(plugin, message)
         self.fields = tuple(fields)
+
+
+class PluginProblems(PluginError):
+    """Several plugins cannot be loaded; `problems` has one line per problem."""
+
+    def __init__(self, problems: Sequence[PluginError]) -> None:
+        self.problems = tuple(str(problem) for problem in problems)
+        super().__init__("\n".join(self.problems))
 
 
 class PluginUnloadError(PluginError):

@@ -20,9 +20,15 @@ from ..overlay import PluginSpec, key_path
 from ..plugins import PluginContext
 from ..validation import describe, problems
 from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
-from .errors import PluginConfigError, PluginLoadError, PluginNotLoaded, PluginUnloadError
+from .errors import (
+    AmbiguousPlugin,
+    PluginConfigError,
+    PluginLoadError,
+    PluginNotLoaded,
+    PluginUnloadError,
+)
 
-__all__ = ["ContextFactory", "LoadedPlugin", "PluginLoader"]
+__all__ = ["ContextFactory", "LoadedPlugin", "PluginCheck", "PluginLoader", "check_plugins"]
 
 ContextFactory = Callable[[str, BaseModel | None], PluginContext[Any]]
 """`make_context(name, config)`: the Host builds one plugin's context."""
@@ -37,6 +43,48 @@ class LoadedPlugin:
     version: str | None
     instance: object
     context: PluginContext[Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PluginCheck:
+    """What loading one overlay entry would meet: its entry point (None when it is
+    missing or ambiguous) and the error loading it would raise (None: none found)."""
+
+    spec: PluginSpec
+    plugin: InstalledPlugin | None
+    problem: PluginLoadError | None
+
+
+def check_plugins(
+    specs: Iterable[PluginSpec], installed: Iterable[InstalledPlugin] | None = None
+) -> list[PluginCheck]:
+    """Check `specs` (an overlay's plugins) the way loading them checks, short of starting any.
+
+    Steps 1-3 of `dsh.loader`, through the same functions `PluginLoader`
+    uses: resolve each entry point (`MissingPlugin`, `AmbiguousPlugin`),
+    import its class, validate its config table (`PluginConfigError`). No
+    plugin is instantiated or registered. `dsh web` runs this before it
+    starts and `dsh plugins --overlay` reports it, so both refuse the same
+    overlays with the same messages. One `PluginCheck` per spec, in order.
+    """
+    available = tuple(discover_plugins() if installed is None else installed)
+    checks: list[PluginCheck] = []
+    for spec in specs:
+        try:
+            ((_, plugin),) = resolve_plugins([spec], available)
+        except AmbiguousPlugin as error:
+            checks.append(PluginCheck(spec, None, error))
+            continue
+        if plugin is None:
+            checks.append(PluginCheck(spec, None, missing_plugins([(spec, None)], available)))
+            continue
+        try:
+            _validate_config(_import_class(plugin), spec, plugin.label)
+        except PluginLoadError as error:
+            checks.append(PluginCheck(spec, plugin, error))
+        else:
+            checks.append(PluginCheck(spec, plugin, None))
+    return checks
 
 
 class PluginLoader:

@@ -6,30 +6,35 @@ Acknowledgements mean what they say: 201 for a new or forked Session only
 after its storage acknowledged a flush (`Host.create_session` / `Host.fork`
 guarantee it); 202 for a message means *queued*, not stored; 200 for an
 action only once the plugin's change is durable (the plugin awaits its
-barrier before it answers). Reading a cold Session (its header, its plugins'
-states or its history) never makes it live and never publishes an agent.
+barrier before it answers); 200 for a new title only once its `session/title`
+is stored. Reading a cold Session (its header, its plugins' states or its
+history) never makes it live and never publishes an agent, and neither do
+renaming, deleting or stopping it (`Host.set_title`, `delete_session`,
+`cancel_turn`).
 """
 
 from __future__ import annotations
 
 from typing import Annotated, Any
 
-from fastapi import APIRouter, Body, Query, Request
+from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from .. import __version__
-from ..events import validate_time_zone
+from ..events import MAX_TITLE_CHARS, validate_time_zone
 from ..host import Host
+from ..persistence.backend import SessionExists
 from ..session import validate_session_id
 from .errors import ApiError, error_body
 from .history import PageRequest
 from .state import web_state
 from .static import module_url
 
-__all__ = ["ActionBody", "ForkBody", "MessageBody", "router"]
+__all__ = ["ActionBody", "ForkBody", "MessageBody", "TitleBody", "router"]
 
 MAX_PAGE = 500
+MAX_QUERY = 200
 
 router = APIRouter(prefix="/api")
 
@@ -64,6 +69,25 @@ class MessageBody(BaseModel):
     @classmethod
     def _known_zone(cls, value: str | None) -> str | None:
         return None if value is None else validate_time_zone(value)
+
+
+class TitleBody(BaseModel):
+    """`PATCH /api/sessions/{id}`: the Session's new title (one line; spaces around it
+    are dropped)."""
+
+    model_config = _BODY
+
+    title: Annotated[str, Field(min_length=1, max_length=MAX_TITLE_CHARS)]
+
+    @field_validator("title")
+    @classmethod
+    def _one_line(cls, value: str) -> str:
+        title = value.strip()
+        if not title:
+            raise ValueError("the title is empty")
+        if any(char in title for char in "\r\n\u2028\u2029"):
+            raise ValueError("a title is one line")
+        return title
 
 
 class ActionBody(BaseModel):
@@ -119,8 +143,12 @@ async def health(request: Request) -> JSONResponse:
 
 
 @router.get("/sessions", summary="Every stored or live Session, newest first")
-async def list_sessions(request: Request) -> JSONResponse:
-    rows = await _host(request).list_sessions()
+async def list_sessions(
+    request: Request, q: Annotated[str | None, Query(max_length=MAX_QUERY)] = None
+) -> JSONResponse:
+    """`?q=` keeps the Sessions whose title or first message contains it
+    (case-insensitive), or whose id starts with it; no log is decoded."""
+    rows = await _host(request).list_sessions(q if q and q.strip() else None)
     return _json(200, {"sessions": [row.to_dict() for row in rows]})
 
 
@@ -163,6 +191,32 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
             "plugins": await host.plugin_states(session_id),
         },
     )
+
+
+@router.patch("/sessions/{session_id}", summary="Rename a Session (a durable session/title)")
+async def rename_session(request: Request, session_id: str, body: TitleBody) -> JSONResponse:
+    summary = await _host(request).set_title(_checked(session_id), body.title)
+    return _json(200, {"session": summary.to_dict()})
+
+
+@router.delete(
+    "/sessions/{session_id}",
+    status_code=204,
+    summary="Delete a Session: closed if live, its log moved to the trash",
+)
+async def delete_session(request: Request, session_id: str) -> Response:
+    try:
+        await _host(request).delete_session(_checked(session_id))
+    except SessionExists as error:
+        raise ApiError(409, "trash_conflict", f"{error}; restore or remove it first") from error
+    web_state(request.app).hub.end_session(session_id)  # its watchers: close code 4404
+    return Response(status_code=204)
+
+
+@router.post("/sessions/{session_id}/cancel", summary="Stop the running turn: {cancelled: bool}")
+async def cancel_turn(request: Request, session_id: str) -> JSONResponse:
+    cancelled = await _host(request).cancel_turn(_checked(session_id))
+    return _json(200, {"cancelled": cancelled})
 
 
 @router.post("/sessions/{session_id}/resume", summary="Make a cold Session live (200)")

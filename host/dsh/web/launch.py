@@ -13,7 +13,8 @@ URL.
 On SIGINT/SIGTERM every live Session is closed, each retrying its last writes
 for at most `stop_grace` seconds (`--stop-grace`, default
 `CLOSE_RETRY_SECONDS`); if some could never be stored the command fails
-(exit 1) naming them.
+(exit 1) naming them. A Session that goes cold never used ("New session"
+and no message) is moved to the trash (`Host(clean_empty_sessions=True)`).
 """
 
 from __future__ import annotations
@@ -25,13 +26,13 @@ from typing import TextIO
 import anyio
 
 from ..host import Host
-from ..loader import PluginError
-from ..loader.discovery import discover_plugins, missing_plugins, resolve_plugins
+from ..loader import PluginError, PluginProblems
+from ..loader import check_plugins as loader_checks
 from ..models import resolve_model
 from ..overlay import Overlay
 from ..ownership import LeaseSettings
 from ..persistence.backend import StorageError
-from ..persistence.stores import StoreChoice
+from ..persistence.stores import JsonlSettings, StoreChoice
 from .server import WebStartupError, serve
 from .settings import WebSettings, resolve_token
 
@@ -52,15 +53,28 @@ EXIT_INTERRUPTED = 130
 
 
 class LaunchError(Exception):
-    """The web host cannot start; the message says why and what to do."""
+    """The web host cannot start; the message says why and what to do.
+
+    `problems` lists separate problems when there are several (each one line).
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
 
 
 def check_plugins(overlay: Overlay) -> None:
-    """Raise the loader's `MissingPlugin` (or `AmbiguousPlugin`) before anything starts."""
-    installed = tuple(discover_plugins())
-    missing = missing_plugins(resolve_plugins(overlay.plugins, installed), installed)
-    if missing is not None:
-        raise missing
+    """Raise what loading the overlay's plugins would, before anything starts.
+
+    The loader's own checks (`dsh.loader.check_plugins`: installed, importable,
+    config valid), so `dsh plugins --overlay` and `dsh web` agree; several
+    problems make one `PluginProblems` listing each.
+    """
+    problems = [check.problem for check in loader_checks(overlay.plugins) if check.problem]
+    if len(problems) == 1:
+        raise problems[0]
+    if problems:
+        raise PluginProblems(problems)
 
 
 def make_host_factory(
@@ -88,6 +102,7 @@ def make_host_factory(
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
+            clean_empty_sessions=True,
             lease_settings=leases,
         )
 
@@ -123,7 +138,8 @@ def run_web(
         )
         make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
-        raise LaunchError(str(error)) from error
+        raise LaunchError(str(error), getattr(error, "problems", ())) from error
+    _check_data_dir(store)
     lock = store.writer_lock()
     try:
         if lock is not None:
@@ -161,6 +177,16 @@ def run_web(
             f"stored when dsh web stopped: {', '.join(unstored)} (the log names the events)"
         )
     return EXIT_OK
+
+
+def _check_data_dir(store: StoreChoice) -> None:
+    """A JSONL data dir may be missing (it is created), but not a file."""
+    chosen = store.settings
+    directory = chosen.directory if isinstance(chosen, JsonlSettings) else None
+    if directory is not None and directory.exists() and not directory.is_dir():
+        raise LaunchError(
+            f"the data dir {directory} is not a directory; pass a directory with --data-dir DIR"
+        )
 
 
 async def _serve(settings: WebSettings, make_host: Callable[[], Host], stdout: TextIO) -> None:

@@ -72,6 +72,7 @@ from ..store import Observation, SessionFlushed
 __all__ = [
     "GOING_AWAY",
     "RESYNC",
+    "SESSION_DELETED",
     "TRY_AGAIN_LATER",
     "LiveHub",
     "Subscription",
@@ -83,6 +84,7 @@ log = logging.getLogger(__name__)
 GOING_AWAY = 1001
 RESYNC = 1012
 TRY_AGAIN_LATER = 1013
+SESSION_DELETED = 4404
 
 
 def encode_frame(frame: dict[str, Any]) -> str:
@@ -234,6 +236,11 @@ class LiveHub:
             subscriptions.remove(subscription)
             if not subscriptions:
                 del self._subscriptions[subscription.session_id]
+
+    def end_session(self, session_id: str, code: int = SESSION_DELETED) -> None:
+        """End every subscription to `session_id` with `code` (the Session was deleted)."""
+        for subscription in self._subscriptions.pop(session_id, []):
+            subscription.end(code)
 
     def subscribers(self, session_id: str) -> int:
         return len(self._subscriptions.get(session_id, ()))

@@ -63,6 +63,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import errno
 import logging
 import math
 import signal
@@ -78,7 +79,9 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import LOGGING_CONFIG
 
-from ..host import Host
+from ..host import Host, HostError
+from ..loader import PluginError
+from ..persistence.backend import StorageError
 from .app import build_web_app
 from .connections import (
     Acceptor,
@@ -95,6 +98,8 @@ from .redact import RedactToken, redacted_logs
 from .settings import WebSettings
 
 __all__ = [
+    "ListenError",
+    "QuietExpectedStartupFailure",
     "QuietRefusedHandshakes",
     "RedactToken",
     "WebServer",
@@ -112,6 +117,9 @@ PEER_TRIGGERED = (
     '%s - "WebSocket %s" 403',
 )
 CONNECTIONS_LOG = "dsh.web.connections"
+# Start-up failures a person can act on: `dsh web` names them in one line (see
+# `QuietExpectedStartupFailure`).
+EXPECTED_STARTUP_ERRORS = (PluginError, StorageError, HostError)
 # How many connections one readable event of the listening socket may admit, as a
 # fraction of the unauthenticated cap (see `connections.pool`: newcomers must be
 # read before that many newer ones arrive).
@@ -141,6 +149,30 @@ class QuietRefusedHandshakes(logging.Filter):
         return record.getMessage() != self.MESSAGE
 
 
+class QuietExpectedStartupFailure(logging.Filter):
+    """Drop uvicorn's traceback of a start-up failure dsh reports in one line itself.
+
+    When the Host cannot start for a reason a person can act on (a plugin
+    that fails to load, storage that refuses; `EXPECTED_STARTUP_ERRORS`),
+    `dsh web` exits with one `dsh: error:` line naming it, so uvicorn's
+    copy of the traceback (and its "Application startup failed" line) would
+    only bury that line. Any other failure is a bug and keeps its traceback.
+    """
+
+    STARTUP_FAILED = "Application startup failed. Exiting."
+
+    def __init__(self, app: FastAPI) -> None:
+        super().__init__()
+        self._app = app
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        error = getattr(self._app.state, "startup_error", None)
+        if not isinstance(error, EXPECTED_STARTUP_ERRORS):
+            return True
+        message = record.getMessage()
+        return not (message.startswith("Traceback") or message == self.STARTUP_FAILED)
+
+
 def display_host(host: str) -> str:
     """The host part of a URL that reaches a server bound to `host`."""
     if host in ("0.0.0.0", ""):
@@ -155,19 +187,53 @@ def public_url(host: str, port: int, token: str) -> str:
     return f"http://{display_host(host)}:{port}/?token={quote(token, safe='')}"
 
 
+class ListenError(WebStartupError):
+    """The server cannot listen where it was asked to; the message says why and what to pass."""
+
+
 def listening_socket(host: str, port: int) -> socket.socket:
-    """A bound TCP socket for `host:port` (port 0: a free one). Raises `OSError`."""
-    family, kind, proto, _, address = socket.getaddrinfo(
-        host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-    )[0]
+    """A bound TCP socket for `host:port` (port 0: a free one). Raises `ListenError`
+    (chaining the `OSError`) naming the address and the option that fixes it."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+    except OSError as error:
+        raise ListenError(
+            f"cannot listen on --host {host!r}: {error.strerror or error}; "
+            "use an address of this machine such as 127.0.0.1 (the default)"
+        ) from error
     sock = socket.socket(family, kind, proto)
     try:
         sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind(address)
+    except OSError as error:
+        sock.close()
+        raise ListenError(_bind_problem(error, host, port)) from error
     except BaseException:
         sock.close()
         raise
     return sock
+
+
+def _bind_problem(error: OSError, host: str, port: int) -> str:
+    where = f"{display_host(host)}:{port}"
+    if error.errno == errno.EADDRINUSE:
+        return (
+            f"port {port} is already in use on {display_host(host)} (another dsh web, or "
+            "another program); choose another with --port N, or --port 0 for a free one"
+        )
+    if error.errno == errno.EACCES:
+        return (
+            f"no permission to listen on {where} (ports below 1024 need privileges); "
+            "choose a port above 1023 with --port N"
+        )
+    if error.errno == errno.EADDRNOTAVAIL:
+        return (
+            f"cannot listen on {display_host(host)}: it is not an address of this machine; "
+            "use --host 127.0.0.1 (the default) or one of this machine's addresses"
+        )
+    return f"cannot listen on {where}: {error.strerror or error}"
 
 
 class WebServer(uvicorn.Server):
@@ -194,7 +260,11 @@ class WebServer(uvicorn.Server):
         self._token = settings.token
         self._on_listening = on_listening
         self._quiet = QuietRepeats(PEER_TRIGGERED)
-        self._filters: tuple[logging.Filter, ...] = (QuietRefusedHandshakes(), self._quiet)
+        self._filters: tuple[logging.Filter, ...] = (
+            QuietRefusedHandshakes(),
+            QuietExpectedStartupFailure(app),
+            self._quiet,
+        )
         self.listening = anyio.Event()
         self.signalled: list[int] = []
         self.limits = ConnectionLimits.for_process(
@@ -322,13 +392,15 @@ class WebServer(uvicorn.Server):
 async def serve(settings: WebSettings, make_host: Callable[[], Host], *, stdout: TextIO) -> None:
     """Run `dsh web`: serve a Host built by `make_host` until SIGINT/SIGTERM.
 
-    Prints `dsh web: <url with token>` to `stdout` once listening. Raises
+    Prints `dsh web: <url with token>` to `stdout` once listening (after an
+    empty line, so it stands out below the start-up log). Raises
     `OSError` if the address cannot be bound and `WebStartupError` if the
     Host cannot start.
     """
 
     def announce(url: str) -> None:
-        stdout.write(f"dsh web: {url}\n")
+        # Last, after uvicorn's start-up lines, and set apart: the line to open.
+        stdout.write(f"\ndsh web: {url}\n")
         stdout.flush()
 
     app = build_web_app(make_host, settings)

@@ -18,7 +18,8 @@ The guard has already checked the Host, the token and the Origin. Then:
    other;
 4. the close code says why the server ended it: 1013 when the client fell
    more than `queue_frames` frames behind, 1012 when the Session's history
-   restarted under it, 1001 when the server is going away.
+   restarted under it, 1001 when the server is going away, 4404 when the
+   Session was deleted.
 """
 
 from __future__ import annotations

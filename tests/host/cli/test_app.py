@@ -73,20 +73,51 @@ def test_every_command_has_help(dsh: Cli, argv: tuple[str, ...]) -> None:
     assert result.out.startswith(f"usage: dsh {' '.join(argv[:-1])}")
 
 
-def test_no_command_is_a_usage_error(dsh: Cli) -> None:
+def test_dsh_alone_prints_its_help(dsh: Cli) -> None:
     result = dsh()
 
-    assert result.code == EXIT_USAGE
-    assert result.out == ""
-    assert result.err.startswith("usage: dsh ")
-    assert "the following arguments are required: COMMAND" in result.err
+    assert result.code == 0
+    assert result.out == dsh("--help").out
+    assert result.err == ""
 
 
-def test_an_unknown_command_is_a_usage_error(dsh: Cli) -> None:
+def test_a_command_group_alone_prints_its_help(dsh: Cli) -> None:
+    result = dsh("sessions")
+
+    assert result.code == 0
+    assert result.out == dsh("sessions", "--help").out
+    assert "restore" in result.out and result.err == ""
+
+
+def test_an_unknown_command_is_a_one_line_usage_error_naming_the_known_ones(dsh: Cli) -> None:
     result = dsh("serve")
 
     assert result.code == EXIT_USAGE
-    assert "invalid choice: 'serve'" in result.err
+    assert result.out == ""
+    assert result.err == (
+        "dsh: error: unknown command 'serve'; choose one of web, plugins, sessions, store "
+        "(see 'dsh --help')\n"
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (("sessions", "frob"), "dsh sessions: error: unknown action 'frob'; choose one of list"),
+        (("sessions", "show"), "dsh sessions show: error: the following arguments are required"),
+        (("plugins", "--nope"), "dsh: error: unrecognized arguments: --nope"),
+        (("web", "--port", "99999"), "dsh web: error: argument --port: '99999' is not a port"),
+        (("web", "--port", "http"), "dsh web: error: argument --port: 'http' is not a port"),
+    ],
+)
+def test_every_usage_error_is_one_line_saying_where_the_options_are(
+    dsh: Cli, argv: tuple[str, ...], message: str
+) -> None:
+    result = dsh(*argv)
+
+    assert result.code == EXIT_USAGE
+    assert result.err.startswith(message)
+    assert result.err.count("\n") == 1 and result.err.rstrip().endswith("--help')")
 
 
 @pytest.mark.parametrize(
@@ -145,6 +176,14 @@ def test_an_expected_failure_is_one_message_on_stderr_with_its_code() -> None:
     assert code == EXIT_USAGE
     assert out == "alpha ran, flag=False\n"
     assert err == "dsh: error: it went wrong\n"
+
+
+def test_several_problems_are_one_error_line_each() -> None:
+    failing = command("alpha", CommandError("one\ntwo", problems=["one", "two"]))
+
+    code, _, err = run([failing], "alpha")
+
+    assert (code, err) == (EXIT_FAILURE, "dsh: error: one\ndsh: error: two\n")
 
 
 def test_a_command_error_fails_with_exit_1_by_default() -> None:

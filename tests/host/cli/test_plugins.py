@@ -140,3 +140,47 @@ def test_an_overlay_that_does_not_exist_fails(dsh: Cli, tmp_path: Path) -> None:
 
     assert result.code == 1
     assert "cannot read overlay" in result.err
+
+
+def test_plugins_and_web_refuse_a_bad_plugin_config_with_the_same_one_line_errors(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("configured", "Configured")
+    site.plugin("recorder", "Recorder")
+    site.install("dsh-ghost", {"ghost": "dsh_fixture_module_that_does_not_exist:Plugin"})
+    overlay = write_overlay(
+        tmp_path,
+        '[plugins.configured]\ngreeting = "hi"\nretries = "three"\n'
+        "[plugins.recorder]\n[plugins.ghost]\n",
+    )
+
+    listed = dsh("plugins", "--overlay", str(overlay))
+    served = dsh("web", "--overlay", str(overlay), "--data-dir", str(tmp_path / "data"))
+
+    assert listed.code == served.code == 1
+    assert [rows(listed.out)[name][-1] for name in ("configured", "recorder", "ghost")] == [
+        "error",
+        "yes",
+        "error",
+    ]
+    problems = listed.err.splitlines()
+    assert problems == served.err.splitlines()  # the same checks, the same words
+    assert problems[0] == (
+        f"dsh: error: {overlay}: invalid config for plugin 'configured': "
+        "plugins.configured.retries: Input should be a valid integer"
+    )
+    assert problems[1].startswith("dsh: error: cannot import plugin 'ghost' (dsh-ghost 1.0, ")
+    assert "ModuleNotFoundError" in problems[1]
+    assert len(problems) == 2 and "Traceback" not in served.err
+    assert served.out == "" and not (tmp_path / "data").exists()  # refused before starting
+
+
+def test_plugins_with_a_valid_config_marks_it_enabled(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("configured", "Configured")
+    overlay = write_overlay(tmp_path, '[plugins.configured]\ngreeting = "hi"\n')
+
+    result = dsh("plugins", "--overlay", str(overlay))
+
+    assert result.code == 0 and rows(result.out)["configured"][-1] == "yes"

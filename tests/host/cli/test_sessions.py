@@ -86,23 +86,77 @@ CONVERSATION = [
 # -- list ----------------------------------------------------------------------------
 
 
-def test_sessions_list_shows_each_stored_session_by_id(dsh: Cli, tmp_path: Path) -> None:
-    store(tmp_path, header("beta"), CONVERSATION)
+def forked_and_renamed(data_dir: Path) -> None:
+    """beta (a conversation), alpha (a fork of it, newer) and gamma (renamed, oldest)."""
+    store(data_dir, header("beta"), CONVERSATION)
     store(
-        tmp_path,
-        header("alpha", lineage={"parentId": "beta", "forkedAt": 2}, seedLength=3),
+        data_dir,
+        header(
+            "alpha",
+            createdAt=CREATED + 1000,
+            lineage={"parentId": "beta", "forkedAt": 2},
+            seedLength=3,
+        ),
         [*CONVERSATION[:2], event(2, "session/end-seed", {})],
     )
+    store(
+        data_dir,
+        header("gamma", createdAt=CREATED - 1000),
+        [event(0, "session/title", {"title": "Taxes 2026"})],
+    )
+
+
+def test_sessions_list_shows_each_stored_session_with_its_title_newest_first(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    forked_and_renamed(tmp_path)
 
     result = dsh("sessions", "list", "--data-dir", str(tmp_path))
 
     assert result.code == 0
     assert result.err == ""
     assert result.out.splitlines() == [
-        "ID     CREATED (UTC)             EVENTS  LINEAGE",
-        "alpha  2026-01-01T00:00:00.000Z  3       fork of beta (first 2 events)",
-        "beta   2026-01-01T00:00:00.000Z  5       -",
+        "ID     CREATED (UTC)             EVENTS  TITLE                               LINEAGE",
+        "alpha  2026-01-01T00:00:01.000Z  3       remind me in 10 seconds to stretch  "
+        "fork of beta (first 2 events)",
+        "beta   2026-01-01T00:00:00.000Z  5       remind me in 10 seconds to stretch  -",
+        "gamma  2025-12-31T23:59:59.000Z  1       Taxes 2026                          -",
     ]
+
+
+def test_sessions_list_json_has_the_fields_of_the_http_list(dsh: Cli, tmp_path: Path) -> None:
+    forked_and_renamed(tmp_path)
+
+    result = dsh("sessions", "list", "--json", "--data-dir", str(tmp_path))
+    empty = dsh("sessions", "list", "--json", "--store", "memory:")
+
+    assert result.code == 0 and result.err == ""
+    assert json.loads(result.out) == {
+        "sessions": [
+            {
+                "id": "alpha",
+                "createdAt": CREATED + 1000,
+                "length": 3,
+                "lineage": {"parentId": "beta", "forkedAt": 2},
+                "title": "remind me in 10 seconds to stretch",
+            },
+            {
+                "id": "beta",
+                "createdAt": CREATED,
+                "length": 5,
+                "lineage": None,
+                "title": "remind me in 10 seconds to stretch",
+            },
+            {
+                "id": "gamma",
+                "createdAt": CREATED - 1000,
+                "length": 1,
+                "lineage": None,
+                "title": "Taxes 2026",
+            },
+        ]
+    }
+    assert (empty.code, json.loads(empty.out), empty.err) == (0, {"sessions": []}, "")
 
 
 def test_sessions_list_reads_dsh_data_dir_by_default(
@@ -117,16 +171,28 @@ def test_sessions_list_reads_dsh_data_dir_by_default(
     assert result.out.splitlines()[1].split()[0] == "only"
 
 
-def test_sessions_list_of_an_empty_data_dir_says_so_and_creates_nothing(
-    dsh: Cli, tmp_path: Path
-) -> None:
-    data_dir = tmp_path / "fresh"
-
-    result = dsh("sessions", "list", "--data-dir", str(data_dir))
+def test_sessions_list_of_an_empty_data_dir_says_so(dsh: Cli, tmp_path: Path) -> None:
+    result = dsh("sessions", "list", "--data-dir", str(tmp_path))
 
     assert result.code == 0
     assert result.out == ""
-    assert result.err == f"no sessions in {data_dir}\n"
+    assert result.err == f"no sessions in {tmp_path}\n"
+
+
+@pytest.mark.parametrize("action", [("list",), ("show", "s1"), ("restore", "s1")])
+def test_a_data_dir_that_does_not_exist_is_an_error_saying_so_and_creates_nothing(
+    dsh: Cli, tmp_path: Path, action: tuple[str, ...]
+) -> None:
+    data_dir = tmp_path / "typo"
+
+    result = dsh("sessions", *action, "--data-dir", str(data_dir))
+
+    assert result.code == 1
+    assert result.out == ""
+    assert result.err == (
+        f"dsh: error: the data dir {data_dir} does not exist; pass the one dsh web uses "
+        "with --data-dir DIR (or set $DSH_DATA_DIR)\n"
+    )
     assert not data_dir.exists()
 
 
@@ -156,7 +222,10 @@ def test_sessions_list_fails_cleanly_when_the_data_dir_is_not_a_directory(
     result = dsh("sessions", "list", "--data-dir", str(not_a_directory))
 
     assert result.code == 1
-    assert result.err.startswith("dsh: error: ")
+    assert result.err == (
+        f"dsh: error: the data dir {not_a_directory} is not a directory; "
+        "pass a directory with --data-dir DIR\n"
+    )
 
 
 # -- show ----------------------------------------------------------------------------
@@ -171,6 +240,7 @@ def test_sessions_show_prints_the_header_and_one_line_per_event(dsh: Cli, tmp_pa
     assert result.err == ""
     assert result.out.splitlines() == [
         "session  s1",
+        "title    remind me in 10 seconds to stretch",
         "created  2026-01-01T00:00:00.000Z",
         "origin   web",
         "cwd      /work",
@@ -236,7 +306,27 @@ def test_sessions_show_of_an_unknown_id_fails_with_exit_1(dsh: Cli, tmp_path: Pa
 
     assert result.code == 1
     assert result.out == ""
-    assert result.err == f"dsh: error: no session 'nobody' in {tmp_path}\n"
+    assert result.err == (
+        f"dsh: error: no session 'nobody' in {tmp_path}; dsh sessions list shows the stored ones\n"
+    )
+
+
+def test_sessions_show_takes_a_unique_start_of_an_id(dsh: Cli, tmp_path: Path) -> None:
+    store(tmp_path, header("3f2a9c01d4e5"), CONVERSATION)
+    store(tmp_path, header("3f2a7700aaaa"), [event(0, "session/title", {"title": "Other"})])
+    store(tmp_path, header("b1"), [])
+
+    unique = dsh("sessions", "show", "3f2a9", "--data-dir", str(tmp_path))
+    ambiguous = dsh("sessions", "show", "3f2a", "--data-dir", str(tmp_path))
+    exact = dsh("sessions", "show", "b1", "--data-dir", str(tmp_path))
+
+    assert unique.code == 0 and unique.out.splitlines()[0] == "session  3f2a9c01d4e5"
+    assert ambiguous.code == 1 and ambiguous.out == ""
+    assert ambiguous.err == (
+        f"dsh: error: '3f2a' starts 2 sessions in {tmp_path}: 3f2a7700aaaa (Other), "
+        "3f2a9c01d4e5 (remind me in 10 seconds to stretch); give more of the id\n"
+    )
+    assert exact.code == 0 and exact.out.splitlines()[:2] == ["session  b1", "title    -"]
 
 
 @pytest.mark.parametrize("bad", ["../etc/passwd", "a b", "-x", "x" * 65])
@@ -322,9 +412,31 @@ def test_sessions_restore_brings_a_trashed_session_back(dsh: Cli, tmp_path: Path
     assert dsh("sessions", "list", "--data-dir", str(tmp_path)).out.count("s1") == 1
 
 
+def test_sessions_restore_takes_a_unique_start_of_a_trashed_id(dsh: Cli, tmp_path: Path) -> None:
+    (tmp_path / "trash").mkdir()
+    for session_id in ("3f2a9c01", "3f2a7700"):
+        path = store(tmp_path, header(session_id), CONVERSATION)
+        path.rename(tmp_path / "trash" / path.name)
+
+    ambiguous = dsh("sessions", "restore", "3f2a", "--data-dir", str(tmp_path))
+    unique = dsh("sessions", "restore", "3f2a9", "--data-dir", str(tmp_path))
+    none = dsh("sessions", "restore", "b1", "--data-dir", str(tmp_path))
+
+    assert ambiguous.code == 1
+    assert ambiguous.err == (
+        f"dsh: error: '3f2a' starts 2 sessions in the trash of {tmp_path}: 3f2a7700, 3f2a9c01; "
+        "give more of the id\n"
+    )
+    assert (unique.code, unique.out) == (0, "restored session 3f2a9c01\n")
+    assert none.code == 1 and none.err == (
+        f"dsh: error: no session 'b1' in the trash of {tmp_path}; "
+        "only a deleted Session can be restored\n"
+    )
+
+
 def test_sessions_restore_refuses_what_it_cannot_restore(dsh: Cli, tmp_path: Path) -> None:
     missing = dsh("sessions", "restore", "s1", "--data-dir", str(tmp_path))
-    assert missing.code == 1 and "the trash holds no session s1" in missing.err
+    assert missing.code == 1 and "no session 's1' in the trash" in missing.err
 
     store(tmp_path, header("s1"), CONVERSATION)
     (tmp_path / "trash").mkdir()
@@ -334,3 +446,15 @@ def test_sessions_restore_refuses_what_it_cannot_restore(dsh: Cli, tmp_path: Pat
 
     invalid = dsh("sessions", "restore", "../s1", "--data-dir", str(tmp_path))
     assert invalid.code == 2
+
+
+def test_sessions_restore_from_a_store_whose_trash_cannot_be_listed_needs_the_whole_id(
+    dsh: Cli,
+) -> None:
+    result = dsh("sessions", "restore", "s1", "--store", "memory:")
+
+    assert result.code == 1
+    assert result.err == (
+        "dsh: error: the trash holds no session s1 (in memory); "
+        "only a deleted Session can be restored\n"
+    )

@@ -6,6 +6,7 @@ import json
 import logging
 import os
 import signal
+import socket
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -88,6 +89,44 @@ def test_the_host_factory_uses_the_chosen_store_and_the_overlay_plugins(tmp_path
     assert host.model.name == "absent"
     assert host.close_retry_seconds == web_launch.CLOSE_RETRY_SECONDS
     assert make_host() is not host
+
+
+def test_the_host_dsh_web_runs_cleans_sessions_left_unused(tmp_path: Path) -> None:
+    make_host = make_host_factory(Overlay.default(), choose_store(None, tmp_path), "absent")
+    assert make_host().clean_empty_sessions is True
+
+
+def test_a_busy_port_is_one_line_naming_it_and_the_option(tmp_path: Path) -> None:
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    err = io.StringIO()
+    try:
+        code = main(
+            ["web", "--data-dir", str(tmp_path), "--port", str(port)],
+            stdout=io.StringIO(),
+            stderr=err,
+        )
+    finally:
+        taken.close()
+    assert code == 1
+    assert err.getvalue() == (
+        f"dsh: error: port {port} is already in use on 127.0.0.1 (another dsh web, or another "
+        "program); choose another with --port N, or --port 0 for a free one\n"
+    )
+
+
+def test_a_data_dir_that_is_a_file_is_one_line(tmp_path: Path) -> None:
+    not_a_directory = tmp_path / "file"
+    not_a_directory.write_text("", encoding="utf-8")
+    err = io.StringIO()
+    code = main(["web", "--data-dir", str(not_a_directory)], stdout=io.StringIO(), stderr=err)
+    assert code == 1
+    assert err.getvalue() == (
+        f"dsh: error: the data dir {not_a_directory} is not a directory; "
+        "pass a directory with --data-dir DIR\n"
+    )
 
 
 def test_a_missing_overlay_is_an_error_naming_the_file(tmp_path: Path) -> None:
@@ -183,7 +222,7 @@ def test_dsh_web_serves_until_sigterm_then_exits_0_with_sessions_stored(
     def drive() -> None:
         try:
             assert stdout.announced.wait(10)
-            url = stdout.getvalue().removeprefix("dsh web: ").strip()
+            url = stdout.getvalue().strip().removeprefix("dsh web: ")
             base = url.split("/?")[0]
             with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {TOKEN}"}) as http:
                 created = http.post("/api/sessions").json()["session"]

@@ -6,9 +6,9 @@ import os
 import stat
 import tempfile
 import threading
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -34,35 +34,49 @@ from .contract import BackendContract, events, header
 pytestmark = pytest.mark.anyio
 
 
+B = TypeVar("B", bound=Backend)
+Opened = Callable[[B], B]
+
+
+@pytest.fixture
+async def opened() -> AsyncIterator[Opened]:
+    """`opened(backend)` is `backend`, closed when the test ends: it keeps its logs open."""
+    backends: list[Backend] = []
+
+    def track(backend: B) -> B:
+        backends.append(backend)
+        return backend
+
+    yield track
+    for backend in backends:
+        await backend.aclose()
+
+
 class TestJsonlBackendContract(BackendContract):
     @pytest.fixture
-    async def backend(self, tmp_path: Path) -> AsyncIterator[Backend]:
-        backend = JsonlBackend(tmp_path)
-        yield backend
-        await backend.aclose()
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path))
 
     async def reopen(self, backend: Backend) -> Backend:
         assert isinstance(backend, JsonlBackend)
-        return JsonlBackend(backend.directory.parent)
+        return self.opened(JsonlBackend(backend.directory.parent))
 
 
 class TestJsonlBackendWithoutSidecarsContract(TestJsonlBackendContract):
     @pytest.fixture
-    async def backend(self, tmp_path: Path) -> AsyncIterator[Backend]:
-        backend = JsonlBackend(tmp_path, sidecars=False)
-        yield backend
-        await backend.aclose()
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path, sidecars=False))
 
     async def reopen(self, backend: Backend) -> Backend:
         assert isinstance(backend, JsonlBackend)
-        return JsonlBackend(backend.directory.parent, sidecars=False)
+        return self.opened(JsonlBackend(backend.directory.parent, sidecars=False))
 
 
 @pytest.fixture
-async def backend(tmp_path: Path) -> AsyncIterator[JsonlBackend]:
-    backend = JsonlBackend(tmp_path)
-    yield backend
-    await backend.aclose()
+def backend(tmp_path: Path, opened: Opened) -> JsonlBackend:
+    return opened(JsonlBackend(tmp_path))
 
 
 def log_path(tmp_path: Path, session_id: str = "s1") -> Path:
@@ -126,7 +140,9 @@ def test_every_stored_line_is_exactly_the_events_public_json(data: list[Any]) ->
     assert lines[1:] == [*(event.to_json() for event in batch), ""]
 
 
-async def test_creation_is_atomic_through_a_hidden_temp_file(tmp_path: Path) -> None:
+async def test_creation_is_atomic_through_a_hidden_temp_file(
+    opened: Opened, tmp_path: Path
+) -> None:
     seen: list[tuple[bool, list[str]]] = []
 
     def sync(fd: int) -> None:
@@ -134,7 +150,7 @@ async def test_creation_is_atomic_through_a_hidden_temp_file(tmp_path: Path) -> 
         seen.append((is_directory, tree(tmp_path)))
         os.fsync(fd)
 
-    backend = JsonlBackend(tmp_path, sync=sync)
+    backend = opened(JsonlBackend(tmp_path, sync=sync))
     await backend.initialize(header(), events(0, 3))
 
     # the new `sessions` directory made durable in its parent, then the temp file's
@@ -150,9 +166,9 @@ async def test_creation_is_atomic_through_a_hidden_temp_file(tmp_path: Path) -> 
 
 @pytest.mark.parametrize("after_write", [False, True])
 async def test_a_creation_that_fails_before_the_link_leaves_nothing_behind(
-    tmp_path: Path, after_write: bool
+    opened: Opened, tmp_path: Path, after_write: bool
 ) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     backend.fail("sync", nth=2, after_write=after_write)  # nth=1 syncs the new directory
     with pytest.raises(StorageError, match="injected fault"):
         await backend.initialize(header(), events(0, 2))
@@ -162,8 +178,10 @@ async def test_a_creation_that_fails_before_the_link_leaves_nothing_behind(
     assert await backend.cursor("s1") == 2
 
 
-async def test_a_creation_that_fails_after_the_link_has_committed(tmp_path: Path) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_a_creation_that_fails_after_the_link_has_committed(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     backend.fail("sync", nth=3)  # the directory fsync after the link
     with pytest.raises(StorageError, match="injected fault"):
         await backend.initialize(header(), events(0, 2))
@@ -190,10 +208,11 @@ async def test_a_lost_race_to_create_reports_the_session_as_existing(
 
 
 async def test_an_unwritable_data_directory_is_a_storage_error_naming_the_file(
+    opened: Opened,
     tmp_path: Path,
 ) -> None:
     (tmp_path / "sessions").write_text("not a directory")
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     with pytest.raises(StorageError, match=r"cannot create .*s1\.jsonl"):
         await backend.initialize(header(), [])
 
@@ -230,12 +249,12 @@ async def test_readers_ignore_a_torn_tail_without_changing_the_file(
 
 @pytest.mark.parametrize("tail", TORN_TAILS)
 async def test_the_next_writer_truncates_a_torn_tail_before_appending(
-    tmp_path: Path, tail: bytes
+    opened: Opened, tmp_path: Path, tail: bytes
 ) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), events(0, 3))
+    await opened(JsonlBackend(tmp_path)).initialize(header(), events(0, 3))
     with log_path(tmp_path).open("ab") as file:
         file.write(tail)
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     await backend.append("s1", events(3, 5))
     stored = await backend.inspect("s1")
     assert stored is not None
@@ -268,12 +287,12 @@ CORRUPTIONS = [
 
 @pytest.mark.parametrize(("line", "replacement", "reason"), CORRUPTIONS)
 async def test_a_malformed_line_that_is_not_a_torn_tail_is_corruption(
-    tmp_path: Path, line: int, replacement: bytes, reason: str
+    opened: Opened, tmp_path: Path, line: int, replacement: bytes, reason: str
 ) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), events(0, 3))
+    await opened(JsonlBackend(tmp_path)).initialize(header(), events(0, 3))
     corrupt(tmp_path, line, replacement)
     before = log_path(tmp_path).read_bytes()
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
 
     for read in (backend.inspect, backend.cursor):
         with pytest.raises(CorruptLog) as info:
@@ -289,21 +308,21 @@ async def test_a_malformed_line_that_is_not_a_torn_tail_is_corruption(
 
 @pytest.mark.parametrize("content", [b"", header().to_json().encode()])
 async def test_a_log_without_a_complete_header_line_is_corruption(
-    tmp_path: Path, content: bytes
+    opened: Opened, tmp_path: Path, content: bytes
 ) -> None:
     log_path(tmp_path).parent.mkdir()
     log_path(tmp_path).write_bytes(content)
     with pytest.raises(CorruptLog, match="line 1: no header line"):
-        await JsonlBackend(tmp_path).inspect("s1")
+        await opened(JsonlBackend(tmp_path)).inspect("s1")
 
 
 async def test_list_skips_a_corrupt_header_and_says_so_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    opened: Opened, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), [])
-    await JsonlBackend(tmp_path).initialize(header("s2"), [])
+    await opened(JsonlBackend(tmp_path)).initialize(header(), [])
+    await opened(JsonlBackend(tmp_path)).initialize(header("s2"), [])
     corrupt(tmp_path, 1, b"{}")
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     with caplog.at_level(logging.WARNING, logger="dsh.persistence.jsonl"):
         assert [summary.id for summary in await backend.list()] == ["s2"]
         assert [summary.id for summary in await backend.list()] == ["s2"]
@@ -324,11 +343,13 @@ async def test_list_ignores_files_that_are_not_logs(backend: JsonlBackend, tmp_p
 
 
 @pytest.mark.parametrize("bad", ["../escape", "../sessions/../escape", "/tmp/escape", ".."])
-async def test_traversal_ids_never_reach_the_filesystem(tmp_path: Path, bad: str) -> None:
+async def test_traversal_ids_never_reach_the_filesystem(
+    opened: Opened, tmp_path: Path, bad: str
+) -> None:
     data = tmp_path / "data"
     outside = tmp_path / "escape.jsonl"
     outside.write_text(header("escape").to_json() + "\n")
-    backend = JsonlBackend(data)
+    backend = opened(JsonlBackend(data))
     with pytest.raises(InvalidSessionId):
         backend.path_of(bad)
     with pytest.raises(InvalidSessionId):
@@ -347,10 +368,11 @@ async def test_traversal_ids_never_reach_the_filesystem(tmp_path: Path, bad: str
 
 
 async def test_a_log_changed_behind_the_writers_back_is_refused_once_then_re_read(
+    opened: Opened,
     tmp_path: Path,
 ) -> None:
-    first = JsonlBackend(tmp_path)
-    second = JsonlBackend(tmp_path)
+    first = opened(JsonlBackend(tmp_path))
+    second = opened(JsonlBackend(tmp_path))
     await first.initialize(header(), events(0, 1))
     await first.append("s1", events(1, 2))
     before = await first.mark("s1")
@@ -419,8 +441,10 @@ async def test_release_closes_the_open_log(backend: JsonlBackend, tmp_path: Path
 
 
 @pytest.mark.parametrize("after_write", [False, True])
-async def test_a_failed_fsync_rolls_the_append_back(tmp_path: Path, after_write: bool) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_a_failed_fsync_rolls_the_append_back(
+    opened: Opened, tmp_path: Path, after_write: bool
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 2))
     before = log_path(tmp_path).read_bytes()
     backend.fail("sync", after_write=after_write)
@@ -432,8 +456,10 @@ async def test_a_failed_fsync_rolls_the_append_back(tmp_path: Path, after_write:
     assert await backend.cursor("s1") == 4
 
 
-async def test_when_the_roll_back_cannot_be_synced_the_log_is_re_read(tmp_path: Path) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_when_the_roll_back_cannot_be_synced_the_log_is_re_read(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 2))
     backend.fail("sync", times=2)  # the append's fsync and the roll-back's
     with pytest.raises(StorageError):
@@ -446,9 +472,9 @@ async def test_when_the_roll_back_cannot_be_synced_the_log_is_re_read(tmp_path: 
 
 
 async def test_when_the_roll_back_cannot_truncate_the_cursor_tells_the_truth(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 2))
     backend.fail("sync")
 
@@ -493,14 +519,14 @@ async def test_a_failed_write_rolls_back_a_partial_batch(
 
 
 async def test_short_writes_are_completed(
-    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    backend: JsonlBackend, opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await backend.initialize(header(), [])
     real_write = os.write
     monkeypatch.setattr(os, "write", lambda fd, data: real_write(fd, bytes(data[:7])))
     await backend.append("s1", events(0, 3))
     monkeypatch.undo()
-    stored = await JsonlBackend(tmp_path).inspect("s1")
+    stored = await opened(JsonlBackend(tmp_path)).inspect("s1")
     assert stored is not None
     assert stored.events == tuple(events(0, 3))
 
@@ -517,8 +543,10 @@ async def test_a_directory_where_the_log_should_be_is_refused(
         await backend.append("s1", events(0, 1))
 
 
-async def test_concurrent_appends_to_one_session_are_serialised(tmp_path: Path) -> None:
-    backend = JsonlBackend(tmp_path)
+async def test_concurrent_appends_to_one_session_are_serialised(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path))
     await backend.initialize(header(), [])
     batches = [events(start, start + 3) for start in range(0, 30, 3)]
     results: list[BaseException | None] = []
@@ -540,8 +568,10 @@ async def test_concurrent_appends_to_one_session_are_serialised(tmp_path: Path) 
     assert results.count(None) == len(stored.events) // 3
 
 
-async def test_a_failure_that_is_not_an_os_error_still_rolls_back(tmp_path: Path) -> None:
-    backend = FaultyBackend.jsonl(tmp_path)
+async def test_a_failure_that_is_not_an_os_error_still_rolls_back(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path))
     await backend.initialize(header(), events(0, 1))
     backend.fail("sync", error=RuntimeError("sync hook broke"))
     with pytest.raises(RuntimeError, match="sync hook broke"):
@@ -550,8 +580,10 @@ async def test_a_failure_that_is_not_an_os_error_still_rolls_back(tmp_path: Path
     assert len(log_path(tmp_path).read_bytes().splitlines()) == 2
 
 
-async def test_release_while_others_wait_keeps_the_session_usable(tmp_path: Path) -> None:
-    backend = JsonlBackend(tmp_path)
+async def test_release_while_others_wait_keeps_the_session_usable(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path))
     await backend.initialize(header(), [])
     async with anyio.create_task_group() as group:
         group.start_soon(backend.append, "s1", events(0, 2))
@@ -655,12 +687,12 @@ async def test_a_log_that_changed_since_it_was_read_is_read_again(
 
 
 async def test_cursor_reads_and_the_next_append_reuse_one_scan_of_the_same_log(
-    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    backend: JsonlBackend, opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await backend.initialize(header(), events(0, 3))
     await backend.release("s1")
     scanned = count_scans(monkeypatch)
-    fresh = JsonlBackend(tmp_path)
+    fresh = opened(JsonlBackend(tmp_path))
 
     assert await fresh.cursor("s1") == 3
     assert await fresh.cursor("s1") == 3
@@ -695,11 +727,11 @@ async def test_a_remembered_torn_tail_is_still_truncated_before_appending(
 
 
 async def test_only_the_most_recent_indexes_are_remembered(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     for session_id in ("s1", "s2", "s3"):
-        await JsonlBackend(tmp_path).initialize(header(session_id), events(0, 1))
-    backend = JsonlBackend(tmp_path, max_index_lines=2)
+        await opened(JsonlBackend(tmp_path)).initialize(header(session_id), events(0, 1))
+    backend = opened(JsonlBackend(tmp_path, max_index_lines=2))
     scanned = count_scans(monkeypatch)
     for session_id in ("s1", "s2", "s3"):
         assert await backend.cursor(session_id) == 1
@@ -737,7 +769,9 @@ async def test_a_ranged_read_decodes_only_the_events_it_returns(
     assert decoded == [50, 51, 52, 100, 110, 120, 130, 140, 150, 160, 170, 180, 190]
 
 
-async def test_lines_written_by_hand_are_read_like_canonical_ones(tmp_path: Path) -> None:
+async def test_lines_written_by_hand_are_read_like_canonical_ones(
+    opened: Opened, tmp_path: Path
+) -> None:
     lines = [
         header().canonical().to_json(),
         '{"seq":0,"type":"message/user","time":1,"data":{"text":"canonical"}}',
@@ -746,7 +780,7 @@ async def test_lines_written_by_hand_are_read_like_canonical_ones(tmp_path: Path
     ]
     log_path(tmp_path).parent.mkdir()
     log_path(tmp_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     assert await backend.cursor("s1") == 3
     assert [event.seq for event in await backend.read("s1", types={"note/hand"})] == [1]
     assert [event.seq for event in await backend.read("s1", types={"message/user"})] == [0, 2]
@@ -781,12 +815,12 @@ async def test_a_long_log_leaves_a_private_sidecar_index_that_is_never_listed(
 
 
 async def test_a_restarted_backend_reads_a_page_through_the_sidecar_without_a_scan(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await long_session(tmp_path)
     scanned = count_scans(monkeypatch)
     decoded = count_decodes(monkeypatch)
-    fresh = JsonlBackend(tmp_path)
+    fresh = opened(JsonlBackend(tmp_path))
 
     assert await fresh.read("s1", 1_000, 1_002) == events(1_000, 1_002)
     assert await fresh.cursor("s1") == LONG
@@ -797,25 +831,25 @@ async def test_a_restarted_backend_reads_a_page_through_the_sidecar_without_a_sc
 
 
 async def test_a_deleted_sidecar_is_rebuilt_from_the_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await long_session(tmp_path)
     sidecar(tmp_path).unlink()
     scanned = count_scans(monkeypatch)
-    fresh = JsonlBackend(tmp_path)
+    fresh = opened(JsonlBackend(tmp_path))
     assert await fresh.read("s1", 7, 8) == events(7, 8)
     assert len(scanned) == 1
     assert sidecar(tmp_path).exists()
 
 
 async def test_a_sidecar_of_a_log_that_grew_since_is_extended(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await long_session(tmp_path)
     with log_path(tmp_path).open("ab") as file:  # appended after the sidecar was written
         file.write(b"".join(event.to_json().encode() + b"\n" for event in events(LONG, LONG + 3)))
     scanned = count_scans(monkeypatch)
-    fresh = JsonlBackend(tmp_path)
+    fresh = opened(JsonlBackend(tmp_path))
     assert await fresh.cursor("s1") == LONG + 3
     assert await fresh.read("s1", LONG + 1) == events(LONG + 1, LONG + 3)
     assert scanned == []
@@ -826,7 +860,7 @@ async def test_a_sidecar_of_a_log_that_grew_since_is_extended(
     ["garbage", "truncated", "other-log", "rewritten-in-place"],
 )
 async def test_a_sidecar_that_does_not_check_out_is_ignored(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, damage: str
 ) -> None:
     await long_session(tmp_path)
     data = sidecar(tmp_path).read_bytes()
@@ -839,16 +873,16 @@ async def test_a_sidecar_that_does_not_check_out_is_ignored(
         log_path(tmp_path).write_bytes(header().canonical().to_json().encode() + b"\n" + other)
     else:  # same size, a line changed, the modification time moved
         corrupt(tmp_path, 5, events(3, 4, n=9)[0].to_json().encode())
-    expected = await JsonlBackend(tmp_path, sidecars=False).read("s1", 3, 4)
+    expected = await opened(JsonlBackend(tmp_path, sidecars=False)).read("s1", 3, 4)
     scanned = count_scans(monkeypatch)
-    fresh = JsonlBackend(tmp_path)
+    fresh = opened(JsonlBackend(tmp_path))
     assert await fresh.read("s1", 3, 4) == expected
     assert await fresh.cursor("s1") == LONG
     assert len(scanned) == 1
 
 
 async def test_a_sidecar_that_lies_about_a_type_is_noticed_and_rebuilt(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await long_session(tmp_path)
     stamp = log_path(tmp_path).stat()
@@ -856,28 +890,28 @@ async def test_a_sidecar_that_lies_about_a_type_is_noticed_and_rebuilt(
     changed = events(10, 11)[0].to_json().replace("message/user", "message/usex").encode()
     corrupt(tmp_path, 12, changed)
     os.utime(log_path(tmp_path), ns=(stamp.st_atime_ns, stamp.st_mtime_ns))
-    fresh = JsonlBackend(tmp_path)
+    fresh = opened(JsonlBackend(tmp_path))
     found = await fresh.read("s1", 5, 15, types={"message/user"})
     assert [event.seq for event in found] == [5, 6, 7, 8, 9, 11, 12, 13, 14]
     assert [event.seq for event in await fresh.read("s1", types={"message/usex"})] == [10]
 
 
-async def test_without_sidecars_nothing_but_logs_is_written(tmp_path: Path) -> None:
-    backend = JsonlBackend(tmp_path, sidecars=False)
+async def test_without_sidecars_nothing_but_logs_is_written(opened: Opened, tmp_path: Path) -> None:
+    backend = opened(JsonlBackend(tmp_path, sidecars=False))
     await backend.initialize(header(), events(0, LONG))
     await backend.release("s1")
-    assert await JsonlBackend(tmp_path, sidecars=False).cursor("s1") == LONG
+    assert await opened(JsonlBackend(tmp_path, sidecars=False)).cursor("s1") == LONG
     assert tree(tmp_path) == ["sessions", "sessions/s1.jsonl"]
 
 
 async def test_an_unwritable_sidecar_is_only_a_cache_miss(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture
+    opened: Opened, tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     log_path(tmp_path).parent.mkdir()
     sidecar(tmp_path).mkdir()  # something in the way
     with caplog.at_level(logging.INFO, logger="dsh.persistence.jsonl"):
         backend = await long_session(tmp_path)
-        assert await JsonlBackend(tmp_path).cursor("s1") == LONG
+        assert await opened(JsonlBackend(tmp_path)).cursor("s1") == LONG
     assert "cannot write the line index" in caplog.text
     assert (await backend.list())[0].length == LONG
 
@@ -952,9 +986,12 @@ async def test_the_collector_is_restored_when_a_long_log_is_corrupt(
 
 
 async def test_the_session_list_skips_every_hostile_file_and_says_so_once(
-    tmp_path: Path, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+    opened: Opened,
+    tmp_path: Path,
+    caplog: pytest.LogCaptureFixture,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     await backend.initialize(header(), events(0, 2))
     directory = tmp_path / "sessions"
     outside = tmp_path / "outside.jsonl"
@@ -1029,9 +1066,11 @@ async def test_reading_a_fifo_or_a_symlink_is_refused_without_blocking(
             await backend.initialize(header(), [])
 
 
-async def test_logs_are_private_files_in_private_directories(tmp_path: Path) -> None:
+async def test_logs_are_private_files_in_private_directories(
+    opened: Opened, tmp_path: Path
+) -> None:
     data = tmp_path / "data"
-    backend = JsonlBackend(data)
+    backend = opened(JsonlBackend(data))
     await backend.initialize(header(), events(0, 1))
     await backend.trash("s1")
     await backend.restore("s1")
@@ -1086,7 +1125,7 @@ async def test_a_live_log_is_released_before_it_moves(
 # -- where the work runs --------------------------------------------------------------
 
 
-async def test_no_file_work_runs_on_the_event_loop(tmp_path: Path) -> None:
+async def test_no_file_work_runs_on_the_event_loop(opened: Opened, tmp_path: Path) -> None:
     loop_thread = threading.get_ident()
     threads: list[int] = []
 
@@ -1094,7 +1133,7 @@ async def test_no_file_work_runs_on_the_event_loop(tmp_path: Path) -> None:
         threads.append(threading.get_ident())
         os.fsync(fd)
 
-    backend = JsonlBackend(tmp_path, sync=sync)
+    backend = opened(JsonlBackend(tmp_path, sync=sync))
     await backend.initialize(header(), events(0, 1))
     await backend.append("s1", events(1, 2))
     await backend.trash("s1")
@@ -1102,7 +1141,9 @@ async def test_no_file_work_runs_on_the_event_loop(tmp_path: Path) -> None:
     assert threads and loop_thread not in threads
 
 
-async def test_a_stalled_fsync_stalls_only_the_writes_waiting_for_it(tmp_path: Path) -> None:
+async def test_a_stalled_fsync_stalls_only_the_writes_waiting_for_it(
+    opened: Opened, tmp_path: Path
+) -> None:
     stalled, entered = threading.Event(), threading.Event()
     armed = [False]
 
@@ -1112,7 +1153,7 @@ async def test_a_stalled_fsync_stalls_only_the_writes_waiting_for_it(tmp_path: P
             stalled.wait(10)
         os.fsync(fd)
 
-    backend = JsonlBackend(tmp_path, sync=sync)
+    backend = opened(JsonlBackend(tmp_path, sync=sync))
     await backend.initialize(header(), events(0, 1))
     await backend.initialize(header("s2"), events(0, 3))
     armed[0] = True
@@ -1130,11 +1171,11 @@ async def test_a_stalled_fsync_stalls_only_the_writes_waiting_for_it(tmp_path: P
 
 
 async def test_appends_of_several_sessions_are_committed_together(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dsh.persistence.jsonl import logs
 
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     ids = [f"c{number}" for number in range(6)]
     for session_id in ids:
         await backend.initialize(header(session_id), [])
@@ -1156,9 +1197,10 @@ async def test_appends_of_several_sessions_are_committed_together(
 
 
 async def test_a_cancelled_append_that_never_reached_the_worker_stores_nothing(
+    opened: Opened,
     tmp_path: Path,
 ) -> None:
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     await backend.initialize(header(), [])
     with anyio.CancelScope() as scope:
         scope.cancel()
@@ -1170,12 +1212,12 @@ async def test_a_cancelled_append_that_never_reached_the_worker_stores_nothing(
 
 @pytest.mark.parametrize("tail", TORN_TAILS)
 async def test_creating_an_existing_log_repairs_its_torn_tail_for_the_adopter(
-    tmp_path: Path, tail: bytes
+    opened: Opened, tmp_path: Path, tail: bytes
 ) -> None:
-    await JsonlBackend(tmp_path).initialize(header(), events(0, 3))
+    await opened(JsonlBackend(tmp_path)).initialize(header(), events(0, 3))
     with log_path(tmp_path).open("ab") as file:
         file.write(tail)
-    backend = JsonlBackend(tmp_path)
+    backend = opened(JsonlBackend(tmp_path))
     with pytest.raises(SessionExists):
         await backend.initialize(header(), events(0, 3))
     stored = await backend.inspect("s1")

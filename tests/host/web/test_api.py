@@ -3,6 +3,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import anyio
 import httpx
 import pytest
 
@@ -14,7 +15,15 @@ from dsh.session import Session
 from dsh.store import FlushError
 from dsh.testing import FakeClock
 
-from .conftest import MARKED, PLAIN, PublicationCounter, StorageDouble, UiPlugin, wait_until
+from .conftest import (
+    MARKED,
+    PLAIN,
+    PublicationCounter,
+    StorageDouble,
+    StreamingModel,
+    UiPlugin,
+    wait_until,
+)
 
 pytestmark = pytest.mark.anyio
 
@@ -56,6 +65,7 @@ async def test_creating_a_session_answers_201_after_it_is_stored(
         "length": 0,
         "lineage": None,
         "title": None,
+        "plugins": {},
     }
     assert await backend.cursor(session["id"]) == 0
     assert host.agent(session["id"]) is not None
@@ -541,3 +551,163 @@ async def test_an_unexpected_error_is_a_json_500_with_security_headers(
 async def test_a_closed_host_answers_503(client: httpx.AsyncClient, host: Host) -> None:
     await host.aclose()
     assert error_of(await client.post("/api/sessions")) == (503, "host_closed")
+
+
+# -- the second edition: titles, search, delete, stop -----------------------
+
+
+async def test_the_list_titles_sessions_by_their_first_message_and_searches_them(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    trip, taxes, empty = [await new_session(client) for _ in range(3)]
+    for created, text in ((trip, "Plan the TRIP to Lisbon\nby train"), (taxes, "file taxes")):
+        await client.post(f"/api/sessions/{created['id']}/messages", json={"text": text})
+    await wait_until(lambda: all(len(host.store.get(s["id"])) == 3 for s in (trip, taxes)))
+
+    listed = (await client.get("/api/sessions")).json()["sessions"]
+    found = (await client.get("/api/sessions", params={"q": "lisbon"})).json()["sessions"]
+    blank = (await client.get("/api/sessions", params={"q": " "})).json()["sessions"]
+
+    assert {row["id"]: row["title"] for row in listed} == {
+        trip["id"]: "Plan the TRIP to Lisbon",
+        taxes["id"]: "file taxes",
+        empty["id"]: None,
+    }
+    assert [row["id"] for row in found] == [trip["id"]]
+    assert len(blank) == 3
+    too_long = await client.get("/api/sessions", params={"q": "x" * 201})
+    assert error_of(too_long) == (422, "invalid_query")
+
+
+async def test_renaming_answers_the_summary_once_the_title_is_stored(
+    client: httpx.AsyncClient, backend: StorageDouble
+) -> None:
+    created = await new_session(client)
+
+    response = await client.patch(f"/api/sessions/{created['id']}", json={"title": "  Groceries  "})
+
+    assert response.status_code == 200
+    assert response.json()["session"]["title"] == "Groceries"
+    assert [(e.type, e.data) for e in backend.stored_events(created["id"])] == [
+        ("session/title", {"title": "Groceries"})
+    ]
+
+
+async def test_renaming_a_cold_session_keeps_it_cold(
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+) -> None:
+    created = await new_session(client)
+    await host.close_session(created["id"])
+
+    response = await client.patch(f"/api/sessions/{created['id']}", json={"title": "Later"})
+
+    assert response.status_code == 200
+    assert response.json()["session"] | {"createdAt": 0} == {
+        "id": created["id"],
+        "createdAt": 0,
+        "live": False,
+        "length": 1,
+        "lineage": None,
+        "title": "Later",
+        "plugins": None,
+    }
+    assert host.agent(created["id"]) is None
+    assert publications.published.count(created["id"]) == 1
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {},
+        {"title": ""},
+        {"title": "   "},
+        {"title": "two\nlines"},
+        {"title": 7},
+        {"title": "x" * 201},
+        {"title": "ok", "extra": 1},
+    ],
+)
+async def test_a_bad_title_is_422_invalid_body(
+    client: httpx.AsyncClient, body: dict[str, Any]
+) -> None:
+    created = await new_session(client)
+    response = await client.patch(f"/api/sessions/{created['id']}", json=body)
+    assert error_of(response) == (422, "invalid_body")
+
+
+async def test_renaming_an_unknown_session_is_404(client: httpx.AsyncClient) -> None:
+    response = await client.patch("/api/sessions/missing", json={"title": "x"})
+    assert error_of(response) == (404, "session_not_found")
+    response = await client.patch("/api/sessions/..%2Fx", json={"title": "x"})
+    assert response.status_code == 404
+
+
+async def test_deleting_closes_a_live_session_and_takes_it_out_of_the_list(
+    client: httpx.AsyncClient, host: Host, backend: StorageDouble
+) -> None:
+    kept, deleted = await new_session(client), await new_session(client)
+    agent = host.agent(deleted["id"])
+    assert agent is not None
+
+    response = await client.delete(f"/api/sessions/{deleted['id']}")
+
+    assert response.status_code == 204 and response.content == b""
+    assert agent.closed
+    listed = (await client.get("/api/sessions")).json()["sessions"]
+    assert [row["id"] for row in listed] == [kept["id"]]
+    assert error_of(await client.get(f"/api/sessions/{deleted['id']}")) == (
+        404,
+        "session_not_found",
+    )
+    assert error_of(await client.delete(f"/api/sessions/{deleted['id']}")) == (
+        404,
+        "session_not_found",
+    )
+    await backend.restore(deleted["id"])  # what `dsh sessions restore ID` does
+    assert (await client.get(f"/api/sessions/{deleted['id']}")).status_code == 200
+
+
+async def test_deleting_when_the_trash_holds_that_id_is_409(
+    client: httpx.AsyncClient, host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence.backend import SessionExists
+
+    created = await new_session(client)
+
+    async def occupied(session_id: str) -> None:
+        raise SessionExists(f"the trash already holds a session {session_id}")
+
+    monkeypatch.setattr(host, "delete_session", occupied)
+    response = await client.delete(f"/api/sessions/{created['id']}")
+    assert error_of(response) == (409, "trash_conflict")
+    assert "restore or remove it first" in response.json()["error"]["message"]
+
+
+async def test_cancel_stops_the_running_turn_and_says_whether_one_ran(
+    client: httpx.AsyncClient, host: Host, model: StreamingModel
+) -> None:
+    created = await new_session(client)
+    model.gate = anyio.Event()
+    await client.post(f"/api/sessions/{created['id']}/messages", json={"text": "slowly"})
+    await wait_until(lambda: model.calls == 1)
+
+    response = await client.post(f"/api/sessions/{created['id']}/cancel")
+    again = await client.post(f"/api/sessions/{created['id']}/cancel", json={})
+
+    assert response.status_code == 200 and response.json() == {"cancelled": True}
+    assert again.json() == {"cancelled": False}
+    end = host.store.get(created["id"]).events[-1]
+    assert end.type == "turn/end" and end.data["error"]["code"] == "cancelled"  # type: ignore[index,call-overload]
+
+
+async def test_cancel_on_a_cold_or_unknown_session(client: httpx.AsyncClient, host: Host) -> None:
+    created = await new_session(client)
+    await host.close_session(created["id"])
+
+    response = await client.post(f"/api/sessions/{created['id']}/cancel")
+
+    assert response.json() == {"cancelled": False} and host.agent(created["id"]) is None
+    assert error_of(await client.post("/api/sessions/missing/cancel")) == (
+        404,
+        "session_not_found",
+    )

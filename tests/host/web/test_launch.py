@@ -146,3 +146,27 @@ def test_sigterm_waits_for_unconfirmed_events_then_exits_1_naming_the_sessions(
         assert code == 1
         assert f"dsh: error: 1 session was not fully stored when dsh web stopped: {lost}" in output
         assert kept not in output.split("dsh: error:")[-1]
+
+
+def test_a_session_made_and_never_used_goes_to_the_trash_when_dsh_web_stops(
+    tmp_path: Path,
+) -> None:
+    from dsh.cli import main
+
+    data_dir = tmp_path / "data"
+    with WebHost.start(data_dir, overlay=None, model="demo", token=TOKEN) as web:
+        unused = web.create_session()
+        used = web.create_session()
+        assert web.post(f"/api/sessions/{used}/messages", {"text": "hi"}).status_code == 202
+        wait_for(
+            lambda: stored_lines(data_dir, used)[-1].get("type") == "turn/end",
+            what="the answer to be stored",
+        )
+        assert web.terminate() == 0
+
+    assert sorted(path.name for path in (data_dir / "sessions").glob("*.jsonl")) == [
+        f"{used}.jsonl"
+    ]
+    assert (data_dir / "trash" / f"{unused}.jsonl").is_file()
+    assert main(["sessions", "restore", unused, "--data-dir", str(data_dir)]) == 0
+    assert stored_lines(data_dir, unused)[1:] == []

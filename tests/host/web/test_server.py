@@ -1,12 +1,16 @@
 from __future__ import annotations
 
+import errno
 import io
 import json
 import logging
+import os
+import re
 import secrets
 import signal
 import socket
 import threading
+from contextlib import AsyncExitStack
 from pathlib import Path
 from urllib.parse import quote
 
@@ -21,7 +25,13 @@ from dsh.models import DemoModel
 from dsh.persistence import MemoryBackend
 from dsh.persistence.backend import StorageError
 from dsh.web import WebServer, WebSettings, create_app, serve
-from dsh.web.server import RedactToken, display_host, listening_socket, public_url
+from dsh.web.server import (
+    ListenError,
+    RedactToken,
+    display_host,
+    listening_socket,
+    public_url,
+)
 
 from .conftest import TOKEN, StorageDouble, wait_until
 
@@ -47,14 +57,45 @@ def test_the_url_carries_the_quoted_token() -> None:
     assert public_url("127.0.0.1", 8765, "a/b c") == "http://127.0.0.1:8765/?token=a%2Fb%20c"
 
 
-def test_a_busy_port_is_an_os_error() -> None:
+def test_a_busy_port_is_an_error_naming_the_port_and_the_option() -> None:
     taken = listening_socket("127.0.0.1", 0)
     taken.listen()
+    port = taken.getsockname()[1]
     try:
-        with pytest.raises(OSError):
-            listening_socket("127.0.0.1", taken.getsockname()[1])
+        with pytest.raises(ListenError) as refused:
+            listening_socket("127.0.0.1", port)
     finally:
         taken.close()
+    assert str(refused.value) == (
+        f"port {port} is already in use on 127.0.0.1 (another dsh web, or another program); "
+        "choose another with --port N, or --port 0 for a free one"
+    )
+    assert isinstance(refused.value.__cause__, OSError)
+
+
+def test_an_address_of_another_machine_or_no_address_names_the_host_option() -> None:
+    with pytest.raises(ListenError, match=r"cannot listen on 192\.0\.2\.1: it is not an address"):
+        listening_socket("192.0.2.1", 0)  # TEST-NET-1: never one of this machine's
+    with pytest.raises(ListenError, match=r"cannot listen on --host 'no\.such\.host\.invalid'"):
+        listening_socket("no.such.host.invalid", 0)
+
+
+@pytest.mark.parametrize(
+    ("code", "says"),
+    [
+        (errno.EACCES, "no permission to listen on 127.0.0.1:80 (ports below 1024 need"),
+        (errno.EMFILE, "cannot listen on 127.0.0.1:80: Too many open files"),
+    ],
+)
+def test_other_bind_failures_name_the_address(
+    monkeypatch: pytest.MonkeyPatch, code: int, says: str
+) -> None:
+    def refuse(self: socket.socket, address: object) -> None:
+        raise OSError(code, os.strerror(code))
+
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    with pytest.raises(ListenError, match=re.escape(says)):
+        listening_socket("127.0.0.1", 80)
 
 
 def record(msg: str, *args: object) -> logging.LogRecord:
@@ -98,7 +139,8 @@ async def test_serve_prints_the_url_once_listening_and_stops_gracefully_on_sigte
         async with anyio.create_task_group() as group:
             group.start_soon(lambda: serve(settings, make_host, stdout=stdout))
             await wait_until(lambda: bool(stdout.getvalue()))
-            line = stdout.getvalue()
+            blank, line = stdout.getvalue().split("\n", 1)
+            assert blank == "", "the URL line is set apart"
             assert line.startswith("dsh web: http://127.0.0.1:") and line.endswith(
                 f"/?token={TOKEN}\n"
             )
@@ -150,11 +192,11 @@ def test_signals_are_only_captured_in_the_main_thread() -> None:
         with server.capture_signals():
             entered.append(signal.getsignal(signal.SIGTERM))
 
-    worker = threading.Thread(target=in_thread)
-    worker.start()
-    worker.join(5)
+    with server.socket:  # never served, so never closed by the server itself
+        worker = threading.Thread(target=in_thread)
+        worker.start()
+        worker.join(5)
     assert entered == [before]
-    server.socket.close()
 
 
 HOSTILE_TOKENS = ["q'uo\"te %41 & sp-{core}-ü", "emoji😀\\back-{core}"]
@@ -218,15 +260,14 @@ async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_coun
     live = settings.model_copy(update={"port": 0, "max_connections": 8, "max_unauthenticated": 2})
     server = WebServer(create_app(host, live), live)
     with caplog.at_level(logging.INFO):
-        async with anyio.create_task_group() as group:
+        async with AsyncExitStack() as held, anyio.create_task_group() as group:
             group.start_soon(server.run_until_stopped)
             with anyio.fail_after(5):
                 await server.listening.wait()
-            held = []
             for _ in range(40):  # each newcomer evicts the oldest of the two held
                 stream = await anyio.connect_tcp("127.0.0.1", server.port)
+                await held.enter_async_context(stream)
                 await stream.send(b"GET / HTTP/1.1\r\n")
-                held.append(stream)
             for _ in range(30):
                 async with await anyio.connect_tcp("127.0.0.1", server.port) as stream:
                     await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
@@ -234,8 +275,6 @@ async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_coun
                         assert (await stream.receive()).startswith(b"HTTP/1.1 400")
             await wait_until(lambda: server.pool.stats["evicted"] >= 38)
             server.stop()
-        for stream in held:
-            await stream.aclose()
     connections = [r.getMessage() for r in caplog.records if r.name == "dsh.web.connections"]
     assert connections[0].startswith("connections: 1 evicted; repeats are summarized every 10 s")
     assert len(connections) == 2 and " evicted in the last 10 s" in connections[1]

@@ -106,6 +106,24 @@ async def test_watching_a_cold_session_says_hello_with_the_stored_tail_and_strea
         assert sidecar["event"]["seq"] == 2 and sidecar["sidecar"]["view"]["seq"] == 2
 
 
+async def test_deleting_a_session_ends_its_streams_with_4404(host: Host, served: Running) -> None:
+    watched = (await host.create_session()).session
+    other = (await host.create_session()).session
+    async with served.connect(watched.id) as ws, served.connect(other.id) as kept:
+        assert (await receive_json(ws))["kind"] == "hello"
+        assert (await receive_json(kept))["kind"] == "hello"
+        async with httpx.AsyncClient(base_url=served.base, headers=AUTH) as http:
+            response = await http.delete(f"/api/sessions/{watched.id}")
+            assert response.status_code == 204
+        with pytest.raises(ConnectionClosed) as closed:
+            with anyio.fail_after(5):
+                await ws.recv()
+        assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
+        host.store.append(other, PLAIN, {})
+        assert (await receive_json(kept))["event"]["seq"] == 0  # the others stream on
+    assert state_of(served).hub.subscribers(watched.id) == 0
+
+
 async def test_streamed_text_arrives_as_delta_frames(host: Host, served: Running) -> None:
     agent = await host.create_session()
     async with served.connect(agent.session.id) as ws:

@@ -1,8 +1,15 @@
-"""A real `WebServer` with the limits a test chooses, and a raw client that misbehaves."""
+"""A real `WebServer` with the limits a test chooses, and a raw client that misbehaves.
+
+Every raw client stream (`connect`) is closed when its test ends, however it
+ends: a stream left open by a failed assertion would otherwise be collected,
+and reported as an unclosed socket, during some later test.
+"""
 
 from __future__ import annotations
 
+import time
 from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import AsyncExitStack
 from typing import Any
 
 import anyio
@@ -13,7 +20,10 @@ from dsh.host import Host
 from dsh.web import WebServer, WebSettings, create_app
 
 StartServer = Callable[..., Awaitable[WebServer]]
+Connect = Callable[[WebServer], Awaitable[SocketStream]]
 CLOSED = (anyio.EndOfStream, anyio.BrokenResourceError, ConnectionError)
+# asyncio runs a timer once the clock is within its resolution of the due time.
+CLOCK_RESOLUTION = time.get_clock_info("monotonic").resolution
 
 
 @pytest.fixture
@@ -36,8 +46,29 @@ async def guarded(host: Host, settings: WebSettings) -> AsyncIterator[StartServe
             server.stop()
 
 
-async def connect(server: WebServer) -> SocketStream:
-    return await anyio.connect_tcp("127.0.0.1", server.port)
+@pytest.fixture
+async def connect(guarded: StartServer) -> AsyncIterator[Connect]:
+    """`await connect(server)`: a raw client stream, closed after the test whatever happened.
+
+    It depends on `guarded` so that the clients are closed before the servers stop.
+    """
+    async with AsyncExitStack() as streams:
+
+        async def open_stream(server: WebServer) -> SocketStream:
+            stream = await anyio.connect_tcp("127.0.0.1", server.port)
+            return await streams.enter_async_context(stream)
+
+        yield open_stream
+
+
+def waited_at_least(started: float, delay: float) -> bool:
+    """Whether `delay` seconds of the event loop's clock have passed since `started`.
+
+    For checking that a timer armed after `started` did not fire early: take
+    `started` before whatever arms it (for the server's deadlines: before
+    `connect()`, since the server arms them when it accepts the connection).
+    """
+    return anyio.current_time() - started >= delay - CLOCK_RESOLUTION
 
 
 async def closed_by_server(
