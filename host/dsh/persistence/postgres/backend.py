@@ -56,6 +56,7 @@ __all__ = ["PostgresBackend"]
 log = logging.getLogger(__name__)
 
 _SESSION_ROW = "FROM sessions WHERE id = %s AND deleted_at IS NULL"
+_REMEMBERED = 4  # full reads kept for a second `inspect` (see `inspect`)
 
 
 class PostgresBackend(Backend):
@@ -65,6 +66,8 @@ class PostgresBackend(Backend):
         self.settings = settings
         self.database = database or Database(settings)
         self._leases: PostgresLeases | None = None
+        # The latest full reads (a few; dropped when the Session's writer releases it).
+        self._inspected: dict[str, tuple[LogMark, StoredSession]] = {}
 
     def describe(self) -> str:
         return self.database.where
@@ -101,6 +104,10 @@ class PostgresBackend(Backend):
     async def initialize(self, header: SessionHeader, events: Sequence[SessionEvent]) -> None:
         validate_session_id(header.id)
         check_contiguous(header.id, events, 0)
+        if events and await self.cursor(header.id) is not None:
+            # A resume's writer asks to create what is stored: refuse before sending the
+            # whole log (dsh_create checks again, atomically).
+            raise SessionExists(f"session {header.id} is already stored in {self.describe()}")
         canonical = header.canonical()
         facts = SummaryFacts().add_all(events)
         lineage = canonical.lineage
@@ -253,6 +260,24 @@ class PostgresBackend(Backend):
 
     async def inspect(self, session_id: str) -> StoredSession | None:
         validate_session_id(session_id)
+        mark = await self.mark(session_id)
+        if mark is None:
+            return None
+        remembered = self._inspected.get(session_id)
+        if remembered is not None and remembered[0] == mark:
+            # Stored events never change: the same log (incarnation) at the same length
+            # is the same content. A resume reads a log twice (to build the Session,
+            # then to prove it); the second read costs one query.
+            return remembered[1]
+        stored = await self._inspect(session_id)
+        if stored is not None and len(stored.events) == mark.length:
+            self._inspected.pop(session_id, None)
+            self._inspected[session_id] = (mark, stored)
+            while len(self._inspected) > _REMEMBERED:
+                del self._inspected[next(iter(self._inspected))]
+        return stored
+
+    async def _inspect(self, session_id: str) -> StoredSession | None:
         async with self.database.connection() as connection, connection.transaction():
             # One snapshot for the header and the events.
             await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
@@ -323,5 +348,10 @@ class PostgresBackend(Backend):
         if cursor.rowcount == 0:
             raise SessionNotFound(f"the trash of {self.describe()} holds no session {session_id}")
 
+    async def release(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        self._inspected.pop(session_id, None)
+
     async def aclose(self) -> None:
+        self._inspected.clear()
         await self.database.aclose()

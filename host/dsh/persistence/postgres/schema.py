@@ -24,8 +24,10 @@ The tables (in the schema `?schema=` names, `dsh` by default):
 
 Writes go through two functions, so that each is one statement (one round
 trip, one transaction) with every check inside it: `dsh_create` and
-`dsh_append` lock the Session's row, check the writer's lease (`dsh_fence`)
-and the cursor, insert the events and update the summary. They raise
+`dsh_append` check the writer's lease (`dsh_fence`, which holds the lease
+row FOR SHARE until the commit, so a takeover waits for the write), check
+the cursor while updating the Session's row (which locks it), insert the
+events and update the summary. They raise
 SQLSTATEs of their own (`ERRORS`), which the backend turns into the
 `Backend` contract's exceptions.
 """
@@ -146,28 +148,33 @@ BEGIN
 END $$;
 
 -- p_set_title: the batch holds a session/title event, whose title (maybe NULL) wins.
+-- One UPDATE both checks the cursor and locks the row (a concurrent append at the
+-- same cursor waits, then finds the length moved); the reasons for a refusal are
+-- looked up only when there is one.
 CREATE FUNCTION dsh_append(
     p_id text, p_start bigint, p_types text[], p_bodies text[],
     p_set_title boolean, p_title text, p_preview text, p_owner text, p_epoch bigint
 ) RETURNS void LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
 DECLARE
-    stored record;
+    target bigint;
+    stored bigint;
 BEGIN
-    SELECT log_id, length INTO stored FROM sessions
-        WHERE id = p_id AND deleted_at IS NULL FOR UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION USING ERRCODE = 'DS404', MESSAGE = format('session %s is not stored', p_id);
-    END IF;
     PERFORM dsh_fence(p_id, p_owner, p_epoch);
-    IF stored.length <> p_start THEN
-        RAISE EXCEPTION USING ERRCODE = 'DS412', MESSAGE = stored.length::text;
-    END IF;
-    PERFORM dsh_insert_events(stored.log_id, p_start, p_types, p_bodies);
     UPDATE sessions SET
         length = length + cardinality(p_types),
         title = CASE WHEN p_set_title THEN p_title ELSE title END,
         preview = coalesce(preview, p_preview)
-    WHERE log_id = stored.log_id;
+    WHERE id = p_id AND deleted_at IS NULL AND length = p_start
+    RETURNING log_id INTO target;
+    IF target IS NULL THEN
+        SELECT length INTO stored FROM sessions WHERE id = p_id AND deleted_at IS NULL;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION USING ERRCODE = 'DS404',
+                MESSAGE = format('session %s is not stored', p_id);
+        END IF;
+        RAISE EXCEPTION USING ERRCODE = 'DS412', MESSAGE = stored::text;
+    END IF;
+    PERFORM dsh_insert_events(target, p_start, p_types, p_bodies);
 END $$;
 """
 
