@@ -110,3 +110,19 @@ async def test_the_header_and_events_are_kept_as_their_canonical_json(
         assert [body for (body,) in await cursor.fetchall()] == [
             event.to_json() for event in events(0, 3)
         ]
+
+
+async def test_a_second_read_of_an_unchanged_log_is_remembered_until_it_changes(
+    stored: PostgresBackend,
+) -> None:
+    first = await stored.inspect("s1")
+    assert first is not None and await stored.inspect("s1") is first
+    await stored.append("s1", events(3, 4))
+    again = await stored.inspect("s1")
+    assert again is not first and again is not None and len(again.events) == 4
+    await stored.release("s1")
+    assert await stored.inspect("s1") is not again  # released: read afresh
+    for number in range(6):  # only a few are kept
+        await stored.initialize(header(f"x{number}"), events(0, 1))
+        await stored.inspect(f"x{number}")
+    assert len(stored._inspected) == 4
