@@ -48,6 +48,12 @@ class Size:
     idle_cpu_seconds: float
     # 9. cold start: rounds
     coldstart_rounds: int
+    # 10. wake: cold Sessions with one reminder each, spread over `wake_window` s after a
+    #     restart; start-up rounds; hibernate: Sessions served, with and without hibernation
+    wake_sessions: int = 10_000
+    wake_window: float = 60.0
+    wake_rounds: int = 3
+    hibernate_sessions: int = 5_000
 
 
 PROFILES: dict[str, Size] = {
@@ -76,6 +82,10 @@ PROFILES: dict[str, Size] = {
         idle_cpu_sessions=1_000,
         idle_cpu_seconds=10.0,
         coldstart_rounds=10,
+        wake_sessions=10_000,
+        wake_window=60.0,
+        wake_rounds=3,
+        hibernate_sessions=5_000,
     ),
     "quick": Size(
         name="quick",
@@ -102,6 +112,10 @@ PROFILES: dict[str, Size] = {
         idle_cpu_sessions=1_000,
         idle_cpu_seconds=3.0,
         coldstart_rounds=4,
+        wake_sessions=1_000,
+        wake_window=10.0,
+        wake_rounds=2,
+        hibernate_sessions=500,
     ),
     "smoke": Size(
         name="smoke",
@@ -128,5 +142,9 @@ PROFILES: dict[str, Size] = {
         idle_cpu_sessions=50,
         idle_cpu_seconds=0.5,
         coldstart_rounds=1,
+        wake_sessions=40,
+        wake_window=1.0,
+        wake_rounds=1,
+        hibernate_sessions=20,
     ),
 }

@@ -9,6 +9,7 @@ thousands of reminders at exact millisecond targets, which the
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import time
@@ -20,6 +21,7 @@ from typing import Any
 import anyio
 from pydantic import JsonValue
 
+from dsh.heap import HeapPolicy
 from dsh.host import Host
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
 from dsh.overlay import PluginSpec
@@ -30,6 +32,7 @@ from dsh.store import Observation, SessionEventObserved, SessionFlushed
 __all__ = [
     "DispatchProbe",
     "FastModel",
+    "GcPauses",
     "bench_host",
     "create_data",
     "format_ms",
@@ -56,13 +59,74 @@ class FastModel:
 
 
 def bench_host(data_dir: Path, *, plugins: Sequence[PluginSpec] = (SCHEDULE,)) -> Host:
-    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`."""
+    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`,
+    with the collection policy `dsh web` uses (`HeapPolicy`)."""
     return Host(
         backend=JsonlBackend(data_dir),
         model=FastModel(),
         plugins=plugins,
         cwd=str(data_dir),
+        heap=HeapPolicy(),
     )
+
+
+@dataclass
+class GcPauses:
+    """Every cyclic collection while installed (`gc.callbacks`): how long each paused.
+
+    `with GcPauses() as pauses: ...` then `pauses.report()`.
+    """
+
+    pauses_ms: list[float] = field(default_factory=list)
+    generations: list[int] = field(default_factory=list)
+    longest: list[dict[str, Any]] = field(default_factory=list)
+    cpu_ms: list[float] = field(default_factory=list)
+    _started: float = 0.0
+    _started_cpu: float = 0.0
+    _count: tuple[int, int, int] = (0, 0, 0)
+
+    def _callback(self, phase: str, info: dict[str, Any]) -> None:
+        if phase == "start":
+            self._count = gc.get_count()
+            self._started_cpu = time.thread_time()
+            self._started = time.perf_counter()
+            return
+        ms = (time.perf_counter() - self._started) * 1000
+        cpu = (time.thread_time() - self._started_cpu) * 1000
+        self.pauses_ms.append(ms)
+        self.cpu_ms.append(cpu)
+        self.generations.append(int(info.get("generation", -1)))
+        if ms > 20:
+            self.longest.append(
+                {
+                    "ms": round(ms, 2),
+                    # CPU time the collecting thread spent: far below `ms`, the rest
+                    # was the thread waiting (the GIL, or a core taken by others).
+                    "cpu_ms": round(cpu, 2),
+                    "generation": info.get("generation"),
+                    "collected": info.get("collected"),
+                    "count_at_start": list(self._count),
+                }
+            )
+
+    def __enter__(self) -> GcPauses:
+        gc.callbacks.append(self._callback)
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        gc.callbacks.remove(self._callback)
+
+    def report(self) -> dict[str, Any]:
+        full = [ms for ms, gen in zip(self.pauses_ms, self.generations, strict=True) if gen == 2]
+        return {
+            "collections": len(self.pauses_ms),
+            "full_collections": len(full),
+            "max_ms": round(max(self.pauses_ms, default=0.0), 2),
+            "max_full_ms": round(max(full, default=0.0), 2),
+            "max_cpu_ms": round(max(self.cpu_ms, default=0.0), 2),
+            "over_20ms": sum(1 for ms in self.pauses_ms if ms > 20),
+            "longest": sorted(self.longest, key=lambda item: -item["ms"])[:5],
+        }
 
 
 def format_ms(epoch_ms: int) -> str:

@@ -13,6 +13,7 @@ import re
 import subprocess
 import sys
 import types
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,7 @@ from dsh.models.scripted import parse_script
 from dsh.overlay import load_overlay, parse_overlay
 from dsh.persistence.stores import choose_store
 from dsh.testing import FakeClock, settled
+from dsh.wake.stores import wake_store_for
 from dsh.web import WebSettings, create_app
 
 REPO = Path(__file__).resolve().parents[1]
@@ -39,7 +41,15 @@ EXAMPLES = dict(_EXAMPLE.findall(README))
 
 
 def test_the_readme_has_every_example() -> None:
-    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "plugin-test", "model", "store"}
+    assert set(EXAMPLES) == {
+        "scripted",
+        "overlay",
+        "plugin",
+        "plugin-test",
+        "model",
+        "store",
+        "wake",
+    }
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
@@ -61,6 +71,20 @@ def test_the_store_example_sets_the_default_lease_timing() -> None:
     overlay = parse_overlay(EXAMPLES["store"])
     assert overlay.store == parse_overlay("").store
     assert (overlay.store.lease_ttl_seconds, overlay.store.lease_renew_seconds) == (10, 3)
+
+
+def test_the_wake_example_parses_and_is_what_the_wake_overlay_sets() -> None:
+    host = parse_overlay(EXAMPLES["wake"]).host
+    assert (host.wake_cold_sessions, host.idle_seconds) == (True, 300.0)
+    wake = load_overlay(REPO / "overlays" / "web-schedule-wake").host
+    assert (wake.wake_cold_sessions, wake.idle_seconds) == (True, 300.0)
+    plain = load_overlay(REPO / "overlays" / "web-schedule")
+    assert plain.host.wake_cold_sessions is False
+    # The same plugins, the same configuration: only the lifecycle differs.
+    assert plain.plugins == tuple(
+        replace(spec, source=plain.path)
+        for spec in load_overlay(REPO / "overlays" / "web-schedule-wake").plugins
+    )
 
 
 def test_the_model_settings_example_is_valid_and_configures_deepseek_thinking() -> None:
@@ -309,18 +333,20 @@ class Tour:
 
 @pytest.mark.anyio
 async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: Path) -> None:
-    overlay = load_overlay(REPO / "overlays" / "web-schedule")
-    assert overlay.host.model == "demo" and "web-schedule" in (REPO / "scripts" / "run").read_text(
-        encoding="utf-8"
-    )
+    overlay = load_overlay(REPO / "overlays" / "web-schedule-wake")
+    run = (REPO / "scripts" / "run").read_text(encoding="utf-8")
+    assert overlay.host.model == "demo" and "--overlay overlays/web-schedule-wake" in run
     clock = FakeClock()
     data_dir = tmp_path / "data"
+    store = choose_store(None, data_dir)
     host = Host(
-        backend=choose_store(None, data_dir).open(),
+        backend=store.open(),
         model=DemoModel(clock),
         plugins=overlay.plugins,
         clock=clock,
         clean_empty_sessions=True,
+        wake_store=wake_store_for(store),
+        idle_seconds=overlay.host.idle_seconds,
     )
     async with host:
         app = create_app(host, WebSettings(token=TOUR_TOKEN))

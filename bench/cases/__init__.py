@@ -18,6 +18,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "idle": ("punctuality", "idle", {}),
     "spread": ("punctuality", "spread", {}),
     "spread-peer": ("peer", "spread_peer", {}),
+    "spread-peer-memory": ("peer", "spread_peer_memory", {}),
     "spread-recurring": ("recurring", "spread_recurring", {}),
     "fold": ("fold", "fold_cost", {}),
     "durability": ("durability", "durability", {}),
@@ -28,6 +29,10 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "idle-cpu": ("footprint", "idle_cpu", {}),
     "coldstart": ("web", "coldstart", {}),
     "pg": ("postgres", "pg", {}),
+    "wake": ("wake", "wake", {}),
+    "hibernate": ("wake", "hibernate", {}),
+    "hostile": ("hostile", "hostile", {}),
+    "codec": ("codec", "codec", {}),
 }
 
 

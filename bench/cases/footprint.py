@@ -1,10 +1,13 @@
 """Footprint: memory per live Session with an armed reminder, and the CPU of an idle host.
 
 - `memory`: N stored Sessions, each holding one reminder due in an hour, are
-  resumed into one Host (each then has a root agent, its persistence writer,
-  the plugin's tools, ledger and owner task, and a timer). The figure is the
-  process's resident set growth after a full collection, divided by N (and
-  `tracemalloc`-free: tracing would change what it measures).
+  resumed into one Host (each then has a root agent, the plugin's tools,
+  ledger and owner task, and a timer). The figure is the process's resident
+  set growth after a full collection, divided by N (and `tracemalloc`-free:
+  tracing would change what it measures). Then `traced` more Sessions are
+  resumed under `tracemalloc` and the snapshot diff says what one keeps, by
+  the line of dsh (host or plugin) code that allocated it (the innermost
+  frame of `host/` or `plugins/` in its traceback; else the innermost frame).
 - `idle_cpu`: a Host holding N armed Sessions does nothing for a while; the
   figure is process CPU time (user + system, every thread) over wall time.
 """
@@ -15,6 +18,7 @@ import gc
 import os
 import resource
 import time
+import tracemalloc
 from pathlib import Path
 from typing import Any
 
@@ -53,6 +57,7 @@ async def memory(size: Size, data_dir: Path) -> dict[str, Any]:
         gc.collect()
         after = _rss_bytes()
         armed = sum(1 for agent in host.agents() if agent.tools.names()) - 1
+        traced = await _traced(host, _armed_sessions(data_dir, TRACED, "trace"))
     return {
         "sessions": count,
         "armed": armed,
@@ -60,7 +65,55 @@ async def memory(size: Size, data_dir: Path) -> dict[str, Any]:
         "rss_before_mib": round(before / 2**20, 1),
         "rss_after_mib": round(after / 2**20, 1),
         "kib_per_session": round((after - before) / count / 1024, 2),
+        "traced": traced,
     }
+
+
+TRACED = 200
+
+
+async def _traced(host: Any, ids: list[str]) -> dict[str, Any]:
+    """What one more armed Session keeps, by allocating line (`tracemalloc` diff)."""
+    gc.collect()
+    tracemalloc.start(30)
+    try:
+        before = tracemalloc.take_snapshot()
+        await resume_all(host, ids)
+        gc.collect()
+        after = tracemalloc.take_snapshot()
+    finally:
+        tracemalloc.stop()
+    owners: dict[str, list[int]] = {}
+    for stat in after.compare_to(before, "traceback"):
+        where = _owner(stat.traceback)
+        entry = owners.setdefault(where, [0, 0])
+        entry[0] += stat.size_diff
+        entry[1] += stat.count_diff
+    total = sum(size for size, _ in owners.values())
+    top = sorted(owners.items(), key=lambda item: -item[1][0])[:20]
+    return {
+        "sessions": len(ids),
+        "bytes_per_session": round(total / len(ids)),
+        "top": [
+            {
+                "where": where,
+                "bytes": round(size / len(ids)),
+                "objects": round(count / len(ids), 1),
+            }
+            for where, (size, count) in top
+        ],
+    }
+
+
+def _owner(traceback: tracemalloc.Traceback) -> str:
+    frames = list(traceback)  # oldest first
+    for frame in reversed(frames):
+        name = frame.filename.replace(os.sep, "/")
+        for root in ("/host/dsh/", "/plugins/"):
+            if root in name:
+                return f"{root.strip('/')}/{name.split(root, 1)[1]}:{frame.lineno}"
+    frame = frames[-1]
+    return f"{frame.filename.rsplit('/', 2)[-1]}:{frame.lineno}"
 
 
 async def idle_cpu(size: Size, data_dir: Path) -> dict[str, Any]:

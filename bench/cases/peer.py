@@ -1,4 +1,4 @@
-"""The peer for `spread`: APScheduler 4 with its SQLAlchemy data store on SQLite.
+"""The peer for `spread`: APScheduler 4, on SQLite and with its in-memory store.
 
 The same one-shot jobs as `spread` — N targets spread evenly over the same
 window — as `DateTrigger` schedules in a SQLite file in the data dir
@@ -6,6 +6,9 @@ window — as `DateTrigger` schedules in a SQLite file in the data dir
 its function starts, which is when APScheduler has acquired the job from its
 durable store: the nearest counterpart of a dsh dispatch becoming durable
 (APScheduler's job start needs no further write, so the peer does less work).
+
+`spread-peer-memory` runs the same jobs with APScheduler's `MemoryDataStore`
+(nothing durable: the fastest the peer can be), so the table shows both.
 
 Jobs still not started `peer_patience` seconds after the window are counted
 with the lateness they had reached then (`censored`: a lower bound).
@@ -27,7 +30,7 @@ import anyio
 from ..sizes import Size
 from ..stats import summary
 
-__all__ = ["spread_peer"]
+__all__ = ["spread_peer", "spread_peer_memory"]
 
 
 class _Recorder:
@@ -46,15 +49,32 @@ async def fire(index: int) -> None:
 
 
 async def spread_peer(size: Size, data_dir: Path) -> dict[str, Any]:
+    """The peer with its SQLAlchemy data store on a SQLite file (durable)."""
     try:
-        from apscheduler import AsyncScheduler
         from apscheduler.datastores.sqlalchemy import SQLAlchemyDataStore
-        from apscheduler.triggers.date import DateTrigger
     except ImportError as error:
         return {"skipped": f"APScheduler 4 is not installed ({error}); pip install -e '.[bench]'"}
+    store = SQLAlchemyDataStore(f"sqlite+aiosqlite:///{data_dir / 'apscheduler.sqlite'}")
+    return await _run_peer(
+        size, store, "APScheduler 4.0.0a6, SQLAlchemyDataStore on sqlite+aiosqlite"
+    )
+
+
+async def spread_peer_memory(size: Size, data_dir: Path) -> dict[str, Any]:
+    """The peer with its in-memory data store (not durable: its best case)."""
+    try:
+        from apscheduler.datastores.memory import MemoryDataStore
+    except ImportError as error:
+        return {"skipped": f"APScheduler 4 is not installed ({error}); pip install -e '.[bench]'"}
+    return await _run_peer(size, MemoryDataStore(), "APScheduler 4.0.0a6, MemoryDataStore")
+
+
+async def _run_peer(size: Size, store: Any, name: str) -> dict[str, Any]:
+    from apscheduler import AsyncScheduler
+    from apscheduler.triggers.date import DateTrigger
+
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
     count, window = size.spread, size.spread_window
-    store = SQLAlchemyDataStore(f"sqlite+aiosqlite:///{data_dir / 'apscheduler.sqlite'}")
     _Recorder.started = {}
     _Recorder.expected = count
     _Recorder.done = anyio.Event()
@@ -95,7 +115,7 @@ async def spread_peer(size: Size, data_dir: Path) -> dict[str, Any]:
     ]
     censored = count - sum(1 for index in range(count) if index in _Recorder.started)
     return {
-        "peer": "APScheduler 4.0.0a6, SQLAlchemyDataStore on sqlite+aiosqlite",
+        "peer": name,
         "jobs": count,
         "window_s": window,
         "setup_seconds": round(setup_s, 3),

@@ -19,7 +19,6 @@ product defaults, and a model that answers at once.
 
 from __future__ import annotations
 
-import gc
 import os
 import time
 from pathlib import Path
@@ -31,6 +30,7 @@ from ..sizes import Size
 from ..stats import summary
 from ..support import (
     DispatchProbe,
+    GcPauses,
     bench_host,
     create_data,
     fsync_cost_ms,
@@ -60,12 +60,15 @@ async def _observe_reminders(
     first_due = min(plan.values())
     async with bench_host(data_dir) as host:
         host.store.observe(probe)
-        armed_s = await resume_all(host, list(plan))
+        with GcPauses() as arming:
+            armed_s = await resume_all(host, list(plan))
         armed_ms = time.time_ns() // 1_000_000
-        gc.collect()
-        with anyio.move_on_after(patience):
-            await probe.done.wait()
+        with GcPauses() as running:
+            with anyio.move_on_after(patience):
+                await probe.done.wait()
     return {
+        "gc_while_arming": arming.report(),
+        "gc_while_due": running.report(),
         "sessions": len(plan),
         "arm_seconds": round(armed_s, 3),
         "armed_before_first_target": armed_ms < first_due,

@@ -43,7 +43,6 @@ from __future__ import annotations
 
 import json
 import logging
-from collections import deque
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from enum import StrEnum
@@ -51,7 +50,7 @@ from typing import Any, Literal, TypeVar
 
 import anyio
 from anyio.abc import TaskGroup
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from .clock import Clock
 from .events import (
@@ -67,20 +66,32 @@ from .events import (
     TurnEnd,
     UserMessage,
 )
+from .limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, LimitExceeded, check_text
 from .listeners import Listeners
-from .models.base import ModelAdapter, ModelError, ModelRequest, StreamSink
+from .models.base import ModelAdapter, ModelError, ModelReply, ModelRequest, StreamSink
 from .models.messages import conversation
 from .scope import Disposer, Scope
 from .session import Session
 from .store import SessionStore
 from .tasks import TaskSet
-from .tools import ToolCall, ToolContext, ToolRegistry, invoke_tool
+from .tools import (
+    ToolCall,
+    ToolContext,
+    ToolError,
+    ToolRegistry,
+    checked_arguments,
+    invoke_tool,
+    too_many_calls,
+)
+from .validation import describe
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentBusy", "AgentClosed", "AgentPhase"]
 
 log = logging.getLogger(__name__)
 
 DEFAULT_MAX_STEPS = 8
+# What is kept of arguments too long to store: enough to see what the model began.
+_KEPT_ARGUMENTS_CHARS = 1_024
 T = TypeVar("T")
 DeltaListener = Callable[[str], None]
 DeltaChannel = Literal["answer", "reasoning"]
@@ -139,18 +150,16 @@ class Agent:
         self.scope = Scope(f"agent {session.id}")
         self.tasks = TaskSet(group, name=f"agent {session.id}")
         self._phase = AgentPhase.IDLE
-        self._inbox: deque[_Input] = deque()
-        self._claims: deque[anyio.Event] = deque()
+        # Lists, not deques: an empty deque costs 600 bytes and these stay short.
+        self._inbox: list[_Input] = []
+        self._claims: list[anyio.Event] = []
         self._maintenance_input: list[_Input] = []
-        self._idle = anyio.Event()
+        # Made when someone waits: an idle agent nobody waits on holds no event.
+        self._idle: anyio.Event | None = None
         self._driving = False
         self._turn_scope: anyio.CancelScope | None = None
         self._turn_done: anyio.Event | None = None
-        self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {
-            "answer": Listeners(),
-            "reasoning": Listeners(),
-        }
-        self._stream = StreamSink(self._emit_delta, self._emit_reasoning)
+        self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {}
 
     # -- state ------------------------------------------------------------
 
@@ -235,11 +244,12 @@ class Agent:
         self._wake_idle_waiters()
         if self._claims:
             self._phase = AgentPhase.MAINTENANCE
-            self._claims.popleft().set()
+            self._claims.pop(0).set()
 
     def _wake_idle_waiters(self) -> None:
-        event, self._idle = self._idle, anyio.Event()
-        event.set()
+        event, self._idle = self._idle, None
+        if event is not None:
+            event.set()
 
     async def when_idle(self) -> None:
         """Return at the next transition into idle (the end of a turn or of maintenance).
@@ -252,6 +262,8 @@ class Agent:
         """
         if self._phase is AgentPhase.CLOSED:
             return
+        if self._idle is None:
+            self._idle = anyio.Event()
         await self._idle.wait()
 
     async def run_maintenance(self, task: Callable[[], Awaitable[T]], *, wait: bool = False) -> T:
@@ -296,7 +308,7 @@ class Agent:
         if self._phase is not AgentPhase.MAINTENANCE:
             return
         parked, self._maintenance_input = self._maintenance_input, []
-        self._inbox.extendleft(reversed(parked))
+        self._inbox[:0] = parked
         self._enter_idle()
         self._kick()
 
@@ -305,7 +317,7 @@ class Agent:
     async def _drive(self) -> None:
         try:
             while self._phase is AgentPhase.IDLE and self._inbox:
-                item = self._inbox.popleft()
+                item = self._inbox.pop(0)
                 self._phase = AgentPhase.TURN
                 try:
                     await self._turn(item)
@@ -380,22 +392,40 @@ class Agent:
                 messages=messages, tools=self.tools.schemas(), session_id=self.session.id
             )
             try:
-                reply = await self.model.complete(request, on_delta=self._stream)
+                reply = await self.model.complete(
+                    request, on_delta=StreamSink(self._emit_delta, self._emit_reasoning)
+                )
             except ModelError as error:
                 return error.to_dict()
             except Exception as error:
                 log.exception("model %r failed in session %s", self.model, self.session.id)
                 return {"code": "model_failed", "message": f"{type(error).__name__}: {error}"}
+            problem = _reply_problem(reply)
+            if problem is not None:
+                return problem
             answer = AssistantMessage(
                 text=reply.text,
-                toolCalls=tuple(_call_record(call) for call in reply.tool_calls),
+                toolCalls=tuple(
+                    _call_record(call, runs=position < MAX_TOOL_CALLS)
+                    for position, call in enumerate(reply.tool_calls)
+                ),
                 reasoning=reply.reasoning or None,
             )
-            self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
+            try:
+                self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
+            except ValidationError as error:
+                return {
+                    "code": "reply_too_large",
+                    "message": f"the model's reply cannot be stored: {describe(error)}",
+                }
             if not reply.tool_calls:
                 return None
-            for call in reply.tool_calls:
-                outcome = await invoke_tool(self.tools, call, ctx)
+            total = len(reply.tool_calls)
+            for position, call in enumerate(reply.tool_calls):
+                if position < MAX_TOOL_CALLS:
+                    outcome = await invoke_tool(self.tools, call, ctx)
+                else:
+                    outcome = too_many_calls(call, position, total)
                 self.store.append(self.session, TOOL_RESULT, outcome.to_event_data())
         return {
             "code": "max_steps",
@@ -422,7 +452,10 @@ class Agent:
         `"answer"` is the assistant's text, `"reasoning"` what the model
         thought before answering; the two never mix.
         """
-        return self._delta_listeners[channel].add(listener)
+        listeners = self._delta_listeners.get(channel)
+        if listeners is None:
+            listeners = self._delta_listeners[channel] = Listeners()
+        return listeners.add(listener)
 
     def _emit_delta(self, text: str) -> None:
         self._emit("answer", text)
@@ -431,7 +464,7 @@ class Agent:
         self._emit("reasoning", text)
 
     def _emit(self, channel: DeltaChannel, text: str) -> None:
-        for listener in self._delta_listeners[channel]:
+        for listener in self._delta_listeners.get(channel, ()):
             try:
                 listener(text)
             except Exception:
@@ -452,22 +485,48 @@ class Agent:
         self._maintenance_input.clear()
         self._wake_idle_waiters()
         while self._claims:
-            self._claims.popleft().set()
+            self._claims.pop(0).set()
         try:
             await self.tasks.aclose()
         finally:
             await self.scope.aclose()
 
 
-def _call_record(call: ToolCall) -> ToolCallRecord:
-    """The stored form of a call: arguments as a JSON object when they parse as one,
-    otherwise the raw text the model sent (so nothing it said is lost)."""
-    arguments: Any = call.arguments
-    if isinstance(arguments, str):
+def _reply_problem(reply: ModelReply) -> dict[str, JsonValue] | None:
+    """The turn's error if the reply's text or reasoning is longer than a message may be."""
+    for what, text in (("text", reply.text), ("reasoning", reply.reasoning or "")):
         try:
-            parsed = json.loads(arguments)
-        except json.JSONDecodeError:
-            parsed = None
-        if isinstance(parsed, dict):
-            arguments = parsed
-    return ToolCallRecord(id=call.id, name=call.name, arguments=arguments)
+            check_text(text, f"the reply's {what}")
+        except LimitExceeded as error:
+            return {"code": "reply_too_large", "message": f"{error}; the reply was not stored"}
+    return None
+
+
+def _call_record(call: ToolCall, *, runs: bool = True) -> ToolCallRecord:
+    """The stored form of a call.
+
+    Arguments that pass the pipeline's checks (`checked_arguments`: a JSON
+    object, finite, within `dsh.limits`) are stored as that object;
+    otherwise as the raw text the model sent (so what it said is kept, and
+    its `invalid_arguments` result can be read against it), cut to a prefix
+    when it is longer than arguments may be. A call that will not run (past
+    `MAX_TOOL_CALLS`) is stored without its arguments.
+    """
+    if not runs:
+        return ToolCallRecord(id=call.id, name=call.name, arguments="")
+    try:
+        parsed = json.loads(checked_arguments(call.arguments))
+    except ToolError:
+        return ToolCallRecord(id=call.id, name=call.name, arguments=_raw_text(call.arguments))
+    return ToolCallRecord(id=call.id, name=call.name, arguments=parsed)
+
+
+def _raw_text(arguments: str | dict[str, Any]) -> str:
+    if not isinstance(arguments, str):
+        try:
+            arguments = json.dumps(arguments, ensure_ascii=False)
+        except (TypeError, ValueError, RecursionError):
+            return "(arguments that cannot be written as JSON text)"
+    if len(arguments) > _KEPT_ARGUMENTS_CHARS and len(arguments.encode()) > MAX_ARGUMENTS_BYTES:
+        return arguments[:_KEPT_ARGUMENTS_CHARS] + "…"
+    return arguments

@@ -65,6 +65,7 @@ from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
 from .errors import ActionError, CodedError
 from .events import SESSION_TITLE, SessionTitle
+from .heap import HeapPolicy
 from .hooks import ErrorHandler, HookNotImplemented, Hooks
 from .hookspecs import RegisterCommand
 from .jsontypes import to_json
@@ -72,7 +73,7 @@ from .listing import SessionSummary, is_empty
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .ownership import LeaseKeeper, LeaseSettings
-from .persistence.backend import Backend, StoredSession
+from .persistence.backend import Backend, StorageError, StoredSession
 from .persistence.backend import SessionNotFound as StoredSessionNotFound
 from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
 from .persistence.leases import Lease, LeaseHeld, LeaseStore
@@ -88,6 +89,7 @@ from .session import (
     validate_session_id,
 )
 from .store import SessionStore
+from .wake import SessionLifecycle, WakeStore
 
 __all__ = [
     "Host",
@@ -171,8 +173,12 @@ class Host:
         clean_empty_sessions: bool = False,
         leases: LeaseStore | None = None,
         lease_settings: LeaseSettings | None = None,
+        wake_store: WakeStore | None = None,
+        idle_seconds: float | None = None,
+        heap: HeapPolicy | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
+        self.heap = heap
         # Names this Host in leases and in messages ("session … is live on host …").
         self.host_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_settings = lease_settings or LeaseSettings()
@@ -211,6 +217,8 @@ class Host:
         self._plugin_specs = tuple(plugins)
         self._agents: dict[str, Agent] = {}
         self._opening: dict[str, anyio.Event] = {}
+        self._closing: dict[str, anyio.Event] = {}
+        self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
         self._coordinator: PersistenceCoordinator | None = None
@@ -223,6 +231,9 @@ class Host:
         stack = AsyncExitStack()
         await stack.__aenter__()
         try:
+            if self.heap is not None:
+                self.heap.install()
+                stack.callback(self.heap.uninstall)
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
             self._coordinator = PersistenceCoordinator(
@@ -242,6 +253,7 @@ class Host:
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
+            await self.lifecycle.start(group)
         except BaseException as error:
             try:
                 await self._unwind(stack, "host failed to start")
@@ -278,10 +290,14 @@ class Host:
             await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
+        self.lifecycle.stop()
         # Concurrently: each Session may keep retrying its last writes for a while.
         async with anyio.create_task_group() as group:
             for session_id in list(self._agents):
                 group.start_soon(self._close_at_exit, session_id)
+        for closing in list(self._closing.values()):
+            await closing.wait()  # a hibernation's close, say
+        await self.lifecycle.aclose()
         if self._keeper is not None:
             self._keeper.close()
         if self._loader is not None:
@@ -470,11 +486,32 @@ class Host:
         agent = self._agents.pop(session_id, None)
         if agent is None:
             return
+        # The close holds the Session's slot until its wake entry is written: a
+        # resume, rename or delete waits for it, then reads the whole stored log.
+        slot = None if session_id in self._opening else anyio.Event()
+        if slot is not None:
+            self._opening[session_id] = slot
+        closing = self._closing[session_id] = anyio.Event()
+        stored = False
         try:
             await agent.aclose()
+            stored = True
         finally:
             self.store.close(agent.session)
-            await self._release(session_id)
+            try:
+                with anyio.CancelScope(shield=True):
+                    try:
+                        await self.lifecycle.went_cold(agent.session, stored=stored)
+                    finally:
+                        # Its wake entry is written under the lease: then another host may own it.
+                        await self._release(session_id)
+            finally:
+                if slot is not None:
+                    self._release_slot(session_id, slot)
+                del self._closing[session_id]
+                closing.set()
+            if self.heap is not None:
+                self.heap.released()
         if clean and self.clean_empty_sessions and is_empty(agent.session):
             await self._trash_empty(session_id)
 
@@ -638,6 +675,7 @@ class Host:
             durable = await self.store.flush(session)
             if not durable:
                 raise PersistenceUnavailable(f"storage did not acknowledge session {session.id}")
+            await self.lifecycle.going_live(session)
         except BaseException:
             with anyio.CancelScope(shield=True):
                 if new:
@@ -667,6 +705,9 @@ class Host:
             await self.close_session(session.id)
             raise PersistenceUnavailable(f"session {session.id} lost its lease while going live")
         self._publish(agent)
+        self.lifecycle.went_live(agent)
+        if self.heap is not None:
+            self.heap.settle()  # what this Session keeps lives as long as it does
         return agent
 
     async def _discard(self, session_id: str) -> None:
@@ -873,13 +914,31 @@ class Host:
         return modules
 
     def wake_at(self, log: SessionLog) -> int | None:
-        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`)."""
+        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`).
+
+        A plugin that fails counts as None, except when what failed is reading
+        the log (a `StorageError` from a cold log): then no answer is known, and
+        that error is raised once every plugin was asked.
+        """
+        unreadable: list[StorageError] = []
+
+        def failed(plugin: str, hook: str, error: Exception) -> None:
+            if isinstance(error, StorageError):
+                unreadable.append(error)
+            else:
+                logging.getLogger(__name__).error(
+                    "plugin %s failed in %s for session %s", plugin, hook, log.id, exc_info=error
+                )
+
         times = self.hooks.each(
             "dsh_session_wake_at",
             {"session": log},
             convert=_epoch_ms,
             about=f"for session {log.id}",
+            on_error=failed,
         )
+        if unreadable:
+            raise unreadable[0]
         return min((contribution.value for contribution in times), default=None)
 
     def session_state(self, log: SessionLog) -> dict[str, JsonValue]:

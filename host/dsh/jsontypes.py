@@ -6,7 +6,8 @@ against it. `JsonLike` is the covariant spelling plugins write against:
 any `Mapping` with string keys, any `list` or `tuple`, strings, numbers,
 booleans and None, nested. `to_json(value)` turns such a value into plain
 JSON data (dicts and lists) and raises `ValueError` naming the first place
-that is not JSON (a set, a NaN, a non-string key, an object).
+that is not JSON (a set, a NaN, a non-string key, an object) or nests
+deeper than the host stores (`dsh.limits.MAX_DEPTH`).
 """
 
 from __future__ import annotations
@@ -17,14 +18,14 @@ from typing import TypeAlias
 
 from pydantic import JsonValue
 
+from .limits import MAX_DEPTH
+
 __all__ = ["JsonLike", "to_json"]
 
 JsonLike: TypeAlias = (
     "Mapping[str, JsonLike] | Sequence[JsonLike] | str | int | float | bool | None"
 )
 """A JSON value as plugins write it: any Mapping with str keys, any sequence, scalars."""
-
-MAX_DEPTH = 100
 
 
 def to_json(value: object, what: str = "value") -> JsonValue:

@@ -5,6 +5,8 @@ An overlay is a TOML file, conventionally `overlays/<name>/overlay.toml`:
 ```toml
 [host]                       # optional host settings
 model = "demo"               # a model adapter: demo | absent | openai | scripted:PATH
+wake_cold_sessions = true    # wake cold Sessions when a plugin needs them (default false)
+idle_seconds = 300           # hibernate a Session idle this long; 0 never (default 300)
 
 [host.openai]                # a model adapter's settings, validated by that adapter's
 base_url = "https://api.deepseek.com"   # `Settings` model (`dsh.models.registry`); for
@@ -51,12 +53,14 @@ from pydantic import (
     ConfigDict,
     Field,
     ValidationError,
+    field_validator,
     model_validator,
 )
 
 from .validation import problems
 
 __all__ = [
+    "DEFAULT_IDLE_SECONDS",
     "OVERLAY_FILE",
     "HostSettings",
     "Overlay",
@@ -69,6 +73,9 @@ __all__ = [
 ]
 
 OVERLAY_FILE = "overlay.toml"
+DEFAULT_IDLE_SECONDS = 300.0
+# A day: longer is surely a typo (milliseconds?); 0 turns hibernation off.
+MAX_IDLE_SECONDS = 86_400.0
 _SCRIPTED = "scripted:"
 _BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
@@ -123,12 +130,18 @@ class HostSettings:
     `model` is None when the overlay leaves it to the host; `model_settings`
     maps an adapter name to its settings table (`[host.openai]`) as written,
     for `dsh.models.resolve_model(..., settings=...)` to validate.
+    `wake_cold_sessions` turns on the wake index (`dsh.wake`): a cold Session
+    is made live when a plugin's `dsh_session_wake_at` says so.
+    `idle_seconds` is how long a live Session may sit idle (no turn, no
+    watcher, no queued input) before it is hibernated; 0 never hibernates.
     """
 
     model: str | None = None
     model_settings: Mapping[str, Mapping[str, Any]] = field(
         default_factory=lambda: MappingProxyType({})
     )
+    wake_cold_sessions: bool = False
+    idle_seconds: float = DEFAULT_IDLE_SECONDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -185,6 +198,14 @@ class _HostTable(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
     model: str | None = None
+    wake_cold_sessions: bool = False
+    idle_seconds: Annotated[float, Field(ge=0, le=MAX_IDLE_SECONDS)] = DEFAULT_IDLE_SECONDS
+
+    @field_validator("idle_seconds", mode="before")
+    @classmethod
+    def _seconds(cls, value: object) -> object:
+        # TOML has integers and floats; strict mode would refuse `idle_seconds = 300`.
+        return float(value) if type(value) is int else value
 
     def model_settings(self) -> dict[str, Mapping[str, Any]]:
         return {
@@ -296,6 +317,8 @@ def parse_overlay(text: str, path: Path | None = None) -> Overlay:
         host=HostSettings(
             model=_resolve_model(parsed.host.model, path),
             model_settings=MappingProxyType(parsed.host.model_settings()),
+            wake_cold_sessions=parsed.host.wake_cold_sessions,
+            idle_seconds=parsed.host.idle_seconds,
         ),
         plugins=tuple(_spec(name, table, path) for name, table in parsed.plugins.items()),
         store=StoreSettings(

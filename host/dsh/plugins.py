@@ -35,11 +35,16 @@ class ClientModule:
 
     `path` is the module file on disk (package data); the host serves it under
     `/plugins/<plugin>/<path.name>`. `event_types` names the durable event types
-    whose views it renders.
+    whose views it renders. `imports` are further ES module files the module
+    imports by relative URL (`import { x } from "./words.js"`): each is served
+    next to it, under `/plugins/<plugin>/<name>`, but not listed in
+    `/api/client-modules` (only `path` is imported and registered). Nothing
+    else of the plugin's folder is served.
     """
 
     path: Path
     event_types: Sequence[str] = field(default_factory=tuple)
+    imports: Sequence[Path] = field(default_factory=tuple)
 
 
 ConfigT = TypeVar("ConfigT", bound="BaseModel | None", covariant=True)

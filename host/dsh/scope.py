@@ -37,7 +37,9 @@ class Scope:
         self.name = name
         self._disposers: list[Disposer] = []
         self._closing = False
-        self._closed = anyio.Event()
+        self._done = False
+        # Made only if a second closer waits: an open scope holds no event object.
+        self._closed: anyio.Event | None = None
 
     @property
     def closed(self) -> bool:
@@ -97,7 +99,10 @@ class Scope:
         cancellation so that teardown always completes.
         """
         if self._closing:
-            await self._closed.wait()
+            if not self._done:
+                if self._closed is None:
+                    self._closed = anyio.Event()
+                await self._closed.wait()
             return
         self._closing = True
         errors: list[Exception] = []
@@ -111,5 +116,7 @@ class Scope:
                 except Exception as error:  # every disposer runs; report all below
                     log.debug("%s: disposer %r failed", self.name, disposer, exc_info=True)
                     errors.append(error)
-        self._closed.set()
+        self._done = True
+        if self._closed is not None:
+            self._closed.set()
         raise_errors(errors, f"{self.name}: {len(errors)} disposers failed")

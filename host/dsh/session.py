@@ -1,9 +1,10 @@
 """The Session log: its header, its events, and how a Session is built.
 
 A Session is an append-only list of `SessionEvent`s under a `SessionHeader`.
-Both records are strict, frozen pydantic models whose JSON form is the public
-one (camelCase keys, DESIGN §2); `to_json()` and `from_json()` round-trip to
-identical bytes.
+The header is a strict, frozen pydantic model; an event is a compact
+immutable record holding its data as canonical JSON bytes (`SessionEvent`).
+Both JSON forms are the public ones (camelCase keys, DESIGN §2); `to_json()`
+and `from_json()` round-trip to identical bytes.
 
 The live `Session` object is deliberately plain: only the `SessionStore` appends
 to it (through `_append`), and its identity — not its id — names one live
@@ -12,7 +13,7 @@ lifecycle, so a Session reopened under the same id is a different object.
 
 from __future__ import annotations
 
-import math
+import builtins
 import re
 from bisect import bisect_left
 from collections.abc import Collection, Iterator, Sequence
@@ -26,9 +27,14 @@ from pydantic import (
     Field,
     JsonValue,
     SerializerFunctionWrapHandler,
+    ValidationError,
     ValidationInfo,
     model_serializer,
 )
+from pydantic_core import PydanticCustomError
+
+from .jsonbytes import decode, encode, finite_bytes, parse_object
+from .limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
 
 __all__ = [
     "END_SEED",
@@ -72,22 +78,6 @@ def validate_session_id(value: str) -> str:
 SessionId = Annotated[str, AfterValidator(validate_session_id)]
 
 
-def _finite_json(value: JsonValue) -> JsonValue:
-    # NaN and infinities are not JSON: serialised they become `null`, so the stored
-    # event would differ from the live one. pydantic's JSON parser accepts `NaN` and
-    # overflows `1e400` to inf, and `allow_inf_nan` does not reach inside JsonValue.
-    pending: list[JsonValue] = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, float) and not math.isfinite(item):
-            raise ValueError(f"{item!r} is not a JSON number")
-        if isinstance(item, dict):
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return value
-
-
 def _exact_int(value: object) -> object:
     # Strict mode still lets `true` and `1.0` satisfy `Literal[1]` (they compare equal).
     if type(value) is not int:
@@ -104,30 +94,239 @@ def _no_json_null(value: object, info: ValidationInfo) -> object:
     return value
 
 
-FiniteJson = Annotated[JsonValue, AfterValidator(_finite_json)]
 OptionalCount = Annotated[Annotated[int, Field(ge=0)] | None, BeforeValidator(_no_json_null)]
 
 _RECORD = ConfigDict(frozen=True, strict=True, extra="forbid", populate_by_name=False)
+_EVENT_TYPE = re.compile(EVENT_TYPE_PATTERN)
+_EVENT_KEYS = frozenset(("seq", "type", "time", "data"))
+_CANONICAL_LINE = re.compile(
+    rb'\{"seq":(0|[1-9][0-9]*),"type":"([a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*)",'
+    rb'"time":(-?(?:0|[1-9][0-9]*)),"data":'
+)
+_MAX_TYPE_LENGTH = 128
+Problems = list[tuple[str, str, object]]
 
 
-class SessionEvent(BaseModel):
-    """One immutable event: `{"seq", "type", "time", "data"}` (public)."""
+class SessionEvent:
+    """One immutable event: `{"seq", "type", "time", "data"}` (public).
 
-    model_config = _RECORD
+    An event holds its `data` as the canonical JSON bytes it is stored in, not
+    as Python objects: it is one small object instead of a tree of them (a
+    few hundred bytes instead of ≈ 2 KB, and nothing inside it for the cyclic
+    collector to walk), and writing it is copying bytes. `data` decodes those
+    bytes on every access and returns a fresh value, so nobody can change a
+    stored event through it: read it once where you use it several times.
 
-    seq: Annotated[int, Field(ge=0)]
-    type: Annotated[str, Field(pattern=EVENT_TYPE_PATTERN, max_length=128)]
+    Constructing one validates everything the public form requires: `seq` a
+    non-negative int, `type` an `area/name` of at most 128 characters, `time`
+    an int, `data` plain finite JSON (dicts with string keys, lists, strings,
+    ints, finite floats, booleans, None) at most `MAX_EVENT_DEPTH` deep and
+    `MAX_EVENT_BYTES` long (`dsh.limits`). A violation raises
+    `pydantic.ValidationError` naming the field and the problem. Events are
+    frozen (assigning raises `AttributeError`), equal when their JSON is, and
+    hashable.
+    """
+
+    __slots__ = ("_data", "seq", "time", "type")
+
+    seq: int
+    type: str
     time: int
-    data: FiniteJson
+    _data: bytes
+
+    def __init__(self, *, seq: int, type: str, time: int, data: object) -> None:
+        problems: Problems = []
+        if builtins.type(seq) is not int or seq < 0:
+            problems.append(("seq", "expected an integer of at least 0", seq))
+        _check_type(type, problems)
+        if builtins.type(time) is not int:
+            problems.append(("time", "expected an integer (epoch milliseconds)", time))
+        raw = b""
+        try:
+            raw = encode(data, max_depth=MAX_EVENT_DEPTH, max_bytes=MAX_EVENT_BYTES)
+        except ValueError as error:
+            problems.append(("data", str(error).removeprefix("data: "), data))
+        if problems:
+            raise _invalid(problems)
+        _set_seq(self, seq)
+        _set_type(self, type)
+        _set_time(self, time)
+        _set_data(self, raw)
+
+    @classmethod
+    def _trusted(cls, seq: int, type: str, time: int, data: bytes) -> SessionEvent:
+        # Parts that are already valid (a parsed line, a copy): no second check.
+        event = object.__new__(cls)
+        _set_seq(event, seq)
+        _set_type(event, type)
+        _set_time(event, time)
+        _set_data(event, data)
+        return event
+
+    @property
+    def data(self) -> JsonValue:
+        """The event's data, decoded afresh on every access."""
+        return decode(self._data)
+
+    @property
+    def data_json(self) -> bytes:
+        """The canonical JSON bytes of `data` (what is stored)."""
+        return self._data
+
+    def to_bytes(self) -> bytes:
+        """The canonical one-line JSON form as UTF-8 bytes (no newline)."""
+        return b'{"seq":%d,"type":"%s","time":%d,"data":%s}' % (
+            self.seq,
+            self.type.encode(),
+            self.time,
+            self._data,
+        )
 
     def to_json(self) -> str:
         """The canonical one-line JSON form (no spaces, non-ASCII kept)."""
-        return self.model_dump_json()
+        return self.to_bytes().decode("utf-8")
+
+    def to_dict(self) -> dict[str, JsonValue]:
+        """The public JSON form as plain Python data."""
+        return {"seq": self.seq, "type": self.type, "time": self.time, "data": self.data}
 
     @classmethod
     def from_json(cls, text: str | bytes) -> SessionEvent:
-        """Parse one stored event; raises `pydantic.ValidationError` naming the problem."""
-        return cls.model_validate_json(text)
+        """Parse one stored event, at any depth a writer of any edition produced.
+
+        Raises `pydantic.ValidationError` naming the problem.
+        """
+        raw = text.encode("utf-8") if isinstance(text, str) else text
+        found = _CANONICAL_LINE.match(raw)
+        if found is not None and raw.endswith(b"}") and len(found[2]) <= _MAX_TYPE_LENGTH:
+            # A line in the canonical form (every line dsh writes): its envelope is
+            # read from its first bytes, and its data is proven canonical and finite
+            # by writing it again and getting the same bytes.
+            data = raw[found.end() : -1]
+            try:
+                same = finite_bytes(parse_object(data)) == data
+            except ValueError:
+                same = False
+            if same:
+                return cls._trusted(int(found[1]), found[2].decode(), int(found[3]), data)
+        try:
+            value = parse_object(text)
+        except ValueError as error:
+            raise _invalid([("", f"invalid JSON: {error}", text)]) from None
+        return cls.from_dict(value)
+
+    @classmethod
+    def from_dict(cls, value: object) -> SessionEvent:
+        """Validate a parsed JSON event: exactly `{"seq", "type", "time", "data"}`."""
+        if builtins.type(value) is not dict:
+            raise _invalid([("", "expected a JSON object", value)])
+        problems: Problems = []
+        if value.keys() != _EVENT_KEYS:
+            problems.extend(
+                (key, "field required", value) for key in sorted(_EVENT_KEYS - value.keys())
+            )
+            problems.extend(
+                (str(key), "extra fields are not permitted", value[key])
+                for key in sorted(value.keys() - _EVENT_KEYS, key=str)
+            )
+        seq, type, time = value.get("seq"), value.get("type"), value.get("time")
+        if "seq" in value and (builtins.type(seq) is not int or seq < 0):
+            problems.append(("seq", "expected an integer of at least 0", seq))
+        if "type" in value:
+            _check_type(type, problems)
+        if "time" in value and builtins.type(time) is not int:
+            problems.append(("time", "expected an integer (epoch milliseconds)", time))
+        raw = b""
+        if "data" in value:
+            try:
+                raw = finite_bytes(value["data"])
+            except ValueError as error:
+                problems.append(("data", str(error).removeprefix("data: "), value["data"]))
+        if problems:
+            raise _invalid(problems)
+        return cls._trusted(seq, type, time, raw)  # type: ignore[arg-type]
+
+    def replace(self, **changes: object) -> SessionEvent:
+        """A new event with some of `seq`, `type`, `time`, `data` changed (validated)."""
+        unknown = set(changes) - _EVENT_KEYS
+        if unknown:
+            raise TypeError(f"SessionEvent has no field {sorted(unknown)[0]!r}")
+        fields: dict[str, Any] = {"seq": self.seq, "type": self.type, "time": self.time}
+        fields.update(changes)
+        if "data" not in changes:
+            return SessionEvent._check_parts(fields, self._data)
+        return SessionEvent(**fields)
+
+    @classmethod
+    def _check_parts(cls, fields: dict[str, Any], data: bytes) -> SessionEvent:
+        problems: Problems = []
+        seq, type, time = fields["seq"], fields["type"], fields["time"]
+        if builtins.type(seq) is not int or seq < 0:
+            problems.append(("seq", "expected an integer of at least 0", seq))
+        _check_type(type, problems)
+        if builtins.type(time) is not int:
+            problems.append(("time", "expected an integer (epoch milliseconds)", time))
+        if problems:
+            raise _invalid(problems)
+        return cls._trusted(seq, type, time, data)
+
+    def __setattr__(self, name: str, value: object) -> None:
+        raise AttributeError(f"a SessionEvent is immutable: cannot set {name!r}")
+
+    def __delattr__(self, name: str) -> None:
+        raise AttributeError(f"a SessionEvent is immutable: cannot delete {name!r}")
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, SessionEvent):
+            return NotImplemented
+        return (
+            self.seq == other.seq
+            and self.time == other.time
+            and self.type == other.type
+            and self._data == other._data
+        )
+
+    def __hash__(self) -> int:
+        return hash((self.seq, self.type, self.time, self._data))
+
+    def __repr__(self) -> str:
+        data = self._data if len(self._data) <= 80 else self._data[:77] + b"..."
+        return (
+            f"SessionEvent(seq={self.seq}, type={self.type!r}, time={self.time}, "
+            f"data={data.decode('utf-8', 'replace')})"
+        )
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (SessionEvent._trusted, (self.seq, self.type, self.time, self._data))
+
+
+_set_seq = SessionEvent.__dict__["seq"].__set__
+_set_type = SessionEvent.__dict__["type"].__set__
+_set_time = SessionEvent.__dict__["time"].__set__
+_set_data = SessionEvent.__dict__["_data"].__set__
+
+
+def _check_type(value: object, problems: Problems) -> None:
+    if builtins.type(value) is not str:
+        problems.append(("type", "expected a string", value))
+    elif len(value) > _MAX_TYPE_LENGTH:
+        problems.append(("type", f"longer than {_MAX_TYPE_LENGTH} characters", value))
+    elif _EVENT_TYPE.fullmatch(value) is None:
+        problems.append(("type", "expected 'area/name' (lowercase letters, digits, _ . -)", value))
+
+
+def _invalid(problems: Problems) -> ValidationError:
+    return ValidationError.from_exception_data(
+        "SessionEvent",
+        [
+            {
+                "type": PydanticCustomError("invalid_event", "{problem}", {"problem": message}),
+                "loc": (where,) if where else (),
+                "input": given,
+            }
+            for where, message, given in problems
+        ],
+    )
 
 
 class Origin(BaseModel):
@@ -254,16 +453,20 @@ class Session:
     __slots__ = ("__weakref__", "_by_type", "_events", "header")
 
     def __init__(self, header: SessionHeader, events: Sequence[SessionEvent] = ()) -> None:
-        for index, event in enumerate(events):
-            if event.seq != index:
-                raise ValueError(
-                    f"session {header.id}: event at position {index} has seq {event.seq}"
-                )
-        self.header = header
         self._events: list[SessionEvent] = list(events)
+        if [event.seq for event in self._events] != list(range(len(self._events))):
+            index, event = next(
+                (index, event) for index, event in enumerate(self._events) if event.seq != index
+            )
+            raise ValueError(f"session {header.id}: event at position {index} has seq {event.seq}")
+        self.header = header
         self._by_type: dict[str, list[int]] = {}
-        for event in self._events:
-            self._by_type.setdefault(event.type, []).append(event.seq)
+        for seq, event in enumerate(self._events):
+            seqs = self._by_type.get(event.type)
+            if seqs is None:
+                self._by_type[event.type] = [seq]
+            else:
+                seqs.append(seq)
 
     # -- construction -----------------------------------------------------
 

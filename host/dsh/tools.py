@@ -5,11 +5,14 @@ runs asynchronously with a `ToolContext`. Errors are values at the model
 boundary: the pipeline (`invoke_tool`) turns every failure into a
 `ToolOutcome` with `error = {"code", "message"}` that the model can read:
 
-- arguments that are not a JSON object or fail the input model → `invalid_arguments`;
+- arguments that are not a JSON object, are not finite JSON (`NaN`,
+  `Infinity`, `1e400`), nest deeper or are longer than `dsh.limits` allows,
+  or fail the input model → `invalid_arguments`;
 - an unknown tool name → `unknown_tool`;
 - a `ToolError` raised by the tool → its own code and message;
-- a result that is not JSON → `invalid_result` (a tool may return any
-  `dsh.JsonLike`: ordinary dicts, lists and tuples, nested);
+- a result that is not JSON, or deeper or longer than `dsh.limits` allows
+  → `invalid_result` (a tool may return any `dsh.JsonLike`: ordinary dicts,
+  lists and tuples, nested);
 - any other exception → `internal_error` (logged with its traceback).
 
 Durable tools confirm the Session's log with `flush_barrier(store, session)`
@@ -35,7 +38,16 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 from .clock import Clock
 from .errors import CodedError
 from .events import ErrorInfo, ToolResult
+from .jsonbytes import encode, parse_object
 from .jsontypes import JsonLike, to_json
+from .limits import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_DEPTH,
+    MAX_RESULT_BYTES,
+    MAX_TOOL_CALLS,
+    LimitExceeded,
+    check_text,
+)
 from .scope import Disposer
 from .validation import describe
 
@@ -61,6 +73,7 @@ __all__ = [
 log = logging.getLogger(__name__)
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
+_MAX_MESSAGE = 4_096
 
 
 class ToolArguments(BaseModel):
@@ -244,26 +257,59 @@ class ToolRegistry:
 def _parse_arguments(raw: str | dict[str, Any]) -> dict[str, Any]:
     if isinstance(raw, str):
         try:
-            raw = json.loads(raw) if raw.strip() else {}
-        except json.JSONDecodeError as error:
+            check_text(raw, "arguments", MAX_ARGUMENTS_BYTES)
+        except LimitExceeded as error:
+            raise ToolError("invalid_arguments", str(error)) from None
+        try:
+            raw = parse_object(raw) if raw.strip() else {}
+        except ValueError as error:
             raise ToolError("invalid_arguments", f"arguments are not valid JSON: {error}") from None
     if not isinstance(raw, dict):
         raise ToolError("invalid_arguments", "arguments must be a JSON object")
     return raw
 
 
+def checked_arguments(raw: str | dict[str, Any]) -> bytes:
+    """The canonical JSON of a call's arguments, within the limits; `ToolError` if not.
+
+    The one check for arguments, shared by the pipeline and by the agent
+    when it decides how to store a call.
+    """
+    parsed = _parse_arguments(raw)
+    try:
+        return encode(parsed, max_depth=MAX_DEPTH, max_bytes=MAX_ARGUMENTS_BYTES, what="arguments")
+    except ValueError as error:
+        raise ToolError("invalid_arguments", str(error)) from None
+
+
 def _validate_arguments(tool: Tool[Any], raw: str | dict[str, Any]) -> BaseModel:
     """Parse and validate in JSON mode: arguments arrive as JSON, so strict fields
     such as enums and dates must accept their JSON spellings."""
-    parsed = _parse_arguments(raw)
-    try:
-        text = json.dumps(parsed, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise ToolError("invalid_arguments", f"arguments are not JSON: {error}") from None
+    text = checked_arguments(raw)
     try:
         return tool.arguments.model_validate_json(text)
     except ValidationError as error:
         raise ToolError("invalid_arguments", describe(error, root="arguments")) from None
+
+
+def too_many_calls(call: ToolCall, position: int, total: int) -> ToolOutcome:
+    """The outcome of a call past `MAX_TOOL_CALLS` in one reply: not run."""
+    return ToolOutcome(
+        call.id,
+        call.name,
+        error={
+            "code": "too_many_calls",
+            "message": (
+                f"a reply may request at most {MAX_TOOL_CALLS} tool calls; call "
+                f"{position + 1} of {total} was not run"
+            ),
+        },
+    )
+
+
+def _short(message: str) -> str:
+    # An error message is for people and models: a few lines, never a megabyte.
+    return message if len(message) <= _MAX_MESSAGE else message[: _MAX_MESSAGE - 1] + "…"
 
 
 async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) -> ToolOutcome:
@@ -277,17 +323,20 @@ async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) 
         result = await tool.run(args, ctx)
         try:
             value = to_json(result, "result")
+            encode(value, max_depth=MAX_DEPTH, max_bytes=MAX_RESULT_BYTES, what="result")
         except ValueError as error:
             raise ToolError(
                 "invalid_result", f"tool {call.name!r} returned a value that is not JSON: {error}"
             ) from None
     except ToolError as error:
-        return ToolOutcome(call.id, call.name, error={"code": error.code, "message": error.message})
+        return ToolOutcome(
+            call.id, call.name, error={"code": error.code, "message": _short(error.message)}
+        )
     except Exception as error:
         log.exception("tool %r failed in session %s", call.name, ctx.session.id)
         return ToolOutcome(
             call.id,
             call.name,
-            error={"code": "internal_error", "message": f"{type(error).__name__}: {error}"},
+            error={"code": "internal_error", "message": _short(f"{type(error).__name__}: {error}")},
         )
     return ToolOutcome(call.id, call.name, value=value)

@@ -6,9 +6,10 @@
 It boots `dsh web --overlay overlays/web-schedule --model demo` on a temporary
 data directory and holds two short conversations with the offline demo model:
 a Chinese one on a 375 px phone (UI in 中文) and an English one on a 1280×800
-desktop. Each asks for a reminder two seconds out; the pictures are taken once
-the reminder card is in and the model's answer to the reminder is finished:
-`screenshot-mobile.png` and `screenshot.png`. A page that logged an error,
+desktop. Each first asks for a reminder ten minutes out (it stays in the
+reminders panel, counting down), then for one two seconds out; the pictures are
+taken once that reminder's card is in and the model's answer to it is
+finished: `screenshot-mobile.png` and `screenshot.png`. A page that logged an error,
 raised, or opened a dialog is not photographed: the script fails instead.
 
 `tests/browser/test_make_screenshot.py` runs it on every test run (into a
@@ -44,12 +45,31 @@ class Shot:
     width: int
     height: int
     locale: str
+    later: str
     message: str
     mobile: bool = False
+    zone: str = "UTC"
 
 
-DESKTOP = Shot("screenshot.png", 1280, 800, "en-US", "remind me in 2 seconds to stretch")
-MOBILE = Shot("screenshot-mobile.png", 375, 812, "zh-CN", "2秒后提醒我喝水", mobile=True)
+DESKTOP = Shot(
+    "screenshot.png",
+    1280,
+    800,
+    "en-US",
+    "remind me in 10 minutes to drink water",
+    "remind me in 2 seconds to stretch",
+    zone="Europe/Berlin",
+)
+MOBILE = Shot(
+    "screenshot-mobile.png",
+    375,
+    812,
+    "zh-CN",
+    "10分钟后提醒我伸展一下",
+    "2秒后提醒我喝水",
+    mobile=True,
+    zone="Asia/Shanghai",
+)
 
 
 def make_screenshots(browser: Browser, web: WebHost, out_dir: Path) -> list[Path]:
@@ -82,7 +102,7 @@ def _start(
     context = browser.new_context(
         viewport={"width": shot.width, "height": shot.height},
         locale=shot.locale,
-        timezone_id="UTC",
+        timezone_id=shot.zone,
         is_mobile=shot.mobile,
         has_touch=shot.mobile,
     )
@@ -95,6 +115,12 @@ def _start(
     page.locator("[data-role=new-session]").click()
     expect(page.locator("[data-role=transcript]")).to_have_attribute("data-status", "live")
     composer = page.locator("[data-role=composer]")
+    composer.fill(shot.later)
+    composer.press("Enter")
+    expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(
+        1, timeout=WAIT_MS
+    )
+    expect(page.locator("[data-role=typing]")).to_have_count(0, timeout=WAIT_MS)
     composer.fill(shot.message)
     composer.press("Enter")
     return shot, context, page, watch
@@ -113,6 +139,10 @@ def _finish(page: Page) -> None:
     )
     expect(page.locator("[data-role=typing]")).to_have_count(0, timeout=WAIT_MS)
     expect(page.locator("[data-role=pending]")).to_have_count(0, timeout=WAIT_MS)
+    # The ten-minute reminder is still ahead, counting down in the panel.
+    expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(
+        1, timeout=WAIT_MS
+    )
     # No focus ring, no hover-only controls: the picture shows the page at rest.
     page.locator("[data-role=composer]").blur()
     page.mouse.move(0, 0)

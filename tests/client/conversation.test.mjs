@@ -88,7 +88,7 @@ test("a tool call and its result are one closed disclosure inside the assistant'
   const { root, render } = setup();
   render({ nodes: toNodes(events, views) });
   assert.match(root.querySelector("[data-seq=0]").textContent, /remind me/);
-  assert.match(root.querySelector("[data-seq=5]").textContent, /from schedule/);
+  assert.match(root.querySelector("[data-seq=5]").textContent, /Message from schedule/);
   const call = root.querySelector("[data-seq=1] [data-call-id=c1]");
   assert.equal(call.getAttribute("data-result-seq"), "2");
   const details = call.querySelector("details");

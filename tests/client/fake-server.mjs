@@ -83,6 +83,11 @@ export class FakeServer {
     for (const conn of this.#subscribed()) conn.queue.push({ kind: "delta", text });
   }
 
+  /** A frame about the Session (`{kind: "state"}`, `{kind: "live"}`) to every subscriber. */
+  signal(frame) {
+    for (const conn of this.#subscribed()) conn.queue.push(wire(frame));
+  }
+
   /** Crash and recover: the non-durable suffix is gone, connections close. */
   restart() {
     this.log.length = this.durable;
@@ -256,13 +261,23 @@ export function tick() {
  *
  * `secondEdition: false` answers like a host before the second edition: no
  * titles, `?q=` ignored, PATCH / DELETE are 405, `/cancel` is 404.
+ * `token`, when set, is the only bearer token answered (else 401), and can
+ * be changed (a restart with `--new-token`). `plugins.get(id)` is what
+ * `GET /api/sessions/{id}` says under "plugins" (default `{}`);
+ * `POST /api/sessions/{id}/actions` is answered by `onAction(id, body)`
+ * (its return value is the result; throw `httpFailure(...)` to refuse).
  * `failNext(method, pathPattern, {status, body} | "network")` makes one
  * matching request fail; `hold(method, pathPattern)` keeps one in flight
  * until released. `requests` records `[method, path, body]`.
  */
 export class FakeHttpHost {
-  constructor({ secondEdition = true, modules = [] } = {}) {
+  constructor({ secondEdition = true, modules = [], token = null } = {}) {
     this.secondEdition = secondEdition;
+    this.token = token;
+    this.plugins = new Map();
+    this.onAction = () => {
+      throw new HttpFailure(404, "unknown_plugin", "no plugin answers actions here");
+    };
     this.modules = modules;
     this.servers = new Map();
     this.summaries = new Map();
@@ -333,6 +348,9 @@ export class FakeHttpHost {
       if (reply === "network") throw new TypeError("Failed to fetch");
       return response(reply.status, reply.body);
     }
+    if (this.token !== null && init.headers?.Authorization !== `Bearer ${this.token}`) {
+      return response(401, { error: { code: "unauthorized", message: "missing or wrong access token; send Authorization: Bearer <token>" } });
+    }
     const held = this.holds.findIndex((h) => h.method === method && new RegExp(h.path).test(parsed.pathname));
     if (held !== -1) {
       const gate = this.holds.splice(held, 1)[0];
@@ -353,6 +371,7 @@ export class FakeHttpHost {
     if (parts[0] !== "api") throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
     const [, collection, id, action] = parts;
     if (collection === "client-modules" && method === "GET") return response(200, { modules: this.modules });
+    if (collection === "health" && method === "GET") return response(200, { ok: true, version: "fake" });
     if (collection !== "sessions") throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
     if (id === undefined) {
       if (method === "GET") return response(200, { sessions: this.#list(url.searchParams.get("q")) });
@@ -368,7 +387,8 @@ export class FakeHttpHost {
     if (action === undefined) {
       if (method === "GET") {
         this.#mustHave(server, id);
-        return response(200, { header: server.header, live: this.summaries.get(id).live, length: server.log.length, agent: null });
+        const plugins = this.plugins.get(id) ?? {};
+        return response(200, { header: server.header, live: this.summaries.get(id).live, length: server.log.length, agent: null, plugins });
       }
       if (!this.secondEdition) throw new HttpFailure(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
       this.#mustHave(server, id);
@@ -426,8 +446,15 @@ export class FakeHttpHost {
       }
       return response(200, { cancelled: running });
     }
+    if (action === "actions") {
+      return response(200, { result: await this.onAction(id, body) });
+    }
     if (action === "resume") {
-      this.summaries.get(id).live = true;
+      if (!this.summaries.get(id).live) {
+        server.append("session/end-seed", {});
+        server.flush();
+        this.summaries.get(id).live = true;
+      }
       return response(200, { session: this.summary(id) });
     }
     throw new HttpFailure(404, "not_found", `no route ${url.pathname}`);
@@ -449,6 +476,11 @@ export class FakeHttpHost {
   #mustHave(server, id) {
     if (server === undefined) throw new HttpFailure(404, "session_not_found", `no session ${id}`);
   }
+}
+
+/** A refusal for `FakeHttpHost.onAction` to throw. */
+export function httpFailure(status, code, message) {
+  return new HttpFailure(status, code, message);
 }
 
 class HttpFailure extends Error {
@@ -475,4 +507,35 @@ function turnOpen(log) {
     if (log[i].type === "message/user") return true;
   }
   return false;
+}
+
+/** Run the host until nothing moves: the agent takes queued messages, streams and requests are served. */
+export async function pump(host, timers, { take = true, fire = true } = {}) {
+  for (let round = 0; round < 200; round += 1) {
+    let work = 0;
+    await tick();
+    for (const [id, server] of host.servers) {
+      if (take && host.take(id) !== null) work += 1;
+      server.flush();
+      for (const conn of server.pendingConnections()) {
+        server.accept(conn);
+        work += 1;
+      }
+      for (const conn of server.busyConnections()) {
+        while (conn.queue.length > 0 && !conn.done) {
+          server.deliver(conn);
+          work += 1;
+        }
+      }
+      for (const request of [...server.requests]) {
+        server.respond(request);
+        work += 1;
+      }
+      server.prune();
+    }
+    if (fire) work += timers?.fireAll() ?? 0;
+    await tick();
+    if (work === 0) return;
+  }
+  throw new Error("the fake host did not settle");
 }

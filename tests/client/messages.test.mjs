@@ -19,16 +19,66 @@ const list = [
 const nodes = toNodes(list);
 
 test("what copy copies, where fork forks and what a screen reader hears", () => {
-  assert.deepEqual(nodes.map((node) => copyableText(node)), ["hi", "**ok**", "ping", null, "  "]);
+  assert.deepEqual(nodes.map((node) => copyableText(node)), ["hi", "**ok**", null, null, "  "]);
   assert.deepEqual(nodes.map((node) => forkSeq(node)), [0, 2, 3, 4, 5]);
   assert.deepEqual(nodes.map((node) => announcement(node, t)), [
     null,
     "Assistant: **ok**",
-    "You · from schedule: ping",
+    "Message from schedule",
     "The turn failed: e",
     null,
   ]);
   assert.equal(announcement({ kind: "presented" }, t), null);
+  // A card with its follow-up folded in forks through the follow-up.
+  assert.equal(forkSeq({ kind: "presented", seq: 7, followup: { seq: 9 } }), 9);
+  assert.equal(forkSeq({ kind: "presented", seq: 7, followup: null }), 7);
+});
+
+test("a plugin's follow-up is a closed disclosure, never the person's bubble, and folds into its card", () => {
+  const document = new FakeDocument();
+  const ctx = { document, t, time: createTimeFormat({ locale: "en-GB", timeZone: "UTC" }), lang: "en", registry: null, onRenderError: () => {} };
+  const alone = buildNode(nodes[2], ctx);
+  assert.equal(alone.getAttribute("data-event-type"), "message/user");
+  assert.equal(alone.getAttribute("data-source"), "schedule");
+  assert.equal(alone.querySelector(".bubble"), null);
+  assert.equal(alone.querySelector(".who").textContent, "Message from schedule");
+  const details = alone.querySelector("details[data-role=followup]");
+  assert.equal(details.hasAttribute("open"), false);
+  assert.equal(details.querySelector("summary").textContent, "Text the assistant was given");
+  assert.equal(details.querySelector("pre").textContent, "ping");
+  assert.deepEqual(alone.querySelectorAll("[data-role=message-actions] button").map((b) => b.getAttribute("data-action")), ["fork"]);
+
+  // Paired with the card of the event that delivered it.
+  const events = [
+    { seq: 0, type: "schedule/change", time: 0, data: {} },
+    { seq: 1, type: "message/user", time: 1, data: { text: "[Scheduled reminder]\n<b>x</b>", source: { kind: "schedule", dispatchSeq: 0 } } },
+  ];
+  const [card, ...rest] = toNodes(events, new Map([[0, { prompt: "tea" }]]));
+  assert.deepEqual(rest, [], "the follow-up has no node of its own");
+  assert.deepEqual(card.followup, { seq: 1, text: "[Scheduled reminder]\n<b>x</b>", source: { kind: "schedule", dispatchSeq: 0 }, time: 1 });
+  const fallback = buildNode(card, ctx);
+  assert.equal(fallback.getAttribute("data-followup-seq"), "1");
+  assert.equal(fallback.querySelector("[data-role=followup] pre").textContent, "[Scheduled reminder]\n<b>x</b>");
+  assert.equal(fallback.querySelector("b"), null, "text, never markup");
+
+  // A renderer may put it inside its card; the host then does not add it again.
+  const seen = [];
+  const registry = {
+    lookup: () => (view, event, rendererCtx) => {
+      seen.push(rendererCtx);
+      const box = document.createElement("div");
+      box.setAttribute("data-role", "card");
+      box.appendChild(rendererCtx.followup.element);
+      return box;
+    },
+  };
+  const drawn = buildNode(card, { ...ctx, registry, timeZone: "Asia/Tokyo", locale: "en-GB" });
+  assert.equal(drawn.querySelectorAll("[data-role=followup]").length, 1);
+  assert.ok(drawn.querySelector("[data-role=card] [data-role=followup]"));
+  assert.equal(seen[0].followup.seq, 1);
+  assert.equal(seen[0].timeZone, "Asia/Tokyo");
+  assert.equal(seen[0].locale, "en-GB");
+  assert.equal(seen[0].time, ctx.time);
 });
 
 test("a message is an article with who, time and non-tab-stop actions; a node without a time has no stamp", () => {

@@ -21,8 +21,12 @@ function open({ id = "0123456789abcdef", live = false } = {}) {
 }
 
 async function settle(server) {
-  for (const request of [...server.requests]) server.respond(request);
-  await new Promise((resolve) => setImmediate(resolve));
+  for (let round = 0; round < 5; round += 1) {
+    for (const conn of server.pendingConnections()) server.accept(conn);
+    for (const conn of server.busyConnections()) while (conn.queue.length > 0 && !conn.done) server.deliver(conn);
+    for (const request of [...server.requests]) server.respond(request);
+    await new Promise((resolve) => setImmediate(resolve));
+  }
 }
 
 test("its title: a session/title in the window, else the list's, else a short id", async () => {
@@ -73,7 +77,7 @@ test("post: a 202 queues with the host's length; failures say whether the host m
     ["failed", null, "error", "closing"],
     ["failed", null, "error", "host away"],
   ]);
-  assert.equal(session.window.snapshot().live, true, "a sent message makes the window follow the stream");
+  assert.equal(session.facts.live, true, "a sent message resumes a cold Session");
   assert.equal(session.requeue(ids[1]), "b");
   assert.equal(session.requeue(ids[0]), null);
   session.close();
@@ -96,13 +100,53 @@ test("stop: one request at a time; a refusal reaches the caller", async () => {
 });
 
 test("after a reconnect, queued messages are lost only if the host says the Session is cold", async () => {
-  const { session } = open();
-  assert.equal(await session.checkLost({ getSession: () => assert.fail("nothing queued: nothing asked") }, "x"), false);
+  const { session } = open({ live: true });
+  assert.equal(await session.recover({ getSession: async () => ({ live: true }) }, "x"), false, "nothing changed");
   const id = session.queue("held");
   session.pending.queued(id, 0);
-  assert.equal(await session.checkLost({ getSession: async () => ({ live: true }) }, "gone"), false);
+  assert.equal(await session.recover({ getSession: async () => ({ live: true }) }, "gone"), false);
   assert.equal(session.pending.list()[0].state, "queued");
-  assert.equal(await session.checkLost({ getSession: async () => ({ live: false }) }, "gone"), true);
+  assert.equal(await session.recover({ getSession: async () => ({ live: false }) }, "gone"), true);
   assert.deepEqual(session.pending.list().map((item) => [item.state, item.error]), [["failed", "gone"]]);
+  assert.equal(session.facts.live, false, "the host restarted: the Session is cold now");
+  session.close();
+});
+
+test("the facts: the detail at open, then state and live frames; a slower detail never undoes a frame", async () => {
+  const server = new FakeServer({ header: { id: "s", version: 1 } });
+  let changes = 0;
+  const session = new OpenSession({
+    id: "s",
+    fetchEvents: server.fetchEvents,
+    openLive: server.openLive,
+    detail: { live: false, plugins: { "tool-schedule": { reminders: [] } } },
+    timers: new FakeTimers(),
+    onChange: () => (changes += 1),
+  });
+  assert.equal(session.facts.live, false);
+  assert.deepEqual(session.facts.states(), { "tool-schedule": { reminders: [] } });
+  assert.equal(server.connections.length, 1, "a cold Session's stream is followed too");
+  server.accept(server.connections[0]);
+  const conn = server.connections[0];
+  conn.queue.push({ kind: "state", plugin: "tool-schedule", state: { reminders: [{ id: "rem-1" }] } });
+  conn.queue.push({ kind: "live", live: true });
+  conn.queue.push({ kind: "state", plugin: "other", state: { n: 1 } });
+  let slow;
+  const asked = session.refreshDetail({ getSession: () => new Promise((resolve) => (slow = resolve)) });
+  while (conn.queue.length > 0) server.deliver(conn);
+  await settle(server);
+  assert.equal(session.facts.live, true);
+  assert.deepEqual(session.facts.state("tool-schedule"), { reminders: [{ id: "rem-1" }] });
+  assert.ok(changes >= 3);
+  slow({ live: false, plugins: {} });
+  assert.equal(await asked, false, "frames came while it was in flight: the answer is older");
+  assert.equal(session.facts.live, true);
+  // A fresh detail wins; a plugin it does not list has no state any more.
+  assert.equal(await session.refreshDetail({ getSession: async () => ({ live: true, plugins: { "tool-schedule": { reminders: [] } } }) }), true);
+  assert.deepEqual(session.facts.states(), { "tool-schedule": { reminders: [] } });
+  // A state frame of null removes it.
+  conn.queue.push({ kind: "state", plugin: "tool-schedule", state: null });
+  server.deliver(conn);
+  assert.deepEqual(session.facts.states(), {});
   session.close();
 });

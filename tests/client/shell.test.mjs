@@ -10,7 +10,7 @@ import { mountApp } from "../../host/dsh/web/static/shell.js";
 import { SEARCH_DELAY_MS } from "../../host/dsh/web/static/sidebar.js";
 import { createTheme } from "../../host/dsh/web/static/theme.js";
 import { FakeDocument } from "./fake-dom.mjs";
-import { FakeHttpHost, FakeTimers, tick } from "./fake-server.mjs";
+import { FakeHttpHost, FakeTimers, pump, tick } from "./fake-server.mjs";
 
 const PLUGIN = { plugin: "ui-demo", url: "/plugins/ui-demo/demo.js", eventTypes: ["note/pin"] };
 const user = (text) => ["message/user", { text, source: { kind: "user" } }];
@@ -18,37 +18,6 @@ const assistant = (text, toolCalls = []) => ["message/assistant", { text, toolCa
 
 function fakeHost(options = {}) {
   return new FakeHttpHost({ modules: [PLUGIN], ...options });
-}
-
-/** Run the host until nothing moves: the agent takes queued messages, streams and requests are served. */
-async function pump(host, timers, { take = true, fire = true } = {}) {
-  for (let round = 0; round < 200; round += 1) {
-    let work = 0;
-    await tick();
-    for (const [id, server] of host.servers) {
-      if (take && host.take(id) !== null) work += 1;
-      server.flush();
-      for (const conn of server.pendingConnections()) {
-        server.accept(conn);
-        work += 1;
-      }
-      for (const conn of server.busyConnections()) {
-        while (conn.queue.length > 0 && !conn.done) {
-          server.deliver(conn);
-          work += 1;
-        }
-      }
-      for (const request of [...server.requests]) {
-        server.respond(request);
-        work += 1;
-      }
-      server.prune();
-    }
-    if (fire) work += timers?.fireAll() ?? 0;
-    await tick();
-    if (work === 0) return;
-  }
-  throw new Error("the fake host did not settle");
 }
 
 function demoPlugin() {
@@ -193,6 +162,22 @@ test("Enter sends with the reader's zone; the message is pending until its messa
   assert.equal(app.$("[data-role=pending]"), null);
   assert.match(app.$("[data-event-type=message/user]").textContent, /line one/);
   assert.match(app.$("[data-session-id=n1]").textContent, /1 event/, "the sidebar count follows the window");
+});
+
+test("a new Session takes its title in the list once its first message is stored", async () => {
+  const app = await mount();
+  await app.controller.newSession();
+  await pump(app.host, app.timers);
+  assert.doesNotMatch(app.$("[data-session-id=n1]").textContent, /plan the trip/);
+  await app.controller.send("plan the trip\nwith details");
+  await pump(app.host, app.timers);
+  assert.match(app.$("[data-session-id=n1]").textContent, /plan the trip/, "the list asked again once it was stored");
+  const lists = () => app.host.requests.filter(([m, path]) => m === "GET" && path.startsWith("/api/sessions?") || path === "/api/sessions").length;
+  const before = lists();
+  app.host.servers.get("n1").append(...assistant("sure"));
+  app.host.servers.get("n1").flush();
+  await pump(app.host, app.timers);
+  assert.equal(lists(), before, "a titled Session does not ask for the list on every event");
 });
 
 test("a refused message keeps its text with Retry, Edit and Dismiss; Retry sends it again", async () => {
@@ -601,17 +586,19 @@ test("Send while Fork is making the child goes to the child, not the parent", as
   assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/p-fork/messages"]);
 });
 
-test("a cold session is read without a stream and goes live once a message is sent", async () => {
+test("a cold session's stream is followed; it says cold until a message is sent, then live", async () => {
   const host = fakeHost();
   host.addSession("cold", { live: false, events: [user("before")] });
   const app = await mount({ host, initialSession: "cold" });
   const server = host.servers.get("cold");
-  assert.equal(server.connections.length, 0);
+  assert.equal(server.connections.length, 1, "watching a cold Session does not resume it");
   assert.match(app.$("[data-role=notice]").textContent, /cold/);
+  assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "cold");
   await app.controller.send("wake up");
   await pump(host, app.timers);
-  assert.equal(server.connections.length, 1, "the window follows the stream now");
+  assert.equal(server.connections.length, 1, "the same stream");
   assert.equal(app.controller.currentWindow().status, "live");
+  assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "live");
   assert.equal(app.$("[data-role=notice]"), null);
   assert.equal(app.$("[data-role=pending]"), null, "the resume's own end-seed does not count as a loss");
 });
@@ -687,11 +674,55 @@ test("an unknown session id clears the view and reports the error", async () => 
   assert.equal(app.errors.length, 1);
 });
 
-test("a rejected token is explained", async () => {
+test("a rejected token is explained, with a field that takes a new one without a reload", async () => {
+  // The host was restarted with --new-token: the page's "t" is refused.
+  const host = fakeHost({ token: "the-new-one" });
+  host.addSession("a", { events: [user("hello")] });
+  const saved = [];
+  const app = await mount({ host, saveToken: (token) => saved.push(token) });
+  const prompt = app.$("[data-role=token-prompt]");
+  assert.equal(prompt.hasAttribute("hidden"), false);
+  assert.match(prompt.textContent, /refused this page's access token/);
+  assert.equal(app.$("[data-role=session-list] [data-session-id]"), null);
+  app.$("[data-lang=zh]").click();
+  assert.match(prompt.textContent, /拒绝了本页的访问令牌/);
+  app.$("[data-lang=en]").click();
+
+  const input = app.$("[data-role=token-input]");
+  const form = input.closest("form");
+  input.value = "not a token at all";
+  form.dispatchEvent({ type: "submit" });
+  await tick();
+  assert.match(app.$("[data-role=token-problem]").textContent, /neither an address/);
+
+  input.value = "http://127.0.0.1:8765/?token=still-wrong";
+  form.dispatchEvent({ type: "submit" });
+  await pump(host, app.timers);
+  assert.match(app.$("[data-role=token-problem]").textContent, /refused that token too/);
+  assert.deepEqual(saved, []);
+
+  input.value = "http://127.0.0.1:8765/?token=the-new-one";
+  form.dispatchEvent({ type: "submit" });
+  await pump(host, app.timers);
+  assert.ok(prompt.hasAttribute("hidden"), "accepted: the prompt goes");
+  assert.deepEqual(saved, ["the-new-one"]);
+  assert.ok(app.$("[data-session-id=a]"), "the list is read again, with the new token");
+  app.$("[data-session-id=a]").click();
+  await pump(host, app.timers);
+  assert.match(app.$("[data-role=transcript]").textContent, /hello/);
+});
+
+test("without a token in a real page (an empty one), the prompt asks for it and starts once given", async () => {
   const host = fakeHost();
-  host.failNext("GET", "^/api/sessions$", { status: 401, body: { error: { code: "unauthorized", message: "bad token" } } });
-  const app = await mount({ host });
-  assert.match(app.$("[data-role=banner]").textContent, /access token was refused/);
+  host.addSession("a");
+  const api = createApi({ token: "", fetch: host.fetch });
+  const app = await mount({ host, api, initialSession: "a" });
+  assert.match(app.$("[data-role=token-prompt]").textContent, /no access token/);
+  assert.equal(host.requests.length, 0, "nothing is asked without a token");
+  assert.equal(await app.controller.useToken("fine"), true);
+  await pump(host, app.timers);
+  assert.equal(api.token(), "fine");
+  assert.equal(app.controller.currentId(), "a");
 });
 
 test("the drawer: the menu opens it, Esc, the scrim or picking a session closes it", async () => {
@@ -879,7 +910,7 @@ test("a screen reader hears new messages only: not the history, not tool interna
   await pump(app.host, app.timers);
   assert.deepEqual(announcer.children.map((line) => line.textContent), [
     "Assistant: Here is the **answer**.",
-    "You · from schedule: Reminder: stretch",
+    "Message from schedule",
     "The turn failed: model_unavailable: no model",
   ]);
 });

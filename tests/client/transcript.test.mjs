@@ -22,16 +22,43 @@ const result = (seq, callId, outcome) => ({
   data: { callId, name: "schedule_create", ...outcome },
 });
 
-test("a user message becomes a user node with its text and source", () => {
-  const [node] = toNodes([user(0, "hello", { kind: "schedule", id: "r1" })]);
+test("a user message becomes a user node with its text and source; a plugin's is a follow-up", () => {
+  const [node] = toNodes([user(0, "hello", { kind: "user", id: "r1" })]);
   assert.deepEqual(node, {
     seq: 0,
     eventType: "message/user",
     time: 10,
     kind: "user",
     text: "hello",
-    source: { kind: "schedule", id: "r1" },
+    source: { kind: "user", id: "r1" },
   });
+  const [followup] = toNodes([user(0, "hello", { kind: "schedule", id: "r1" })]);
+  assert.equal(followup.kind, "followup");
+  assert.deepEqual(followup.source, { kind: "schedule", id: "r1" });
+});
+
+test("a follow-up folds into the presented event its source names, once, and nowhere else", () => {
+  const events = [
+    { seq: 0, type: "schedule/change", time: 1, data: {} },
+    { seq: 1, type: "schedule/change", time: 2, data: {} },
+    user(2, "frame A", { kind: "schedule", dispatchSeq: 0 }),
+    user(3, "again A", { kind: "schedule", dispatchSeq: 0 }),
+    user(4, "frame B", { kind: "schedule", dispatchSeq: 1 }),
+    user(5, "frame C", { kind: "schedule", dispatchSeq: 9 }),
+    user(6, "mine", { kind: "user", dispatchSeq: 0 }),
+  ];
+  // seq 1 has no view yet (its dispatch is not durable): its follow-up stands alone for now.
+  const nodes = toNodes(events, { 0: { prompt: "A" } });
+  assert.deepEqual(nodes.map((node) => [node.seq, node.kind]), [
+    [0, "presented"],
+    [3, "followup"],
+    [4, "followup"],
+    [5, "followup"],
+    [6, "user"],
+  ]);
+  assert.deepEqual(nodes[0].followup, { seq: 2, text: "frame A", source: { kind: "schedule", dispatchSeq: 0 }, time: 12 });
+  const later = toNodes(events, { 0: { prompt: "A" }, 1: { prompt: "B" } });
+  assert.equal(later[1].followup.text, "frame B");
 });
 
 test("an assistant message holds its tool calls, each with its result once it arrives", () => {

@@ -13,7 +13,7 @@ from anyio.abc import TaskGroup
 import dsh_client_ui_schedule
 from dsh import ClientModule, PluginContext, Scope, SessionStore, hookspecs
 from dsh.testing import FakeClock
-from dsh_client_ui_schedule.plugin import EVENT_TYPES, MODULE_PATH, ScheduleUiPlugin
+from dsh_client_ui_schedule.plugin import EVENT_TYPES, IMPORTS, MODULE_PATH, ScheduleUiPlugin
 
 pytestmark = pytest.mark.anyio
 
@@ -59,6 +59,23 @@ async def test_client_modules_hook_ships_one_module_for_schedule_change_views(
     assert module.event_types == ("schedule/change", "schedule/notice")
     assert module.path.is_file()
     assert module.path.name == "schedule-reminder.js"
+    assert module.imports == IMPORTS
+
+
+async def test_every_relative_import_of_the_modules_is_shipped_and_nothing_else_is_needed() -> None:
+    async with anyio.create_task_group() as group:
+        [module] = ScheduleUiPlugin(new_context(group)).dsh_client_modules()
+    shipped = {path.name for path in (module.path, *module.imports)}
+    imported: set[str] = set()
+    for path in (module.path, *module.imports):
+        assert path.is_file(), path
+        source = path.read_text(encoding="utf-8")
+        imported |= set(re.findall(r'from "\./([\w.-]+\.js)"', source))
+        assert "innerHTML" not in source
+        assert "insertAdjacentHTML" not in source
+    assert imported == shipped - {module.path.name}
+    # Nothing else of the folder is part of the module.
+    assert {path.name for path in module.path.parent.glob("*.js")} == shipped
 
 
 async def test_the_module_is_package_data_inside_the_import_package() -> None:
@@ -106,6 +123,7 @@ def test_the_plugin_takes_no_configuration() -> None:
 def test_the_package_reexports_the_plugin_and_its_module_path() -> None:
     assert dsh_client_ui_schedule.ScheduleUiPlugin is ScheduleUiPlugin
     assert dsh_client_ui_schedule.MODULE_PATH == MODULE_PATH
+    assert dsh_client_ui_schedule.IMPORTS == IMPORTS
     assert EVENT_TYPES == ("schedule/change", "schedule/notice")
 
 

@@ -10,8 +10,14 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
+from dsh.limits import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_DEPTH,
+    MAX_TEXT_BYTES,
+    MAX_TOOL_CALLS,
+)
 from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
-from dsh.session import Session
+from dsh.session import Session, SessionEvent
 from dsh.store import SessionStore
 from dsh.testing import FakeClock
 from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
@@ -354,10 +360,25 @@ async def test_an_unexpected_model_exception_ends_the_turn_as_model_failed_and_i
     assert any(record.exc_info for record in caplog.records)
 
 
+async def test_arguments_that_are_not_json_are_refused_and_the_reply_kept(
+    harness: Harness,
+) -> None:
+    agent = harness.agent(FakeModel(ModelReply(tool_calls=(call("note", arguments={"bad": {1}}),))))
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "hello")
+
+    expected = ["message/user", "message/assistant", "tool/result", "message/assistant"]
+    assert types(agent) == [*expected, "turn/end"]
+    [result] = data(agent, "tool/result")
+    assert result["error"]["code"] == "invalid_arguments"
+    assert "arguments.bad: set is not JSON" in result["error"]["message"]
+
+
 async def test_a_reply_that_cannot_be_stored_still_ends_the_turn_with_an_error(
     harness: Harness, caplog: pytest.LogCaptureFixture
 ) -> None:
-    unstorable = ModelReply(tool_calls=(call("note", arguments={"bad": {1, 2}}),))
+    unstorable = ModelReply(tool_calls=(ToolCall(7, "note", "{}"),))  # type: ignore[arg-type]
     agent = harness.agent(FakeModel(unstorable))
 
     with caplog.at_level(logging.ERROR, logger="dsh.agent"):
@@ -1019,6 +1040,157 @@ async def test_a_turn_that_completes_after_its_agent_closed_leaves_it_closed(
     assert data(agent, "turn/end") == [{"status": "ok"}]
     assert agent.phase is AgentPhase.CLOSED
     await until(lambda: len(agent.tasks) == 0)
+
+
+# -- hostile replies (issue 19): bounded, and one bad call costs only itself ---------
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        '{"x": NaN}',
+        '{"x": [Infinity]}',
+        '{"x": -Infinity}',
+        '{"x": 1e400}',
+        {"x": float("nan")},
+        {"x": [float("inf")]},
+    ],
+)
+async def test_a_non_finite_number_in_one_call_is_that_call_s_invalid_arguments_only(
+    harness: Harness, arguments: Any
+) -> None:
+    model = FakeModel(
+        ModelReply(
+            text="two notes",
+            tool_calls=(call("note", "bad", arguments=arguments), call("note", "good")),
+        ),
+        ModelReply(text="noted"),
+    )
+    agent = harness.agent(model)
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "take notes")
+
+    first, second = data(agent, "message/assistant")
+    assert first["text"] == "two notes"
+    bad, good = first["toolCalls"]
+    assert isinstance(bad["arguments"], str)  # what the model said, kept as text
+    assert good["arguments"] == {}
+    bad_result, good_result = data(agent, "tool/result")
+    assert bad_result["error"]["code"] == "invalid_arguments"
+    assert "not" in bad_result["error"]["message"]
+    assert good_result == {"callId": "good", "name": "note", "value": {"note": 1}}
+    assert second["text"] == "noted"
+    assert data(agent, "turn/end") == [{"status": "ok"}]
+
+
+def nested_text(depth: int) -> str:
+    return '{"x": ' + "[" * depth + "1" + "]" * depth + "}"
+
+
+@pytest.mark.parametrize("depth", [MAX_DEPTH, 250])
+async def test_arguments_nested_past_the_limit_are_kept_as_text_and_refused(
+    harness: Harness, depth: int
+) -> None:
+    model = FakeModel(ModelReply(tool_calls=(call("note", "deep", arguments=nested_text(depth)),)))
+    agent = harness.agent(model)
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "go")
+
+    [assistant, _] = data(agent, "message/assistant")
+    assert assistant["toolCalls"][0]["arguments"] == nested_text(depth)
+    [result] = data(agent, "tool/result")
+    assert result["error"]["code"] == "invalid_arguments"
+    assert f"nested more than {MAX_DEPTH} levels deep" in result["error"]["message"]
+    # What was stored reads back: the Session's log is not bricked.
+    for event in agent.session.events:
+        assert SessionEvent.from_json(event.to_json()) == event
+
+
+async def test_arguments_at_the_depth_limit_are_stored_as_an_object(harness: Harness) -> None:
+    model = FakeModel(
+        ModelReply(tool_calls=(call("note", "deep", arguments=nested_text(MAX_DEPTH - 1)),))
+    )
+    agent = harness.agent(model)
+
+    await turn(agent, "go")
+
+    [assistant, _] = data(agent, "message/assistant")
+    assert isinstance(assistant["toolCalls"][0]["arguments"], dict)
+
+
+async def test_arguments_longer_than_the_limit_keep_a_prefix_and_are_refused(
+    harness: Harness,
+) -> None:
+    huge = '{"text": "' + "x" * MAX_ARGUMENTS_BYTES + '"}'
+    agent = harness.agent(FakeModel(ModelReply(tool_calls=(call("note", "big", arguments=huge),))))
+    agent.tools.register(NoteTool())
+
+    await turn(agent, "go")
+
+    [assistant, _] = data(agent, "message/assistant")
+    kept = assistant["toolCalls"][0]["arguments"]
+    assert kept.startswith('{"text": "xxx') and kept.endswith("…") and len(kept) < 2_000
+    [result] = data(agent, "tool/result")
+    assert result["error"]["code"] == "invalid_arguments"
+    assert f"limit of {MAX_ARGUMENTS_BYTES:,} bytes" in result["error"]["message"]
+
+
+async def test_calls_past_the_per_reply_limit_are_answered_without_running(
+    harness: Harness,
+) -> None:
+    total = MAX_TOOL_CALLS + 5
+    calls = tuple(call("note", f"c{n}") for n in range(total))
+    agent = harness.agent(FakeModel(ModelReply(tool_calls=calls), ModelReply(text="ok")))
+    note = NoteTool()
+    agent.tools.register(note)
+
+    await turn(agent, "go")
+
+    assert note.calls == MAX_TOOL_CALLS
+    first = data(agent, "message/assistant")[0]
+    assert len(first["toolCalls"]) == total  # every call the model made is on record
+    assert first["toolCalls"][-1]["arguments"] == ""
+    results = data(agent, "tool/result")
+    assert [result["callId"] for result in results] == [f"c{n}" for n in range(total)]
+    assert all("value" in result for result in results[:MAX_TOOL_CALLS])
+    late = results[MAX_TOOL_CALLS]["error"]
+    assert late["code"] == "too_many_calls"
+    assert f"call {MAX_TOOL_CALLS + 1} of {total} was not run" in late["message"]
+
+
+@pytest.mark.parametrize("field", ["text", "reasoning"])
+async def test_a_reply_longer_than_a_message_may_be_ends_the_turn_with_a_clear_error(
+    harness: Harness, field: str
+) -> None:
+    reply = ModelReply(**{field: "x" * (MAX_TEXT_BYTES + 1)})
+    agent = harness.agent(FakeModel(reply))
+
+    await turn(agent, "go")
+
+    assert types(agent) == ["message/user", "turn/end"]
+    [end] = data(agent, "turn/end")
+    assert end["error"]["code"] == "reply_too_large"
+    assert f"the reply's {field}" in end["error"]["message"]
+
+
+async def test_a_reply_too_large_to_store_as_one_event_ends_the_turn_with_a_clear_error(
+    harness: Harness,
+) -> None:
+    half = "y" * (MAX_TEXT_BYTES - 16)
+    calls = tuple(
+        call("note", f"c{n}", arguments='{"t": "' + "z" * (MAX_ARGUMENTS_BYTES - 16) + '"}')
+        for n in range(MAX_TOOL_CALLS)
+    )
+    agent = harness.agent(FakeModel(ModelReply(text=half, reasoning=half, tool_calls=calls)))
+
+    await turn(agent, "go")
+
+    assert types(agent) == ["message/user", "turn/end"]
+    [end] = data(agent, "turn/end")
+    assert end["error"]["code"] == "reply_too_large"
+    assert "more than the limit" in end["error"]["message"]
 
 
 # -- stopping a turn ---------------------------------------------------------

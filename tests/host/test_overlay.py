@@ -145,7 +145,8 @@ def test_an_unknown_top_level_key_is_an_error_naming_it() -> None:
 
 def test_an_unknown_host_setting_is_an_error_naming_it() -> None:
     assert str(problem('[host]\nport = 1\nmodel = "demo"\n')) == (
-        "o/overlay.toml: host.port: unknown host setting (the host's settings are: model; "
+        "o/overlay.toml: host.port: unknown host setting (the host's settings are: model, "
+        "wake_cold_sessions, idle_seconds; "
         "a [host.NAME] table holds the settings of model adapter NAME)"
     )
 
@@ -303,3 +304,33 @@ def test_the_store_table_sets_the_lease_timing_and_defaults_to_ten_and_three_sec
 def test_a_bad_store_table_names_the_key(table: str, message: str) -> None:
     with pytest.raises(OverlayError, match=re.escape(message)):
         parse_overlay(f"[store]\n{table}\n")
+
+
+def test_the_lifecycle_settings_default_to_no_wake_and_five_minutes_idle() -> None:
+    host = parse_overlay("").host
+    assert host.wake_cold_sessions is False
+    assert host.idle_seconds == 300.0
+
+
+def test_wake_and_idle_seconds_are_read_from_the_host_table() -> None:
+    host = parse_overlay("[host]\nwake_cold_sessions = true\nidle_seconds = 2.5\n").host
+    assert host.wake_cold_sessions is True
+    assert host.idle_seconds == 2.5
+    assert parse_overlay("[host]\nidle_seconds = 0\n").host.idle_seconds == 0.0
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("[host]\nwake_cold_sessions = 1\n", "host.wake_cold_sessions"),
+        ('[host]\nwake_cold_sessions = "yes"\n', "host.wake_cold_sessions"),
+        ("[host]\nidle_seconds = -1\n", "host.idle_seconds"),
+        ("[host]\nidle_seconds = 86401\n", "host.idle_seconds"),
+        ("[host]\nidle_seconds = true\n", "host.idle_seconds"),
+        ('[host]\nidle_seconds = "300"\n', "host.idle_seconds"),
+    ],
+)
+def test_bad_lifecycle_settings_are_errors_naming_the_key(text: str, where: str) -> None:
+    with pytest.raises(OverlayError) as caught:
+        parse_overlay(text)
+    assert caught.value.problems[0][0] == where

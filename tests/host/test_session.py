@@ -114,9 +114,16 @@ def test_event_data_must_be_finite_json(data: Any) -> None:
 
 
 def test_event_is_frozen() -> None:
-    item = event(0)
-    with pytest.raises(ValidationError):
-        item.seq = 1
+    item = event(0, data={"a": [1]})
+    with pytest.raises(AttributeError, match="immutable"):
+        item.seq = 1  # type: ignore[misc]
+    with pytest.raises(AttributeError, match="immutable"):
+        del item.type
+    # `data` is decoded afresh on every access: changing the copy changes nothing.
+    copy = item.data
+    assert isinstance(copy, dict)
+    copy["a"] = 2
+    assert item.data == {"a": [1]}
 
 
 # -- SessionHeader --------------------------------------------------------------
@@ -466,3 +473,97 @@ def test_a_fork_keeps_the_parent_s_delegation_depth() -> None:
         ).header.delegation_depth
         is None
     )
+
+
+# -- the compact event (issue 20) ---------------------------------------------------
+
+
+def test_an_event_holds_its_data_as_the_canonical_bytes_it_is_stored_in() -> None:
+    item = event(4, data={"b": [1.5, None, True], "a": "é"})
+    assert item.data_json == b'{"b":[1.5,null,true],"a":"\xc3\xa9"}'
+    assert item.to_bytes() == item.to_json().encode()
+    assert item.to_dict() == {
+        "seq": 4,
+        "type": "message/user",
+        "time": 5,
+        "data": {"b": [1.5, None, True], "a": "é"},
+    }
+    assert hash(item) == hash(event(4, data={"b": [1.5, None, True], "a": "é"}))
+    assert item != event(4, data={"b": [1.5, None, True], "a": "e"})
+    assert item != "an event"
+    assert "message/user" in repr(item) and '"a":"é"' in repr(item)
+    assert "..." in repr(event(0, data="x" * 200))
+
+
+def test_an_event_survives_pickling_unchanged() -> None:
+    import pickle
+
+    item = event(2, data={"k": [1, 2]})
+    assert pickle.loads(pickle.dumps(item)) == item
+
+
+def test_replace_validates_what_changes() -> None:
+    item = event(1, data={"x": 1})
+    assert item.replace(seq=7).seq == 7
+    assert item.replace(seq=7).data == {"x": 1}
+    assert item.replace(data=[2]).data == [2]
+    with pytest.raises(ValidationError):
+        item.replace(seq=-1)
+    with pytest.raises(ValidationError):
+        item.replace(type="Bad")
+    with pytest.raises(ValidationError):
+        item.replace(time="now")
+    with pytest.raises(ValidationError):
+        item.replace(data=float("nan"))
+    with pytest.raises(TypeError, match="no field 'colour'"):
+        item.replace(colour="red")
+
+
+def test_every_problem_is_named_with_its_field() -> None:
+    with pytest.raises(ValidationError) as info:
+        SessionEvent(seq=-1, type=7, time=1.5, data={1: 2})  # type: ignore[arg-type]
+    fields = {error["loc"][0] for error in info.value.errors()}
+    assert fields == {"seq", "type", "time", "data"}
+    with pytest.raises(ValidationError) as parsed:
+        SessionEvent.from_json('{"seq":0,"type":"a/b","time":1,"data":1,"more":2,"x":3}')
+    assert [error["loc"] for error in parsed.value.errors()] == [("more",), ("x",)]
+    with pytest.raises(ValidationError, match="expected a JSON object"):
+        SessionEvent.from_json("[1]")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        '{"seq": 0, "type": "a/b", "time": 1, "data": {"x": 1.0E2}}',  # spaces, exponent
+        '{"type":"a/b","seq":0,"time":1,"data":"\\u00e9"}',  # another key order, an escape
+        '{"seq":0,"type":"a/b","time":1,"data":{"x":1} }',
+    ],
+)
+def test_a_line_written_some_other_way_reads_as_its_canonical_form(line: str) -> None:
+    parsed = SessionEvent.from_json(line)
+    assert SessionEvent.from_json(parsed.to_json()) == parsed
+    assert parsed.data == json.loads(line)["data"]
+
+
+def test_a_canonical_line_reads_back_to_identical_bytes_on_the_fast_path() -> None:
+    line = '{"seq":12,"type":"schedule/change","time":-3,"data":{"x":[1,2.5,"Infinity"]}}'
+    assert SessionEvent.from_json(line).to_json() == line
+    assert SessionEvent.from_json(line.encode()).to_json() == line
+    # A canonical-looking prefix with data that does not prove canonical falls back.
+    with pytest.raises(ValidationError):
+        SessionEvent.from_json('{"seq":0,"type":"a/b","time":1,"data":[1e400]}')
+    with pytest.raises(ValidationError):
+        SessionEvent.from_json('{"seq":0,"type":"a/' + "b" * 127 + '","time":1,"data":1}')
+
+
+def test_new_data_is_bounded_by_depth_and_size() -> None:
+    from dsh.limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
+
+    deep: Any = 0
+    for _ in range(MAX_EVENT_DEPTH):
+        deep = [deep]
+    assert event(0, data=deep).data == deep
+    with pytest.raises(ValidationError, match=f"nested more than {MAX_EVENT_DEPTH} levels"):
+        event(0, data=[deep])
+    with pytest.raises(ValidationError, match="more than the limit of"):
+        event(0, data="x" * MAX_EVENT_BYTES)

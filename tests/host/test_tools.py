@@ -225,8 +225,10 @@ async def test_empty_argument_text_means_no_arguments(ctx: ToolContext) -> None:
         ),
         ('{"prompt": "x", "after_seconds": 1, "at": "noon"}', "at: Extra inputs are not permitted"),
         ('{"prompt": "x", "after_seconds": 1, "unit": "years"}', "unit: Input should be"),
-        ('{"prompt": "x", "after_seconds": NaN}', "arguments are not JSON"),
-        ({"prompt": "x", "after_seconds": {1, 2}}, "arguments are not JSON"),
+        ('{"prompt": "x", "after_seconds": NaN}', "NaN is not a JSON number"),
+        ('{"prompt": "x", "after_seconds": 1e400}', "after_seconds: inf is not a JSON number"),
+        ({"prompt": "x", "after_seconds": {1, 2}}, "arguments.after_seconds: set is not JSON"),
+        ({"prompt": "x", "after_seconds": float("nan")}, "nan is not a JSON number"),
     ],
 )
 async def test_bad_arguments_become_an_invalid_arguments_result_naming_the_problem(

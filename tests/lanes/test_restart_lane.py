@@ -318,6 +318,13 @@ def _failed_turn_after_dispatch(events: list[Event]) -> bool:
     )
 
 
+def _receipts_shown(page: Page) -> bool:
+    """Every dispatch on `page` has its receipt. A receipt shows once its dispatch is
+    durable, which may be just after the turn the dispatch started has ended in memory:
+    a wait for that turn must wait for the receipts too before a check reads them."""
+    return all(str(e["seq"]) in page["views"] for e in changes(page["events"], "dispatch"))
+
+
 def _stored_failed_turn(web: WebHost, session_id: str) -> bool:
     return _failed_turn_after_dispatch(web.stored_log(session_id)[1:])
 
@@ -379,7 +386,7 @@ def check_pending_fired(web: WebHost, lane: Lane, live: LiveFrames, *, tail: int
     page = wait_history(
         web,
         lane.parent,
-        lambda page: _failed_turn_after_dispatch(page["events"]) and bool(page["views"]),
+        lambda page: _failed_turn_after_dispatch(page["events"]) and _receipts_shown(page),
         what="the pending reminder's dispatch in history",
     )
     dispatch = check_fired(page, record, resumed_at_seq=tail)
@@ -413,7 +420,7 @@ def check_overdue_fired(web: WebHost, lane: Lane) -> None:
     page = wait_history(
         web,
         lane.overdue,
-        lambda page: _failed_turn_after_dispatch(page["events"]) and bool(page["views"]),
+        lambda page: _failed_turn_after_dispatch(page["events"]) and _receipts_shown(page),
         what="the overdue reminder's dispatch",
     )
     dispatch = check_fired(page, record, resumed_at_seq=tail)
@@ -653,11 +660,7 @@ def check_recurring_caught_up(
         lambda page: (
             len(changes(page["events"], "dispatch")) == EVERY_COUNT
             and page["events"][-1]["type"] == "turn/end"
-            # A receipt shows once its dispatch is durable, which may be just after
-            # the failed turn it started has ended in memory.
-            and all(
-                str(event["seq"]) in page["views"] for event in changes(page["events"], "dispatch")
-            )
+            and _receipts_shown(page)
         ),
         what="the catch-up and the occurrences after it, with their receipts",
         timeout=30,
@@ -697,9 +700,7 @@ def check_zoned_fired(web: WebHost, session_id: str, record: dict[str, Any]) -> 
         lambda page: (
             bool(changes(page["events"], "dispatch"))
             and page["events"][-1]["type"] == "turn/end"
-            and all(
-                str(event["seq"]) in page["views"] for event in changes(page["events"], "dispatch")
-            )
+            and _receipts_shown(page)
         ),
         what="the zoned reminder and its receipt",
         timeout=ZONED_LEAD + 20,

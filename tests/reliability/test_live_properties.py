@@ -44,11 +44,22 @@ PLAIN = "test/plain"
 Op = tuple[Any, ...]
 
 
+class NoLifecycle:
+    """No Session here goes live or cold through a Host: nothing to observe or hold."""
+
+    def observe(self, observer: object) -> Callable[[], None]:
+        return lambda: None
+
+    def hold(self, session_id: str) -> Callable[[], None]:
+        return lambda: None
+
+
 class ViewHost:
     """What `LiveHub` reads from a Host: the store, event views, and (no) agents."""
 
     def __init__(self) -> None:
         self.store = SessionStore(FakeClock())
+        self.lifecycle = NoLifecycle()
 
     def event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
         return {"receipt": event.seq} if event.type == VIEWED else None

@@ -254,9 +254,7 @@ async def test_receipts_read_from_worker_threads_agree_with_one_read_on_the_loop
     logs = [session(*entries, session_id=f"s{n}") for n in range(4)]
 
     def receipts(log: Session) -> list[object]:
-        return [
-            harness.plugin.dsh_event_view(session=log, event=event) for event in log.events[1:]
-        ]
+        return [harness.plugin.dsh_event_view(session=log, event=event) for event in log.events[1:]]
 
     expected = receipts(session(*entries))
     with ThreadPoolExecutor(max_workers=8) as pool:

@@ -33,9 +33,7 @@ def test_a_rejected_log_still_lists_what_came_before_with_the_error() -> None:
 
 def test_expired_reminders_are_not_listed() -> None:
     expired = every(60, misfire="skip", until_ms=START_MS + 3 * MINUTE)
-    state = session_state(
-        session(create2(expired)), grace_ms=GRACE, now_ms=START_MS + 60 * MINUTE
-    )
+    state = session_state(session(create2(expired)), grace_ms=GRACE, now_ms=START_MS + 60 * MINUTE)
     assert state == {"reminders": []}
 
 

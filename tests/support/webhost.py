@@ -8,6 +8,9 @@ this harness, so every one of them exercises the same command a user types.
         web.kill()            # SIGKILL: no graceful shutdown
         web.restart()         # same data dir, same token, a new port
 
+`token=None` starts `dsh web` without `DSH_TOKEN`, as a person would: the
+token is the one it prints (kept in `<data dir>/token` across restarts).
+
 Waiting is always for a condition with a deadline (`wait_for`), never for a
 fixed time.
 """
@@ -27,6 +30,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
+from urllib.parse import quote, unquote
 
 import httpx
 
@@ -59,7 +63,7 @@ class WebHost:
     data_dir: Path
     overlay: Path | None = OVERLAY
     model: str | None = None
-    token: str = "lane-token-0123456789abcdef"
+    token: str | None = "lane-token-0123456789abcdef"
     python: str = sys.executable
     dsh: list[str] | None = None
     extra_env: dict[str, str] = field(default_factory=dict)
@@ -67,6 +71,7 @@ class WebHost:
     process: subprocess.Popen[str] | None = None
     base_url: str = ""
     output: list[str] = field(default_factory=list)
+    printed_token: str = ""
     _reader: threading.Thread | None = None
     # One client for every request: a fresh httpx client per call costs ~0.1 s
     # (it loads the CA bundle), which made polling loops slow.
@@ -94,7 +99,11 @@ class WebHost:
         return args + self.extra_args
 
     def boot(self, timeout: float = 30.0) -> None:
-        env = {**os.environ, "DSH_TOKEN": self.token, "PYTHONUNBUFFERED": "1", **self.extra_env}
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.extra_env}
+        if self.token is None:
+            env.pop("DSH_TOKEN", None)
+        else:
+            env["DSH_TOKEN"] = self.token
         self.output = []
         self.process = subprocess.Popen(
             self.command(),
@@ -116,6 +125,7 @@ class WebHost:
             for line in list(self.output):
                 match = _URL.search(line)
                 if match:
+                    self.printed_token = unquote(match.group(2))
                     return match.group(1).rstrip("/")
             return None
 
@@ -142,8 +152,12 @@ class WebHost:
             self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout=timeout)
 
-    def restart(self) -> None:
-        self.kill()
+    def restart(self, *, graceful: bool = False) -> None:
+        """Stop (SIGKILL, or SIGTERM when `graceful`) and boot again on the same data dir."""
+        if graceful:
+            self.terminate()
+        else:
+            self.kill()
         if self._reader is not None:
             # The old process's last lines must not land in the new output.
             self._reader.join(timeout=5)
@@ -164,12 +178,17 @@ class WebHost:
     # -- HTTP -------------------------------------------------------------
 
     @property
+    def access_token(self) -> str:
+        """The token this host serves with: the one given, else the one it printed."""
+        return self.token if self.token is not None else self.printed_token
+
+    @property
     def headers(self) -> dict[str, str]:
-        return {"Authorization": f"Bearer {self.token}"}
+        return {"Authorization": f"Bearer {self.access_token}"}
 
     @property
     def page_url(self) -> str:
-        return f"{self.base_url}/?token={self.token}"
+        return f"{self.base_url}/?token={quote(self.access_token, safe='')}"
 
     @property
     def ws_base(self) -> str:

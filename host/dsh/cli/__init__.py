@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .app import Command, CommandError, Streams, dispatch
+from .index import COMMAND as INDEX
 from .plugins import COMMAND as PLUGINS
 from .sessions import COMMAND as SESSIONS
 from .store import COMMAND as STORE
@@ -17,7 +18,7 @@ from .web import COMMAND as WEB
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
 
-COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, STORE)
+COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, STORE, INDEX)
 
 
 def main(

@@ -85,4 +85,3 @@ def _host_event(event: SessionEvent) -> str | None:
 
 def _error(error: ErrorInfo) -> str:
     return f"{error.code}: {_clip(error.message, CLIP)}"
-

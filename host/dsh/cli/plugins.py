@@ -6,9 +6,10 @@ enables it) or `no`, a plugin the overlay names that is not installed gets a
 `missing` row, and each enabled plugin is checked exactly as `dsh web` checks
 it before it starts (`dsh.loader.check_plugins`: its class is imported and
 its config table validated, nothing is started): one it would refuse is
-marked `error`. Then the command fails (exit 1) with the loader's messages,
-one line per problem (the missing distribution to install, the config key
-that is wrong).
+marked `error`. A last line shows the overlay's host settings that change
+the Session lifecycle (`wake_cold_sessions`, `idle_seconds`). Then the
+command fails (exit 1) with the loader's messages, one line per problem (the
+missing distribution to install, the config key that is wrong).
 """
 
 from __future__ import annotations
@@ -88,10 +89,19 @@ def _run_with_overlay(
         if check.plugin is None and not isinstance(check.problem, AmbiguousPlugin)
     ]
     streams.table(["NAME", "DISTRIBUTION", "VERSION", "TARGET", "ENABLED"], rows)
+    streams.line(host_settings_line(overlay))
     problems = [str(check.problem) for check in checks if check.problem is not None]
     if problems:
         raise CommandError("\n".join(problems), problems=problems)
     return EXIT_OK
+
+
+def host_settings_line(overlay: Overlay) -> str:
+    """The overlay's lifecycle settings, as `dsh plugins --overlay` prints them."""
+    host = overlay.host
+    wake = "true" if host.wake_cold_sessions else "false"
+    idle = f"{host.idle_seconds:g}" + (" (never hibernate)" if host.idle_seconds == 0 else "")
+    return f"host settings: wake_cold_sessions = {wake}, idle_seconds = {idle}"
 
 
 def _rows(installed: Sequence[InstalledPlugin]) -> list[list[str]]:

@@ -3,10 +3,13 @@
     dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
             [--port 8765] [--model demo|absent|openai|scripted:PATH]
             [--allow-host NAME[:PORT]]... [--access-log] [--stop-grace SECONDS]
+            [--new-token]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
 wins over it, and `demo` is the default. `--store` (else `$DSH_STORE`) picks
-the store, `jsonl:<data dir>` by default. Serving itself lives in
+the store, `jsonl:<data dir>` by default. The access token is `$DSH_TOKEN`,
+else the one kept in the data dir's `token` file (made on the first start;
+`--new-token` replaces it; see `dsh.web.token_file`). Serving itself lives in
 `dsh.web.launch`.
 """
 
@@ -16,6 +19,7 @@ import argparse
 
 from ..web.launch import CLOSE_RETRY_SECONDS, DEFAULT_MODEL, LaunchError, run_web
 from ..web.settings import DEFAULT_HOST, DEFAULT_PORT
+from ..web.token_file import token_path
 from .app import (
     Command,
     CommandError,
@@ -23,6 +27,7 @@ from .app import (
     add_data_dir_option,
     add_model_option,
     add_overlay_option,
+    data_dir_of,
     model_of,
     overlay_of,
     store_of,
@@ -66,6 +71,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         help="on stop, how long to keep retrying writes storage refused "
         f"(default: {CLOSE_RETRY_SECONDS:g})",
     )
+    parser.add_argument(
+        "--new-token",
+        action="store_true",
+        help="replace the access token kept in the data dir (open tabs must then be given "
+        "the new address); without it the token is reused across restarts",
+    )
     parser.set_defaults(run=_run)
 
 
@@ -106,6 +117,8 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             access_log=args.access_log,
             stdout=streams.out,
             stop_grace=args.stop_grace,
+            token_path=token_path(store, data_dir_of(args)),
+            new_token=args.new_token,
         )
     except LaunchError as error:
         raise CommandError(str(error), problems=error.problems) from error

@@ -8,9 +8,15 @@ durability only for what the backend has confirmed:
    the end of the append-only log. `on_append` only wakes the writer; nothing
    is copied, and a failed batch is "retained" simply because the confirmed
    cursor did not move.
-2. One writer task per Session writes everything pending as one batch (one
-   backend call); events appended meanwhile form the next batch. A flush
-   never waits for more than two batches.
+2. Writing is eager but holds no task while there is nothing to write: an
+   append starts the Session's writer task unless it runs; the task writes
+   everything pending as one batch (one backend call) — events appended
+   meanwhile form the next — and ends when nothing is left (or keeps
+   retrying, see 5). It starts after the tasks the same append woke (the
+   live-stream senders), so their frames go out before the fsync. A flush
+   writes inline instead when no writer is busy, and never waits for more
+   than two batches. An idle Session therefore costs no task and no event
+   object.
 3. The first write creates the Session in storage with exactly the immutable
    prefix `[0, seed_end)` (the controller keeps only that scalar). If storage
    already holds the id — a resumed Session, or an earlier creation whose
@@ -35,8 +41,13 @@ durability only for what the backend has confirmed:
    change it.
 6. `flush` returns True only once storage holds the Session and every event
    before the flush's boundary (`len(session)` at entry) is confirmed; it
-   raises `StorageError` if a write attempt fails while it waits. It never
-   returns False: this listener either acknowledges or raises.
+   raises `StorageError` if a write attempt that started after it was
+   called fails. It never returns False: this listener either acknowledges
+   or raises. An attempt already in flight when the flush was called (the
+   writer's eager batch, or its retry) answers for itself: if it fails, the
+   flush retries at once, since it is the next flush of that failed batch.
+   So a flush called once storage works again succeeds even while an attempt
+   that met the old fault is still finishing.
 7. **Detaching** makes a final attempt and keeps retrying for at most
    `close_retry_seconds` (of backoff) before giving up; the events it could
    not store are named in the `StorageError` it raises. `abandon` detaches
@@ -165,7 +176,7 @@ class PersistenceCoordinator:
         controller = _Controller(session, self, seed_end)
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
-        self._tasks.start_soon(controller.run, name=f"persistence writer {session.id}")
+        controller.start_writer()  # create (or adopt) the stored log eagerly
 
         async def detach() -> None:
             if self._controllers.get(session) is controller:
@@ -253,16 +264,19 @@ class _Controller:
         self._incarnation: Hashable | None = None  # of the log when it was last proven
         self._in_doubt = False  # the last write failed: learn what storage holds first
         self._fault: Exception | None = None  # suspends eager writing until the retry
-        self._failures = 0
+        self._attempts = 0  # write attempts started (numbered from 1)
+        self._failed_attempt = 0  # the number of the last attempt that failed
         self._episode = 0  # failed attempts since the last success
         self._diverged = False
         self._lost: LeaseLost | None = None  # writes are fenced off for good
         self._closing = False
         self._writing = False  # a task is inside _drive()
         self._retry: anyio.CancelScope | None = None
-        self._wakeup = anyio.Event()
-        self._changed = anyio.Event()
-        self._stopped = anyio.Event()
+        self._owner = owner
+        # Made only when someone waits (an idle Session holds no event objects).
+        self._changed: anyio.Event | None = None
+        self._writer_done: anyio.Event | None = None  # set while a writer task runs
+        self._stopped = False
         self.stop_listening: Disposer = lambda: None
 
     # -- SessionListener --------------------------------------------------
@@ -282,16 +296,19 @@ class _Controller:
         )
 
     def on_append(self, session: Session, event: SessionEvent) -> None:
-        self._wakeup.set()
+        self.start_writer()
 
     async def flush(self, session: Session) -> bool:
         boundary = len(self.session)
-        failures = self._failures
-        self._fault = None  # a failed batch is retried by the next flush: this one
+        # Attempts numbered above `before` are this flush's to answer for; one in flight
+        # now that fails was started for an earlier need, and is retried here.
+        before = self._attempts
         while not self._holds(boundary):
-            if self._failures != failures:
+            if self._failed_attempt > before:
                 raise StorageError(self._not_stored(boundary)) from self._fault
-            if self._stopped.is_set():
+            # A failed batch is retried by the next flush (this one), at once.
+            self._fault = None
+            if self._stopped:
                 raise StorageError(
                     f"session {self.session.id}: persistence stopped before "
                     f"{self._range(boundary)} {'was' if boundary <= 1 else 'were'} stored"
@@ -301,8 +318,13 @@ class _Controller:
                 # wait for it: the hand-over costs two loop iterations per flush.
                 await self._drive(until=boundary)
             else:
-                await self._changed.wait()
+                await self._wait_for_change()
         return True
+
+    async def _wait_for_change(self) -> None:
+        if self._changed is None:
+            self._changed = anyio.Event()
+        await self._changed.wait()
 
     def _range(self, boundary: int) -> str:
         """What is unconfirmed below `boundary`, in words with real seqs."""
@@ -325,25 +347,38 @@ class _Controller:
 
     # -- the write path -----------------------------------------------------
 
-    async def run(self) -> None:
-        """The writer task: writes whatever is pending whenever nobody else is, and
-        retries after a failure (see the module docstring)."""
+    def start_writer(self) -> None:
+        """Start the writer task unless one runs, nothing is to be done, or it is closing."""
+        tasks = self._owner._tasks
+        if self._writer_done is not None or self._closing or tasks.closed:
+            return
+        if not self._can_write() and not self._should_retry():
+            return
+        self._writer_done = anyio.Event()
+        tasks.start_soon(self._write_eagerly, name=f"persistence writer {self.session.id}")
+
+    async def _write_eagerly(self) -> None:
+        """Write whatever is pending whenever nobody else is, retrying after a failure
+        (see the module docstring); return once nothing is left to do."""
         try:
             while not self._closing:
                 if self._can_write():
                     await self._drive(until=None)
-                elif self._fault is not None and not self._diverged:
+                elif self._should_retry():
                     await self._wait_to_retry()
                 else:
-                    await self._wakeup.wait()
-                    self._wakeup = anyio.Event()
-                    # Let the tasks the same append woke (live-stream senders) run
-                    # before this write hands its batch to storage. Eager writing is
-                    # not latency-bound: a flush that needs it writes inline itself.
-                    await anyio.lowlevel.checkpoint()
+                    return
+        except anyio.get_cancelled_exc_class():
+            self._stopped = True  # the owner of persistence cancelled it
+            raise
         finally:
-            self._stopped.set()
+            done, self._writer_done = self._writer_done, None
+            if done is not None:
+                done.set()
             self._notify()
+
+    def _should_retry(self) -> bool:
+        return self._fault is not None and not self._diverged and not self._closing
 
     async def _wait_to_retry(self) -> None:
         with anyio.CancelScope() as scope:
@@ -375,13 +410,15 @@ class _Controller:
         finally:
             self._writing = False
             if self._can_write():
-                self._wakeup.set()  # appends arrived past a flush's boundary
+                self.start_writer()  # appends arrived past a flush's boundary
 
     def _holds(self, boundary: int) -> bool:
         return self._created and self._confirmed >= boundary
 
     async def _write_batch(self) -> None:
         end = len(self.session)
+        self._attempts += 1
+        attempt = self._attempts
         try:
             if self._lost is not None:
                 raise self._lost  # another host owns the Session now: ask storage nothing
@@ -394,7 +431,7 @@ class _Controller:
                 await self._backend.append(self.session.id, batch)
                 self._confirmed = end
         except Exception as error:
-            self._failed(error)
+            self._failed(error, attempt)
         except BaseException:
             self._in_doubt = True  # cancelled mid-write: it may or may not have landed
             raise
@@ -403,10 +440,10 @@ class _Controller:
         finally:
             self._notify()
 
-    def _failed(self, error: Exception) -> None:
+    def _failed(self, error: Exception, attempt: int) -> None:
         self._in_doubt = True
         self._fault = error
-        self._failures += 1
+        self._failed_attempt = attempt
         self._episode += 1
         # Neither heals by retrying: the log is another one, or another host owns it.
         self._diverged = isinstance(error, DivergedLog | LeaseLost)
@@ -528,8 +565,9 @@ class _Controller:
                 )
 
     def _notify(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
+        changed, self._changed = self._changed, None
+        if changed is not None:
+            changed.set()
 
     # -- detaching ------------------------------------------------------------
 
@@ -548,8 +586,10 @@ class _Controller:
             self._closing = True
             if self._retry is not None:
                 self._retry.cancel()
-            self._wakeup.set()
-            await self._stopped.wait()
+            if self._writer_done is not None:
+                await self._writer_done.wait()
+            self._stopped = True
+            self._notify()
             try:
                 await self._backend.release(self.session.id)
             except Exception:

@@ -58,7 +58,7 @@ class HistoryPage:
         """The public JSON form."""
         return {
             "header": self.header.to_dict(),
-            "events": [event.model_dump(mode="json") for event in self.events],
+            "events": [event.to_dict() for event in self.events],
             "views": {str(seq): view for seq, view in self.views.items()},
             "attached": self.attached,
             "tail": self.tail,

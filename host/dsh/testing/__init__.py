@@ -7,6 +7,9 @@
 - `FakeModel`: a scripted model adapter that records every request.
 - `FakeClock`: wall and elapsed time that move only when a test says so.
 - `FaultyBackend`: storage that fails or pauses scripted calls.
+- `MemoryWakeStore`: a wake index kept in memory, for
+  `running_host(wake_store=MemoryWakeStore(), idle_seconds=...)`, where a
+  plugin's `dsh_session_wake_at` wakes cold Sessions on the fake clock.
 
 Nothing here runs in production. Like `dsh` itself, import it as a package
 (`from dsh.testing import ...`), not its modules.
@@ -14,6 +17,7 @@ Nothing here runs in production. Like `dsh` itself, import it as a package
 
 from ..host import Host
 from ..persistence.memory import MemoryBackend
+from ..wake import MemoryWakeStore
 from .clock import FakeClock
 from .faults import Fault, FaultyBackend, Hold, InjectedFault, Operation
 from .host import Unload, load_plugin, running_host, settled
@@ -28,6 +32,7 @@ __all__ = [
     "Host",
     "InjectedFault",
     "MemoryBackend",
+    "MemoryWakeStore",
     "Operation",
     "Reply",
     "Unload",

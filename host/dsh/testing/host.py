@@ -33,6 +33,7 @@ from ..loader import PluginSpec
 from ..models.base import ModelAdapter
 from ..persistence.backend import Backend
 from ..persistence.memory import MemoryBackend
+from ..wake import WakeStore
 from .clock import FakeClock
 from .model import FakeModel
 
@@ -53,14 +54,23 @@ async def running_host(
     backend: Backend | None = None,
     plugins: Sequence[PluginSpec] = (),
     cwd: str = "/dsh-test",
+    wake_store: WakeStore | None = None,
+    idle_seconds: float | None = None,
 ) -> AsyncIterator[Host]:
-    """A running test `Host` (see the module docstring); closed on exit."""
+    """A running test `Host` (see the module docstring); closed on exit.
+
+    `wake_store` turns on waking cold Sessions (`dsh.wake.MemoryWakeStore()`
+    keeps the index in memory), `idle_seconds` hibernation; both are off by
+    default.
+    """
     host = Host(
         backend=backend if backend is not None else MemoryBackend(),
         model=model if model is not None else FakeModel(),
         clock=clock if clock is not None else FakeClock(),
         plugins=plugins,
         cwd=cwd,
+        wake_store=wake_store,
+        idle_seconds=idle_seconds,
     )
     async with host:
         yield host

@@ -24,6 +24,8 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 from .. import __version__
 from ..events import MAX_TITLE_CHARS, validate_time_zone
 from ..host import Host
+from ..jsonbytes import encode
+from ..limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
 from ..persistence.backend import SessionExists
 from ..session import validate_session_id
 from .errors import ApiError, error_body
@@ -63,6 +65,7 @@ class MessageBody(BaseModel):
     def _not_blank(cls, value: str) -> str:
         if not value.strip():
             raise ValueError("the message is empty")
+        check_text(value, "the message")  # LimitExceeded is a ValueError: 422
         return value
 
     @field_validator("time_zone")
@@ -98,6 +101,13 @@ class ActionBody(BaseModel):
     plugin: Annotated[str, Field(min_length=1, max_length=64)]
     action: Annotated[str, Field(min_length=1, max_length=64)]
     args: dict[str, JsonValue] = Field(default_factory=dict)
+
+    @field_validator("args")
+    @classmethod
+    def _bounded(cls, value: dict[str, JsonValue]) -> dict[str, JsonValue]:
+        # Finite and within the host's depth: what an action stores must read back.
+        encode(value, max_depth=MAX_DEPTH, max_bytes=MAX_EVENT_BYTES, what="args")
+        return value
 
 
 def _host(request: Request) -> Host:

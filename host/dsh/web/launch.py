@@ -21,10 +21,12 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import TextIO
 
 import anyio
 
+from ..heap import HeapPolicy
 from ..host import Host
 from ..loader import PluginError, PluginProblems
 from ..loader import check_plugins as loader_checks
@@ -33,8 +35,10 @@ from ..overlay import Overlay
 from ..ownership import LeaseSettings
 from ..persistence.backend import StorageError
 from ..persistence.stores import JsonlSettings, StoreChoice
+from ..wake.stores import wake_store_for
 from .server import WebStartupError, serve
-from .settings import WebSettings, resolve_token
+from .settings import WebSettings
+from .token_file import TokenFileError, choose_token
 
 __all__ = [
     "CLOSE_RETRY_SECONDS",
@@ -87,7 +91,10 @@ def make_host_factory(
     """What the app's lifespan calls to build its Host (nothing runs until entered).
 
     The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
-    before the server starts (raises `ValueError` with the adapter's message).
+    before the server starts (raises `ValueError` with the adapter's message),
+    and so is the wake store when the overlay wakes cold Sessions
+    (`WakeUnavailable`, a `ValueError`, for a store that has none). The
+    overlay's `idle_seconds` turns hibernation on (0: off).
     """
     adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
 
@@ -95,6 +102,8 @@ def make_host_factory(
         ttl_seconds=overlay.store.lease_ttl_seconds,
         renew_seconds=overlay.store.lease_renew_seconds,
     )
+    if overlay.host.wake_cold_sessions:
+        wake_store_for(store)  # a store kind without a wake index fails here, before start
 
     def make_host() -> Host:
         return Host(
@@ -104,6 +113,9 @@ def make_host_factory(
             close_retry_seconds=close_retry_seconds,
             clean_empty_sessions=True,
             lease_settings=leases,
+            wake_store=wake_store_for(store) if overlay.host.wake_cold_sessions else None,
+            idle_seconds=overlay.host.idle_seconds or None,
+            heap=HeapPolicy(),  # a long-running server: long-lived objects are frozen
         )
 
     return make_host
@@ -120,22 +132,19 @@ def run_web(
     access_log: bool = False,
     stdout: TextIO,
     stop_grace: float = CLOSE_RETRY_SECONDS,
+    token_path: Path,
+    new_token: bool = False,
 ) -> int:
     """Serve until SIGINT/SIGTERM; returns the exit code (0 after a clean stop).
 
-    Raises `LaunchError` for anything wrong before or during start-up (another
-    `dsh web` holding the store included), and after a stop that left some
-    Sessions not fully stored (naming them).
+    `token_path` is where the access token is kept (`token_file.token_path`);
+    `new_token` replaces it. Raises `LaunchError` for anything wrong before or
+    during start-up (another `dsh web` holding the store, an unusable token
+    file included), and after a stop that left some Sessions not fully stored
+    (naming them).
     """
     try:
         check_plugins(overlay)
-        settings = WebSettings(
-            token=resolve_token(),
-            host=host,
-            port=port,
-            allowed_hosts=tuple(allowed_hosts),
-            access_log=access_log,
-        )
         make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error), getattr(error, "problems", ())) from error
@@ -145,6 +154,18 @@ def run_web(
         if lock is not None:
             lock.acquire()
     except StorageError as error:
+        raise LaunchError(str(error)) from error
+    try:
+        settings = WebSettings(
+            token=choose_token(token_path, new=new_token).token,
+            host=host,
+            port=port,
+            allowed_hosts=tuple(allowed_hosts),
+            access_log=access_log,
+        )
+    except (TokenFileError, ValueError) as error:
+        if lock is not None:
+            lock.release()
         raise LaunchError(str(error)) from error
     try:
         prepared = store.prepare()  # reachable, and its tables up to date: or one line

@@ -12,7 +12,10 @@ frames (pre-encoded JSON text, encoded once per observation):
   never stored, never replayed; the stored `message/assistant` supersedes
   both). Clients treat a delta frame without `channel` as `"answer"`;
 - `{"kind":"state","plugin":...,"state":...}` when a plugin's state of the
-  Session (`dsh_session_state`) changed (below).
+  Session (`dsh_session_state`) changed (below);
+- `{"kind":"live","live":true|false}` when the Session came back (resumed,
+  woken by the wake index, or made live by a message) or went cold
+  (hibernated, closed), from the Host's `SessionLifecycle` (below).
 
 **Commit-aware sidecars** (DESIGN §9). A view is never attached on append:
 the append observation precedes the durability result, so it would show a
@@ -44,6 +47,19 @@ was last told about (raw events, plus sidecars for those already below the
 watermark), so the stream never has a hole. If the new object is shorter
 than what the client already saw, the two histories cannot be joined and the
 subscription ends with 1012 so that the client reconnects and resyncs.
+
+**Across lifecycles.** A subscription outlives the Session object it is
+bound to. When that object goes cold, its subscribers get `live: false`
+(after the close's last flush, so every sidecar of that lifecycle was sent)
+and are unbound; sidecars below what they were already sent are not sent
+again. When the Session comes back — a person resumed it, or the wake index
+woke it for a reminder — they are bound to the new object at its first
+observation (the resume's flush), caught up from their tail (the resume's
+`session/end-seed` marker first), and get `live: true` once its agent is
+published: a tab watching a cold Session sees a woken reminder arrive
+without doing anything. Each subscription also holds its Session against
+hibernation (`SessionLifecycle.hold`) while it lasts: a watched Session is
+never closed under its watcher.
 
 **Nobody blocks an agent.** Observers run synchronously inside `append` and
 `flush`; every put is `send_nowait` into a bounded per-subscription buffer.
@@ -93,7 +109,12 @@ def encode_frame(frame: dict[str, Any]) -> str:
 
 
 def event_frame(event: SessionEvent) -> str:
-    return encode_frame({"kind": "event", "event": event.model_dump(mode="json")})
+    # The event's canonical JSON is spliced in as it is held: no decode, no re-encode.
+    return '{"kind":"event","event":' + event.to_json() + "}"
+
+
+def live_frame(live: bool) -> str:
+    return encode_frame({"kind": "live", "live": live})
 
 
 def state_frame(plugin: str, state: JsonValue) -> str:
@@ -101,13 +122,12 @@ def state_frame(plugin: str, state: JsonValue) -> str:
 
 
 def sidecar_frame(event: SessionEvent, view: dict[str, Any]) -> str:
-    return encode_frame(
-        {
-            "kind": "event",
-            "event": event.model_dump(mode="json"),
-            "sidecar": {"for": "event", "view": view},
-        }
-    )
+    sidecar = encode_frame({"for": "event", "view": view})
+    return '{"kind":"event","event":' + event.to_json() + ',"sidecar":' + sidecar + "}"
+
+
+def _nothing() -> None:
+    return None
 
 
 class Subscription:
@@ -131,6 +151,7 @@ class Subscription:
         self.states: dict[str, str] | None = None
         self.session: Session | None = None
         self.end_code: int | None = None
+        self.release: Disposer = _nothing
         self._on_overflow = on_overflow
         self._send: MemoryObjectSendStream[str]
         self._receive: MemoryObjectReceiveStream[str]
@@ -157,9 +178,11 @@ class Subscription:
             self._send.close()
 
     def close(self) -> None:
-        """Release both ends of the queue (the consumer is done with it)."""
+        """Release both ends of the queue (the consumer is done with it) and its hold."""
         self._send.close()
         self._receive.close()
+        release, self.release = self.release, _nothing
+        release()
 
     @property
     def frames(self) -> MemoryObjectReceiveStream[str]:
@@ -177,6 +200,7 @@ class LiveHub:
         self._streaming_deltas: weakref.WeakSet[Session] = weakref.WeakSet()
         self._subscriptions: dict[str, list[Subscription]] = {}
         self._stop: Disposer | None = None
+        self._stop_lifecycle: Disposer | None = None
         self._closed = False
 
     # -- lifecycle --------------------------------------------------------
@@ -185,12 +209,16 @@ class LiveHub:
         """Begin observing the Host's store."""
         if self._stop is None and not self._closed:
             self._stop = self._host.store.observe(self._observe)
+            self._stop_lifecycle = self._host.lifecycle.observe(self._lifecycle)
 
     def close(self) -> None:
         """Stop observing and end every subscription with 1001 (idempotent)."""
         self._closed = True
         if self._stop is not None:
             stop, self._stop = self._stop, None
+            stop()
+        if self._stop_lifecycle is not None:
+            stop, self._stop_lifecycle = self._stop_lifecycle, None
             stop()
         for subscriptions in list(self._subscriptions.values()):
             for subscription in subscriptions:
@@ -217,6 +245,7 @@ class LiveHub:
             subscription.end(GOING_AWAY)
             return subscription
         self._subscriptions.setdefault(session_id, []).append(subscription)
+        subscription.release = self._host.lifecycle.hold(session_id)
         subscription.put(encode_frame({"kind": "hello", "tail": tail}))
         live = self._host.store.find(session_id)
         if live is not None:
@@ -272,6 +301,22 @@ class LiveHub:
                 self._bind(subscription, session)
 
     # -- observations -----------------------------------------------------
+
+    def _lifecycle(self, session: Session, live: bool) -> None:
+        subscriptions = self._subscriptions.get(session.id)
+        if not subscriptions or self._closed:
+            return
+        frame = live_frame(live)
+        if live:
+            self._bind_all(subscriptions, session)
+        for subscription in list(subscriptions):
+            if subscription.session is not session:
+                continue
+            subscription.put(frame)
+            if not live:
+                # Everything of this lifecycle was sent: a rebind starts after it.
+                subscription.session = None
+                subscription.sidecar_floor = subscription.next_seq
 
     def _observe(self, observation: Observation) -> None:
         session = observation.session

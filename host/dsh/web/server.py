@@ -24,8 +24,10 @@ but owns the two things around them:
   `max_connections` connections (default 1,024) and `max_unauthenticated`
   (default 128) not yet showing the token, both capped by the descriptor
   limit (connections get at most half of `ulimit -n`, unauthenticated ones
-  half of that). A full pool evicts its oldest unauthenticated connection;
-  only a pool full of authenticated ones refuses (503 `server_busy`).
+  half of that). A full pool evicts an unauthenticated connection — one
+  partway through a request first (what slowloris holds), then a quiet one
+  (nothing of a request sent yet), the oldest of its kind; only a pool full
+  of authenticated ones refuses (503 `server_busy`).
   Running out of descriptors evicts, or refuses through a spare
   descriptor, and never logs more than one line per 10 s;
 - the HTTP protocol (`connections.GuardedHttp`, uvicorn's h11 protocol plus
@@ -121,8 +123,8 @@ CONNECTIONS_LOG = "dsh.web.connections"
 # `QuietExpectedStartupFailure`).
 EXPECTED_STARTUP_ERRORS = (PluginError, StorageError, HostError)
 # How many connections one readable event of the listening socket may admit, as a
-# fraction of the unauthenticated cap (see `connections.pool`: newcomers must be
-# read before that many newer ones arrive).
+# fraction of the unauthenticated cap (see `connections.pool`: against connections
+# that send nothing, a newcomer must be read before that many newer ones arrive).
 BATCH_SHARE = 8
 
 
@@ -364,7 +366,8 @@ class WebServer(uvicorn.Server):
 
     def _describe_pool(self) -> str:
         return (
-            f"{self.pool.held} held, {self.pool.unauthenticated} unauthenticated; "
+            f"{self.pool.held} held, {self.pool.unauthenticated} unauthenticated "
+            f"({self.pool.partway} partway through a request); "
             f"limits {self.limits.total} and {self.limits.unauthenticated}"
         )
 

@@ -1,15 +1,12 @@
 """Settings of one web host: where it listens, who may talk to it, and its limits.
 
 `WebSettings` is a strict, frozen pydantic record. The access token is
-required; `resolve_token()` reads `DSH_TOKEN` or generates one, so a caller
-decides once, at start-up, where the token comes from.
+required; `dsh.web.token_file.choose_token()` decides once, at start-up, where
+it comes from (`$DSH_TOKEN`, the data dir's token file, or a new one).
 """
 
 from __future__ import annotations
 
-import os
-import secrets
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated
 
@@ -24,14 +21,12 @@ __all__ = [
     "MAX_UNAUTHENTICATED",
     "STATIC_DIR",
     "WebSettings",
-    "resolve_token",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8765
 MIB = 1024 * 1024
 STATIC_DIR = Path(__file__).parent / "static"
-TOKEN_ENV = "DSH_TOKEN"
 HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
 MAX_CONNECTIONS = 1024
@@ -81,9 +76,3 @@ class WebSettings(BaseModel):
     max_connections: Annotated[int, Field(ge=2)] = MAX_CONNECTIONS
     max_unauthenticated: Annotated[int, Field(ge=1)] = MAX_UNAUTHENTICATED
     access_log: bool = False
-
-
-def resolve_token(environ: Mapping[str, str] | None = None) -> str:
-    """`DSH_TOKEN` when it is set and not empty, else a fresh random token."""
-    env = os.environ if environ is None else environ
-    return env.get(TOKEN_ENV) or secrets.token_urlsafe(24)

@@ -4,9 +4,10 @@
 - `GET /static/<path>` serves a file below the static folder: read-only, no
   directory listing, no hidden files, nothing outside the folder;
 - `GET /plugins/<plugin>/<file>` serves a module a *loaded* plugin declared
-  through `dsh_client_modules` (namespaced by plugin, like datasette's plugin
-  static folders); any other name is 404, so a plugin cannot expose files it
-  did not declare and an unloaded plugin's modules disappear with it.
+  through `dsh_client_modules`, or one of the files that module declared it
+  imports (`ClientModule.imports`), namespaced by plugin like datasette's
+  plugin static folders; any other name is 404, so a plugin cannot expose
+  files it did not declare and an unloaded plugin's modules disappear with it.
 
 Content types come from a fixed table (never the platform's mimetypes
 database), so an ES module is always served as JavaScript. These files need no
@@ -97,9 +98,9 @@ async def static_file(request: Request, relative: str) -> FileResponse:
 @router.api_route("/plugins/{plugin}/{filename}", methods=["GET", "HEAD"], include_in_schema=False)
 async def plugin_module(request: Request, plugin: str, filename: str) -> FileResponse:
     for published in web_state(request.app).host.client_modules():
-        path = published.module.path
-        if published.plugin == plugin and path.name == filename:
-            if not path.is_file():
-                break
-            return _file(path, JAVASCRIPT)
+        if published.plugin != plugin:
+            continue
+        for path in (published.module.path, *published.module.imports):
+            if path.name == filename and path.is_file():
+                return _file(path, JAVASCRIPT)
     raise _not_found(f"/plugins/{plugin}/{filename}")

@@ -142,6 +142,36 @@ def test_an_overlay_that_does_not_exist_fails(dsh: Cli, tmp_path: Path) -> None:
     assert "cannot read overlay" in result.err
 
 
+def test_with_an_overlay_plugins_shows_its_lifecycle_host_settings(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("recorder", "Recorder")
+    overlay = write_overlay(
+        tmp_path, "[host]\nwake_cold_sessions = true\nidle_seconds = 30\n[plugins.recorder]\n"
+    )
+
+    result = dsh("plugins", "--overlay", str(overlay))
+
+    assert result.code == 0
+    assert result.out.splitlines()[-1] == (
+        "host settings: wake_cold_sessions = true, idle_seconds = 30"
+    )
+
+
+def test_the_default_lifecycle_settings_are_shown_and_zero_idle_is_named(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    plain = write_overlay(tmp_path, "")
+    assert dsh("plugins", "--overlay", str(plain)).out.splitlines()[-1] == (
+        "host settings: wake_cold_sessions = false, idle_seconds = 300"
+    )
+    never = tmp_path / "never.toml"
+    never.write_text("[host]\nidle_seconds = 0\n", encoding="utf-8")
+    assert dsh("plugins", "--overlay", str(never)).out.splitlines()[-1] == (
+        "host settings: wake_cold_sessions = false, idle_seconds = 0 (never hibernate)"
+    )
+
+
 def test_plugins_and_web_refuse_a_bad_plugin_config_with_the_same_one_line_errors(
     dsh: Cli, site: FakeSite, tmp_path: Path
 ) -> None:

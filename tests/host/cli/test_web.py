@@ -325,3 +325,104 @@ def test_the_overlays_lease_timing_reaches_the_host(tmp_path: Path) -> None:
     overlay = parse_overlay("[store]\nlease_ttl_seconds = 6\nlease_renew_seconds = 2\n")
     host = make_host_factory(overlay, choose_store(None, tmp_path), "absent")()
     assert host.lease_settings == LeaseSettings(ttl_seconds=6, renew_seconds=2)
+
+
+def served_tokens(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The tokens `dsh web` would serve with, one per run (nothing is served)."""
+    tokens: list[str] = []
+
+    async def served(settings: Any, *_: object) -> None:
+        tokens.append(settings.token)
+
+    monkeypatch.setattr(web_launch, "_serve", served)
+    return tokens
+
+
+def test_without_dsh_token_the_token_is_kept_in_the_data_dir_and_reused(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    for _ in range(2):
+        assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO()) == 0
+    kept = (tmp_path / "token").read_text(encoding="ascii").strip()
+    assert tokens == [kept, kept]
+    assert (tmp_path / "token").stat().st_mode & 0o777 == 0o600
+
+
+def test_new_token_rotates_the_kept_token(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO()) == 0
+    argv = ["web", "--data-dir", str(tmp_path), "--new-token"]
+    assert main(argv, stdout=io.StringIO()) == 0
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO()) == 0
+    assert tokens[0] != tokens[1] == tokens[2]
+    assert (tmp_path / "token").read_text(encoding="ascii").strip() == tokens[1]
+
+
+def test_dsh_token_wins_over_the_kept_token(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO()) == 0
+    monkeypatch.setenv("DSH_TOKEN", TOKEN)
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO()) == 0
+    assert tokens[1] == TOKEN != tokens[0]
+    assert (tmp_path / "token").read_text(encoding="ascii").strip() == tokens[0]
+
+
+def test_the_token_of_a_jsonl_store_elsewhere_is_kept_with_its_sessions(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    argv = ["web", "--data-dir", str(tmp_path / "data"), "--store", f"jsonl:{tmp_path / 'logs'}"]
+    assert main(argv, stdout=io.StringIO()) == 0
+    assert (tmp_path / "logs" / "token").read_text(encoding="ascii").strip() == tokens[0]
+    assert not (tmp_path / "data" / "token").exists()
+
+
+def test_an_unusable_token_file_is_one_line_with_exit_1_and_releases_the_lock(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    (tmp_path / "token").write_text("kept-token-value\n", encoding="ascii")
+    (tmp_path / "token").chmod(0o644)
+    err = io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO(), stderr=err) == 1
+    assert err.getvalue() == (
+        f"dsh: error: the token file {tmp_path / 'token'} is open to other users (mode 0644); "
+        f"run `chmod 600 {tmp_path / 'token'}`, or start with --new-token to replace it\n"
+    )
+    assert tokens == []
+    # The lock was given back: the next start (with the fix) runs.
+    (tmp_path / "token").chmod(0o600)
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO()) == 0
+    assert tokens == ["kept-token-value"]
+
+
+def test_new_token_with_dsh_token_set_is_an_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DSH_TOKEN", TOKEN)
+    tokens = served_tokens(monkeypatch)
+    err = io.StringIO()
+    argv = ["web", "--data-dir", str(tmp_path), "--new-token"]
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    assert "--new-token cannot replace the token while $DSH_TOKEN is set" in err.getvalue()
+    assert tokens == []
+
+
+def test_a_token_error_with_a_store_that_takes_no_lock_is_the_same_one_line(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DSH_TOKEN", TOKEN)
+    tokens = served_tokens(monkeypatch)
+    err = io.StringIO()
+    argv = ["web", "--data-dir", str(tmp_path), "--store", "memory:", "--new-token"]
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    assert "--new-token cannot replace the token while $DSH_TOKEN is set" in err.getvalue()
+    assert tokens == []

@@ -330,3 +330,39 @@ def test_sampling_parameters_a_thinking_model_ignores_are_not_sent(
 
     sampling = {key: body[key] for key in ("temperature", "top_p") if key in body}
     assert sampling == ({"temperature": 0.3, "top_p": 0.9} if sampling_sent else {})
+
+
+def test_a_message_from_a_known_zone_starts_with_when_it_was_sent_in_that_zone_and_utc() -> None:
+    sent = 1_767_598_200_000  # 2026-01-05T07:30:00Z
+    messages = [
+        Message(role="user", text="remind me at 9", time_zone="Europe/Berlin", time=sent),
+        Message(role="assistant", text="ok"),
+        Message(role="user", text="and at 10", time_zone="Asia/Kolkata", time=sent + 60_000),
+        Message(role="user", text="no zone", time=sent),
+        Message(role="user", text="no time", time_zone="UTC"),
+        Message(
+            role="user",
+            text="[Scheduled reminder]",
+            source={"kind": "schedule"},
+            time_zone="UTC",
+            time=sent,
+        ),
+        Message(role="user", text="odd zone", time_zone="Not/AZone", time=sent),
+    ]
+    wire = wire_messages(messages)
+    assert wire[1] == {
+        "role": "user",
+        "content": "[sent 2026-01-05T08:30+01:00 (Europe/Berlin) = 2026-01-05T07:30Z]\n"
+        "remind me at 9",
+    }
+    assert wire[3]["content"] == (
+        "[sent 2026-01-05T13:01+05:30 (Asia/Kolkata) = 2026-01-05T07:31Z]\nand at 10"
+        "\n\nno zone\n\nno time\n\n[Scheduled reminder]\n\nodd zone"
+    )
+    assert "time_zone" in SYSTEM_PROMPT and "[sent " in SYSTEM_PROMPT
+
+
+def test_the_stamp_of_a_message_never_changes_as_the_conversation_grows() -> None:
+    first = Message(role="user", text="hi", time_zone="America/New_York", time=1_767_598_200_000)
+    later = [first, Message(role="assistant", text="yo"), Message(role="user", text="more")]
+    assert wire_messages([first])[1] == wire_messages(later)[1]

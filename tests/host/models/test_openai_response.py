@@ -143,3 +143,34 @@ def test_a_chunk_reporting_an_error_is_model_unavailable(payload: Any, message: 
 )
 def test_error_bodies_yield_their_human_message(body: str, detail: str) -> None:
     assert error_detail(body) == detail
+
+
+def test_a_reply_nested_past_the_parser_is_a_bad_response_not_a_crash() -> None:
+    depth = 100_000
+    text = '{"choices": ' + "[" * depth + "]" * depth + "}"
+    with pytest.raises(ModelError) as info:
+        parse_completion(text)
+    assert info.value.code == "bad_response"
+    assert "nested too deep" in info.value.message
+    with pytest.raises(ModelError, match="nested too deep"):
+        parse_chunk(text)
+
+
+def test_object_arguments_with_a_nan_reach_the_pipeline_as_text() -> None:
+    text = json.dumps(
+        {
+            "choices": [
+                {
+                    "message": {
+                        "content": "ok",
+                        "tool_calls": [
+                            {"id": "a", "function": {"name": "t", "arguments": {"x": float("nan")}}}
+                        ],
+                    }
+                }
+            ]
+        }
+    )
+    reply = parse_completion(text)
+    assert reply.text == "ok"
+    assert reply.tool_calls[0].arguments == '{"x": NaN}'

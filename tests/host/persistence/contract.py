@@ -145,7 +145,7 @@ class BackendContract:
         child = Session.fork(parent.header, parent.events, "a-child", at=1, created_at=7)
         await backend.initialize(parent.header, parent.events)
         await backend.initialize(child.header, child.events)
-        await backend.append("a-child", [child.events[0].model_copy(update={"seq": 2})])
+        await backend.append("a-child", [child.events[0].replace(seq=2)])
         assert await backend.list() == [
             StoredSummary(
                 id="a-child",

@@ -335,6 +335,67 @@ async def test_a_flush_that_hits_a_fault_raises_and_the_next_one_recovers(
         await assert_stored_exactly(backend.inner, session)
 
 
+@pytest.mark.parametrize("after_write", [False, True])
+async def test_a_write_in_flight_that_fails_is_retried_by_the_flush_waiting_for_it(
+    memory: FaultyBackend, after_write: bool
+) -> None:
+    """The writer's eager append meets a fault scripted before the faults stopped; a flush
+    called meanwhile is the next flush of that failed batch: it retries it and succeeds."""
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        fault = memory.fail("append", after_write=after_write)
+        hold = memory.hold("append", after_write=after_write)
+        add(store, session, 2)
+        with anyio.fail_after(5):
+            await hold.entered.wait()  # in flight, its fault already chosen
+        results: list[bool] = []
+
+        async def flush() -> None:
+            results.append(await store.flush(session))
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(flush)
+            await settle()
+            assert results == []  # waiting for the write in flight
+            memory.clear()  # the faults stop; the held append goes on, and fails
+        assert results == [True] and fault.fired == 1
+        # A write that landed before its failure is found by reading back, not re-sent.
+        assert memory.calls["append"] == (1 if after_write else 2)
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_a_flush_whose_own_retry_fails_too_raises(memory: FaultyBackend) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        store.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await store.flush(session) is True
+        memory.fail("append", times=None)
+        hold = memory.hold("append")
+        add(store, session, 2)
+        with anyio.fail_after(5):
+            await hold.entered.wait()
+        errors: list[FlushError] = []
+
+        async def flush() -> None:
+            with pytest.raises(FlushError) as info:
+                await store.flush(session)
+            errors.append(info.value)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(flush)
+            await settle()
+            hold.release()  # the write in flight fails, then the flush's own retry does
+        assert memory.calls["append"] == 2
+        assert "events 0–1 are not confirmed stored" in str(errors[0])
+        assert "append call #2 failed" in str(errors[0])
+        memory.clear()
+        assert await store.flush(session) is True
+
+
 async def test_after_a_failure_nothing_is_written_until_the_next_flush(
     memory: FaultyBackend,
 ) -> None:
@@ -721,8 +782,8 @@ def test_storage_is_always_a_prefix_and_every_true_flush_is_true(
                     backend.fail(FAULTS[action], after_write=bool(argument))
                 await storage_is_a_prefix()
             backend.clear()
-            with contextlib.suppress(FlushError):
-                await store.flush(session)  # may still meet a fault already in flight
+            # A write still in flight may yet meet a fault scripted before: the flush
+            # retries it, so the first flush once faults stop succeeds.
             assert await store.flush(session) is True
             await assert_stored_exactly(backend.inner, session)
 
@@ -1052,3 +1113,24 @@ async def test_a_lost_lease_is_never_retried_and_storage_is_not_asked_again(
             await detach()
         assert await backend.cursor("s1") == 0
     assert caplog.text.count("writing stopped") == 1
+
+
+async def test_idle_sessions_hold_no_writer_task_and_appends_are_still_written_eagerly(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        sessions = [Session.new(f"s{n}", cwd="/", created_at=0) for n in range(5)]
+        for session in sessions:
+            store.open(session)
+            coordinator.attach(session, seed_end=0)
+        for session in sessions:
+            assert await store.flush(session) is True
+        await eventually(lambda: len(coordinator._tasks) == 0, "the writers to finish")
+        # No task is left; an append starts a writer that stores it and ends.
+        add(store, sessions[2], 3)
+        await eventually(
+            lambda: coordinator.durable_length(sessions[2]) == 3, "the eager write to land"
+        )
+        await eventually(lambda: len(coordinator._tasks) == 0, "the writer to end")
+        stored = await memory.inner.inspect("s2")
+        assert stored is not None and len(stored.events) == 3

@@ -26,7 +26,7 @@ from dsh.persistence import (
     SessionNotFound,
     StorageError,
 )
-from dsh.session import InvalidSessionId, SessionEvent
+from dsh.session import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
 
 from .contract import BackendContract, events, header
@@ -1223,3 +1223,63 @@ async def test_creating_an_existing_log_repairs_its_torn_tail_for_the_adopter(
     stored = await backend.inspect("s1")
     assert stored is not None and stored.torn_tail is False
     assert stored.events == tuple(events(0, 3))
+
+
+# -- depth: the reader accepts whatever any writer wrote (issue 19) -----------------
+
+
+def _deep_arguments(depth: int) -> Any:
+    value: Any = 1
+    for _ in range(depth):
+        value = [value]
+    return value
+
+
+def _first_edition_line(seq: int, data_depth: int) -> str:
+    # What the first edition's writer (pydantic's serializer) wrote for a reply whose
+    # tool arguments nest `data_depth - 3` levels: the same canonical bytes as today.
+    arguments = _deep_arguments(data_depth - 3)
+    data = {"text": "", "toolCalls": [{"id": "c", "name": "t", "arguments": arguments}]}
+    text = json.dumps(data, separators=(",", ":"))
+    return f'{{"seq":{seq},"type":"message/assistant","time":1,"data":{text}}}'
+
+
+@pytest.mark.parametrize(
+    "data_depth",
+    [
+        67,  # the deepest data this edition writes (MAX_EVENT_DEPTH)
+        199,  # the deepest the first edition's reader could read back
+        253,  # the deepest the first edition's writer wrote (its reader failed past 199)
+    ],
+)
+async def test_a_log_written_at_any_depth_a_writer_produced_reads_back_and_forks(
+    tmp_path: Path, data_depth: int
+) -> None:
+    backend = JsonlBackend(tmp_path)
+    stored = header("deep")
+    line = _first_edition_line(0, data_depth)
+    (tmp_path / "sessions").mkdir()
+    (tmp_path / "sessions" / "deep.jsonl").write_text(
+        stored.canonical().to_json() + "\n" + line + "\n", encoding="utf-8"
+    )
+    try:
+        found = await backend.inspect("deep")
+        assert found is not None
+        [event] = found.events
+        assert event.to_json() == line
+        assert (await backend.read("deep", 0, None))[0] == event
+        data = event.data
+        assert isinstance(data, dict)
+        assert data["toolCalls"][0]["arguments"] == _deep_arguments(data_depth - 3)
+        # A fork copies the deep event unchanged: the writer does not re-judge old events.
+        child = Session.fork(stored, found.events, "child", at=1, created_at=2)
+        await backend.initialize(child.header, child.events)
+        copied = await backend.inspect("child")
+        assert copied is not None and copied.events[0].to_json() == line
+    finally:
+        await backend.aclose()
+
+
+async def test_new_data_deeper_than_the_limit_is_refused_before_anything_is_stored() -> None:
+    with pytest.raises(ValueError, match="nested more than 67 levels deep"):
+        SessionEvent(seq=0, type="test/deep", time=1, data=_deep_arguments(68))

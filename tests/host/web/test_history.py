@@ -96,7 +96,7 @@ async def test_one_stored_event_that_differs_withholds_every_view(
 ) -> None:
     session = await live_with_marks(host)
     events = backend.stored_events(session.id)
-    events[1] = events[1].model_copy(update={"data": {"changed": True}})
+    events[1] = events[1].replace(data={"changed": True})
     backend.tamper(session.id, events=events)
     page = await History(host).page(session.id, PageRequest())
     assert page["views"] == {}
@@ -227,7 +227,7 @@ async def test_a_rewritten_log_loses_its_views_until_it_is_verified_again(
     assert set((await history.page(session.id, PageRequest()))["views"]) == {"0", "2"}
     original = backend.stored_events(session.id)
     rewritten = [*original]
-    rewritten[0] = rewritten[0].model_copy(update={"data": {"n": "rewritten"}})
+    rewritten[0] = rewritten[0].replace(data={"n": "rewritten"})
     backend.tamper(session.id, events=rewritten)
     assert (await history.page(session.id, PageRequest()))["views"] == {}
     assert (await history.page(session.id, PageRequest()))["views"] == {}

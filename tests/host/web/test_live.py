@@ -111,7 +111,7 @@ async def test_a_view_is_redelivered_exactly_once_after_the_flush_that_covers_it
     assert frames == [
         {
             "kind": "event",
-            "event": session.events[0].model_dump(mode="json"),
+            "event": session.events[0].to_dict(),
             "sidecar": {"for": "event", "view": {"marked": {"x": 1}, "seq": 0}},
         }
     ]
@@ -184,10 +184,14 @@ async def test_a_reopened_session_is_a_new_object_that_starts_from_nothing(
     reopened, resumed = await host.resume(session.id)
     assert resumed and reopened.session is not session
     frames = drain(subscription)
-    # The new lifecycle's end-seed, then the marked event's view again: no cursor carried over.
+    # Cold, then the new lifecycle's end-seed and live again. The watermark of the new
+    # object starts from nothing; the subscriber, which had everything below its tail
+    # from history, is not sent the views below it again.
+    assert frames[1] == {"kind": "live", "live": False}
     assert raw_seqs(frames) == [1]
-    assert frames[1]["event"]["type"] == "session/end-seed"
-    assert sidecars(frames) == [0]
+    assert frames[2]["event"]["type"] == "session/end-seed"
+    assert frames[-1] == {"kind": "live", "live": True}
+    assert sidecars(frames) == []
     assert hub.watermark(reopened.session) == 2
     assert subscription.session is reopened.session
 

@@ -3,22 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import ValidationError
 
-from dsh.web.settings import STATIC_DIR, WebSettings, resolve_token
-
-
-def test_dsh_token_sets_the_token() -> None:
-    assert resolve_token({"DSH_TOKEN": "fixed"}) == "fixed"
-
-
-def test_without_dsh_token_a_fresh_random_token_is_made() -> None:
-    first, second = resolve_token({}), resolve_token({"DSH_TOKEN": ""})
-    assert first != second
-    assert len(first) >= 32
-
-
-def test_resolve_token_reads_the_process_environment(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("DSH_TOKEN", "from-env")
-    assert resolve_token() == "from-env"
+from dsh.web.settings import STATIC_DIR, WebSettings
 
 
 def test_settings_default_to_loopback_port_8765_and_one_mebibyte() -> None:

@@ -99,6 +99,27 @@ async def test_a_declared_plugin_module_is_served_as_javascript(
     assert (await anonymous.get("/plugins/other/render.js")).status_code == 404
 
 
+async def test_the_files_a_module_declares_it_imports_are_served_next_to_it(
+    anonymous: httpx.AsyncClient, host: Host, tmp_path: Path
+) -> None:
+    folder = tmp_path / "ui"
+    folder.mkdir()
+    module = folder / "entry.js"
+    module.write_text('import { words } from "./words.js";\n', encoding="utf-8")
+    (folder / "words.js").write_text("export const words = 1;\n", encoding="utf-8")
+    (folder / "private.js").write_text("nope", encoding="utf-8")
+    declared = ClientModule(module, imports=(folder / "words.js", folder / "gone.js"))
+    host.pm.register(UiPlugin([declared]), name="ui-test")
+    response = await anonymous.get("/plugins/ui-test/words.js")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert response.text == "export const words = 1;\n"
+    assert (await anonymous.get("/plugins/ui-test/entry.js")).status_code == 200
+    assert (await anonymous.get("/plugins/ui-test/private.js")).status_code == 404
+    assert (await anonymous.get("/plugins/ui-test/gone.js")).status_code == 404
+    assert (await anonymous.get("/plugins/other/words.js")).status_code == 404
+
+
 async def test_an_unloaded_plugins_modules_disappear(
     anonymous: httpx.AsyncClient, host: Host, tmp_path: Path
 ) -> None:

@@ -46,12 +46,12 @@ async def test_hello_then_raw_events_then_one_sidecar_after_the_flush(
         host.store.append(session, MARKED, {"x": 1})
         host.store.append(session, PLAIN, {})
         first, second = await receive_json(ws), await receive_json(ws)
-        assert first == {"kind": "event", "event": session.events[0].model_dump(mode="json")}
+        assert first == {"kind": "event", "event": session.events[0].to_dict()}
         assert second["event"]["seq"] == 1 and "sidecar" not in second
         assert await host.store.flush(session) is True
         assert await receive_json(ws) == {
             "kind": "event",
-            "event": session.events[0].model_dump(mode="json"),
+            "event": session.events[0].to_dict(),
             "sidecar": {"for": "event", "view": {"marked": {"x": 1}, "seq": 0}},
         }
         assert await host.store.flush(session) is True
@@ -95,6 +95,8 @@ async def test_watching_a_cold_session_says_hello_with_the_stored_tail_and_strea
             "time": end_seed["event"]["time"],
             "data": {},
         }
+        # Then it says the Session is live again (its root agent is published).
+        assert await receive_json(ws) == {"kind": "live", "live": True}
         live = host.store.get(session.id)
         host.store.append(live, MARKED, {"new": True})
         await host.store.flush(live)
@@ -115,6 +117,8 @@ async def test_deleting_a_session_ends_its_streams_with_4404(host: Host, served:
         async with httpx.AsyncClient(base_url=served.base, headers=AUTH) as http:
             response = await http.delete(f"/api/sessions/{watched.id}")
             assert response.status_code == 204
+        # Closed first (it goes cold: the watcher is told), then gone.
+        assert await receive_json(ws) == {"kind": "live", "live": False}
         with pytest.raises(ConnectionClosed) as closed:
             with anyio.fail_after(5):
                 await ws.recv()

@@ -2,7 +2,14 @@
 
 Mapping (one neutral `Message` → one wire message):
 
-- `user` → `{"role": "user", "content": text}`;
+- `user` → `{"role": "user", "content": text}`; a message the person wrote
+  from a known zone (`time_zone`, `time`) starts with one line saying when,
+  in that zone and in UTC: `[sent 2026-01-05T08:30+01:00 (Europe/Berlin) =
+  2026-01-05T07:30Z]`, so a real model reads "at 9" and "tomorrow" in the
+  person's clock (the system prompt says so). Each line is fixed by its own
+  message, so earlier messages never change and providers' prompt caches
+  keep working; a plugin's message (a reminder's frame) already names its
+  zone and gets none;
 - `assistant` → `{"role": "assistant", "content": text, "tool_calls": [...]}`
   with each call's `arguments` as a JSON string (`tool_calls` omitted when empty:
   servers reject an empty list);
@@ -37,7 +44,9 @@ from __future__ import annotations
 
 import json
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from ...tools import ToolCall
 from ..base import Message, ModelRequest
@@ -48,7 +57,10 @@ __all__ = ["NOT_COMPLETED", "SYSTEM_PROMPT", "build_body", "wire_messages"]
 SYSTEM_PROMPT = (
     "You are the assistant in dsh, a small agent host. Reminders you create with the "
     "schedule tools are session-local: they belong to this conversation only and fire "
-    "only while it is open."
+    "only while it is open. A message from the person may start with a line like "
+    "[sent 2026-01-05T08:30+01:00 (Europe/Berlin) = 2026-01-05T07:30Z]: that is when "
+    "they sent it, in their time zone and in UTC. Read the times they mention in that "
+    "zone, pass it as time_zone to the schedule tools, and name times in it."
 )
 
 NOT_COMPLETED = {
@@ -93,11 +105,12 @@ def wire_messages(
         message = messages[index]
         index += 1
         if message.role == "user":
+            text = _stamped(message)
             previous = wire[-1]
             if previous["role"] == "user":
-                previous["content"] = f"{previous['content']}\n\n{message.text}"
+                previous["content"] = f"{previous['content']}\n\n{text}"
             else:
-                wire.append({"role": "user", "content": message.text})
+                wire.append({"role": "user", "content": text})
         elif message.role == "assistant":
             results: list[Message] = []
             while index < len(messages) and messages[index].role == "tool":
@@ -109,6 +122,22 @@ def wire_messages(
     if pass_back is not None:
         _pass_back(wire, reasoning, pass_back)
     return wire
+
+
+def _stamped(message: Message) -> str:
+    """The person's text, first a line saying when they sent it (module docstring)."""
+    if message.source.get("kind", "user") != "user" or message.time is None:
+        return message.text
+    if not message.time_zone:
+        return message.text
+    try:
+        zone = ZoneInfo(message.time_zone)
+    except (ZoneInfoNotFoundError, ValueError):
+        return message.text  # the host validates zones; a stored oddity is just not stamped
+    sent = datetime.fromtimestamp(message.time / 1000, UTC)
+    local = sent.astimezone(zone).isoformat(timespec="minutes")
+    utc = sent.strftime("%Y-%m-%dT%H:%MZ")
+    return f"[sent {local} ({message.time_zone}) = {utc}]\n{message.text}"
 
 
 def _pass_back(wire: list[WireMessage], reasoning: dict[int, str], field: str) -> None:

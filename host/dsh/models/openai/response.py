@@ -119,6 +119,8 @@ def _json(text: str, what: str) -> Any:
         return json.loads(text)
     except json.JSONDecodeError:
         raise ModelError("bad_response", f"{what} is not JSON: {snippet(text)!r}") from None
+    except RecursionError:
+        raise ModelError("bad_response", f"{what} is nested too deep to read") from None
 
 
 def _server_error(data: Any) -> str | None:
@@ -217,6 +219,7 @@ class ReplyBuilder:
             slot.name = function.name
         arguments = function.arguments
         if isinstance(arguments, dict):
+            # As text, like streamed arguments: the pipeline checks them (NaN, depth, size).
             slot.arguments.append(json.dumps(arguments, ensure_ascii=False))
         elif arguments:
             slot.arguments.append(arguments)

@@ -89,7 +89,9 @@ class JsonlBackend(Backend):
     async def initialize(self, header: SessionHeader, events: Sequence[SessionEvent]) -> None:
         self.path_of(header.id)
         check_contiguous(header.id, events, 0)
-        await self._write(self._files.create, header, events, encode_events(events))
+        # Encoded by the worker once it knows the file is new: a resume's creation is
+        # refused (the log exists), and encoding a long log for nothing costs.
+        await self._write(self._files.create, header, events)
 
     async def append(self, session_id: str, events: Sequence[SessionEvent]) -> None:
         validate_session_id(session_id)

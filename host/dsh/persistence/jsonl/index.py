@@ -29,8 +29,9 @@ import sys
 import zlib
 from array import array
 from bisect import bisect_left
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
+from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
@@ -106,18 +107,20 @@ class LineIndex:
             return list(runs[0])
         return sorted(seq for run in runs for seq in run)
 
-    def append(self, batch: EncodedBatch, events: Collection[SessionEvent]) -> None:
+    def append(self, batch: EncodedBatch, events: Sequence[SessionEvent]) -> None:
         """Take an appended batch in (the writer only; see the module docstring)."""
         first = self.length
-        for offset, name in enumerate(batch.types):
-            self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
-        ends, position = [], self.end
-        for size in batch.lengths:
-            position += size
-            ends.append(position)
-        self.bounds.extend(ends)
-        for event in events:
-            self.facts.add(event)
+        types = batch.types
+        if types and types.count(types[0]) == len(types):  # one type: one extend
+            self.by_type.setdefault(types[0], array(_SEQ)).extend(range(first, first + len(types)))
+        else:
+            for offset, name in enumerate(types):
+                self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
+        ends = list(accumulate(batch.lengths, initial=self.end))
+        self.bounds.extend(ends[1:])  # one extend: readers see all of the batch or none
+        for position, name in enumerate(types):
+            if name == TITLE_TYPE or (name == USER_MESSAGE and self.facts.preview is None):
+                self.facts.add(events[position])
 
     def extend(self, data: bytes, offset: int) -> None:
         """Take in the lines of `data`, which are the file's bytes from `offset` (= `end`) on."""

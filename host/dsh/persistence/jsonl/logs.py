@@ -75,7 +75,14 @@ from .files import (
     write_all,
     write_replacing,
 )
-from .format import SUFFIX, EncodedBatch, encode_header, parse_event, parse_header
+from .format import (
+    SUFFIX,
+    EncodedBatch,
+    encode_events,
+    encode_header,
+    parse_event,
+    parse_header,
+)
 from .index import LineIndex
 
 __all__ = ["LogFiles", "PendingBatch"]
@@ -154,9 +161,7 @@ class LogFiles:
 
     # -- writing (the I/O worker only) ----------------------------------------
 
-    def create(
-        self, header: SessionHeader, events: Sequence[SessionEvent], batch: EncodedBatch
-    ) -> None:
+    def create(self, header: SessionHeader, events: Sequence[SessionEvent]) -> None:
         path = self.path_of(header.id)
         head = encode_header(header)
         with storage_errors(path, "create"):
@@ -164,6 +169,7 @@ class LogFiles:
             if os.path.lexists(path):  # fail fast; the link below guarantees it
                 sync_directory(self.directory, self._sync_dir)
                 self._exists(header.id, path)
+            batch = encode_events(events)
             try:
                 fd = create_exclusive(path, head + batch.payload, self._sync_file, self._sync_dir)
             except SessionExists:

@@ -11,12 +11,13 @@ owns the listening socket instead:
 1. Each time the socket is readable it accepts at most `batch`
    connections, so one turn of the event loop admits few enough
    connections that a newcomer's request is read before the pool could
-   evict it (see `pool`).
+   evict it even among connections that send nothing (see `pool`).
 2. Each connection asks the pool for a ticket. A refused one gets an
    immediate `503 server_busy` (the API's error shape, `Retry-After: 1`)
    and is closed, so a client learns at once that it should retry.
 3. When `accept()` fails for lack of descriptors (EMFILE, ENFILE, ENOBUFS,
-   ENOMEM), the oldest unauthenticated connection is evicted and the
+   ENOMEM), an unauthenticated connection is evicted (in the pool's order:
+   partway through a request first, then quiet, oldest first) and the
    freed descriptor takes the next one. With nothing to evict, a spare
    descriptor held for this moment is closed, one waiting connection is
    accepted into it and refused with the 503, and the spare is taken back

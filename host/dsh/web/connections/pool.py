@@ -8,20 +8,43 @@ Every connection the server accepts asks the `ConnectionPool` for a
    in constant time); it stays authenticated until it closes.
 2. **Two caps.** At most `limits.total` connections are held, and at most
    `limits.unauthenticated` of them unauthenticated.
-3. **A full pool makes room by evicting the oldest unauthenticated
-   connection**, preferring one that is not being answered (waiting for, or
-   dribbling, a request) over one whose response is in flight. Authenticated
-   connections, WebSockets included, are never evicted.
+3. **A full pool makes room by evicting one unauthenticated connection**,
+   choosing by what the connection is doing (the protocol reports it):
+   first one **partway through a request** (part of its head or body has
+   arrived and the rest is still owed), then one that is **quiet** (nothing
+   of a request has arrived: a newcomer whose first packet has not been read
+   yet, or a kept-alive connection between requests), and last one whose
+   **response is in flight**. Within each kind the oldest goes first.
+   Authenticated connections, WebSockets included, are never evicted.
 4. **Only when nothing can be evicted is the newcomer refused.**
 
 Why evict rather than refuse: a slowloris attacker who holds every
 unauthenticated slot would otherwise lock out every newcomer, and a newcomer
-cannot show its token before it is admitted. Evicting the oldest means an
-attacker's connections churn among themselves, while a client that sends its
-request promptly (a browser, `curl`, a script: the token arrives in the first
-packet) is authenticated long before the attacker can open
-`limits.unauthenticated` newer connections to push it out. The acceptor
-bounds how many connections it takes per event-loop turn for that reason.
+cannot show its token before it is admitted.
+
+Why partway first: a newcomer cannot show its token before the server has
+read its first packet, and a client may take a while to send it (a loaded
+machine, a browser that opens a connection before it has a request for it).
+Slowloris sends a little, slowly: every one of its connections is partway
+through a head that never ends. Evicting the oldest regardless let the
+attacker's reconnects push out a quiet newcomer: once descriptors ran out
+with room for about 20 connections, an attacker reconnecting 1,000 times a
+second evicted every connection within a few tens of milliseconds of its
+admission: a client that waited 50 ms before sending was closed 11 times in
+20 without an answer (80 ms: 17 in 20). Now, while any connection is partway
+through a request, a quiet one is never evicted (the same clients: 20 in 20
+answered, at 50, 80 and 200 ms), and a client that sends its whole
+request head in one write (a browser, `curl`, a script) is authenticated
+the moment it is read. The attacker's newcomers are quiet too until they are
+read, but they turn partway the moment they are, and then go before it.
+
+What this does not cover: a flood of connections that send nothing at all
+is quiet like the newcomer, so among quiet connections the oldest goes
+first, and a newcomer then has until `limits.unauthenticated` newer quiet
+connections were admitted (the acceptor bounds how many it takes per turn of
+the event loop for that reason); the head deadline bounds how long any
+quiet connection is held. A client that sends its head in pieces is partway
+until its last piece.
 
 The pool only counts and chooses; closing a connection is the `closer` the
 protocol attaches to its ticket. It keeps counters of what happened
@@ -81,13 +104,22 @@ class ConnectionLimits:
 class Ticket:
     """One admitted connection's place in the pool."""
 
-    __slots__ = ("_closer", "_pool", "authenticated", "busy", "evicted", "released")
+    __slots__ = (
+        "_closer",
+        "_pool",
+        "authenticated",
+        "busy",
+        "evicted",
+        "partway",
+        "released",
+    )
 
     def __init__(self, pool: ConnectionPool) -> None:
         self._pool = pool
         self._closer: Callable[[], None] | None = None
         self.authenticated = False
         self.busy = False
+        self.partway = False
         self.evicted = False
         self.released = False
 
@@ -104,6 +136,18 @@ class Ticket:
     def answering(self, busy: bool) -> None:
         """Whether a response is in flight (an unauthenticated one is then evicted last)."""
         self.busy = busy
+
+    def receiving(self, partway: bool) -> None:
+        """Whether part of a request has arrived and the rest is still owed (an
+        unauthenticated one is then evicted first); False: nothing of one has arrived."""
+        self.partway = partway
+
+    @property
+    def rank(self) -> int:
+        """Eviction order of an unauthenticated ticket: 0 partway, 1 quiet, 2 answering."""
+        if self.busy:
+            return 2
+        return 0 if self.partway else 1
 
     def release(self) -> None:
         """The connection closed. Idempotent."""
@@ -142,6 +186,11 @@ class ConnectionPool:
         """Connections held now that have not presented the token."""
         return len(self._unauthenticated)
 
+    @property
+    def partway(self) -> int:
+        """Unauthenticated connections held now that are partway through a request."""
+        return sum(ticket.rank == 0 for ticket in self._unauthenticated)
+
     def admit(self) -> Ticket | None:
         """A ticket for a new connection, evicting one if the pool is full; None: refuse it."""
         full = (
@@ -157,10 +206,14 @@ class ConnectionPool:
         return ticket
 
     def evict_one(self) -> bool:
-        """Close the oldest unauthenticated connection (idle ones first); False if there is none."""
-        victim = next((t for t in self._unauthenticated if not t.busy), None)
-        if victim is None:
-            victim = next(iter(self._unauthenticated), None)
+        """Close one unauthenticated connection: partway ones first, then quiet ones, then
+        ones being answered, the oldest of the first kind there is; False if there is none."""
+        victim: Ticket | None = None
+        for ticket in self._unauthenticated:  # oldest first
+            if victim is None or ticket.rank < victim.rank:
+                victim = ticket
+                if victim.rank == 0:
+                    break
         if victim is None:
             return False
         del self._unauthenticated[victim]

@@ -15,7 +15,10 @@ every event:
 - otherwise the server owes the response: no deadline of ours.
 
 A connection past its deadline is closed and counted (`head_timeout`,
-`body_timeout`). When a request's headers are complete the protocol checks
+`body_timeout`). The same reading tells the `Ticket` what the connection is
+doing, which decides the pool's eviction order: *answering* (a response is
+owed), *partway* (part of a head is buffered, or a body is owed) or *quiet*
+(nothing of a request has arrived). When a request's headers are complete the protocol checks
 whether they present the access token (the `Authorization: Bearer` header
 or the `token` query parameter, compared in constant time by the same
 `AccessPolicy` the app uses) and, if so, authenticates its `Ticket`: the
@@ -147,6 +150,9 @@ class GuardedHttp(H11Protocol):
         state = self.conn.their_state
         phase = "head" if state is h11.IDLE else "body" if state is h11.SEND_BODY else None
         self.ticket.answering(phase is None)
+        # Partway: a body is owed, or part of the next head is buffered (the pool evicts
+        # those first; a connection with nothing of a request in yet is quiet).
+        self.ticket.receiving(phase == "body" or (phase == "head" and self._head_started()))
         if phase == self._phase:
             return
         self._disarm()
@@ -154,6 +160,11 @@ class GuardedHttp(H11Protocol):
         if phase is not None:
             delay = self._deadlines.header if phase == "head" else self._deadlines.body
             self._timer = self.loop.call_later(delay, self._expire, phase)
+
+    def _head_started(self) -> bool:
+        """Whether bytes of a request head that is not complete yet have arrived."""
+        unprocessed, _ = self.conn.trailing_data
+        return bool(unprocessed)
 
     def _disarm(self) -> None:
         if self._timer is not None:

@@ -14,9 +14,12 @@ export class ApiError extends Error {
 
 /**
  * Create the client. `base` is the origin ("" for same-origin), `token` the
- * access token, `fetch` the fetch implementation (injected for tests).
+ * access token (`setToken` replaces it: a reader pasted a new one), `fetch`
+ * the fetch implementation (injected for tests).
  */
-export function createApi({ base = "", token, fetch: fetchImpl = globalThis.fetch }) {
+export function createApi({ base = "", token: initialToken, fetch: fetchImpl = globalThis.fetch }) {
+  let token = initialToken ?? "";
+
   async function call(method, path, body) {
     const headers = { Accept: "application/json", Authorization: `Bearer ${token}` };
     const init = { method, headers };
@@ -45,6 +48,11 @@ export function createApi({ base = "", token, fetch: fetchImpl = globalThis.fetc
   const session = (id) => `/api/sessions/${encodeURIComponent(id)}`;
 
   return Object.freeze({
+    /** The access token requests carry ("" when there is none). */
+    token: () => token,
+    setToken: (next) => {
+      token = String(next ?? "");
+    },
     health: () => call("GET", "/api/health"),
     /** `q` filters by title and first message (hosts without titles ignore it). */
     listSessions: async ({ q } = {}) => {
@@ -68,6 +76,12 @@ export function createApi({ base = "", token, fetch: fetchImpl = globalThis.fetc
     resume: (id) => call("POST", `${session(id)}/resume`, {}),
     fork: async (id, atSeq) =>
       (await call("POST", `${session(id)}/fork`, atSeq === undefined ? {} : { atSeq })).session,
+    /**
+     * Run a plugin's action on a Session (a reminder's delete, pause, resume,
+     * snooze): resolves to its `result` once the change is durable.
+     */
+    act: async (id, plugin, action, args = {}) =>
+      (await call("POST", `${session(id)}/actions`, { plugin, action, args }))?.result ?? null,
     /** Queue a message (202); `timeZone` is the reader's IANA zone, when known. */
     sendMessage: (id, text, { timeZone } = {}) =>
       call("POST", `${session(id)}/messages`, typeof timeZone === "string" && timeZone !== "" ? { text, timeZone } : { text }),

@@ -10,7 +10,7 @@ import { mountApp } from "./shell.js";
 import { isMac } from "./shortcuts.js";
 import { createTheme } from "./theme.js";
 import { readerZone } from "./time.js";
-import { takeToken } from "./token.js";
+import { keepToken, takeToken } from "./token.js";
 
 const SESSION_HASH = /^#\/s\/(.+)$/;
 
@@ -33,12 +33,10 @@ function storageOrNull(name) {
   }
 }
 
-const token = takeToken({
-  location: window.location,
-  history: window.history,
-  storage: storageOrNull("sessionStorage"),
-});
-const api = token === null ? null : createApi({ token, fetch: window.fetch.bind(window) });
+const tabStorage = storageOrNull("sessionStorage");
+const token = takeToken({ location: window.location, history: window.history, storage: tabStorage });
+// Without a token the page still mounts: its prompt takes the printed address.
+const api = createApi({ token: token ?? "", fetch: window.fetch.bind(window) });
 const localStorage = storageOrNull("localStorage");
 const theme = createTheme({
   root: document.documentElement,
@@ -59,6 +57,13 @@ const controller = mountApp({
   copyText: (text) => copyText(text),
   theme,
   mac: isMac(navigator),
+  Notification: typeof window.Notification === "function" ? window.Notification : null,
+  createAudio: () => {
+    const Context = window.AudioContext ?? window.webkitAudioContext;
+    return typeof Context === "function" ? new Context() : null;
+  },
+  focusWindow: () => window.focus(),
+  saveToken: (value) => keepToken(tabStorage, value),
   initialSession: sessionFromHash(window.location.hash),
   onNavigate: (id) => {
     const base = `${window.location.pathname}${window.location.search}`;
@@ -72,6 +77,10 @@ window.addEventListener("hashchange", () => {
   if (id !== null) controller.openSession(id);
 });
 document.addEventListener("visibilitychange", () => {
-  if (!document.hidden) controller.refreshSessions();
+  if (!document.hidden) {
+    controller.refreshSessions();
+    controller.looked();
+  }
 });
+window.addEventListener("focus", () => controller.looked());
 controller.start();

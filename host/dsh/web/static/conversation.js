@@ -181,6 +181,8 @@ export class ConversationView {
       t: this.#t,
       lang: this.#lang,
       time: this.#time,
+      timeZone: this.#time?.timeZone,
+      locale: this.#time?.locale,
       registry: this.#registry,
       onRenderError: (err, failed) => this.#callbacks.onRenderError(err, failed),
     });

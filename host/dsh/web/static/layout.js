@@ -13,10 +13,12 @@ import { createSidebar } from "./sidebar.js";
 
 /**
  * Build the page into `root`. `handlers` are the shell's actions, named as
- * createSidebar, createComposer and ConversationView take them. Returns the
- * parts and `drawer` (`open(focus?)`, `close(refocus) -> bool`, `isOpen()`).
+ * createSidebar, createComposer and ConversationView take them; `controls`
+ * go at the end of the header, `panels` (a PanelSlot's element) and `notices`
+ * (more banners) above the transcript. Returns the parts and `drawer`
+ * (`open(focus?)`, `close(refocus) -> bool`, `isOpen()`).
  */
-export function buildLayout({ document, root, labels, registry, timers, copyText, handlers }) {
+export function buildLayout({ document, root, labels, registry, timers, copyText, handlers, controls = null, panels = null, notices = [] }) {
   const drawer = {
     isOpen: () => root.getAttribute("data-sidebar") === "open",
     /** Open the drawer; `focus` moves focus into it (to New session). */
@@ -35,7 +37,7 @@ export function buildLayout({ document, root, labels, registry, timers, copyText
     },
   };
   const sidebar = createSidebar({ document, labels, timers, handlers: { ...handlers, onClose: () => drawer.close(true) } });
-  const header = createHeader({ document, labels, onMenu: () => drawer.open() });
+  const header = createHeader({ document, labels, onMenu: () => drawer.open(), controls });
   const banner = createBanner(document);
   const transcript = h(document, "div", { class: "transcript", "data-role": "transcript" });
   labels.attr(transcript, "aria-label", "conversation");
@@ -58,6 +60,8 @@ export function buildLayout({ document, root, labels, registry, timers, copyText
   const main = h(document, "main", { class: "main" }, [
     header.element,
     banner.element,
+    ...notices,
+    panels,
     h(document, "div", { class: "transcript-frame" }, [transcript, follower.pill]),
     composer.element,
     announcer.element,

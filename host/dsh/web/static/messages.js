@@ -4,7 +4,10 @@
 // (who, and the time on hover) and a small action bar (copy, fork) whose
 // buttons are not tab stops: the conversation view offers the same actions
 // from the keyboard through its message menu. Assistant text is markdown;
-// everything else is inserted as text.
+// everything else is inserted as text. A plugin's follow-up message (a
+// delivered reminder's text for the model) is never drawn as the person's
+// bubble: it is a closed disclosure, inside the card of the event that
+// delivered it when there is one.
 
 import { append, h, isNode } from "./dom.js";
 import { prettyJson } from "./json.js";
@@ -13,12 +16,15 @@ import { reasoningBlock } from "./reasoning.js";
 
 /**
  * Build the element of `node`. `ctx` is `{document, t, time, registry,
- * lang, onRenderError(err, node)}` (`time` from createTimeFormat).
+ * lang, locale, timeZone, onRenderError(err, node)}` (`time` from
+ * createTimeFormat).
  */
 export function buildNode(node, ctx) {
   switch (node.kind) {
     case "user":
       return userMessage(node, ctx);
+    case "followup":
+      return followupMessage(node, ctx);
     case "assistant":
       return assistantMessage(node, ctx);
     case "tool-result":
@@ -39,8 +45,12 @@ export function copyableText(node) {
   return node.kind === "user" || node.kind === "assistant" ? node.text : null;
 }
 
-/** The seq a fork from `node` copies through: an assistant message keeps its tool results. */
+/**
+ * The seq a fork from `node` copies through: an assistant message keeps its
+ * tool results, a card the follow-up folded into it.
+ */
 export function forkSeq(node) {
+  if (node.kind === "presented" && node.followup) return Math.max(node.seq, node.followup.seq);
   if (node.kind !== "assistant") return node.seq;
   return Math.max(node.seq, ...node.toolCalls.map((call) => call.resultSeq ?? node.seq));
 }
@@ -48,7 +58,7 @@ export function forkSeq(node) {
 /** The line a screen reader hears when `node` arrives live, or null (tool internals are not read). */
 export function announcement(node, t) {
   if (node.kind === "assistant" && node.text.trim() !== "") return `${t("assistant")}: ${node.text}`;
-  if (node.kind === "user" && node.source.kind !== "user") return `${who(node, t)}: ${node.text}`;
+  if (node.kind === "followup") return t("followupFrom", { source: node.source.kind });
   if (node.kind === "turn-error") return t("turnError", { message: errorText(node.error) });
   return null;
 }
@@ -104,16 +114,27 @@ function stamp(ctx, time) {
 
 // ---- kinds ----------------------------------------------------------------
 
-function who(node, t) {
-  const source = node.source?.kind ?? "user";
-  if (source === "user") return t("you");
-  return `${t("you")} · ${t("fromPlugin", { source })}`;
+/**
+ * The text a plugin gave the model (a reminder's frame), closed: the card
+ * above it already says what happened, in the reader's language.
+ */
+export function followupDisclosure(doc, t, followup) {
+  return h(doc, "details", { class: "followup", "data-role": "followup", "data-followup-seq": followup.seq }, [
+    h(doc, "summary", {}, [t("followupSummary")]),
+    h(doc, "pre", { class: "followup-text" }, [followup.text]),
+  ]);
+}
+
+function followupMessage(node, ctx) {
+  const label = ctx.t("followupFrom", { source: node.source.kind });
+  const body = [followupDisclosure(ctx.document, ctx.t, node)];
+  return message(ctx, node, "followup", label, body, { copy: false, attrs: { "data-source": node.source.kind } });
 }
 
 function userMessage(node, ctx) {
   // The person's own words are shown exactly as typed (no markdown).
   const bubble = h(ctx.document, "div", { class: "bubble" }, [node.text]);
-  return message(ctx, node, "user", who(node, ctx.t), [bubble]);
+  return message(ctx, node, "user", ctx.t("you"), [bubble]);
 }
 
 function assistantMessage(node, ctx) {
@@ -192,10 +213,21 @@ function turnError(node, ctx) {
 
 function presented(node, ctx) {
   const render = ctx.registry?.lookup(node.eventType);
+  const followup = node.followup ? followupDisclosure(ctx.document, ctx.t, node.followup) : null;
   let content = null;
   if (render !== undefined) {
     const event = { seq: node.seq, type: node.eventType, time: node.time, data: node.data };
-    const rendererCtx = { document: ctx.document, lang: ctx.lang, t: ctx.t, seq: node.seq, eventType: node.eventType };
+    const rendererCtx = {
+      document: ctx.document,
+      lang: ctx.lang,
+      t: ctx.t,
+      seq: node.seq,
+      eventType: node.eventType,
+      time: ctx.time,
+      timeZone: ctx.timeZone,
+      locale: ctx.locale,
+      followup: node.followup ? { ...node.followup, element: followup } : null,
+    };
     try {
       const output = render(node.view, event, rendererCtx);
       if (isNode(output)) content = output;
@@ -205,11 +237,14 @@ function presented(node, ctx) {
     }
   }
   content ??= jsonFallback(ctx, node.eventType, node.view);
+  // A renderer may place the follow-up inside its card; else it goes below.
+  const body = [content];
+  if (followup !== null && followup.parentNode == null) body.push(followup);
   // The plugin's own card says what it is: the meta line only has the time.
-  return message(ctx, node, "presented", ctx.t("pluginEvent", { type: node.eventType }), [content], {
+  return message(ctx, node, "presented", ctx.t("pluginEvent", { type: node.eventType }), body, {
     copy: false,
     shown: false,
-    attrs: { "data-view": node.eventType },
+    attrs: { "data-view": node.eventType, "data-followup-seq": node.followup?.seq },
   });
 }
 

@@ -1,26 +1,59 @@
-// The event-view registry: which renderer draws the view of a durable event,
-// keyed by the event's type. UI plugins fill it through `register(registry)`.
+// The client registry: what UI plugins contribute to the page, filled through
+// each plugin module's `register(registry)`.
+//
+// - event views: which renderer draws the view of a durable event, by type;
+// - panels: a box of the open Session's plugin state above the transcript
+//   (the reminders panel), mounted once per opened Session;
+// - alerts: which newly delivered events deserve the reader's attention when
+//   they are not looking (tab title count, a system notification, a sound);
+// - statuses: a short line about a Session from a plugin's state, shown in
+//   the Session list and the header ("1 reminder waiting").
 
 const EVENT_TYPE = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
+const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
 
 /**
  * Create a registry.
  *
  * `registry.register(eventType, render)`: `render(view, event, ctx)` must
- * return a DOM node; `ctx` is `{document, lang, t, seq, eventType}`. A type
- * is registered once; a second registration throws naming both owners.
- * `registry.lang()` is the current UI language ("en" or "zh"): renderers are
- * called again whenever it changes, so they should read it at render time.
+ * return a DOM node; `ctx` is `{document, lang, t, seq, eventType, time,
+ * timeZone, locale, followup}` (`followup`: see README "Write a plugin").
+ *
+ * `registry.registerPanel(id, panel)`: `panel.mount(host)` returns `{element,
+ * update(props), destroy?()}`; `host` is `{document, act(plugin, action,
+ * args), resume(), onError(err), storage: {get(key), set(key, value)}}`;
+ * `update` is called with `{sessionId, live,
+ * states, lang, timeZone, locale, now}` whenever any of them changes and
+ * once a second. `panel.order` (a number, default 0) sorts panels.
+ *
+ * `registry.registerAlert(eventType, describe)`: `describe(view, ctx)` returns
+ * `{title, body?}` for a newly delivered event of that type, or null.
+ *
+ * `registry.registerStatus(plugin, describe)`: `describe(state, ctx)` reads
+ * plugin `plugin`'s state of a Session (or its list summary: `ctx.kind` is
+ * "state" or "summary") and returns `{text, tone?}` or null; `ctx` is
+ * `{lang, live, now}`.
+ *
+ * Each id, event type or plugin is registered once per kind; a second
+ * registration throws naming both owners. `registry.lang()` is the current UI
+ * language ("en" or "zh"): renderers are called again whenever it changes.
  */
 export function createRegistry({ lang = () => "en" } = {}) {
   const renderers = new Map();
+  const panels = new Map();
+  const alerts = new Map();
+  const statuses = new Map();
+
+  function claim(table, kind, key, value, owner) {
+    const existing = table.get(key);
+    if (existing !== undefined) {
+      throw new Error(`${owner}: ${kind} ${key} is already registered by ${existing.owner}`);
+    }
+    table.set(key, { ...value, owner });
+  }
 
   function register(eventType, render, owner = "host") {
-    if (typeof eventType !== "string" || !EVENT_TYPE.test(eventType)) {
-      throw new TypeError(
-        `${owner}: registry.register expects an event type like "area/name", got ${String(eventType)}`,
-      );
-    }
+    checkType(eventType, "registry.register", owner);
     if (typeof render !== "function") {
       throw new TypeError(`${owner}: the renderer for ${eventType} must be a function`);
     }
@@ -31,19 +64,65 @@ export function createRegistry({ lang = () => "en" } = {}) {
     renderers.set(eventType, { render, owner });
   }
 
+  function registerPanel(id, panel, owner = "host") {
+    checkName(id, "registry.registerPanel", "a panel id", owner);
+    if (panel === null || typeof panel !== "object" || typeof panel.mount !== "function") {
+      throw new TypeError(`${owner}: panel ${id} must be an object with mount(host)`);
+    }
+    const order = Number.isFinite(panel.order) ? panel.order : 0;
+    claim(panels, "panel", id, { id, mount: panel.mount, order }, owner);
+  }
+
+  function registerAlert(eventType, describe, owner = "host") {
+    checkType(eventType, "registry.registerAlert", owner);
+    if (typeof describe !== "function") {
+      throw new TypeError(`${owner}: the alert for ${eventType} must be a function`);
+    }
+    claim(alerts, "the alert of", eventType, { describe }, owner);
+  }
+
+  function registerStatus(plugin, describe, owner = "host") {
+    checkName(plugin, "registry.registerStatus", "a plugin name", owner);
+    if (typeof describe !== "function") {
+      throw new TypeError(`${owner}: the status for ${plugin} must be a function`);
+    }
+    claim(statuses, "the status of", plugin, { plugin, describe }, owner);
+  }
+
+  const contribute = (owner) => ({
+    register: (eventType, render) => register(eventType, render, owner),
+    registerPanel: (id, panel) => registerPanel(id, panel, owner),
+    registerAlert: (eventType, describe) => registerAlert(eventType, describe, owner),
+    registerStatus: (plugin, describe) => registerStatus(plugin, describe, owner),
+    lang: () => lang(),
+  });
+
   return Object.freeze({
-    register: (eventType, render) => register(eventType, render),
+    ...contribute("host"),
     /** The renderer for `eventType`, or undefined. */
     lookup: (eventType) => renderers.get(eventType)?.render,
     /** The owner that registered `eventType` ("host" or a plugin name), or undefined. */
     ownerOf: (eventType) => renderers.get(eventType)?.owner,
     types: () => [...renderers.keys()],
-    lang: () => lang(),
+    /** The panels, sorted by `order` then id: `[{id, owner, order, mount}]`. */
+    panels: () => [...panels.values()].sort((a, b) => a.order - b.order || a.id.localeCompare(b.id)),
+    /** The alert describer of `eventType`, or undefined. */
+    alertFor: (eventType) => alerts.get(eventType)?.describe,
+    /** The status describers: `[{plugin, owner, describe}]`. */
+    statuses: () => [...statuses.values()],
     /** The same registry, but registrations are stamped with `plugin` in errors. */
-    forPlugin: (plugin) =>
-      Object.freeze({
-        register: (eventType, render) => register(eventType, render, String(plugin)),
-        lang: () => lang(),
-      }),
+    forPlugin: (plugin) => Object.freeze(contribute(String(plugin))),
   });
+}
+
+function checkType(eventType, method, owner) {
+  if (typeof eventType !== "string" || !EVENT_TYPE.test(eventType)) {
+    throw new TypeError(`${owner}: ${method} expects an event type like "area/name", got ${String(eventType)}`);
+  }
+}
+
+function checkName(name, method, what, owner) {
+  if (typeof name !== "string" || !NAME.test(name)) {
+    throw new TypeError(`${owner}: ${method} expects ${what} like "reminders", got ${String(name)}`);
+  }
 }

@@ -1,6 +1,7 @@
 // The sidebar list of Sessions: newest first, each `[data-session-id]` with
 // its title (a short id until it has one), a live/cold badge, the fork
-// lineage, and rename / delete actions. Rename is inline: the title becomes
+// lineage, what its plugins say about it (`[data-role=session-status]`,
+// "1 reminder waiting"), and rename / delete actions. Rename is inline: the title becomes
 // a field (Enter or leaving it saves, Esc cancels); while it is open the list
 // is not redrawn (that would take the field's focus away), only afterwards.
 //
@@ -38,7 +39,7 @@ export class SessionList {
   #onRename;
   #onDelete;
   #editing = null;
-  #state = { sessions: [], currentId: null, t: (key) => key, time: null, query: "" };
+  #state = { sessions: [], currentId: null, t: (key) => key, time: null, query: "", statuses: () => [] };
 
   /**
    * `list` is the `[data-role=session-list]` element. `onOpen(id)`,
@@ -57,10 +58,11 @@ export class SessionList {
 
   /**
    * Draw `sessions`; `time` formats their creation time (createTimeFormat),
-   * `query` words the empty state of a search.
+   * `query` words the empty state of a search, `statuses(session)` gives
+   * the plugins' lines about a Session (`[{text, tone}]`).
    */
-  render({ sessions, currentId, t, time = null, query = "" }) {
-    this.#state = { sessions, currentId, t, time, query };
+  render({ sessions, currentId, t, time = null, query = "", statuses = () => [] }) {
+    this.#state = { sessions, currentId, t, time, query, statuses };
     if (this.#editing === null) this.#draw();
   }
 
@@ -138,6 +140,13 @@ export class SessionList {
     const meta = [created, count === 1 ? t("oneEvent") : t("events", { n: count })];
     if (session.lineage?.parentId) meta.push(t("forkOf", { id: shortId(session.lineage.parentId) }));
     const metaLine = h(doc, "span", { class: "session-meta" }, [meta.filter(Boolean).join(" · ")]);
+    const notes = this.#state.statuses(session);
+    const noteLine =
+      notes.length === 0
+        ? null
+        : h(doc, "span", { class: "session-note", "data-role": "session-status", "data-tone": notes[0].tone }, [
+            notes.map((note) => note.text).join(" · "),
+          ]);
     const badgeElement = h(doc, "span", { class: `badge badge-${badge}`, "data-badge": badge }, [t(badge)]);
     const item = h(doc, "li", {
       class: current ? "session current" : "session",
@@ -150,6 +159,7 @@ export class SessionList {
         h(doc, "span", { class: "session-line" }, [this.#editing.input, badgeElement]),
         metaLine,
       );
+      if (noteLine !== null) item.append(noteLine);
       return item;
     }
     const open = h(doc, "button", {
@@ -163,6 +173,7 @@ export class SessionList {
         badgeElement,
       ]),
       metaLine,
+      noteLine,
     ]);
     // Only the open Session's actions are tab stops; the others are a click
     // (or F2 / Delete on their entry) away.

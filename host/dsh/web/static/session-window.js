@@ -59,6 +59,11 @@ export class ProtocolError extends Error {
  *   (a cold Session), until `setLive(true)`.
  * - `limit`, `timers` ({setTimeout, clearTimeout}), `backoff`
  *   ({baseMs, maxMs}) for reconnects, `onListenerError(err)`.
+ * - `onSignal(frame)`: the stream's frames about the Session rather than its
+ *   log — `{"kind": "state", plugin, state}` (a plugin's state changed, sent
+ *   once that change is durable) and `{"kind": "live", live}` (the Session
+ *   went cold or came back) — as they arrive, from the current connection
+ *   only. The window keeps neither.
  *
  * Status is one of "idle", "connecting", "loading", "live", "cold",
  * "reconnecting", "failed", "closed".
@@ -71,6 +76,7 @@ export class SessionWindow {
   #backoffBase;
   #backoffMax;
   #onListenerError;
+  #onSignal;
   #listeners = new Set();
 
   #live;
@@ -106,6 +112,7 @@ export class SessionWindow {
     timers = globalThis,
     backoff = {},
     onListenerError = (err) => globalThis.console?.error(err),
+    onSignal = () => {},
   }) {
     if (typeof fetchEvents !== "function") throw new TypeError("fetchEvents must be a function");
     if (live && typeof openLive !== "function") {
@@ -122,6 +129,7 @@ export class SessionWindow {
     this.#backoffBase = backoff.baseMs ?? 250;
     this.#backoffMax = backoff.maxMs ?? 10_000;
     this.#onListenerError = onListenerError;
+    this.#onSignal = onSignal;
   }
 
   // ---- public surface -------------------------------------------------
@@ -385,6 +393,14 @@ export class SessionWindow {
       // every append or flush after the load was served reaches us as a frame.
       if (!this.#loaded && !this.#loadingTail) this.#loadTail(this.#gen);
       this.#emit();
+      return;
+    }
+    if (frame.kind === "state" || frame.kind === "live") {
+      try {
+        this.#onSignal(frame);
+      } catch (err) {
+        this.#onListenerError(err);
+      }
       return;
     }
     if (frame.kind === "delta") {

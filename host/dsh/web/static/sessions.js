@@ -84,6 +84,17 @@ export class SessionDirectory {
     return true;
   }
 
+  /**
+   * Set the listed liveness of `id` to what its open window knows (a live
+   * frame, a resume). Returns true if it changed; listeners are not called.
+   */
+  syncLive(id, live) {
+    const summary = this.find(id);
+    if (summary === undefined || summary.live === live) return false;
+    this.sessions = this.sessions.map((session) => (session.id === id ? { ...session, live } : session));
+    return true;
+  }
+
   /** Rename through PATCH; resolves to true once the host took the title. */
   async rename(id, title) {
     if (this.#api === null) return false;

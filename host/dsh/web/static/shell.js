@@ -1,14 +1,17 @@
 // The application shell: mounts the page (layout.js), holds the state its
 // parts share (the Session directory, the open Session, language, theme,
-// shortcuts) and routes the reader's actions to them and to the API.
+// shortcuts, the plugins' panels and statuses, the reader's attention, the
+// access token) and routes the reader's actions to them and to the API.
 // Everything it touches is injected, so a node test can mount it on a fake
 // DOM.
 
 import { isUnsupported } from "./api.js";
+import { createAttention } from "./attention.js";
 import { confirmDelete, showHelp } from "./dialogs.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
 import { buildLayout } from "./layout.js";
 import { OpenSession } from "./open-session.js";
+import { PluginSurface } from "./plugin-surface.js";
 import { loadClientModules } from "./plugins.js";
 import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
@@ -16,6 +19,7 @@ import { SessionDirectory } from "./sessions.js";
 import { installShortcuts } from "./shortcuts.js";
 import { watchStorage } from "./storage-status.js";
 import { createTimeFormat, localeFor } from "./time.js";
+import { createTokenPrompt } from "./token-prompt.js";
 
 /**
  * Mount the client in `root`.
@@ -28,12 +32,17 @@ import { createTimeFormat, localeFor } from "./time.js";
  * reader's IANA zone: times are shown in it and sent with each message),
  * `now()`, `copyText(text)`, `theme` (from createTheme, optional), `mac`
  * (label shortcuts with ⌘), `keyTarget` (where shortcuts are heard;
- * default `document`).
+ * default `document`), `tick(fn) -> stop` (calls `fn` about once a second
+ * while panels or statuses show; default from `timers`), `Notification`
+ * (the constructor, or null), `createAudio()` (an AudioContext, or null),
+ * `focusWindow()`, `saveToken(token)` (keep a pasted token for the tab).
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
  * `forkAt(seq)`, `send(text?)`, `stop()`, `renameSession(id, title)`,
  * `deleteSession(id)`, `search(query)`, `setLang(lang)`, `refreshSessions()`,
- * `currentWindow()`, `currentId()`, `lang()`, `registry`, `destroy()`.
+ * `looked()` (the page was shown or focused), `useToken(token)`,
+ * `currentWindow()`, `currentId()`, `currentSession()`, `lang()`,
+ * `attention`, `registry`, `destroy()`.
  */
 export function mountApp({
   document,
@@ -54,6 +63,11 @@ export function mountApp({
   theme = null,
   mac = false,
   keyTarget = document,
+  tick = null,
+  Notification = null,
+  createAudio = () => null,
+  focusWindow = () => {},
+  saveToken = () => {},
 }) {
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
@@ -68,9 +82,44 @@ export function mountApp({
   let renderQueued = false;
   let destroyed = false;
   let storageStatus = null;
+  let started = false;
+  let lastReconnects = 0;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
+  const attention = createAttention({
+    document,
+    Notification,
+    storage,
+    createAudio,
+    focusWindow,
+    onOpen: (id) => {
+      openSession(id);
+      looked();
+    },
+    onChange: () => requestRender(),
+  });
+  const tokenPrompt = createTokenPrompt({ document, labels, onToken: (token) => useToken(token) });
+
+  // Built before the layout, which places its panels; the layout's parts it
+  // needs are read when it is used.
+  const parts = {};
+  const surface = new PluginSurface({
+    document,
+    registry,
+    api,
+    storage,
+    now,
+    timers,
+    tick,
+    follower: { measure: () => parts.follower.measure(), toBottom: () => parts.follower.toBottom() },
+    announcer: { announce: (line) => parts.announcer.announce(line) },
+    attention,
+    current: () => current,
+    refreshSessions: () => refreshSessions(),
+    onStatuses: (change) => statusesMoved(change),
+    onError: (err) => onError(err),
+  });
 
   const { sidebar, header, banner, transcript, follower, announcer, composer, conversation, drawer } = buildLayout({
     document,
@@ -79,6 +128,9 @@ export function mountApp({
     registry,
     timers,
     copyText,
+    controls: attention.controls,
+    panels: surface.panels.element,
+    notices: [tokenPrompt.element],
     handlers: {
       onNewSession: () => newSession(),
       onSearch: (text) => search(text),
@@ -96,6 +148,8 @@ export function mountApp({
       onRenderError: (err) => onError(err),
     },
   });
+
+  Object.assign(parts, { follower, announcer });
 
   const removeShortcuts = installShortcuts({
     target: keyTarget,
@@ -131,10 +185,63 @@ export function mountApp({
       requestRender();
       return;
     }
+    if (api.token?.() === "") {
+      tokenPrompt.show("tokenMissing");
+      requestRender();
+      return;
+    }
+    started = true;
     storageStatus = watchStorage({ document, parent: root, health: () => api.health(), lang: () => lang });
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
+    surface.start();
+    requestRender();
+  }
+
+  /**
+   * The reader gave a new token (the prompt): take it if the host accepts
+   * it, then carry on — start, or reload the list and the open Session.
+   * Resolves to whether it was accepted.
+   */
+  async function useToken(token) {
+    if (api === null) return false;
+    const before = api.token();
+    api.setToken(token);
+    try {
+      await api.health();
+    } catch (err) {
+      if (err?.status === 401) {
+        api.setToken(before);
+        return false;
+      }
+      // Another failure (the host is away): the token may well be right.
+    }
+    saveToken(token);
+    tokenPrompt.hide();
+    banner.clear();
+    if (!started) {
+      await start();
+      return true;
+    }
+    current?.window?.resync();
+    await refreshSessions();
+    requestRender();
+    return true;
+  }
+
+  /**
+   * The plugins' statuses may have moved: redraw the list and the header.
+   * On a tick only the panels are redrawn, and the rest only when a status
+   * changed with the clock (a reminder came due).
+   */
+  function statusesMoved(change) {
+    if (destroyed) return;
+    if (change?.tick) {
+      surface.updatePanels({ lang, time });
+      if (!surface.statusesChanged(directory.sessions, { lang })) return;
+    }
+    renderSessions();
     requestRender();
   }
 
@@ -175,9 +282,10 @@ export function mountApp({
     renderSessions();
     onNavigate(id);
     requestRender();
-    let live = directory.find(id)?.live ?? true;
+    const live = directory.find(id)?.live ?? null;
+    let detail = null;
     try {
-      live = Boolean((await api.getSession(id)).live);
+      detail = await api.getSession(id);
     } catch (err) {
       if (opening !== token) return;
       report(err);
@@ -196,9 +304,11 @@ export function mountApp({
       fetchEvents: (params) => api.events(id, params),
       openLive: (handlers) => openLive(id, handlers),
       live,
+      detail,
       timers,
       onChange: () => requestRender(),
     });
+    surface.panels.open(id);
     banner.clear();
     requestRender();
   }
@@ -207,6 +317,7 @@ export function mountApp({
     opening = null;
     current?.close();
     current = null;
+    surface.panels.clear();
   }
 
   /** Create a Session and open it; resolves to its id, or null when that failed. */
@@ -371,8 +482,16 @@ export function mountApp({
     return showHelp({ document, host: root, t, mac });
   }
 
+  /** The reader looks at the page again (shown, focused): what they were told about is read. */
+  function looked() {
+    if (attention.looking()) attention.read();
+    // Back on a tab whose stream is down: try now rather than at the next backoff.
+    if (current?.window?.status === "reconnecting") current.window.resync();
+  }
+
   function destroy() {
     destroyed = true;
+    surface.stop();
     storageStatus?.stop();
     closeCurrent();
     removeShortcuts();
@@ -389,6 +508,8 @@ export function mountApp({
     if (document.documentElement) document.documentElement.setAttribute("lang", lang);
     labels.apply(t);
     banner.applyLang(t);
+    attention.applyLang(t);
+    tokenPrompt.applyLang(t);
     sidebar.setLang(lang);
     renderSessions();
     requestRender();
@@ -401,7 +522,9 @@ export function mountApp({
       t,
       time,
       query: directory.query,
+      statuses: (session) => surface.statusesOf(session, { lang }),
     });
+    surface.listed(directory.sessions);
   }
 
   /** The id of the Session on screen or being opened, or null. */
@@ -423,30 +546,60 @@ export function mountApp({
     if (current === null) {
       const id = opening?.id ?? null;
       renderHeader(id === null ? null : shortId(id), id, id === null ? null : "connecting");
+      header.setSession(null, "");
       conversation.render({ nodes: [], lang, time, now: now(), notice: id === null ? t("pickSession") : "" });
       return;
     }
     const target = current;
+    surface.updatePanels({ lang, time });
     const view = { conversation, composer, follower, announcer, transcript, t, lang, time, now: now() };
-    const { snap, recovered } = target.draw(view);
+    const { snap, recovered, arrived, live } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
-    if (snap.loaded && directory.syncLength(target.id, snap.hi)) renderSessions();
+    const summary = directory.find(target.id) ?? { id: target.id, live };
+    header.setSession(live, live === null ? "" : t(live ? "live" : "cold"), surface.statusesOf(summary, { lang }));
+    const grew = snap.loaded && directory.syncLength(target.id, snap.hi);
+    let listChanged = grew;
+    if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
+    if (listChanged) renderSessions();
+    // The host names an untitled Session after its first stored message:
+    // ask again while the list still knows it by its id only.
+    if (grew && !directory.title(target.id)) refreshSessions();
+    // The facts may have moved with the window (a cold log that grew).
+    surface.updatePanels({ lang, time });
+    surface.tell(target.id, arrived, { lang, time });
     // Back from a reconnect: the host may have restarted, so badges are
-    // stale and a message it had only queued may be gone.
+    // stale, the Session may be cold now and a message it had only queued
+    // may be gone.
     if (recovered) {
       refreshSessions();
-      target.checkLost(api, t("lostRestart")).then(
-        (lost) => {
-          if (lost) requestRender();
+      target.recover(api, t("lostRestart")).then(
+        (changed) => {
+          if (changed) requestRender();
         },
         (err) => onError(err),
       );
     }
+    if (snap.status === "reconnecting") probeToken(target);
+  }
+
+  /**
+   * The stream keeps failing: a host that came back with another token
+   * refuses the WebSocket without saying why, so ask it over HTTP once per
+   * failed attempt; a 401 shows the token prompt.
+   */
+  function probeToken(target) {
+    const attempts = target.window.stats().reconnects;
+    if (attempts === lastReconnects || api === null) return;
+    lastReconnects = attempts;
+    api.health().catch((err) => {
+      if (err?.status === 401 && !destroyed) report(err);
+    });
   }
 
   function renderHeader(name, id, status, error = null) {
     header.setTitle(name, id);
-    document.title = name === null ? t("appName") : `${name} · ${t("appName")}`;
+    const base = name === null ? t("appName") : `${name} · ${t("appName")}`;
+    document.title = `${attention.prefix()}${base}`;
     const text = {
       connecting: t("connecting"),
       reconnecting: t("reconnecting"),
@@ -456,9 +609,13 @@ export function mountApp({
   }
 
   function report(err) {
+    // A refused token is not a fault of the page: the prompt is its answer.
+    if (err?.status === 401) {
+      tokenPrompt.show("tokenRefused");
+      return;
+    }
     onError(err);
-    const key = err?.status === 401 ? "unauthorized" : "error";
-    banner.show(() => t(key, { message: err?.message ?? String(err) }));
+    banner.show(() => t("error", { message: err?.message ?? String(err) }));
   }
 
   function unsupported(feature, err) {
@@ -478,10 +635,14 @@ export function mountApp({
     search,
     setLang,
     refreshSessions,
+    looked,
+    useToken,
     destroy,
     registry,
+    attention,
     currentWindow: () => current?.window ?? null,
     currentId: () => current?.id ?? null,
+    currentSession: () => current,
     lang: () => lang,
   });
 }

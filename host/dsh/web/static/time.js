@@ -47,6 +47,7 @@ export function createTimeFormat({ locale, timeZone } = {}) {
   const dayKey = (ms) => key.format(ms);
   return Object.freeze({
     timeZone: zone,
+    locale,
     /** "14:05" (or "2:05 PM"): the time of day. */
     clock: (ms) => clock.format(ms),
     /** "Dec 1, 14:05": a date and time in few characters. */

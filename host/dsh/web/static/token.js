@@ -27,3 +27,13 @@ export function takeToken({ location, history, storage }) {
     return null;
   }
 }
+
+/** Keep `token` for this tab (a reader pasted a new one); false without storage. */
+export function keepToken(storage, token) {
+  try {
+    storage?.setItem(TOKEN_KEY, token);
+    return storage !== null && storage !== undefined;
+  } catch {
+    return false;
+  }
+}

@@ -10,10 +10,20 @@
 // - "tool-result" {callId, name, ok, value?, error?, callSeq}: only for a
 //                 result whose call is not in the window
 // - "turn-error"  {error: {code, message}}           a turn/end with status "error"
-// - "presented"   {view, data}                       any event that has a view,
+// - "presented"   {view, data, followup}             any event that has a view,
 //                                                    keyed by its event type
+// - "followup"    {text, source}                     a plugin's message (below)
+//                                                    whose event is not shown
 // Markers (session/end-seed, a successful turn/end) and plugin events without
 // a view produce no node.
+//
+// A plugin's follow-up — a message/user whose `source.kind` is not "user"
+// (a delivered reminder) — is never the person's own bubble. When its
+// source names the event that delivered it (`source.dispatchSeq`) and that
+// event is a presented node in the window, it is folded into that node as
+// `followup: {seq, text, source, time}` (one card per delivery; the text the
+// model was given goes behind a disclosure); otherwise it is a "followup"
+// node of its own.
 
 import { storedReasoning, thoughtMs } from "./reasoning.js";
 
@@ -24,6 +34,7 @@ import { storedReasoning, thoughtMs } from "./reasoning.js";
 export function toNodes(events, views = new Map()) {
   const viewOf = viewLookup(views);
   const calls = new Map();
+  const presented = new Map();
   const nodes = [];
   let previous = null;
   for (const event of events) {
@@ -31,7 +42,15 @@ export function toNodes(events, views = new Map()) {
     const before = previous;
     previous = event;
     if (node === null) continue;
-    if (node.kind === "assistant") {
+    if (node.kind === "presented") {
+      presented.set(node.seq, node);
+    } else if (node.kind === "followup") {
+      const card = presented.get(node.source.dispatchSeq);
+      if (card !== undefined && card.followup === null) {
+        card.followup = { seq: node.seq, text: node.text, source: node.source, time: node.time };
+        continue;
+      }
+    } else if (node.kind === "assistant") {
       if (node.reasoning !== null) node.thoughtMs = thoughtMs(before, event);
       // An empty id links nothing: two malformed calls must not share a result.
       for (const call of node.toolCalls) if (call.id !== "") calls.set(call.id, { node, call });
@@ -77,12 +96,14 @@ export function latestTitle(events) {
 export function toNode(event, view) {
   const base = { seq: event.seq, eventType: event.type, time: event.time ?? null };
   if (view !== undefined && view !== null) {
-    return { ...base, kind: "presented", view, data: event.data };
+    return { ...base, kind: "presented", view, data: event.data, followup: null };
   }
   const data = isObject(event.data) ? event.data : {};
   switch (event.type) {
-    case "message/user":
-      return { ...base, kind: "user", text: text(data.text), source: sourceOf(data.source) };
+    case "message/user": {
+      const source = sourceOf(data.source);
+      return { ...base, kind: source.kind === "user" ? "user" : "followup", text: text(data.text), source };
+    }
     case "message/assistant":
       return {
         ...base,

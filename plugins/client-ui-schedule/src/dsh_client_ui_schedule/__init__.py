@@ -1,7 +1,7 @@
-"""dsh-client-ui-schedule: the browser renderer for reminder receipts and schedule notices."""
+"""dsh-client-ui-schedule: the browser UI of reminders (cards, panel, notifications)."""
 
 from __future__ import annotations
 
-from .plugin import MODULE_PATH, ScheduleUiPlugin
+from .plugin import IMPORTS, MODULE_PATH, ScheduleUiPlugin
 
-__all__ = ["MODULE_PATH", "ScheduleUiPlugin"]
+__all__ = ["IMPORTS", "MODULE_PATH", "ScheduleUiPlugin"]

@@ -1,9 +1,11 @@
-"""The `client-ui-schedule` plugin: ships the reminder renderer to the browser.
+"""The `client-ui-schedule` plugin: ships the reminder UI to the browser.
 
 The plugin has no server-side behaviour. Its one hook hands the host the
 packaged ES module, which the host serves under
-`/plugins/client-ui-schedule/schedule-reminder.js`; the browser imports it and
-calls its `register(registry)`.
+`/plugins/client-ui-schedule/schedule-reminder.js`, together with the modules
+it imports (`IMPORTS`, served next to it); the browser imports it and calls its
+`register(registry)`: the receipt and notice cards, the reminders panel, the
+Session list's status and the notification of a delivered reminder.
 """
 
 from __future__ import annotations
@@ -12,10 +14,23 @@ from pathlib import Path
 
 from dsh import ClientModule, PluginContext, hookimpl
 
-__all__ = ["EVENT_TYPES", "MODULE_PATH", "ScheduleUiPlugin"]
+__all__ = ["EVENT_TYPES", "IMPORTS", "MODULE_PATH", "ScheduleUiPlugin"]
 
-MODULE_PATH = Path(__file__).parent / "static" / "schedule-reminder.js"
+STATIC = Path(__file__).parent / "static"
+MODULE_PATH = STATIC / "schedule-reminder.js"
 """The packaged browser module (package data inside the wheel)."""
+
+IMPORTS = tuple(
+    STATIC / name
+    for name in (
+        "schedule-card.js",
+        "schedule-dom.js",
+        "schedule-panel.js",
+        "schedule-state.js",
+        "schedule-words.js",
+    )
+)
+"""The modules `schedule-reminder.js` imports, one idea each (served next to it)."""
 
 EVENT_TYPES = ("schedule/change", "schedule/notice")
 """The durable event types whose views the module renders (receipts and notices)."""
@@ -29,5 +44,5 @@ class ScheduleUiPlugin:
 
     @hookimpl
     def dsh_client_modules(self) -> list[ClientModule]:
-        """The reminder renderer module, for `schedule/change` and `schedule/notice` views."""
-        return [ClientModule(path=MODULE_PATH, event_types=EVENT_TYPES)]
+        """The reminder UI module, for `schedule/change` and `schedule/notice` views."""
+        return [ClientModule(path=MODULE_PATH, event_types=EVENT_TYPES, imports=IMPORTS)]

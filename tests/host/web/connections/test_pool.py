@@ -77,6 +77,68 @@ def test_a_connection_being_answered_is_evicted_after_idle_ones() -> None:
     assert (answering.closed, idle.closed) == (False, True)
 
 
+def test_strangers_go_partway_first_then_quiet_then_answered_each_oldest_first() -> None:
+    pool = ConnectionPool(ConnectionLimits(16, 6))
+    answering = [Connection(pool), Connection(pool)]
+    quiet = [Connection(pool), Connection(pool)]
+    partway = [Connection(pool), Connection(pool)]
+    for connection in answering:
+        connection.ticket.answering(True)
+    for connection in partway:
+        connection.ticket.receiving(True)
+    assert pool.partway == 2
+    order = [*partway, *quiet, *answering]
+    for evicted in range(1, len(order) + 1):
+        assert pool.evict_one()
+        assert [c.closed for c in order] == [True] * evicted + [False] * (len(order) - evicted)
+    assert not pool.evict_one() and pool.unauthenticated == 0
+
+
+def test_a_connection_whose_request_completes_is_no_longer_partway() -> None:
+    pool = ConnectionPool(ConnectionLimits(8, 2))
+    older, younger = Connection(pool), Connection(pool)
+    older.ticket.receiving(True)
+    older.ticket.receiving(False)  # its request is in: quiet again until the next one
+    younger.ticket.receiving(True)
+    assert pool.partway == 1
+    Connection(pool)
+    assert (older.closed, younger.closed) == (False, True)
+
+
+@pytest.mark.parametrize("reads_after", [1, 5, 15])
+def test_a_slow_newcomer_outlasts_any_number_of_slowloris_reconnects(reads_after: int) -> None:
+    """The descriptor-limit attack, replayed on the pool alone.
+
+    20 places for strangers, all held by an attacker whose connections each send part
+    of a head as soon as they are read (`reads_after` admissions after their own). An
+    authorized client connects and sends nothing for a while (1,000 admissions: a second
+    of reconnects at 1,000/s): it must still be held, and then authenticate.
+    """
+    pool = ConnectionPool(ConnectionLimits(40, 20))
+    unread: list[Connection] = []
+
+    def admit_attacker() -> None:
+        unread.append(Connection(pool))
+        if len(unread) > reads_after:
+            unread.pop(0).ticket.receiving(True)  # read: a partial head, never finished
+
+    for _ in range(20):
+        admit_attacker()
+    client = Connection(pool)
+    for _ in range(1000):
+        admit_attacker()
+    assert not client.closed
+    client.ticket.authenticate()
+    assert client.ticket.authenticated and pool.stats["evicted"] >= 1000
+
+
+def test_among_strangers_that_send_nothing_the_oldest_still_goes_first() -> None:
+    pool = ConnectionPool(ConnectionLimits(8, 3))
+    silent = [Connection(pool) for _ in range(3)]
+    Connection(pool)
+    assert [c.closed for c in silent] == [True, False, False]
+
+
 def test_when_every_stranger_is_being_answered_the_oldest_goes() -> None:
     pool = ConnectionPool(ConnectionLimits(8, 2))
     first, second = Connection(pool), Connection(pool)

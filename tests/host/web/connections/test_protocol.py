@@ -177,6 +177,26 @@ async def test_a_full_pool_evicts_the_oldest_stranger_to_serve_a_newcomer(
         await stream.aclose()
 
 
+async def test_a_full_pool_evicts_a_stranger_partway_through_a_request_before_a_quiet_one(
+    guarded: StartServer, connect: Connect
+) -> None:
+    server = await guarded(max_connections=4, max_unauthenticated=2)
+    quiet = await connect(server)  # the older one, and it has not sent anything yet
+    await wait_until(lambda: server.pool.unauthenticated == 1)
+    dribbler = await connect(server)
+    await dribbler.send(HEAD)
+    await wait_until(lambda: server.pool.partway == 1)
+    newcomer = await connect(server)
+    assert await closed_by_server(dribbler) == b""
+    # The quiet client was not pushed out by the newcomer: it shows its token now.
+    await quiet.send(request(server))
+    assert (await read_response(quiet)).startswith(b"HTTP/1.1 200")
+    assert server.pool.stats["evicted"] == 1 and server.pool.partway == 0
+    assert server.pool.stats["authenticated"] == 1
+    for stream in (quiet, dribbler, newcomer):
+        await stream.aclose()
+
+
 async def test_a_pool_full_of_authenticated_connections_refuses_with_503(
     guarded: StartServer, connect: Connect
 ) -> None:

@@ -1,0 +1,33 @@
+"""Waking cold Sessions and hibernating idle ones (DESIGN §7 "Waking cold Sessions").
+
+- `store`: `WakeStore`, where the wake index is kept between runs (the
+  interface a PostgreSQL table fills too), and `MemoryWakeStore`;
+- `jsonl`: `JsonlWakeStore`, the file `<data-dir>/wake-index.jsonl`;
+- `timer`: `WakeTimer`, one timer for many Sessions;
+- `index`: `WakeIndex`, the in-memory index, its crash rules and the wakes;
+- `hibernation`: `Hibernator`, closing idle live Sessions;
+- `lifecycle`: `SessionLifecycle`, the four points where the Host calls in;
+- `stores`: which wake store goes with which Session store.
+"""
+
+from .hibernation import Hibernator
+from .index import WakeIndex, WakeIndexUnavailable
+from .jsonl import JsonlWakeStore
+from .lifecycle import LifecycleObserver, SessionLifecycle
+from .store import LoadedIndex, MemoryWakeStore, WakeEntry, WakeStore, WakeStoreError
+from .timer import WakeTimer
+
+__all__ = [
+    "Hibernator",
+    "JsonlWakeStore",
+    "LifecycleObserver",
+    "LoadedIndex",
+    "MemoryWakeStore",
+    "SessionLifecycle",
+    "WakeEntry",
+    "WakeIndex",
+    "WakeIndexUnavailable",
+    "WakeStore",
+    "WakeStoreError",
+    "WakeTimer",
+]

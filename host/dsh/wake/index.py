@@ -1,0 +1,502 @@
+"""The wake index: when each cold Session next needs to be live, and waking it then.
+
+DESIGN §7 "Waking cold Sessions". For every stored Session that is not
+live, the index holds the earliest time any plugin's `dsh_session_wake_at`
+answered when it went cold (a `WakeEntry`), and one `WakeTimer` arms them
+all. Shortly before that time (`LEAD_SECONDS`) the Session is made live
+exactly as a resume does (`Host.resume`, which publishes its root agent), and
+the plugin's owner delivers what is due at the time itself. A small, fixed
+pool of wake workers does the resumes (`workers`), so ten thousand overdue
+Sessions after a restart are not ten thousand tasks.
+
+**Never the authority.** An early, stale or duplicate entry only resumes a
+Session that then finds nothing due (and may hibernate again); a Session
+that cannot be woken (storage failing) is retried with a growing delay; one
+that is no longer stored leaves the index. The durable copy (`WakeStore`) is
+written so that a crash at any point leaves an index that wakes every
+Session that might need it:
+
+1. **Going live** (`going_live`, before the agent is published, so before
+   any tool can create a reminder): unless the stored entry already wakes
+   the Session at once after a crash (its time has passed), the entry is
+   marked *dirty* and that mark is durable before the Session goes live.
+2. **Going cold** (`gone_cold`, after the agent closed and its last events
+   were stored, before the close completes): the entry becomes what the
+   plugins answer for the stored log, clean. A close whose last writes
+   failed is derived from storage instead, or left dirty.
+3. **Start-up** (`start`) reads the stored index and arms it at once; dirty
+   entries (Sessions that were live when the host died) are derived again
+   from their logs in the background. A missing, unreadable, corrupt or
+   other-version index is rebuilt from every log (`Backend.list`), also in
+   the background, and written as a whole once done; until then nothing is
+   appended (there is no usable index to append to, so a crash meanwhile
+   rebuilds again).
+4. **A failed write** makes the stored index unusable (`WakeStore.discard`)
+   before anyone proceeds, so the next start rebuilds from the logs; the
+   next write is then a whole snapshot. Only if even that fails does the
+   operation waiting for it fail (`WakeIndexUnavailable`).
+
+Writes are group-committed: everything recorded while one write is under
+way goes into the next, so a shutdown closing a thousand Sessions writes a
+handful of batches.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+from collections import deque
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Protocol
+
+import anyio
+from anyio.abc import TaskGroup
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
+
+from ..clock import Clock
+from ..persistence.backend import StorageError
+from .store import Change, WakeEntry, WakeStore, WakeStoreError
+from .timer import WakeTimer
+
+__all__ = ["WakeHost", "WakeIndex", "WakeIndexUnavailable"]
+
+log = logging.getLogger(__name__)
+
+DEFAULT_WORKERS = 8
+# Making a cold Session live (read its log, store its end-seed marker, publish
+# its agent, fold its plugins) costs tens of milliseconds, far more than a live
+# owner's dispatch (about a millisecond). So a Session is woken this long
+# before its time, and its owner then delivers at the time itself, as it does
+# for any live Session: lateness is the live path's, and a burst of wakes has
+# this much slack. Early is allowed: the index is never the authority.
+LEAD_SECONDS = 2.0
+_SNAPSHOT = ""  # a queued "change" that only asks for a snapshot (never a Session id)
+RETRY_FIRST_SECONDS = 5.0
+RETRY_MAX_SECONDS = 600.0
+
+
+class WakeIndexUnavailable(StorageError):
+    """The wake index could neither record a change nor be made unusable."""
+
+
+class SessionGone(Exception):
+    """Raised by `WakeHost.resume`/`derive` for a Session that is not stored (any more)."""
+
+
+class WakeHost(Protocol):
+    """What the index needs from its Host (`dsh.wake.lifecycle` adapts a `Host`)."""
+
+    def is_live(self, session_id: str) -> bool:
+        """True while the Session is live (or being made live) in this host."""
+        ...
+
+    async def resume(self, session_id: str) -> None:
+        """Make the Session live as a resume does; `SessionGone` if it is not stored."""
+        ...
+
+    async def derive(self, session_id: str) -> int | None:
+        """`dsh_session_wake_at` of the stored log; `SessionGone` if it is not stored."""
+        ...
+
+    async def stored_ids(self) -> list[str]:
+        """Every stored Session id (for a rebuild)."""
+        ...
+
+
+@dataclass(eq=False)
+class _Round:
+    """The waiters of one group-committed write."""
+
+    done: anyio.Event = field(default_factory=anyio.Event)
+    error: WakeIndexUnavailable | None = None
+
+
+class WakeIndex:
+    """The host's wake index (see the module docstring)."""
+
+    def __init__(
+        self,
+        store: WakeStore,
+        host: WakeHost,
+        *,
+        clock: Clock,
+        workers: int = DEFAULT_WORKERS,
+        retry_first: float = RETRY_FIRST_SECONDS,
+        retry_max: float = RETRY_MAX_SECONDS,
+        lead_seconds: float = LEAD_SECONDS,
+    ) -> None:
+        self.store = store
+        self.lead_ms = round(lead_seconds * 1000)
+        """How long before its time a Session is woken (see `LEAD_SECONDS`)."""
+        self._host = host
+        self._clock = clock
+        self._workers = workers
+        self._retry_first = retry_first
+        self._retry_max = retry_max
+        self._entries: dict[str, WakeEntry] = {}
+        self._live: set[str] = set()
+        self._timer = WakeTimer(clock, self._on_due)
+        self._due_ids: set[str] = set()
+        # Made in `start` and closed in `aclose`: an unclosed stream is a ResourceWarning.
+        self._due: tuple[MemoryObjectSendStream[str], MemoryObjectReceiveStream[str]] | None = None
+        self._retries: dict[str, float] = {}
+        # The stored copy: rebuilding (no usable copy yet) or needing a whole snapshot.
+        self._rebuilding = False
+        self._needs_snapshot = False
+        self._touched: set[str] | None = None
+        self._queue: list[Change] = []
+        self._round = _Round()
+        self._inflight: _Round | None = None
+        self._writer_wake = anyio.Event()
+        self._waking: list[anyio.CancelScope] = []
+        self._writer: anyio.CancelScope | None = None
+        self._writer_done = anyio.Event()
+        self.ready = anyio.Event()
+        """Set once every entry is known (after a rebuild or the re-derivation of dirty ones)."""
+        self.woken = 0
+        self.rebuilt: bool | None = None
+        """After `start`: True when the stored index could not be used and was rebuilt."""
+
+    # -- reading ------------------------------------------------------------
+
+    def entry(self, session_id: str) -> WakeEntry | None:
+        return self._entries.get(session_id)
+
+    def entries(self) -> dict[str, WakeEntry]:
+        return dict(self._entries)
+
+    def armed_at(self, session_id: str) -> int | None:
+        """When the timer will wake `session_id` (its wake time less the lead), or None."""
+        return self._timer.at(session_id)
+
+    @property
+    def armed(self) -> int:
+        return len(self._timer)
+
+    # -- lifecycle ----------------------------------------------------------
+
+    async def start(self, group: TaskGroup) -> None:
+        """Load the stored index, arm it, and start the timer, the workers and the writer.
+
+        Dirty entries are derived again, and an unusable index rebuilt, in
+        the background (`ready` is set when that is done).
+        """
+        loaded = await self.store.load()
+        self._due = anyio.create_memory_object_stream[str](math.inf)
+        self._writer = anyio.CancelScope()
+        group.start_soon(self._write_forever, self._writer, name="wake index writer")
+        group.start_soon(self._wake_forever, self._scope(), name="wake index timer")
+        if loaded.problem is not None:
+            log.warning("%s; rebuilding it from the Session logs", loaded.problem)
+            self.rebuilt = self._rebuilding = True
+            self._touched = set()
+            group.start_soon(self._rebuild, self._scope(), name="wake index rebuild")
+            return
+        self.rebuilt = False
+        self._entries = dict(loaded.entries)
+        for session_id, entry in self._entries.items():
+            self._arm(session_id, entry)
+        dirty = [session_id for session_id, entry in self._entries.items() if entry.dirty]
+        if not dirty:
+            self.ready.set()
+            return
+        log.info("wake index: deriving %d Sessions that were live at a crash again", len(dirty))
+        self._touched = set()
+        group.start_soon(self._rederive, self._scope(), dirty, name="wake index re-derive")
+
+    def _scope(self) -> anyio.CancelScope:
+        scope = anyio.CancelScope()
+        self._waking.append(scope)
+        return scope
+
+    def stop_waking(self) -> None:
+        """Wake nothing more (the host is closing); recording goes on until `aclose`."""
+        for scope in self._waking:
+            scope.cancel()
+
+    async def aclose(self) -> None:
+        """Write what is queued, compact the stored copy when it is usable, and stop."""
+        self.stop_waking()
+        try:
+            await self._sync()
+            if not self._rebuilding:
+                await self._snapshot()
+        except WakeIndexUnavailable as error:
+            log.error("%s", error)
+        finally:
+            if self._writer is not None:
+                self._writer.cancel()
+                await self._writer_done.wait()
+            await self.store.aclose()
+
+    # -- the two transitions ------------------------------------------------------
+
+    async def going_live(self, session_id: str) -> None:
+        """Before `session_id` goes live: make sure a crash while it is live wakes or
+        re-derives it (module docstring, rule 1). Raises `WakeIndexUnavailable`."""
+        self._touch(session_id)
+        self._live.add(session_id)
+        self._timer.disarm(session_id)
+        entry = self._entries.get(session_id)
+        if entry is not None and (
+            entry.dirty or (entry.wake_at is not None and entry.wake_at <= self._clock.wall_ms())
+        ):
+            await self._sync()  # that entry may still be on its way to storage
+            return
+        await self._record([(session_id, WakeEntry(entry.wake_at if entry else None, True))])
+
+    def did_not_go_live(self, session_id: str) -> None:
+        """`going_live` was called but the Session did not go live after all: arm it again."""
+        self._live.discard(session_id)
+        entry = self._entries.get(session_id)
+        if entry is not None:
+            self._arm(session_id, entry)
+
+    async def gone_cold(self, session_id: str, wake_at: int | None, *, known: bool) -> None:
+        """After `session_id` went cold: record `wake_at` (what its stored log says), or,
+        unless `known`, keep it dirty for a later derivation. Raises `WakeIndexUnavailable`
+        (the in-memory entry and the timer are right either way)."""
+        self._touch(session_id)
+        self._live.discard(session_id)
+        self._retries.pop(session_id, None)
+        previous = self._entries.get(session_id)
+        entry = (
+            WakeEntry(wake_at)
+            if known
+            else WakeEntry(previous.wake_at if previous else None, dirty=True)
+        )
+        self._arm(session_id, entry)
+        await self._record([(session_id, entry)])
+
+    # -- waking -------------------------------------------------------------------
+
+    def _arm(self, session_id: str, entry: WakeEntry) -> None:
+        if entry.wake_at is None or session_id in self._live:
+            self._timer.disarm(session_id)
+        else:
+            self._timer.arm(session_id, entry.wake_at - self.lead_ms)
+
+    def _on_due(self, session_ids: list[str]) -> None:
+        assert self._due is not None  # the timer runs only after `start`
+        for session_id in session_ids:
+            if session_id not in self._due_ids:
+                self._due_ids.add(session_id)
+                self._due[0].send_nowait(session_id)
+
+    async def _wake_forever(self, scope: anyio.CancelScope) -> None:
+        assert self._due is not None
+        try:
+            with scope:
+                async with anyio.create_task_group() as group:
+                    group.start_soon(self._timer.run, name="wake timer")
+                    for number in range(self._workers):
+                        group.start_soon(self._work, name=f"wake worker {number}")
+        finally:
+            for stream in self._due:
+                stream.close()
+
+    async def _work(self) -> None:
+        assert self._due is not None
+        async for session_id in self._due[1]:
+            try:
+                await self._wake(session_id)
+            finally:
+                self._due_ids.discard(session_id)
+
+    async def _wake(self, session_id: str) -> None:
+        entry = self._entries.get(session_id)
+        if entry is None or entry.wake_at is None or self._host.is_live(session_id):
+            return  # it changed since it was armed, or a person made it live first
+        if not await self.store.claim(session_id):
+            return  # another host wakes it
+        try:
+            await self._host.resume(session_id)
+        except SessionGone:
+            log.info("wake index: session %s is no longer stored; forgetting it", session_id)
+            self._entries.pop(session_id, None)
+            await self._record_quietly([(session_id, WakeEntry())])
+            return
+        except Exception as error:
+            delay = self._retries.get(session_id, self._retry_first / 2) * 2
+            delay = min(delay, self._retry_max)
+            self._retries[session_id] = delay
+            log.warning(
+                "wake index: could not wake session %s (%s: %s); trying again in %g s",
+                session_id,
+                type(error).__name__,
+                error,
+                delay,
+            )
+            if not self._host.is_live(session_id):
+                self._timer.arm(session_id, self._clock.wall_ms() + round(delay * 1000))
+            return
+        self._retries.pop(session_id, None)
+        self.woken += 1
+
+    # -- deriving entries from the logs ---------------------------------------------
+
+    async def _rebuild(self, scope: anyio.CancelScope) -> None:
+        with scope:
+            try:
+                ids = await self._host.stored_ids()
+            except Exception as error:
+                # Nothing is written meanwhile, so the next start tries again.
+                log.error("wake index: cannot list the stored Sessions to rebuild it: %s", error)
+                self.ready.set()
+                return
+            derived = await self._derive_many(ids)
+            for session_id, entry in derived:
+                if entry.empty:
+                    self._entries.pop(session_id, None)
+                else:
+                    self._entries[session_id] = entry
+            self._rebuilding = False
+            self._touched = None
+            try:
+                await self._snapshot()
+            except WakeIndexUnavailable as error:
+                log.error("%s", error)
+            log.info("wake index: rebuilt from %d Session logs", len(ids))
+            self.ready.set()
+
+    async def _rederive(self, scope: anyio.CancelScope, ids: list[str]) -> None:
+        with scope:
+            derived = await self._derive_many(ids)
+            self._touched = None
+            await self._record_quietly(derived)
+            self.ready.set()
+
+    async def _derive_many(self, ids: Iterable[str]) -> list[Change]:
+        """Derive each id's entry from its log, with `workers` reads at a time; ids that
+        went live or cold meanwhile are left as the transitions made them."""
+        pending = deque(ids)
+        derived: list[Change] = []
+
+        async def worker() -> None:
+            while pending:
+                session_id = pending.popleft()
+                entry = await self._derive(session_id)
+                if self._touched is not None and session_id in self._touched:
+                    continue
+                derived.append((session_id, entry))
+                if entry.empty:
+                    self._entries.pop(session_id, None)
+                else:
+                    self._entries[session_id] = entry
+                self._arm(session_id, entry)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(self._workers):
+                group.start_soon(worker)
+        return derived
+
+    async def _derive(self, session_id: str) -> WakeEntry:
+        try:
+            return WakeEntry(await self._host.derive(session_id))
+        except SessionGone:
+            return WakeEntry()
+        except Exception as error:
+            log.warning(
+                "wake index: cannot read session %s (%s); it stays to be derived at the next start",
+                session_id,
+                error,
+            )
+            previous = self._entries.get(session_id)
+            return WakeEntry(previous.wake_at if previous else None, dirty=True)
+
+    def _touch(self, session_id: str) -> None:
+        if self._touched is not None:
+            self._touched.add(session_id)
+
+    # -- the stored copy ------------------------------------------------------------
+
+    async def _record(self, changes: list[Change]) -> None:
+        """Apply `changes` in memory and return once storage holds them (module docstring)."""
+        for session_id, entry in changes:
+            if entry.empty:
+                self._entries.pop(session_id, None)
+            else:
+                self._entries[session_id] = entry
+        if self._rebuilding:
+            return  # no usable stored index: a crash now rebuilds from the logs anyway
+        self._queue.extend(changes)
+        await self._sync()
+
+    async def _record_quietly(self, changes: list[Change]) -> None:
+        try:
+            await self._record(changes)
+        except WakeIndexUnavailable as error:
+            log.error("%s", error)
+
+    async def _sync(self) -> None:
+        """Wait until everything queued so far is stored (or the copy made unusable)."""
+        if self._writer_done.is_set() or self._writer is None:
+            # The writer stopped (or never started): the caller writes its own round.
+            while self._queue:
+                ticket = await self._write_round()
+                if ticket.error is not None:
+                    raise ticket.error
+            return
+        if self._queue:
+            ticket = self._round
+            self._writer_wake.set()
+        elif self._inflight is not None:
+            ticket = self._inflight
+        else:
+            return
+        await ticket.done.wait()
+        if ticket.error is not None:
+            raise ticket.error
+
+    async def _write_forever(self, scope: anyio.CancelScope) -> None:
+        try:
+            with scope:
+                while True:
+                    await self._writer_wake.wait()
+                    self._writer_wake = anyio.Event()
+                    while self._queue:
+                        await self._write_round()
+        finally:
+            self._writer_done.set()
+
+    async def _write_round(self) -> _Round:
+        changes = [change for change in self._queue if change[0] != _SNAPSHOT]
+        ticket, self._round = self._round, _Round()
+        snapshot, self._needs_snapshot = self._needs_snapshot, False
+        self._queue, self._inflight = [], ticket
+        try:
+            if snapshot:
+                await self.store.replace(self._entries)
+            else:
+                await self.store.write(changes)
+        except WakeStoreError as error:
+            try:
+                await self._give_up_copy(error)
+            except WakeIndexUnavailable as unavailable:
+                ticket.error = unavailable
+        finally:
+            self._inflight = None
+            ticket.done.set()
+        return ticket
+
+    async def _snapshot(self) -> None:
+        """Write every entry as one snapshot (through the writer, after what is queued)."""
+        self._needs_snapshot = True
+        self._queue.append((_SNAPSHOT, WakeEntry()))
+        await self._sync()
+
+    async def _give_up_copy(self, error: WakeStoreError) -> None:
+        try:
+            await self.store.discard()
+        except WakeStoreError as second:
+            raise WakeIndexUnavailable(
+                f"{error}; and the stale copy could not be removed either ({second}): "
+                "run `dsh index rebuild` before the next start"
+            ) from error
+        log.error(
+            "%s; the stored copy was removed (the next start rebuilds it from the logs) "
+            "and the next change rewrites it whole",
+            error,
+        )
+        self._needs_snapshot = True

@@ -1,0 +1,361 @@
+"""The wake index against a stand-in host: its crash rules, rebuilds, wakes and failures."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+import anyio
+import pytest
+
+from dsh.persistence.backend import StorageError
+from dsh.testing import FakeClock
+from dsh.wake import MemoryWakeStore, WakeEntry, WakeIndex, WakeIndexUnavailable
+from dsh.wake.index import SessionGone
+
+from .support import until
+
+pytestmark = pytest.mark.anyio
+
+
+class StandIn:
+    """The Host as the index sees it: stored logs' wake times, and who is live."""
+
+    def __init__(self, clock: FakeClock, stored: dict[str, int | None] | None = None) -> None:
+        self.clock = clock
+        self.stored: dict[str, int | None] = dict(stored or {})
+        self.live: set[str] = set()
+        self.resumed: list[str] = []
+        self.derived: list[str] = []
+        self.broken: set[str] = set()
+        self.index: WakeIndex | None = None
+        self.list_fails = False
+        self.gate: anyio.Event | None = None
+
+    def is_live(self, session_id: str) -> bool:
+        return session_id in self.live
+
+    async def resume(self, session_id: str) -> None:
+        if session_id in self.broken:
+            raise StorageError(f"cannot read session {session_id}")
+        if session_id not in self.stored:
+            raise SessionGone(session_id)
+        assert self.index is not None
+        await self.index.going_live(session_id)
+        self.live.add(session_id)
+        self.resumed.append(session_id)
+
+    async def derive(self, session_id: str) -> int | None:
+        if self.gate is not None:
+            await self.gate.wait()
+        self.derived.append(session_id)
+        if session_id in self.broken:
+            raise StorageError(f"cannot read session {session_id}")
+        if session_id not in self.stored:
+            raise SessionGone(session_id)
+        return self.stored[session_id]
+
+    async def stored_ids(self) -> list[str]:
+        if self.list_fails:
+            raise StorageError("cannot list the sessions folder")
+        return sorted(self.stored)
+
+    async def close(self, session_id: str) -> None:
+        """What `Host.close_session` does for the index."""
+        assert self.index is not None
+        self.live.discard(session_id)
+        await self.index.gone_cold(session_id, self.stored[session_id], known=True)
+
+
+@asynccontextmanager
+async def running(
+    store: MemoryWakeStore, host: StandIn, **options: float
+) -> AsyncIterator[WakeIndex]:
+    options.setdefault("lead_seconds", 0)  # most tests wake at the time itself
+    index = WakeIndex(store, host, clock=host.clock, workers=2, **options)
+    host.index = index
+    async with anyio.create_task_group() as group:
+        await index.start(group)
+        try:
+            yield index
+        finally:
+            with anyio.CancelScope(shield=True):
+                await index.aclose()
+            group.cancel_scope.cancel()
+
+
+def now(clock: FakeClock, seconds: float = 0) -> int:
+    return clock.wall_ms() + round(seconds * 1000)
+
+
+async def test_start_up_reads_the_index_and_wakes_each_session_at_its_time() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 10)), "b": WakeEntry(now(clock, 20))})
+    host = StandIn(clock, {"a": now(clock, 10), "b": now(clock, 20)})
+    async with running(store, host) as index:
+        assert index.rebuilt is False and index.ready.is_set()
+        assert host.derived == []  # no log was read
+        assert index.armed == 2
+        clock.advance(10)
+        await until(lambda: host.resumed == ["a"])
+        clock.advance(10)
+        await until(lambda: host.resumed == ["a", "b"])
+        assert index.woken == 2
+        # A woken Session's stored entry was already past due: nothing was written.
+        assert store.writes == []
+
+
+async def test_a_missing_index_is_rebuilt_from_every_log_and_stored_whole() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore()
+    host = StandIn(clock, {"a": now(clock, 5), "b": None, "c": now(clock, 1)})
+    async with running(store, host) as index:
+        assert index.rebuilt is True
+        await until(index.ready.is_set)
+        assert sorted(host.derived) == ["a", "b", "c"]
+        assert store.entries == {"a": WakeEntry(now(clock, 5)), "c": WakeEntry(now(clock, 1))}
+        clock.advance(1)
+        await until(lambda: host.resumed == ["c"])
+
+
+async def test_a_crash_while_live_leaves_a_dirty_mark_that_start_up_derives_again() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 600))})
+    host = StandIn(clock, {"a": now(clock, 600)})
+    async with running(store, host) as index:
+        await index.going_live("a")
+        assert store.entries == {"a": WakeEntry(now(clock, 600), dirty=True)}
+        assert index.armed_at("a") is None
+        # ...a reminder is created while it is live; then the process dies (no close).
+        host.stored["a"] = now(clock, 5)
+    host2 = StandIn(clock, host.stored)
+    store.entries = {"a": WakeEntry(now(clock, 600), dirty=True)}  # what the crash left
+    async with running(store, host2) as index:
+        await until(index.ready.is_set)
+        assert host2.derived == ["a"]
+        assert store.entries == {"a": WakeEntry(now(clock, 5))}
+        clock.advance(5)
+        await until(lambda: host2.resumed == ["a"])
+
+
+async def test_going_live_with_a_past_due_entry_needs_no_write() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, -1)), "b": WakeEntry(None, True)})
+    host = StandIn(clock, {"a": now(clock, -1), "b": None})
+    host.live.add("a")  # made live by a person before the timer got to it
+    async with running(store, host) as index:
+        await until(index.ready.is_set)
+        await index.going_live("a")
+        await index.going_live("b")  # dirty already (and derived again: b has nothing)
+        assert all(change[0] != "a" for batch in store.writes for change in batch)
+
+
+async def test_going_cold_records_the_answer_and_arms_it() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    host = StandIn(clock, {"a": None})
+    async with running(store, host) as index:
+        await index.going_live("a")
+        host.live.add("a")
+        host.stored["a"] = now(clock, 30)
+        await host.close("a")
+        assert store.entries == {"a": WakeEntry(now(clock, 30))}
+        assert index.armed_at("a") == now(clock, 30)
+        host.stored["a"] = None
+        await index.going_live("a")
+        await host.close("a")
+        assert store.entries == {}
+        assert index.entry("a") is None and index.armed == 0
+
+
+async def test_a_close_whose_wake_time_is_unknown_stays_dirty_with_the_old_time_armed() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 30))})
+    host = StandIn(clock, {"a": now(clock, 30)})
+    async with running(store, host) as index:
+        await index.going_live("a")
+        await index.gone_cold("a", None, known=False)
+        assert store.entries == {"a": WakeEntry(now(clock, 30), dirty=True)}
+        assert index.armed_at("a") == now(clock, 30)
+
+
+async def test_a_session_no_longer_stored_leaves_the_index_when_it_comes_up() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"gone": WakeEntry(now(clock, 1))})
+    host = StandIn(clock, {})
+    async with running(store, host) as index:
+        clock.advance(1)
+        await until(lambda: store.entries == {})
+        assert index.entry("gone") is None and host.resumed == []
+
+
+async def test_a_session_that_cannot_be_woken_is_tried_again_later_and_later() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 1))})
+    host = StandIn(clock, {"a": now(clock, 1)})
+    host.broken.add("a")
+    async with running(store, host, retry_first=2, retry_max=5) as index:
+        start = now(clock)
+        clock.advance(1)
+        await until(lambda: index.armed_at("a") == start + 1_000 + 2_000)
+        clock.advance(2)
+        await until(lambda: index.armed_at("a") == start + 3_000 + 4_000)
+        clock.advance(4)
+        await until(lambda: index.armed_at("a") == start + 7_000 + 5_000)  # capped
+        host.broken.clear()
+        clock.advance(5)
+        await until(lambda: host.resumed == ["a"])
+        assert store.entries == {"a": WakeEntry(start + 1_000)}  # never the authority to drop it
+
+
+async def test_a_live_session_is_never_woken_and_a_changed_entry_wakes_nothing() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 1)), "b": WakeEntry(now(clock, 1))})
+    host = StandIn(clock, {"a": now(clock, 1), "b": now(clock, 1)})
+    async with running(store, host) as index:
+        host.live.add("a")  # made live by hand a moment before (not yet told to the index)
+        index._entries.pop("b")  # its entry went away after it was armed
+        clock.advance(1)
+        await until(lambda: index.armed == 0 and not index._due_ids)
+        assert host.resumed == []
+
+
+async def test_another_host_that_claims_a_session_first_wakes_it() -> None:
+    class Claimed(MemoryWakeStore):
+        async def claim(self, session_id: str) -> bool:
+            return False
+
+    clock = FakeClock()
+    store = Claimed({"a": WakeEntry(now(clock, 1))})
+    host = StandIn(clock, {"a": now(clock, 1)})
+    async with running(store, host) as index:
+        clock.advance(1)
+        await until(lambda: index.armed == 0 and not index._due_ids)
+        assert host.resumed == []
+
+
+async def test_a_failed_write_discards_the_stored_copy_and_the_next_write_is_a_snapshot() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 9))})
+    host = StandIn(clock, {"a": now(clock, 9), "b": None})
+    async with running(store, host) as index:
+        store.fail_writes = True
+        await index.going_live("b")  # the write fails, the copy is removed: safe to go on
+        assert store.entries is None
+        store.fail_writes = False
+        await index.gone_cold("b", now(clock, 4), known=True)
+        assert store.entries == {"a": WakeEntry(now(clock, 9)), "b": WakeEntry(now(clock, 4))}
+
+
+async def test_a_write_that_fails_and_cannot_be_discarded_fails_the_transition() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    host = StandIn(clock, {"a": None})
+    async with running(store, host) as index:
+        store.fail_writes = store.fail_discard = True
+        with pytest.raises(WakeIndexUnavailable, match="dsh index rebuild"):
+            await index.going_live("a")
+        store.fail_writes = store.fail_discard = False
+
+
+async def test_changes_recorded_during_one_write_go_together_in_the_next() -> None:
+    class Slow(MemoryWakeStore):
+        def __init__(self) -> None:
+            super().__init__({})
+            self.release = anyio.Event()
+
+        async def write(self, changes: list[tuple[str, WakeEntry]]) -> None:  # type: ignore[override]
+            await self.release.wait()
+            await super().write(changes)
+
+    clock = FakeClock()
+    store = Slow()
+    host = StandIn(clock, {f"s{n}": None for n in range(5)})
+    async with running(store, host) as index:
+        async with anyio.create_task_group() as group:
+            group.start_soon(index.going_live, "s0")
+            await until(lambda: index._inflight is not None)  # that write is under way
+            for n in range(1, 5):
+                group.start_soon(index.going_live, f"s{n}")
+            await until(lambda: len(index.entries()) == 5)
+            store.release.set()
+        assert [len(batch) for batch in store.writes] == [1, 4]
+
+
+async def test_the_rebuild_leaves_alone_what_sessions_did_meanwhile() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore()
+    host = StandIn(clock, {"a": now(clock, 5), "b": now(clock, 6)})
+    host.gate = anyio.Event()
+    async with running(store, host) as index:
+        await index.going_live("a")  # nothing written: there is no usable copy yet
+        assert store.entries is None
+        host.stored["a"] = now(clock, 50)
+        await index.gone_cold("a", now(clock, 50), known=True)
+        host.gate.set()
+        await until(index.ready.is_set)
+        assert store.entries == {"a": WakeEntry(now(clock, 50)), "b": WakeEntry(now(clock, 6))}
+
+
+async def test_a_log_that_cannot_be_read_during_a_rebuild_stays_dirty() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore()
+    host = StandIn(clock, {"a": now(clock, 5)})
+    host.broken.add("a")
+    async with running(store, host) as index:
+        await until(index.ready.is_set)
+        assert store.entries == {"a": WakeEntry(None, dirty=True)}
+
+
+async def test_a_rebuild_that_cannot_list_the_sessions_writes_nothing() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore()
+    host = StandIn(clock, {"a": now(clock, 5)})
+    host.list_fails = True
+    async with running(store, host) as index:
+        await until(index.ready.is_set)
+        await index.gone_cold("a", now(clock, 5), known=True)
+    assert store.entries is None  # the next start tries again
+
+
+async def test_closing_compacts_the_stored_copy_into_one_snapshot() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    host = StandIn(clock, {"a": None})
+    replaced: list[dict[str, WakeEntry]] = []
+    original = store.replace
+
+    async def spy(entries: dict[str, WakeEntry]) -> None:  # type: ignore[override]
+        replaced.append(dict(entries))
+        await original(entries)
+
+    store.replace = spy  # type: ignore[method-assign]
+    async with running(store, host) as index:
+        await index.going_live("a")
+        await index.gone_cold("a", now(clock, 7), known=True)
+    assert replaced == [{"a": WakeEntry(now(clock, 7))}]
+
+
+async def test_a_snapshot_that_fails_at_close_is_logged_not_raised(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({})
+    host = StandIn(clock, {})
+    async with running(store, host):
+        store.fail_writes = store.fail_discard = True
+    assert "could not be removed either" in caplog.text
+
+
+async def test_a_session_is_woken_its_lead_before_its_time() -> None:
+    clock = FakeClock()
+    store = MemoryWakeStore({"a": WakeEntry(now(clock, 10))})
+    host = StandIn(clock, {"a": now(clock, 10)})
+    async with running(store, host, lead_seconds=2) as index:
+        assert index.lead_ms == 2_000
+        assert index.armed_at("a") == now(clock, 8)
+        clock.advance(7.9)
+        await until(lambda: clock.sleeping >= 1)
+        assert host.resumed == []
+        clock.advance(0.1)
+        await until(lambda: host.resumed == ["a"])
