@@ -10,6 +10,7 @@ short here (`[store]` in the overlay) so the lane runs in seconds.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -17,8 +18,9 @@ from typing import Any
 
 import pytest
 
+from tests.lanes.observe import changes, iso_ms, now_ms
 from tests.support.postgres import PostgresServer
-from tests.support.webhost import WebHost, wait_for
+from tests.support.webhost import REPO, WebHost, wait_for
 
 pytestmark = [pytest.mark.lane, pytest.mark.pg, pytest.mark.crash]
 
@@ -137,3 +139,87 @@ def test_a_partitioned_host_gives_its_sessions_up_before_another_may_take_them(
         assert posted.status_code in (409, 503)  # C cannot make it live, nor store it
         texts = [event["data"].get("text") for event in b.all_events(session_id)["events"]]
         assert "from the cut host" not in texts
+
+
+WAKE_PLUGINS = (REPO / "overlays" / "web-schedule-wake" / "overlay.toml").read_text(
+    encoding="utf-8"
+)
+DUE_IN = 8  # seconds: after the kill, the takeover (TTL + a sweep) and before the time
+
+
+def wake_overlay(tmp_path: Path) -> Path:
+    """The wake overlay (schedule plugins, wake_cold_sessions) with the short leases."""
+    path = tmp_path / "wake-overlay.toml"
+    text = WAKE_PLUGINS.replace(
+        "[host]\n",
+        f"[store]\nlease_ttl_seconds = {TTL}\nlease_renew_seconds = {RENEW}\n\n[host]\n",
+        1,
+    )
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def remind_script(tmp_path: Path, prompt: str, seconds: int) -> str:
+    script = tmp_path / f"remind-{prompt.replace(' ', '-')}.json"
+    arguments = {"prompt": prompt, "after_seconds": seconds}
+    script.write_text(
+        json.dumps(
+            [
+                {"toolCalls": [{"name": "schedule_create", "arguments": arguments}]},
+                {"text": f"Set: {prompt}."},
+            ]
+        ),
+        encoding="utf-8",
+    )
+    return f"scripted:{script}"
+
+
+def created_reminder(web: WebHost, session_id: str) -> dict[str, Any] | None:
+    events = web.all_events(session_id)["events"]
+    if not any(event["type"] == "turn/end" for event in events):
+        return None
+    (create,) = changes(events, "create")
+    record: dict[str, Any] = create["data"]["record"]
+    return record
+
+
+def test_a_survivor_delivers_a_killed_hosts_reminder_once_after_its_lease_expires(
+    tmp_path: Path, pg_url: str
+) -> None:
+    overlay = wake_overlay(tmp_path)
+    a = WebHost(
+        data_dir=tmp_path / "a",
+        overlay=overlay,
+        model=remind_script(tmp_path, "drink water", DUE_IN),
+        extra_args=["--store", pg_url],
+    )
+    b = WebHost(data_dir=tmp_path / "b", overlay=overlay, extra_args=["--store", pg_url])
+    try:
+        a.boot()
+        b.boot()
+        session_id = a.create_session()
+        posted = a.post(f"/api/sessions/{session_id}/messages", {"text": "remind me"})
+        assert posted.status_code == 202
+        record = wait_for(lambda: created_reminder(a, session_id), what="the reminder on A")
+        due_ms = iso_ms(record["nextAt"])
+        a.kill()  # the Session is live on A, its reminder only in its log and A's memory
+        assert now_ms() < due_ms - (TTL + 1) * 1000, "killed too late (machine too slow?)"
+
+        def delivered() -> list[dict[str, Any]] | None:
+            found = changes(b.all_events(session_id)["events"], "dispatch")
+            return found or None
+
+        (dispatch,) = wait_for(delivered, timeout=DUE_IN + 20, interval=0.05, what="delivery")
+        assert dispatch["data"]["id"] == record["id"]
+        listed = {row["id"]: row for row in b.get("/api/sessions").json()["sessions"]}
+        assert listed[session_id]["live"] is True  # B took it over to deliver it
+        assert dispatch["time"] >= due_ms  # at its time, not before
+        # Nobody delivers it again (B keeps it; a stale entry would find nothing due).
+        wait_for(
+            lambda: any(e["type"] == "turn/end" for e in b.all_events(session_id)["events"][-3:]),
+            what="the reminder's turn on B",
+        )
+        assert len(changes(b.all_events(session_id)["events"], "dispatch")) == 1
+    finally:
+        for web in (a, b):
+            web.stop()

@@ -106,14 +106,17 @@ def make_host_factory(
         wake_store_for(store)  # a store kind without a wake index fails here, before start
 
     def make_host() -> Host:
+        backend = store.open()
         return Host(
-            backend=store.open(),
+            backend=backend,
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
             clean_empty_sessions=True,
             lease_settings=leases,
-            wake_store=wake_store_for(store) if overlay.host.wake_cold_sessions else None,
+            wake_store=(
+                wake_store_for(store, backend) if overlay.host.wake_cold_sessions else None
+            ),
             idle_seconds=overlay.host.idle_seconds or None,
             heap=HeapPolicy(),  # a long-running server: long-lived objects are frozen
         )

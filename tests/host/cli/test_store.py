@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh.persistence.postgres import SCHEMA_VERSION
 from tests.support.postgres import PostgresServer
 
 from .conftest import Cli
@@ -21,9 +22,9 @@ def test_a_jsonl_store_needs_no_migrations(dsh: Cli, tmp_path: Path) -> None:
 def test_a_postgresql_store_is_migrated_once_and_then_up_to_date(dsh: Cli, pg_url: str) -> None:
     first = dsh("store", "migrate", "--store", pg_url)
     assert first.code == 0, first.err
-    assert "migrated from version 0 to 1" in first.out
+    assert f"migrated from version 0 to {SCHEMA_VERSION}" in first.out
     again = dsh("store", "migrate", "--store", pg_url)
-    assert again.code == 0 and "is up to date (version 1)" in again.out
+    assert again.code == 0 and f"is up to date (version {SCHEMA_VERSION})" in again.out
 
 
 @pytest.mark.pg

@@ -81,6 +81,11 @@ class PostgresBackend(Backend):
             return f"schema {schema} of {self.database.where} is up to date (version {after})"
         return f"schema {schema} of {self.database.where} migrated from version {before} to {after}"
 
+    @property
+    def leases(self) -> PostgresLeases | None:
+        """The leases a Host took from this backend (None until one did)."""
+        return self._leases
+
     def lease_store(self, owner: str, *, ttl: float = DEFAULT_LEASE_TTL_SECONDS) -> PostgresLeases:
         if self._leases is None or (self._leases.owner, self._leases.ttl) != (owner, ttl):
             self._leases = PostgresLeases(self.database, owner, ttl=ttl)

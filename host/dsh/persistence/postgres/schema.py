@@ -21,6 +21,10 @@ The tables (in the schema `?schema=` names, `dsh` by default):
   read returns byte-identical JSON.
 - `leases`: who writes which Session (`owner`, `epoch`, `expires_at`, on the
   database's clock). Rows stay after a release, so epochs only grow.
+- `wake` (version 2): the wake index shared by every host, one row per cold
+  Session that needs waking (`wake_at`, epoch ms) or whose entry is `dirty`
+  (it went live and has not gone cold cleanly since), with the claim of the
+  host waking it (`claimed_by`, `claimed_until`).
 
 Writes go through two functions, so that each is one statement (one round
 trip, one transaction) with every check inside it: `dsh_create` and
@@ -178,7 +182,25 @@ BEGIN
 END $$;
 """
 
-MIGRATIONS: tuple[Migration, ...] = (Migration(1, "sessions, events and leases", _V1),)
+# The wake index of every host (`dsh.persistence.postgres.wake`): when each cold
+# Session next needs to be live. A claim (`claimed_by`, `claimed_until`) is the
+# right of one host to wake the Session now; every write of the entry clears it.
+_V2 = """
+CREATE TABLE wake (
+    session_id    text    PRIMARY KEY,
+    wake_at       bigint,
+    dirty         boolean NOT NULL DEFAULT false,
+    claimed_by    text,
+    claimed_until timestamptz
+);
+CREATE INDEX wake_due ON wake (wake_at) WHERE wake_at IS NOT NULL;
+CREATE INDEX wake_dirty ON wake (session_id) WHERE dirty;
+"""
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "sessions, events and leases", _V1),
+    Migration(2, "the wake index", _V2),
+)
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
 
