@@ -80,6 +80,7 @@ from .persistence.leases import Lease, LeaseHeld, LeaseStore
 from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .plugins import ClientModule, PluginContext
 from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
+from .relay import InboxRelay
 from .scope import Disposer, Scope
 from .session import (
     Session,
@@ -132,6 +133,16 @@ class SessionLiveElsewhere(HostError, CodedError):
     def __init__(self, held: LeaseHeld) -> None:
         CodedError.__init__(self, "session_live_elsewhere", str(held))
         self.owner = held.owner
+
+
+@dataclass(frozen=True, slots=True)
+class PostedMessage:
+    """Where `Host.post_message` queued a message: on `agent` here (`resumed` if it was
+    made live for it), or through the inbox for the host `owner`."""
+
+    agent: Agent | None
+    resumed: bool
+    owner: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -219,6 +230,7 @@ class Host:
         self._opening: dict[str, anyio.Event] = {}
         self._closing: dict[str, anyio.Event] = {}
         self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
+        self.relay: InboxRelay | None = None  # with a store shared by several hosts
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
         self._coordinator: PersistenceCoordinator | None = None
@@ -254,6 +266,10 @@ class Host:
             self._running = True
             await self._loader.load_all(self._plugin_specs)
             await self.lifecycle.start(group)
+            inbox = self.backend.inbox()
+            if inbox is not None:
+                self.relay = InboxRelay(self, inbox)
+                group.start_soon(self.relay.run, name="inbox relay")
         except BaseException as error:
             try:
                 await self._unwind(stack, "host failed to start")
@@ -290,6 +306,8 @@ class Host:
             await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
+        if self.relay is not None:
+            self.relay.stop()  # what is queued stays in the inbox for the next owner
         self.lifecycle.stop()
         # Concurrently: each Session may keep retrying its last writes for a while.
         async with anyio.create_task_group() as group:
@@ -422,6 +440,37 @@ class Host:
                 raise
         finally:
             self._release_slot(session_id, opening)
+
+    async def post_message(
+        self, session_id: str, text: str, *, time_zone: str | None = None
+    ) -> PostedMessage:
+        """Queue a person's message on the Session, wherever it is live.
+
+        A cold Session is made live here first (a resume). One live on another
+        host of a shared store gets the message through its inbox
+        (`dsh.relay`): stored now, queued by the owner as a local message.
+        Raises what `resume` raises; `SessionLiveElsewhere` only for a store
+        without an inbox.
+        """
+        try:
+            agent, resumed = await self.resume(session_id)
+        except SessionLiveElsewhere as elsewhere:
+            if self.relay is None:
+                raise
+            await self.relay.post(session_id, text, time_zone)
+            return PostedMessage(None, False, elsewhere.owner)
+        agent.submit(text, {"kind": "user"}, time_zone=time_zone)
+        return PostedMessage(agent, resumed, None)
+
+    async def stored_summary(self, session_id: str, *, live: bool) -> SessionSummary:
+        """The list row of a Session from storage (one live on another host, say)."""
+        validate_session_id(session_id)
+        item = await self.backend.summary(session_id)
+        if item is None:
+            raise SessionNotFound(f"session {session_id} is not stored")
+        return SessionSummary(
+            item.id, item.created_at, live, item.length, item.lineage, item.title, item.preview
+        )
 
     async def _cold_slot(self, session_id: str) -> anyio.Event | None:
         """Wait until no other resume, rename or delete of the Session runs; then take

@@ -46,6 +46,7 @@ from ..session import Lineage, SessionEvent, SessionHeader, validate_session_id
 from .summary import SummaryFacts
 
 if TYPE_CHECKING:
+    from .inbox import Inbox
     from .leases import LeaseStore
 
 __all__ = [
@@ -293,6 +294,19 @@ class Backend(abc.ABC):
         from .leases import LocalLeases
 
         return LocalLeases(owner)
+
+    def inbox(self) -> Inbox | None:
+        """Where messages for a Session another host owns go (`dsh.persistence.inbox`);
+        None (the default) for a store only one process writes."""
+        return None
+
+    async def summary(self, session_id: str) -> StoredSummary | None:
+        """The list row of one stored Session, or None. The default filters `list`."""
+        validate_session_id(session_id)
+        for item in await self.list():
+            if item.id == session_id:
+                return item
+        return None
 
     async def prepare(self) -> str | None:
         """Make storage ready to use (create its tables, apply its migrations).

@@ -18,7 +18,8 @@ The same `Backend` contract as the JSONL store, over the tables of
   a new incarnation.
 
 `lease_store(owner)` returns the `PostgresLeases` whose leases this
-backend's writes are fenced with.
+backend's writes are fenced with; `inbox()` the `PostgresInbox` through
+which messages reach the host that owns their Session.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from ..backend import (
 from ..leases import DEFAULT_LEASE_TTL_SECONDS, LeaseHeld, LeaseLost
 from ..summary import TITLE_TYPE, SummaryFacts, title_of
 from .database import Database
+from .inbox import PostgresInbox
 from .leases import PostgresLeases
 from .schema import ERRORS
 from .settings import PostgresSettings
@@ -66,6 +68,7 @@ class PostgresBackend(Backend):
         self.settings = settings
         self.database = database or Database(settings)
         self._leases: PostgresLeases | None = None
+        self._inbox: PostgresInbox | None = None
         # The latest full reads (a few; dropped when the Session's writer releases it).
         self._inspected: dict[str, tuple[LogMark, StoredSession]] = {}
 
@@ -90,6 +93,22 @@ class PostgresBackend(Backend):
         if self._leases is None or (self._leases.owner, self._leases.ttl) != (owner, ttl):
             self._leases = PostgresLeases(self.database, owner, ttl=ttl)
         return self._leases
+
+    def inbox(self) -> PostgresInbox:
+        """The inbox of the hosts on this database (one per backend)."""
+        if self._inbox is None:
+            self._inbox = PostgresInbox(self.database)
+        return self._inbox
+
+    async def summary(self, session_id: str) -> StoredSummary | None:
+        row = await self._row(
+            session_id, "created_at, length, parent_id, forked_at, title, preview"
+        )
+        if row is None:
+            return None
+        created_at, length, parent, forked_at, title, preview = row
+        lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
+        return StoredSummary(session_id, int(created_at), int(length), lineage, title, preview)
 
     def _fence(self, session_id: str) -> tuple[str | None, int | None]:
         """The (owner, epoch) a write of the Session is checked with: none for a backend

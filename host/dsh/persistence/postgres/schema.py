@@ -25,6 +25,9 @@ The tables (in the schema `?schema=` names, `dsh` by default):
   Session that needs waking (`wake_at`, epoch ms) or whose entry is `dirty`
   (it went live and has not gone cold cleanly since), with the claim of the
   host waking it (`claimed_by`, `claimed_until`).
+- `inbox` (version 3): messages posted on a host that does not own their
+  Session (`text`, `time_zone`, `via`: the host it was posted to), in order
+  of their `id`, until the owner stored them.
 
 Writes go through two functions, so that each is one statement (one round
 trip, one transaction) with every check inside it: `dsh_create` and
@@ -197,9 +200,23 @@ CREATE INDEX wake_due ON wake (wake_at) WHERE wake_at IS NOT NULL;
 CREATE INDEX wake_dirty ON wake (session_id) WHERE dirty;
 """
 
+# Messages posted on a host that does not own their Session (`postgres.inbox`).
+_V3 = """
+CREATE TABLE inbox (
+    id         bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id text        NOT NULL,
+    text       text        NOT NULL,
+    time_zone  text,
+    via        text        NOT NULL,
+    posted_at  timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+CREATE INDEX inbox_by_session ON inbox (session_id, id);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
+    Migration(3, "the inbox", _V3),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
