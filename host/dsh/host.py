@@ -65,6 +65,7 @@ from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
 from .errors import ActionError, CodedError
 from .events import SESSION_TITLE, SessionTitle
+from .follow import StoredFollowers
 from .heap import HeapPolicy
 from .hooks import ErrorHandler, HookNotImplemented, Hooks
 from .hookspecs import RegisterCommand
@@ -231,6 +232,7 @@ class Host:
         self._closing: dict[str, anyio.Event] = {}
         self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
         self.relay: InboxRelay | None = None  # with a store shared by several hosts
+        self.followers: StoredFollowers | None = None  # likewise
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
         self._coordinator: PersistenceCoordinator | None = None
@@ -270,6 +272,10 @@ class Host:
             if inbox is not None:
                 self.relay = InboxRelay(self, inbox)
                 group.start_soon(self.relay.run, name="inbox relay")
+            feed = self.backend.event_feed()
+            if feed is not None:
+                self.followers = StoredFollowers(feed)
+                group.start_soon(self.followers.run, name="stored events listener")
         except BaseException as error:
             try:
                 await self._unwind(stack, "host failed to start")
@@ -461,6 +467,12 @@ class Host:
             return PostedMessage(None, False, elsewhere.owner)
         agent.submit(text, {"kind": "user"}, time_zone=time_zone)
         return PostedMessage(agent, resumed, None)
+
+    async def live_elsewhere(self, session_id: str) -> str | None:
+        """The host that holds the Session live, when that is another host."""
+        if self.store.find(session_id) is not None:
+            return None
+        return (await self.leases.held_elsewhere()).get(session_id)
 
     async def stored_summary(self, session_id: str, *, live: bool) -> SessionSummary:
         """The list row of a Session from storage (one live on another host, say)."""
@@ -851,6 +863,7 @@ class Host:
         """Every stored Session, newest first, with live ones marked; with `query`, only
         those it matches (`SessionSummary.matches`: title, first message, id start)."""
         rows: dict[str, SessionSummary] = {}
+        elsewhere = await self.leases.held_elsewhere()
         for item in await self.backend.list():
             if item.id in self._phantoms:
                 continue
@@ -861,7 +874,7 @@ class Host:
                 else SessionSummary(
                     item.id,
                     item.created_at,
-                    False,
+                    item.id in elsewhere,  # live on another host
                     item.length,
                     item.lineage,
                     item.title,

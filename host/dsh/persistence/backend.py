@@ -46,6 +46,7 @@ from ..session import Lineage, SessionEvent, SessionHeader, validate_session_id
 from .summary import SummaryFacts
 
 if TYPE_CHECKING:
+    from .feed import EventFeed
     from .inbox import Inbox
     from .leases import LeaseStore
 
@@ -294,6 +295,11 @@ class Backend(abc.ABC):
         from .leases import LocalLeases
 
         return LocalLeases(owner)
+
+    def event_feed(self) -> EventFeed | None:
+        """Wake-ups when any host stored events (`dsh.persistence.feed`); None (the
+        default) for a store only one process writes."""
+        return None
 
     def inbox(self) -> Inbox | None:
         """Where messages for a Session another host owns go (`dsh.persistence.inbox`);

@@ -113,6 +113,12 @@ class LeaseStore(abc.ABC):
     def held(self, session_id: str) -> Lease | None:
         """The lease this store holds on the Session, if any."""
 
+    async def held_elsewhere(self) -> dict[str, str]:
+        """Every Session another host holds a valid lease on, with that host's name
+        (what makes it "live" in the API when it is not live here). Raises
+        `StorageError`. The default: none (leases of one process)."""
+        return {}
+
     @abc.abstractmethod
     def forget(self, lease: Lease) -> None:
         """Stop writing under `lease` at once, without asking storage (it was lost).

@@ -181,7 +181,7 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
             200,
             {
                 "header": header.to_dict(),
-                "live": False,
+                "live": await host.live_elsewhere(session_id) is not None,
                 "length": length,
                 "agent": None,
                 "plugins": await host.plugin_states(session_id),

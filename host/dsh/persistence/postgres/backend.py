@@ -48,6 +48,7 @@ from ..backend import (
 from ..leases import DEFAULT_LEASE_TTL_SECONDS, LeaseHeld, LeaseLost
 from ..summary import TITLE_TYPE, SummaryFacts, title_of
 from .database import Database
+from .feed import PostgresEventFeed
 from .inbox import PostgresInbox
 from .leases import PostgresLeases
 from .schema import ERRORS
@@ -69,6 +70,7 @@ class PostgresBackend(Backend):
         self.database = database or Database(settings)
         self._leases: PostgresLeases | None = None
         self._inbox: PostgresInbox | None = None
+        self._feed: PostgresEventFeed | None = None
         # The latest full reads (a few; dropped when the Session's writer releases it).
         self._inspected: dict[str, tuple[LogMark, StoredSession]] = {}
 
@@ -93,6 +95,12 @@ class PostgresBackend(Backend):
         if self._leases is None or (self._leases.owner, self._leases.ttl) != (owner, ttl):
             self._leases = PostgresLeases(self.database, owner, ttl=ttl)
         return self._leases
+
+    def event_feed(self) -> PostgresEventFeed:
+        """Wake-ups for events any host stored (one per backend)."""
+        if self._feed is None:
+            self._feed = PostgresEventFeed(self.database)
+        return self._feed
 
     def inbox(self) -> PostgresInbox:
         """The inbox of the hosts on this database (one per backend)."""

@@ -2,36 +2,25 @@
 
 `post` inserts the row and calls `pg_notify` in the same statement, so the
 notification is sent when (and only if) the row is committed; it carries
-the Session id only. The channel is named after dsh's schema, so hosts on
-other schemas of the same database never hear it. `listen` keeps one
-connection of its own (not pooled) in LISTEN and reconnects after a failure
-with a growing delay; a wake-up missed meanwhile is made up for by the
-relay's polling (`waiting`, `orphaned`), because the rows are the truth.
+the Session id only, on the schema's `inbox` channel (`notify.channel`).
+`listen` keeps one connection of its own in LISTEN (`notify.Listener`,
+reconnecting); a wake-up missed meanwhile is made up for by the relay's
+polling (`waiting`, `orphaned`), because the rows are the truth.
 """
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-import anyio
-import psycopg
-from psycopg import sql
-
 from ...session import validate_session_id
-from ..backend import StorageError
 from ..inbox import Inbox, InboxMessage
+from .notify import Listener, channel
 
 if TYPE_CHECKING:
     from .database import Database
 
 __all__ = ["PostgresInbox"]
-
-log = logging.getLogger(__name__)
-
-RECONNECT_FIRST_SECONDS = 0.5
-RECONNECT_MAX_SECONDS = 10.0
 
 _POST = """
 WITH posted AS (
@@ -55,8 +44,8 @@ class PostgresInbox(Inbox):
     def __init__(self, database: Database, *, poll_seconds: float = 1.0) -> None:
         self.database = database
         self.poll_seconds = poll_seconds
-        self.channel = f"dsh_inbox.{database.settings.schema_name}"
-        self.listening = 0  # connections in LISTEN now
+        self.channel = channel("inbox", database.settings.schema_name)
+        self._listener = Listener(database, self.channel, "inbox")
 
     async def post(self, session_id: str, text: str, time_zone: str | None, via: str) -> int:
         validate_session_id(session_id)
@@ -104,33 +93,9 @@ class PostgresInbox(Inbox):
             return [str(row[0]) for row in await cursor.fetchall()]
 
     async def listen(self, woken: Callable[[str], None]) -> None:
-        delay = RECONNECT_FIRST_SECONDS
-        while True:
-            try:
-                connection = await self.database.connect()
-            except StorageError as error:
-                log.warning("inbox: %s; listening again in %g s", error, delay)
-                await anyio.sleep(delay)
-                delay = min(delay * 2, RECONNECT_MAX_SECONDS)
-                continue
-            try:
-                await connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.channel)))
-                delay = RECONNECT_FIRST_SECONDS
-                self.listening += 1
-                try:
-                    async for notification in connection.notifies():
-                        woken(notification.payload)
-                finally:
-                    self.listening -= 1
-            except psycopg.Error as error:
-                log.warning(
-                    "inbox: listening on %s stopped (%s); again in %g s",
-                    self.database.where,
-                    self.database.failure(error),
-                    delay,
-                )
-            finally:
-                with anyio.CancelScope(shield=True):
-                    await connection.close()
-            await anyio.sleep(delay)
-            delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+        await self._listener.listen(woken)
+
+    @property
+    def listening(self) -> int:
+        """Connections in LISTEN for the inbox now."""
+        return self._listener.listening

@@ -11,6 +11,8 @@ the hosts' clocks never need to agree. Each call is one statement:
   owner's reads.
 - `renew` extends every still-valid lease of this owner, in one UPDATE.
 - `release` expires the lease now, keeping its row (epochs only grow).
+- `held_elsewhere` lists the valid leases of other hosts (a Session live
+  on some other host).
 
 `held(id)` is what `PostgresBackend` fences its writes with; once a Host
 uses these leases, a write of a Session without one is refused at once.
@@ -114,6 +116,15 @@ class PostgresLeases(LeaseStore):
         self.forget(lease)
         async with self.database.connection() as connection:
             await connection.execute(_RELEASE, (lease.session_id, lease.owner, lease.epoch))
+
+    async def held_elsewhere(self) -> dict[str, str]:
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(
+                "SELECT session_id, owner FROM leases"
+                " WHERE expires_at > clock_timestamp() AND owner <> %s",
+                (self.owner,),
+            )
+            return {str(sid): str(owner) for sid, owner in await cursor.fetchall()}
 
     def held(self, session_id: str) -> Lease | None:
         return self._held.get(session_id)

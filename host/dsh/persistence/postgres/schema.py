@@ -29,6 +29,10 @@ The tables (in the schema `?schema=` names, `dsh` by default):
   Session (`text`, `time_zone`, `via`: the host it was posted to), in order
   of their `id`, until the owner stored them.
 
+Version 4 adds a trigger on `sessions` that notifies the schema's `events`
+channel with the Session id whenever a log is created or grows (in the
+writing transaction, so only once committed).
+
 Writes go through two functions, so that each is one statement (one round
 trip, one transaction) with every check inside it: `dsh_create` and
 `dsh_append` check the writer's lease (`dsh_fence`, which holds the lease
@@ -213,10 +217,28 @@ CREATE TABLE inbox (
 CREATE INDEX inbox_by_session ON inbox (session_id, id);
 """
 
+# Every stored batch wakes the hosts that follow the Session (`postgres.feed`): the
+# notification goes out at the commit of the write that stored it, or never.
+_V4 = """
+CREATE FUNCTION dsh_stored_events() RETURNS trigger
+LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_notify('dsh_events.' || left(md5(TG_TABLE_SCHEMA), 16), NEW.id);
+    RETURN NULL;
+END $$;
+
+CREATE TRIGGER sessions_stored AFTER INSERT ON sessions
+    FOR EACH ROW EXECUTE FUNCTION dsh_stored_events();
+CREATE TRIGGER sessions_grew AFTER UPDATE OF length ON sessions
+    FOR EACH ROW WHEN (OLD.length IS DISTINCT FROM NEW.length)
+    EXECUTE FUNCTION dsh_stored_events();
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
     Migration(3, "the inbox", _V3),
+    Migration(4, "notifications of stored events", _V4),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
