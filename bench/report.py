@@ -441,6 +441,19 @@ def _pg(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
             None if median is None else median <= takeover.get("target_s", 0),
         )
     )
+    messages = r.get("messages") or {}
+    if messages:
+        rows.append(
+            _row(
+                "pg message latency (POST → stored)",
+                f"through a non-owner host (inbox), {messages.get('rounds')} rounds (ms)",
+                _range(messages.get("non_owner_ms"), digits=1),
+                f"through the owner: {_range(messages.get('owner_ms'), digits=1)}",
+                _ratio(messages.get("ratio")),
+                "",
+                None,
+            )
+        )
     return rows
 
 

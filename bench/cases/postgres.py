@@ -18,8 +18,12 @@ and measures, in one run:
   measured from the kill; the lease TTL is the overlay's (10 s, the default,
   in the full profile). Target: ≤ TTL + 2 s.
 
-Message latency through a non-owner host is not measured: this version
-does not forward messages between hosts yet (issue 18, phase B).
+- **message latency**: two `dsh web` on the database, a Session live on A;
+  messages posted alternately to A (the owner) and to B (through the
+  inbox: a row, a NOTIFY, A queues it), each timed from the POST until its
+  `message/user` is stored, as read back from the database (B's history of
+  a Session it does not own shows stored events only), the next one once
+  its turn ended.
 """
 
 from __future__ import annotations
@@ -52,6 +56,7 @@ __all__ = ["pg"]
 
 _TTL = {"full": 10.0, "quick": 3.0, "smoke": 2.0}
 _TAKEOVER_ROUNDS = {"full": 5, "quick": 2, "smoke": 1}
+_MESSAGE_ROUNDS = {"full": 20, "quick": 8, "smoke": 2}
 
 
 def _backend(url: str) -> PostgresBackend:
@@ -201,6 +206,53 @@ def _takeover(url: str, data_dir: Path, ttl: float, rounds: int) -> dict[str, An
     }
 
 
+def _one_message(post_to: WebHost, observer: WebHost, session_id: str, text: str) -> float:
+    """Seconds from the POST until the message is stored (read through `observer`)."""
+    start = time.monotonic()
+    response = post_to.post(f"/api/sessions/{session_id}/messages", {"text": text})
+    assert response.status_code == 202, response.text
+
+    def stored() -> list[dict[str, Any]] | None:
+        events = observer.all_events(session_id)["events"]
+        found = [e for e in events if e["type"] == "message/user" and e["data"]["text"] == text]
+        return events if found else None
+
+    wait_for(stored, interval=0.002, what=f"{text!r} to be stored")
+    took = time.monotonic() - start
+    wait_for(
+        lambda: observer.all_events(session_id)["events"][-1]["type"] == "turn/end" or None,
+        what="its turn to end",
+    )
+    return took
+
+
+def _messages(url: str, data_dir: Path, rounds: int) -> dict[str, Any]:
+    hosts = [
+        WebHost(data_dir=data_dir / name, model="demo", extra_args=["--store", url])
+        for name in ("owner", "other")
+    ]
+    times: dict[str, list[float]] = {"owner": [], "non_owner": []}
+    try:
+        for web in hosts:
+            web.boot()
+        owner, other = hosts
+        session_id = owner.create_session()
+        for number in range(rounds):
+            times["owner"].append(_one_message(owner, other, session_id, f"owner {number}"))
+            times["non_owner"].append(_one_message(other, other, session_id, f"other {number}"))
+    finally:
+        for web in hosts:
+            web.stop()
+    owner_ms = summary([t * 1000 for t in times["owner"]], 1)
+    other_ms = summary([t * 1000 for t in times["non_owner"]], 1)
+    return {
+        "rounds": rounds,
+        "owner_ms": owner_ms,
+        "non_owner_ms": other_ms,
+        "ratio": round(float(other_ms["median"] or 0) / float(owner_ms["median"] or 1), 2),
+    }
+
+
 def pg(size: Size, data_dir: Path) -> dict[str, Any]:
     data_dir.mkdir(parents=True, exist_ok=True)
     with running_postgres(fsync=True) as server:
@@ -227,4 +279,6 @@ def pg(size: Size, data_dir: Path) -> dict[str, Any]:
             result["takeover"] = _takeover(
                 url, Path(scratch), _TTL[size.name], _TAKEOVER_ROUNDS[size.name]
             )
+        with tempfile.TemporaryDirectory(dir=data_dir) as scratch:
+            result["messages"] = _messages(url, Path(scratch), _MESSAGE_ROUNDS[size.name])
     return result
