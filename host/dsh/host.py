@@ -472,7 +472,7 @@ class Host:
         """The host that holds the Session live, when that is another host."""
         if self.store.find(session_id) is not None:
             return None
-        return (await self.leases.held_elsewhere()).get(session_id)
+        return (await self.leases.held_elsewhere([session_id])).get(session_id)
 
     async def stored_summary(self, session_id: str, *, live: bool) -> SessionSummary:
         """The list row of a Session from storage (one live on another host, say)."""

@@ -113,10 +113,10 @@ class LeaseStore(abc.ABC):
     def held(self, session_id: str) -> Lease | None:
         """The lease this store holds on the Session, if any."""
 
-    async def held_elsewhere(self) -> dict[str, str]:
-        """Every Session another host holds a valid lease on, with that host's name
-        (what makes it "live" in the API when it is not live here). Raises
-        `StorageError`. The default: none (leases of one process)."""
+    async def held_elsewhere(self, session_ids: Collection[str] | None = None) -> dict[str, str]:
+        """Every Session (of `session_ids`, when given) another host holds a valid lease
+        on, with that host's name (what makes it "live" in the API when it is not live
+        here). Raises `StorageError`. The default: none (leases of one process)."""
         return {}
 
     @abc.abstractmethod

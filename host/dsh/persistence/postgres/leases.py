@@ -117,12 +117,14 @@ class PostgresLeases(LeaseStore):
         async with self.database.connection() as connection:
             await connection.execute(_RELEASE, (lease.session_id, lease.owner, lease.epoch))
 
-    async def held_elsewhere(self) -> dict[str, str]:
+    async def held_elsewhere(self, session_ids: Collection[str] | None = None) -> dict[str, str]:
+        wanted = None if session_ids is None else list(session_ids)
         async with self.database.connection() as connection:
             cursor = await connection.execute(
                 "SELECT session_id, owner FROM leases"
-                " WHERE expires_at > clock_timestamp() AND owner <> %s",
-                (self.owner,),
+                " WHERE expires_at > clock_timestamp() AND owner <> %s"
+                " AND (%s::text[] IS NULL OR session_id = ANY(%s::text[]))",
+                (self.owner, wanted, wanted),
             )
             return {str(sid): str(owner) for sid, owner in await cursor.fetchall()}
 

@@ -107,6 +107,9 @@ async def test_a_stream_on_a_third_host_carries_the_owners_stored_events_and_vie
         listed = {row.id: row for row in await c.list_sessions()}
         assert listed[session_id].live is True and c.agent(session_id) is None
         assert await c.live_elsewhere(session_id) == a.host_id
+        assert await c.leases.held_elsewhere() == {session_id: a.host_id}
+        assert await c.leases.held_elsewhere(["0123456789abcdef"]) == {}
+        assert await a.leases.held_elsewhere() == {}  # its own lease is not elsewhere
         await a.close_session(session_id)
         await until(lambda: "live=False" in watcher.described(), "C to see it go cold")
         listed = {row.id: row for row in await c.list_sessions()}
