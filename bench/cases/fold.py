@@ -10,8 +10,9 @@ user message per ten of them, which a type-filtered scan skips):
 - `v2 once`: the same in v2 (records with a zone, revision, times);
 - `v2 every`: recurring records and their dispatches (each dispatch computes
   the next occurrence: arithmetic);
-- `v2 cron`: cron records in Europe/Berlin and their dispatches (each dispatch
-  walks the cron fields to the next wall time and resolves it in the zone);
+- `v2 cron`: cron records in Europe/Berlin and dispatches of their real
+  successive occurrences (each dispatch walks the cron fields to the next
+  wall time and resolves it in the zone);
 - `v2 mixed`: creates, updates, dispatches and deletes of all three.
 
 The figure is the median of 5 folds from scratch (`ScheduleFold.of`) over an
@@ -30,6 +31,8 @@ from typing import Any
 
 from dsh.session import Session, SessionEvent
 from dsh_tool_schedule import ScheduleFold
+from dsh_tool_schedule.cron import CronSeries
+from dsh_tool_schedule.zones import load_zone
 
 from ..sizes import Size
 from ..stats import summary
@@ -91,17 +94,25 @@ def _v1(count: int) -> list[Data]:
 
 
 def _recurring(count: int, rule: Data, step_ms: int, zone: str = "UTC") -> list[Data]:
-    """Records of `rule`, each followed by `per` dispatches of its successive occurrences."""
+    """Records of `rule`, each followed by `per` dispatches of its successive occurrences
+    (a cron rule's as `CronSeries` walks them, what the owner writes; `step_ms` apart else)."""
     per = 9
     out: list[Data] = []
     number = 0
+    series = CronSeries(rule["cron"], load_zone(zone)) if rule["kind"] == "cron" else None
     while len(out) < count:
         number += 1
         first = START_MS + number * 60_000
+        if series is not None:
+            first = series.next_after(first) or first
         out.append(
             {"version": 2, "change": "create", "record": _record(number, rule, first, zone=zone)}
         )
-        out.extend(_dispatch(number, first + k * step_ms, -1) for k in range(per))
+        occurrence = first
+        for _ in range(per):
+            out.append(_dispatch(number, occurrence, -1))
+            following = None if series is None else series.next_after(occurrence)
+            occurrence = occurrence + step_ms if following is None else following
     return out[:count]
 
 

@@ -29,7 +29,6 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import httpx
 from tests.support.webhost import REPO
 
 from dsh.host import Host
@@ -39,7 +38,7 @@ from dsh.wake import JsonlWakeStore, WakeEntry
 from ..sizes import Size
 from ..stats import summary
 from ..support import SCHEDULE, DispatchProbe, FastModel, create_data, write_session
-from .web import TOKEN, _dsh_command, _free_port
+from .web import first_200_ms
 
 __all__ = ["hibernate", "wake"]
 
@@ -138,46 +137,7 @@ async def _startups(size: Size, data_dir: Path) -> dict[str, Any]:
 
 def _first_200(data_dir: Path, rounds: int) -> dict[str, Any]:
     """`dsh web --overlay overlays/web-schedule-wake` spawned → first 200 from /api/health."""
-    samples: list[float] = []
-    env = {**os.environ, "DSH_TOKEN": TOKEN}
-    for _ in range(rounds):
-        port = _free_port()
-        command = [
-            *_dsh_command(),
-            "web",
-            "--overlay",
-            str(WAKE_OVERLAY),
-            "--data-dir",
-            str(data_dir),
-            "--port",
-            str(port),
-        ]
-        client = httpx.Client(timeout=1)
-        start = time.perf_counter()
-        process = subprocess.Popen(
-            command, cwd=REPO, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-        )
-        try:
-            with client:
-                while True:
-                    try:
-                        response = client.get(
-                            f"http://127.0.0.1:{port}/api/health",
-                            headers={"Authorization": f"Bearer {TOKEN}"},
-                        )
-                        if response.status_code == 200:
-                            break
-                    except httpx.TransportError:
-                        pass
-                    if process.poll() is not None:
-                        raise RuntimeError(f"dsh web exited with {process.returncode}")
-                    if time.perf_counter() - start > 60:
-                        raise TimeoutError("dsh web did not answer /api/health within 60 s")
-                    time.sleep(0.002)
-            samples.append((time.perf_counter() - start) * 1000)
-        finally:
-            process.terminate()
-            process.wait(timeout=60)
+    samples = [first_200_ms(WAKE_OVERLAY, data_dir, timeout=60) for _ in range(rounds)]
     return summary(samples, 1)
 
 

@@ -18,7 +18,6 @@ subscription's queue must equal the reference, frame for frame.
 
 from __future__ import annotations
 
-import json
 from collections import Counter
 from collections.abc import Callable
 from typing import Any, cast
@@ -33,6 +32,7 @@ from dsh.session import Session, SessionEvent
 from dsh.store import FlushError, SessionStore
 from dsh.testing import FakeClock
 from dsh.web.live import LiveHub, Subscription
+from tests.support.frames import drain
 
 from .figures import Figures
 
@@ -126,15 +126,6 @@ class Reference:
                 for frames in self.expected.values():
                     frames.append(self.sidecar(seq))
         self.watermark = max(self.watermark, through)
-
-
-def drain(subscription: Subscription) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while True:
-        try:
-            frames.append(json.loads(subscription.frames.receive_nowait()))
-        except anyio.WouldBlock:
-            return frames
 
 
 OUTCOMES = st.sampled_from(["ack", "ack", "observe", "raise"])

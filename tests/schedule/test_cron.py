@@ -291,3 +291,45 @@ def test_occurrences_are_instants_in_increasing_order_without_repeats() -> None:
 def test_the_walker_starts_from_a_naive_wall_time() -> None:
     walker = CronSim("0 9 * * *", datetime(2026, 1, 1, 8, 59))
     assert next(walker) == datetime(2026, 1, 1, 9, 0)
+
+
+# -- the walk `next_after` keeps ---------------------------------------------------------
+
+
+@settings(max_examples=60, deadline=None)
+@given(situations())
+def test_next_after_its_last_answer_continues_the_walk_and_agrees_with_a_fresh_one(
+    situation: tuple[str, str, int],
+) -> None:
+    expression, zone_name, instant = situation
+    zone = load_zone(zone_name)
+    series = CronSeries(expression, zone)
+    end = instant + 8 * 86_400_000
+    expected = cron_occurrences(expression, zone, instant, end)
+    chain: list[int] = []
+    at = instant
+    while (following := series.next_after(at)) is not None and following <= end:
+        chain.append(following)
+        at = following
+    assert chain == [x for x in expected if x > instant]
+
+
+def test_a_kept_walk_serves_only_the_occurrence_after_its_answer() -> None:
+    series = CronSeries("0 9 * * *", load_zone("Europe/Berlin"))
+    first = series.next_after(utc("2026-03-27T00:00:00.000Z"))
+    assert first == utc("2026-03-27T08:00:00.000Z")
+    assert series.next_after(first - 1) == first  # another question: a fresh walk
+    assert series.next_after(first) == utc("2026-03-28T08:00:00.000Z")
+    assert series.next_after(utc("2026-03-28T08:00:00.000Z")) == utc("2026-03-29T07:00:00.000Z")
+    yearly = CronSeries("0 12 1 1 *", load_zone("UTC"))
+    last = yearly.next_after(utc("9999-01-01T00:00:00.000Z"))
+    assert last is not None and yearly.next_after(last) is None
+
+
+def test_a_walk_in_use_by_another_thread_is_not_shared() -> None:
+    series = CronSeries("*/5 * * * *", load_zone("UTC"))
+    start = utc("2026-01-01T00:00:00.000Z")
+    assert series.next_after(start) == start + 300_000
+    with series._lock:  # another thread is continuing it
+        assert series.next_after(start + 300_000) == start + 600_000
+    assert series.next_after(start + 300_000) == start + 600_000

@@ -411,3 +411,14 @@ def test_the_fold_and_plan_deliver_like_the_reference_over_random_histories(
         fold.advance(log)
         assert fold.error is None
         assert ScheduleFold.of(log).reminders() == fold.reminders()
+
+
+def test_a_copy_advances_on_its_own() -> None:
+    log = session(create2(every(60)), create("rem-2"))
+    fold = ScheduleFold.of(log)
+    twin = fold.copy()
+    twin.advance(extend(log, delete("rem-2"), delete2("rem-1"), create("rem-3"), delete("rem-9")))
+    assert active_ids(fold) == ["rem-1", "rem-2"] and fold.position == 2
+    assert active_ids(twin) == ["rem-3"] and twin.error is not None
+    assert fold.error is None and (fold.next_id(), twin.next_id()) == ("rem-3", "rem-4")
+    assert fold.get("rem-1") is fold.get("rem-1")  # built once per state

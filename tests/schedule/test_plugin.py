@@ -25,7 +25,18 @@ from .conftest import (
     settle,
     tool_call,
 )
-from .logs import create, create2, delete, dispatch, dispatch2, every, raw, session, user
+from .logs import (
+    create,
+    create2,
+    delete,
+    dispatch,
+    dispatch2,
+    every,
+    extend,
+    raw,
+    session,
+    user,
+)
 from .test_presentation import ColdLog
 
 pytestmark = pytest.mark.anyio
@@ -176,13 +187,61 @@ async def test_receipts_of_one_log_share_one_fold(harness: Harness) -> None:
     assert calls == [0, 1, 2, 3, 4, 5]  # every event folded once, not once per receipt
 
 
-async def test_a_log_that_cannot_be_held_weakly_is_folded_per_receipt(harness: Harness) -> None:
-    class Unhashable(ColdLog):
-        __hash__ = None  # type: ignore[assignment]
+async def test_each_request_s_log_object_reuses_the_fold_of_the_one_before(
+    harness: Harness,
+) -> None:
+    entries = [create2(every(60, first_ms=START_MS + 60_000)), user()]
+    entries += [dispatch2("rem-1", START_MS + 60_000 * k, 0) for k in range(1, 6)]
+    stored = session(*entries)
+    calls: list[int] = []
+    real = ScheduleFold._apply
 
-    log = Unhashable(session(create("rem-1"), dispatch("rem-1")))
-    view = harness.pm.hook.dsh_event_view(session=log, event=log.event(1))
-    assert view["scheduleId"] == "rem-1"
+    def counting(self: ScheduleFold, seq: int, data: object) -> object:
+        calls.append(seq)
+        return real(self, seq, data)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScheduleFold, "_apply", counting)
+        # Each request of a cold Session gets a new log object (a `StoredLog`).
+        state = harness.plugin.dsh_session_state(session=ColdLog(stored))
+        views = [
+            harness.plugin.dsh_event_view(session=ColdLog(stored), event=event)
+            for event in stored.events
+        ]
+        wake = harness.plugin.dsh_session_wake_at(session=ColdLog(stored))
+        grown = extend(stored, delete("rem-1"))
+        after = harness.plugin.dsh_session_state(session=ColdLog(grown))
+    assert calls == [0, 2, 3, 4, 5, 6, 7]  # every event folded once across all requests
+    assert isinstance(state, dict) and [view["id"] for view in state["reminders"]] == ["rem-1"]
+    assert [view is not None for view in views] == [False, False, True, True, True, True, True]
+    assert wake == START_MS + 6 * 60_000
+    assert after == {"reminders": []}
+
+
+async def test_the_folds_are_dropped_when_the_plugin_s_scope_closes(harness: Harness) -> None:
+    harness.plugin.dsh_session_state(session=session(create("rem-1")))
+    assert len(harness.plugin.folds) == 1
+    await harness.plugin_scope.aclose()
+    assert len(harness.plugin.folds) == 0
+
+
+async def test_an_agent_s_ledger_starts_from_the_fold_the_plugin_holds(harness: Harness) -> None:
+    stored = session(create2(every(3600, first_ms=START_MS + 3_600_000)), user(), session_id="s9")
+    harness.plugin.dsh_session_state(session=stored)  # a state frame while it was cold
+    calls: list[int] = []
+    real = ScheduleFold._apply
+
+    def counting(self: ScheduleFold, seq: int, data: object) -> object:
+        calls.append(seq)
+        return real(self, seq, data)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(ScheduleFold, "_apply", counting)
+        agent = harness.open(Session.resume(stored.header, stored.events, resumed_at=START_MS))
+        await settle()
+        fold = harness.plugin._installations[agent].ledger.fold()
+    assert calls == []  # the create was folded before the agent existed
+    assert [item.id for item in fold.reminders()] == ["rem-1"]
 
 
 async def test_a_reminder_set_by_the_model_fires_into_a_later_turn(harness: Harness) -> None:

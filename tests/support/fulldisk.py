@@ -4,6 +4,8 @@
         ...  # use disk.directory as the data dir
         disk.fill()   # every write under it now fails with ENOSPC
         disk.free()   # space is back
+        disk.take_inodes()  # real disk only: creating any file fails with ENOSPC
+        disk.free()         # inodes are back too
 
 Where this machine lets the test mount one (as root), the disk is a real
 1 MiB tmpfs and `fill()` writes a filler file until the kernel answers
@@ -35,6 +37,7 @@ FLAG_ENV = "DSH_TEST_FULL_DISK_FLAG"
 SIMULATE_ENV = "DSH_TEST_SIMULATE_FULL_DISK"  # set: simulate even where a tmpfs could be mounted
 ROOT_ENV = "DSH_TEST_FULL_DISK_ROOT"
 SIZE = "1m"
+INODES = 256  # plenty for a data dir; few enough that a test can take them all
 
 
 @dataclass
@@ -43,6 +46,7 @@ class FullDisk:
     real: bool
     flag: Path
     _filler: Path | None = None
+    _inodes: Path | None = None
     _patched: list[object] = field(default_factory=list)
 
     @classmethod
@@ -77,7 +81,25 @@ class FullDisk:
             while True:  # the last few bytes, so that even a one-line append fails
                 filler.write(b"\0")
 
+    def take_inodes(self) -> int:
+        """Create empty files until the real tmpfs has no inode left; how many were made.
+        (A simulated disk has no inodes to take: only call this where `real`.)"""
+        assert self.real, "only a real tmpfs can run out of inodes"
+        self._inodes = self.directory.parent / "inodes"
+        self._inodes.mkdir()
+        made = 1
+        while True:
+            try:
+                (self._inodes / str(made)).touch()
+            except OSError as error:
+                assert error.errno == errno.ENOSPC, error
+                return made
+            made += 1
+
     def free(self) -> None:
+        if self._inodes is not None:
+            shutil.rmtree(self._inodes)
+            self._inodes = None
         if self._filler is not None:
             self._filler.unlink()
             self._filler = None
@@ -110,7 +132,15 @@ def simulated_write(real_write: object, flag: Path, root: Path) -> object:
 
 def _mount(target: Path) -> bool:
     done = subprocess.run(
-        ["mount", "-t", "tmpfs", "-o", f"size={SIZE},mode=0700", "tmpfs", str(target)],
+        [
+            "mount",
+            "-t",
+            "tmpfs",
+            "-o",
+            f"size={SIZE},nr_inodes={INODES},mode=0700",
+            "tmpfs",
+            str(target),
+        ],
         check=False,
         capture_output=True,
     )

@@ -2,29 +2,19 @@
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
-import anyio
 import pytest
 
 from dsh.testing import FakeClock
 from dsh.wake import MemoryWakeStore
-from dsh.web.live import LiveHub, Subscription
+from dsh.web.live import LiveHub
+from tests.support.frames import drain
 
 from .alarm_plugin import RANG, set_alarm
 from .support import alarm_host, until
 
 pytestmark = pytest.mark.anyio
-
-
-def drain(subscription: Subscription) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while True:
-        try:
-            frames.append(json.loads(subscription.frames.receive_nowait()))
-        except (anyio.WouldBlock, anyio.EndOfStream):
-            return frames
 
 
 def kinds(frames: list[dict[str, Any]]) -> list[str]:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import json
 from collections.abc import Iterator
 from typing import Any
 
@@ -12,6 +11,7 @@ from dsh.host import Host
 from dsh.session import Session
 from dsh.store import FlushError
 from dsh.web.live import GOING_AWAY, RESYNC, TRY_AGAIN_LATER, LiveHub, Subscription
+from tests.support.frames import drain
 
 from .conftest import MARKED, PLAIN, Gate, MarkerPlugin, StreamingModel, wait_until
 
@@ -53,15 +53,6 @@ class Overflows:
 
     def __call__(self) -> None:
         self.count += 1
-
-
-def drain(subscription: Subscription) -> list[dict[str, Any]]:
-    frames: list[dict[str, Any]] = []
-    while True:
-        try:
-            frames.append(json.loads(subscription.frames.receive_nowait()))
-        except (anyio.WouldBlock, anyio.EndOfStream):
-            return frames
 
 
 def sidecars(frames: list[dict[str, Any]]) -> list[int]:

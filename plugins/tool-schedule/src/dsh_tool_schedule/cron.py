@@ -25,6 +25,7 @@ from __future__ import annotations
 import heapq
 import itertools
 import re
+import threading
 from collections.abc import Iterator
 from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
@@ -102,13 +103,22 @@ def _in_order(candidates: Iterator[tuple[int, bool]]) -> Iterator[int]:
 
 
 class CronSeries:
-    """The occurrences (epoch ms) of one cron expression in one zone."""
+    """The occurrences (epoch ms) of one cron expression in one zone.
 
-    __slots__ = ("expression", "zone")
+    `next_after` keeps the walk that gave its last answer: asked next for the
+    occurrence after that answer (what a fold asks at each dispatch of a
+    recurring reminder) it continues that walk instead of parsing the fields
+    and walking from the start again. Only one thread continues it at a time;
+    another asking meanwhile walks afresh (the answers are the same).
+    """
+
+    __slots__ = ("_lock", "_walk", "expression", "zone")
 
     def __init__(self, expression: str, zone: ZoneInfo) -> None:
         self.expression = normalize_cron(expression)
         self.zone = zone
+        self._walk: tuple[int, Iterator[int]] | None = None
+        self._lock = threading.Lock()
 
     # -- DST changes near an instant ---------------------------------------
 
@@ -152,7 +162,18 @@ class CronSeries:
 
     def next_after(self, epoch_ms: int) -> int | None:
         """The first occurrence strictly after `epoch_ms`, or None when there is none."""
-        return next(self.after(epoch_ms), None)
+        if not self._lock.acquire(blocking=False):
+            return next(self.after(epoch_ms), None)
+        try:
+            walk = self._walk
+            occurrences = walk[1] if walk is not None and walk[0] == epoch_ms else None
+            if occurrences is None:
+                occurrences = self.after(epoch_ms)
+            following = next(occurrences, None)
+            self._walk = None if following is None else (following, occurrences)
+            return following
+        finally:
+            self._lock.release()
 
     def last_at_or_before(self, epoch_ms: int) -> int | None:
         """The latest occurrence at or before `epoch_ms`, or None when there is none."""

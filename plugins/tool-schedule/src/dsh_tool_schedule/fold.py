@@ -27,17 +27,27 @@ rejected and reports the seq and the reason.
 
 `ScheduleFold` is incremental: `advance(log)` folds only the suffix it has not
 read yet, and the result always equals `ScheduleFold.of(log)` from scratch.
+`copy()` is an independent fold at the same position (what a cache of folds
+hands out, so two readers never advance one fold at once).
+
+Cost: the fold reads each payload with a plain check (`protocol.plain`:
+type checks, the id pattern, timestamp arithmetic; the models only when that
+check is not sure, so their messages are the ones a rejection reports) and
+keeps each active reminder as that plain record. The `Reminder` (with its
+pydantic `Record`) is built when `reminders()` or `get()` first asks for it,
+once per state; a rule's series once per record, at its first dispatch.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from .ids import ReminderId, format_reminder_id, parse_reminder_id
 from .protocol import (
     EVENT_TYPE,
     AfterRule,
+    Change,
     ProtocolError,
     Record,
     V1Create,
@@ -50,7 +60,8 @@ from .protocol import (
     V2Update,
     decode_change,
 )
-from .series import Bounded, series_of
+from .protocol.plain import PlainChange, PlainDelete, PlainDispatch, PlainRecord, plain_change
+from .series import Bounded, series_for, series_of
 
 if TYPE_CHECKING:
     from dsh import SessionLog
@@ -125,28 +136,117 @@ def following_occurrence(reminder: Reminder, occurrence_ms: int) -> int | None:
     return reminder.series.next_after(occurrence_ms)
 
 
+class _Record:
+    """One record the fold holds: its plain form, and what is built from it on demand."""
+
+    __slots__ = ("_model", "_series", "plain")
+
+    def __init__(self, plain: PlainRecord) -> None:
+        self.plain = plain
+        self._model: Record | None = None
+        self._series: Bounded | None = None
+
+    def model(self) -> Record:
+        if self._model is None:
+            self._model = Record.model_validate(self.plain.data)
+        return self._model
+
+    def series(self) -> Bounded:
+        if self._series is None:
+            plain = self.plain
+            zone = plain.data["timeZone"]
+            self._series = series_for(plain.data["rule"], plain.first_ms, zone, plain.until_ms)
+        return self._series
+
+
+class _State:
+    """An active reminder inside the fold (what `Reminder` is built from, once)."""
+
+    __slots__ = (
+        "_shown",
+        "created_seq",
+        "delivered",
+        "last_ms",
+        "legacy",
+        "next_ms",
+        "record",
+        "seq",
+    )
+
+    def __init__(
+        self,
+        record: _Record,
+        seq: int,
+        created_seq: int,
+        delivered: int,
+        next_ms: int,
+        last_ms: int | None,
+        legacy: bool,
+    ) -> None:
+        self.record = record
+        self.seq = seq
+        self.created_seq = created_seq
+        self.delivered = delivered
+        self.next_ms = next_ms
+        self.last_ms = last_ms
+        self.legacy = legacy
+        self._shown: Reminder | None = None
+
+    def reminder(self) -> Reminder:
+        if self._shown is None:
+            record = self.record
+            self._shown = Reminder(
+                record.model(),
+                self.seq,
+                self.created_seq,
+                self.delivered,
+                self.next_ms,
+                self.last_ms,
+                self.legacy,
+                record.series(),
+            )
+        return self._shown
+
+
 class ScheduleFold:
     """Fold state over one Session's range; feed it the Session's log as it grows."""
 
-    __slots__ = ("_active", "_error", "_highest", "_position", "_seen", "start")
+    __slots__ = ("_active", "_crons", "_error", "_highest", "_position", "_seen", "start")
 
     def __init__(self, start: int = 0) -> None:
         self.start = start
         self._position = start
-        self._active: dict[ReminderId, Reminder] = {}
+        self._active: dict[ReminderId, _State] = {}
         self._seen: dict[ReminderId, int] = {}
         self._highest = 0
         self._error: FoldError | None = None
+        self._crons: set[str] = set()
 
     @classmethod
     def of(cls, log: SessionLog, stop: int | None = None) -> ScheduleFold:
         """A fresh fold of `log`'s fold range (up to `stop`, exclusive, when given)."""
         return cls(log.fold_start).advance(log, stop)
 
+    def copy(self) -> ScheduleFold:
+        """An independent fold in the same state (advancing one never changes the other)."""
+        twin = ScheduleFold(self.start)
+        twin._position = self._position
+        twin._active = dict(self._active)
+        twin._seen = dict(self._seen)
+        twin._highest = self._highest
+        twin._error = self._error
+        twin._crons = set(self._crons)
+        return twin
+
     @property
     def position(self) -> int:
         """The seq of the first event not read yet."""
         return self._position
+
+    @property
+    def created(self) -> int:
+        """How many ids the fold has seen created (what its memory grows with)."""
+        return len(self._seen)
 
     @property
     def error(self) -> FoldError | None:
@@ -166,10 +266,11 @@ class ScheduleFold:
 
     def reminders(self) -> list[Reminder]:
         """The active reminders in creation order."""
-        return list(self._active.values())
+        return [state.reminder() for state in self._active.values()]
 
     def get(self, reminder_id: str) -> Reminder | None:
-        return self._active.get(ReminderId(reminder_id))
+        state = self._active.get(ReminderId(reminder_id))
+        return None if state is None else state.reminder()
 
     def next_id(self) -> ReminderId:
         """The id the next `create` uses: one past the highest number seen in the fold.
@@ -181,78 +282,128 @@ class ScheduleFold:
     # -- transitions --------------------------------------------------------
 
     def _apply(self, seq: int, data: object) -> FoldError | None:
-        try:
-            change = decode_change(data)  # type: ignore[arg-type]
-        except ProtocolError as error:
-            return FoldError(seq, f"invalid schedule/change: {error.reason}")
-        if isinstance(change, V1Create | V2Create):
+        change = plain_change(data, self._crons)
+        if change is None:
+            try:
+                change = _plain_of(decode_change(data))  # type: ignore[arg-type]
+            except ProtocolError as error:
+                return FoldError(seq, f"invalid schedule/change: {error.reason}")
+        if isinstance(change, PlainRecord) and change.change == "create":
             return self._create(change, seq)
-        target = change.record.id if isinstance(change, V2Update) else change.id
-        reminder = self._active.get(target)
-        if reminder is None:
-            state = "already finished" if target in self._seen else "never created in this fold"
-            return FoldError(seq, f"{change.change} of {target}, which is {state}")
-        if isinstance(change, V1Delete | V2Delete):
+        target = change.id
+        state = self._active.get(target)
+        if state is None:
+            known = "already finished" if target in self._seen else "never created in this fold"
+            return FoldError(seq, f"{change.change} of {target}, which is {known}")
+        if isinstance(change, PlainDelete):
             del self._active[target]
             return None
-        if isinstance(change, V2Update):
-            return self._update(reminder, change.record, seq)
-        return self._dispatch(reminder, change, seq)
+        if isinstance(change, PlainRecord):
+            return self._update(state, change, seq)
+        return self._dispatch(state, change, seq)
 
-    def _create(self, change: V1Create | V2Create, seq: int) -> FoldError | None:
-        v1 = isinstance(change, V1Create)
-        record = record_of_v1(change.record) if isinstance(change, V1Create) else change.record
+    def _create(self, record: PlainRecord, seq: int) -> FoldError | None:
         first = self._seen.get(record.id)
         if first is not None:
             return FoldError(seq, f"create reuses id {record.id} (first created at seq {first})")
         self._seen[record.id] = seq
-        self._highest = max(self._highest, parse_reminder_id(record.id)[1])
-        self._active[record.id] = Reminder.start(record, seq, seq, 0, legacy=v1)
+        self._highest = max(self._highest, record.number)
+        self._active[record.id] = _State(
+            _Record(record), seq, seq, 0, record.next_ms, None, record.v1
+        )
         return None
 
-    def _update(self, reminder: Reminder, record: Record, seq: int) -> FoldError | None:
-        expected = reminder.record.revision + 1
+    def _update(self, state: _State, record: PlainRecord, seq: int) -> FoldError | None:
+        expected = state.record.plain.revision + 1
         if record.revision != expected:
             return FoldError(
                 seq,
                 f"update of {record.id} has revision {record.revision}; "
                 f"the next revision is {expected}",
             )
-        if record.count is not None and record.count <= reminder.delivered:
+        if record.count is not None and record.count <= state.delivered:
             return FoldError(
                 seq,
                 f"update of {record.id} sets count {record.count}, but "
-                f"{reminder.delivered} occurrences were already delivered",
+                f"{state.delivered} occurrences were already delivered",
             )
-        self._active[record.id] = Reminder.start(
-            record, seq, reminder.created_seq, reminder.delivered
+        self._active[record.id] = _State(
+            _Record(record), seq, state.created_seq, state.delivered, record.next_ms, None, False
         )
         return None
 
-    def _dispatch(
-        self, reminder: Reminder, change: V1Dispatch | V2Dispatch, seq: int
-    ) -> FoldError | None:
-        problem = _dispatch_problem(reminder, change)
+    def _dispatch(self, state: _State, change: PlainDispatch, seq: int) -> FoldError | None:
+        problem = _dispatch_problem(state, change)
         if problem is not None:
-            return FoldError(seq, f"dispatch of {reminder.id} {problem}")
-        occurrence = reminder.next_ms if isinstance(change, V1Dispatch) else change.occurrence_ms
-        following = following_occurrence(reminder, occurrence)
+            return FoldError(seq, f"dispatch of {change.id} {problem}")
+        occurrence = state.next_ms if change.occurrence_ms is None else change.occurrence_ms
+        following = _following(state, occurrence)
         if following is None:
-            del self._active[reminder.id]
+            del self._active[change.id]
         else:
-            self._active[reminder.id] = replace(
-                reminder, delivered=reminder.delivered + 1, next_ms=following, last_ms=occurrence
+            self._active[change.id] = _State(
+                state.record,
+                state.seq,
+                state.created_seq,
+                state.delivered + 1,
+                following,
+                occurrence,
+                state.legacy,
             )
         return None
 
 
-def _dispatch_problem(reminder: Reminder, change: V1Dispatch | V2Dispatch) -> str | None:
-    if isinstance(change, V1Dispatch):
-        return None if reminder.legacy else "is version 1, but its record is version 2"
-    if change.record_seq != reminder.seq:
-        return f"follows seq {change.record_seq}, but its current record is at seq {reminder.seq}"
-    if reminder.record.paused:
+def _following(state: _State, occurrence_ms: int) -> int | None:
+    """`following_occurrence` of the reminder `state` stands for."""
+    plain = state.record.plain
+    if not plain.recurring:
+        return None
+    if plain.count is not None and state.delivered + 1 >= plain.count:
+        return None
+    return state.record.series().next_after(occurrence_ms)
+
+
+def _dispatch_problem(state: _State, change: PlainDispatch) -> str | None:
+    if change.occurrence_ms is None:
+        return None if state.legacy else "is version 1, but its record is version 2"
+    if change.record_seq != state.seq:
+        return f"follows seq {change.record_seq}, but its current record is at seq {state.seq}"
+    if state.record.plain.paused:
         return "while it is paused"
-    if reminder.last_ms is not None and change.occurrence_ms <= reminder.last_ms:
+    if state.last_ms is not None and change.occurrence_ms <= state.last_ms:
         return f"repeats or precedes the occurrence already delivered ({change.occurrence_at})"
     return None
+
+
+def _plain_of(change: Change) -> PlainChange:
+    """The plain form of a change the models decoded (the plain check was not sure)."""
+    if isinstance(change, V1Create):
+        record = record_of_v1(change.record)
+        return _plain_record("create", record, v1=True)
+    if isinstance(change, V2Create | V2Update):
+        return _plain_record(change.change, change.record)
+    if isinstance(change, V2Dispatch):
+        return PlainDispatch(
+            change.id, change.occurrence_at, change.occurrence_ms, change.record_seq
+        )
+    if isinstance(change, V1Delete | V2Delete):
+        return PlainDelete(change.id)
+    assert isinstance(change, V1Dispatch)
+    return PlainDispatch(change.id)
+
+
+def _plain_record(change: str, record: Record, *, v1: bool = False) -> PlainRecord:
+    return PlainRecord(
+        change,
+        record.id,
+        parse_reminder_id(record.id)[1],
+        record.to_data(),
+        record.rule.kind,
+        record.next_ms,
+        record.first_ms,
+        record.until_ms,
+        record.count,
+        record.paused,
+        record.revision,
+        v1=v1,
+    )

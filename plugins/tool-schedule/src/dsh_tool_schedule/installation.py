@@ -21,6 +21,8 @@ from .tools import schedule_tools
 if TYPE_CHECKING:
     from dsh import Agent, PluginContext
 
+    from .cache import FoldCache
+
 __all__ = ["InstallationError", "ScheduleInstallation", "install"]
 
 
@@ -49,17 +51,23 @@ class ScheduleInstallation:
 
 
 def install(
-    context: PluginContext[ScheduleConfig | None], agent: Agent, config: ScheduleConfig
+    context: PluginContext[ScheduleConfig | None],
+    agent: Agent,
+    config: ScheduleConfig,
+    folds: FoldCache | None = None,
 ) -> ScheduleInstallation:
     """Install the tools and the owner in `agent`, in one installation scope.
 
     Every step that can fail runs before the scope exists, so a failure (a tool
     name already taken, a closed agent or plugin) is rolled back synchronously
     — the publication hook cannot await — and re-raised as `InstallationError`
-    naming the plugin and the Session.
+    naming the plugin and the Session. The ledger starts from `folds`' fold of
+    the Session's log when it holds one (a resume or a wake then folds only the
+    events after it).
     """
+    seed = None if folds is None else folds.seed(agent.session)
     ledger = ScheduleLedger(
-        session=agent.session, store=agent.store, clock=agent.clock, config=config
+        session=agent.session, store=agent.store, clock=agent.clock, config=config, fold=seed
     )
     tools = ExitStack()
     try:

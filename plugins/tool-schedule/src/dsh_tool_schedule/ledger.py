@@ -78,14 +78,16 @@ class ScheduleLedger:
         store: SessionStore,
         clock: Clock,
         config: ScheduleConfig | None = None,
+        fold: ScheduleFold | None = None,
     ) -> None:
+        """`fold` is a fold of a prefix of `session`'s log to start from (a cached one)."""
         self.session = session
         self.store = store
         self.clock = clock
         self.config = config or ScheduleConfig()
         self.lock = anyio.Lock()
         self._watchers: Listeners[Callable[[], None]] = Listeners()
-        self._fold = ScheduleFold(session.fold_start)
+        self._fold = ScheduleFold(session.fold_start) if fold is None else fold
         self._closed = False
 
     # -- shared by the tools and the owner ------------------------------

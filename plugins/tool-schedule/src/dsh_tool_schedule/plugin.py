@@ -11,15 +11,21 @@ an agent and to this instance's own scope.
   instance.
 - `dsh_event_view(session, event)`: the reminder receipt of a `schedule/change`
   dispatch the fold accepts, the warning card of a `schedule/notice`, None for
-  every other event (malformed ones too). Receipts of one log reuse one
-  incremental fold per log object (held weakly), so a history page costs one
-  fold, not one per receipt. The host calls it from worker threads for cold
-  logs, so that cache is behind a lock.
+  every other event (malformed ones too).
 - `dsh_session_state(session)`: `{"reminders": [view, ...], "error"?}`, a pure
   function of the durable log (`state.session_state`, planned as of its last
   event).
 - `dsh_session_wake_at(session)`: the earliest time an active, unpaused
   reminder needs the Session live, from the log alone (`state.session_wake_at`).
+
+These three read the fold of the log through one `FoldCache` per plugin
+instance (cleared when the plugin's scope closes): a log read before is
+folded only from where the held fold stopped, so a cold history page, a
+state frame or a hibernation of a long Session costs the events appended
+since, not the whole log. A live `Session` handed to `dsh_event_view` is
+folded only up to the event asked about (the host asks only about durable
+ones). The ledger of an agent published for a Session the cache holds starts
+from that fold.
 - `dsh_session_action(agent, name, args)`: `delete`, `pause`, `resume`,
   `snooze` on the agent's ledger (`actions`).
 - `dsh_cli_commands(register)`: `dsh reminders list` (`cli`).
@@ -27,19 +33,18 @@ an agent and to this instance's own scope.
 
 from __future__ import annotations
 
-import threading
 import weakref
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, ClassVar
 
 from pydantic import JsonValue
 
-from dsh import hookimpl
+from dsh import Session, hookimpl
 
 from .actions import start_action
+from .cache import FoldCache
 from .cli import register_commands
 from .config import ScheduleConfig
-from .fold import ScheduleFold
 from .installation import ScheduleInstallation, install
 from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
@@ -65,10 +70,8 @@ class SchedulePlugin:
             )
         self.context = context
         self.config = config
-        self._folds: weakref.WeakKeyDictionary[SessionLog, ScheduleFold] = (
-            weakref.WeakKeyDictionary()
-        )
-        self._folds_lock = threading.Lock()
+        self.folds = FoldCache()
+        context.scope.add(self.folds.clear)
         self._installations: weakref.WeakKeyDictionary[Agent, ScheduleInstallation] = (
             weakref.WeakKeyDictionary()
         )
@@ -81,7 +84,7 @@ class SchedulePlugin:
     @hookimpl
     def dsh_agent_published(self, agent: Agent) -> None:
         if agent.is_root:
-            self._installations[agent] = install(self.context, agent, self.config)
+            self._installations[agent] = install(self.context, agent, self.config, self.folds)
 
     @hookimpl
     def dsh_event_view(
@@ -91,15 +94,18 @@ class SchedulePlugin:
             return notice_view(event.data)
         if event.type != EVENT_TYPE:
             return None
-        return schedule_reminder_presentation(session, event.seq, fold=self._fold(session, event))
+        # A live Session may hold events not confirmed yet: fold it only up to this one.
+        stop = event.seq + 1 if isinstance(session, Session) else None
+        fold = self.folds.past(session, event.seq, stop)
+        return schedule_reminder_presentation(session, event.seq, fold=fold)
 
     @hookimpl
     def dsh_session_state(self, session: SessionLog) -> JsonLike:
-        return session_state(session, grace_ms=self.grace_ms)
+        return session_state(session, grace_ms=self.grace_ms, fold=self.folds.fold(session))
 
     @hookimpl
     def dsh_session_wake_at(self, session: SessionLog) -> int | None:
-        return session_wake_at(session, grace_ms=self.grace_ms)
+        return session_wake_at(session, grace_ms=self.grace_ms, fold=self.folds.fold(session))
 
     @hookimpl
     def dsh_session_action(
@@ -113,14 +119,3 @@ class SchedulePlugin:
     @hookimpl
     def dsh_cli_commands(self, register: RegisterCommand) -> None:
         register_commands(register, grace_ms=self.grace_ms)
-
-    def _fold(self, log: SessionLog, event: SessionEvent) -> ScheduleFold | None:
-        """This log's fold, read past `event`; None when the log cannot be held weakly."""
-        with self._folds_lock:
-            try:
-                fold = self._folds.get(log)
-                if fold is None:
-                    fold = self._folds[log] = ScheduleFold(log.fold_start)
-            except TypeError:  # not weakly referenceable: the presentation folds by itself
-                return None
-            return fold.advance(log, event.seq + 1) if fold.position <= event.seq else fold

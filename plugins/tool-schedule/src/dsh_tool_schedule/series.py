@@ -14,14 +14,15 @@ cuts a series at the record's `until`. Instants are epoch milliseconds.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Final, Protocol
 
 from .cron import CronSeries
-from .protocol import CronRule, EveryRule, Record
+from .protocol import Record
 from .timefmt import MAX_TIMESTAMP_MS
 from .zones import load_zone
 
-__all__ = ["COUNT_CAP", "Bounded", "Every", "Never", "Series", "series_of"]
+__all__ = ["COUNT_CAP", "Bounded", "Every", "Never", "Series", "series_for", "series_of"]
 
 COUNT_CAP: Final = 100_000
 """`count_between` counts at most this many occurrences (a minute rule cold for ~69 days)."""
@@ -124,12 +125,20 @@ class Bounded:
 
 def series_of(record: Record) -> Bounded:
     """The occurrences of `record`'s rule, cut at its `until`."""
-    rule = record.rule
+    return series_for(record.rule.to_data(), record.first_ms, record.time_zone, record.until_ms)
+
+
+def series_for(
+    rule: Mapping[str, object], first_ms: int, zone: str, until_ms: int | None
+) -> Bounded:
+    """`series_of` from a record's parts: its (valid) rule JSON, `firstAt`, zone and `until`."""
     series: Series
-    if isinstance(rule, EveryRule):
-        series = Every(record.first_ms, rule.seconds * 1000)
-    elif isinstance(rule, CronRule):
-        series = _Cron(CronSeries(rule.cron, load_zone(record.time_zone)))
+    if rule["kind"] == "every":
+        seconds = rule["seconds"]
+        assert isinstance(seconds, int)
+        series = Every(first_ms, seconds * 1000)
+    elif rule["kind"] == "cron":
+        series = _Cron(CronSeries(str(rule["cron"]), load_zone(zone)))
     else:
         series = Never()
-    return Bounded(series, record.until_ms)
+    return Bounded(series, until_ms)

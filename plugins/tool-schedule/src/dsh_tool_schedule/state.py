@@ -45,13 +45,15 @@ def as_of(log: SessionLog) -> int:
 
 
 def session_state(
-    log: SessionLog, *, grace_ms: int, now_ms: int | None = None
+    log: SessionLog, *, grace_ms: int, now_ms: int | None = None, fold: ScheduleFold | None = None
 ) -> dict[str, JsonValue]:
     """`{"reminders": [...], "error"?: {...}}` for `log` (module docstring).
 
     The views are planned at `now_ms` when given, else as of the log's last event.
+    `fold` is `log`'s whole fold when the caller has it (a `FoldCache`'s).
     """
-    fold = ScheduleFold.of(log)
+    if fold is None:
+        fold = ScheduleFold.of(log)
     if now_ms is None:
         now_ms = as_of(log)
     reminders: list[JsonValue] = []
@@ -70,9 +72,15 @@ def session_state(
     return state
 
 
-def session_wake_at(log: SessionLog, *, grace_ms: int) -> int | None:
-    """When the Session next needs to be live for a reminder (module docstring)."""
-    fold = ScheduleFold.of(log)
+def session_wake_at(
+    log: SessionLog, *, grace_ms: int, fold: ScheduleFold | None = None
+) -> int | None:
+    """When the Session next needs to be live for a reminder (module docstring).
+
+    `fold` is `log`'s whole fold when the caller has it (a `FoldCache`'s).
+    """
+    if fold is None:
+        fold = ScheduleFold.of(log)
     if fold.error is not None or len(log) == 0:
         return None
     closed_ms = log.event(len(log) - 1).time

@@ -59,6 +59,7 @@ from .fields import (
 )
 
 __all__ = [
+    "WALL_TIME_PATTERN",
     "AfterRule",
     "AtRule",
     "CronRule",
@@ -77,13 +78,13 @@ Count = Annotated[int, Field(ge=1, le=MAX_SAFE_INTEGER)]
 Seq = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 Missed = Annotated[int, Field(ge=0, le=MAX_SAFE_INTEGER)]
 
-_WALL_TIME = re.compile(
+WALL_TIME_PATTERN = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}(:[0-9]{2})?(Z|[+-][0-9]{2}:[0-9]{2})?"
 )
 
 
 def _wall_time(value: str) -> str:
-    if _WALL_TIME.fullmatch(value) is None:
+    if WALL_TIME_PATTERN.fullmatch(value) is None:
         raise ValueError(f"{value!r} is not a time like 2026-01-02T09:00[:00][Z|±HH:MM]")
     return value
 
