@@ -392,6 +392,71 @@ def _coldstart(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
     ]
 
 
+def _pg(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    rows = []
+    for batch, floor in ((1, 0.5), (100, 0.5)):
+        b = r.get(f"batch_{batch}") or {}
+        ratio = b.get("ratio_to_raw")
+        rows.append(
+            _row(
+                "pg durability (one Session, fenced)",
+                f"append + flush, batch {batch} (events/s)",
+                _range(b.get("dsh_events_per_s"), digits=0),
+                f"raw INSERT + COMMIT: {_range(b.get('raw_events_per_s'), digits=0)}",
+                "–" if ratio is None else f"{ratio:.0%}",
+                f"≥ {floor:.0%} of raw",
+                None if ratio is None else ratio >= floor,
+            )
+        )
+    reads = r.get("reads") or {}
+    lengths = sorted(reads, key=int)
+    for length in lengths:
+        item = reads[length]
+        small = reads[lengths[0]]
+        page_ratio = _div(
+            (item.get("cold_page_ms") or {}).get("median"),
+            (small.get("cold_page_ms") or {}).get("median"),
+        )
+        rows.append(
+            _row(
+                f"pg reads ({int(length):,} events)",
+                "cold page of 50 (ms) / Host.resume (ms)",
+                f"{_range(item.get('cold_page_ms'))} / {_range(item.get('resume_ms'))}",
+                f"cold page at {int(lengths[0]):,} events",
+                _ratio(page_ratio),
+                "cold page ≤ 3× small",
+                None if page_ratio is None else page_ratio <= 3,
+            )
+        )
+    takeover = r.get("takeover") or {}
+    median = (takeover.get("takeover_s") or {}).get("median")
+    rows.append(
+        _row(
+            "pg takeover (SIGKILL of the owner)",
+            f"until another host may resume (s), TTL {takeover.get('ttl_s')} s",
+            _range(takeover.get("takeover_s"), digits=2),
+            "–",
+            "–",
+            f"≤ TTL + 2 s ({takeover.get('target_s')} s)",
+            None if median is None else median <= takeover.get("target_s", 0),
+        )
+    )
+    messages = r.get("messages") or {}
+    if messages:
+        rows.append(
+            _row(
+                "pg message latency (POST → stored)",
+                f"through a non-owner host (inbox), {messages.get('rounds')} rounds (ms)",
+                _range(messages.get("non_owner_ms"), digits=1),
+                f"through the owner: {_range(messages.get('owner_ms'), digits=1)}",
+                _ratio(messages.get("ratio")),
+                "",
+                None,
+            )
+        )
+    return rows
+
+
 def _wake(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     startup, after = r.get("startup", {}), r.get("after_restart", {})
     process = startup.get("process", {})
@@ -547,6 +612,7 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "memory": _memory,
     "idle-cpu": _idle_cpu,
     "coldstart": _coldstart,
+    "pg": _pg,
     "wake": _wake,
     "hibernate": _hibernate,
 }

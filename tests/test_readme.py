@@ -41,7 +41,15 @@ EXAMPLES = dict(_EXAMPLE.findall(README))
 
 
 def test_the_readme_has_every_example() -> None:
-    assert set(EXAMPLES) == {"scripted", "overlay", "plugin", "plugin-test", "model", "wake"}
+    assert set(EXAMPLES) == {
+        "scripted",
+        "overlay",
+        "plugin",
+        "plugin-test",
+        "model",
+        "store",
+        "wake",
+    }
 
 
 def test_the_readme_test_command_is_what_ci_runs() -> None:
@@ -57,6 +65,12 @@ def test_the_overlay_example_parses() -> None:
     assert [spec.name for spec in overlay.plugins] == ["tool-schedule", "client-ui-schedule"]
     assert dict(overlay.plugins[0].config) == {"max_segment_seconds": 60}
     assert overlay.host.model == "demo"
+
+
+def test_the_store_example_sets_the_default_lease_timing() -> None:
+    overlay = parse_overlay(EXAMPLES["store"])
+    assert overlay.store == parse_overlay("").store
+    assert (overlay.store.lease_ttl_seconds, overlay.store.lease_renew_seconds) == (10, 3)
 
 
 def test_the_wake_example_parses_and_is_what_the_wake_overlay_sets() -> None:

@@ -28,6 +28,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "memory": ("footprint", "memory", {}),
     "idle-cpu": ("footprint", "idle_cpu", {}),
     "coldstart": ("web", "coldstart", {}),
+    "pg": ("postgres", "pg", {}),
     "wake": ("wake", "wake", {}),
     "hibernate": ("wake", "hibernate", {}),
     "hostile": ("hostile", "hostile", {}),

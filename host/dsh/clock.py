@@ -35,5 +35,9 @@ class SystemClock:
     def wall_ms(self) -> int:
         return time.time_ns() // 1_000_000
 
+    def monotonic(self) -> float:
+        """Elapsed time in seconds since an arbitrary start (never jumps)."""
+        return time.monotonic()
+
     async def sleep(self, seconds: float) -> None:
         await anyio.sleep(seconds)

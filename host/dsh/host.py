@@ -46,10 +46,11 @@ from __future__ import annotations
 import inspect
 import logging
 import os
+import socket
 import uuid
 import weakref
-from collections.abc import Callable, Sequence
-from contextlib import AsyncExitStack
+from collections.abc import AsyncIterator, Callable, Sequence
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Any, Concatenate, Literal, ParamSpec, Self, TypeVar
@@ -64,6 +65,7 @@ from .agent import DEFAULT_MAX_STEPS, Agent
 from .clock import Clock, SystemClock
 from .errors import ActionError, CodedError
 from .events import SESSION_TITLE, SessionTitle
+from .follow import StoredFollowers
 from .heap import HeapPolicy
 from .hooks import ErrorHandler, HookNotImplemented, Hooks
 from .hookspecs import RegisterCommand
@@ -71,12 +73,15 @@ from .jsontypes import to_json
 from .listing import SessionSummary, is_empty
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
+from .ownership import LeaseKeeper, LeaseSettings
 from .persistence.backend import Backend, StorageError, StoredSession
 from .persistence.backend import SessionNotFound as StoredSessionNotFound
 from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
+from .persistence.leases import Lease, LeaseHeld, LeaseStore
 from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .plugins import ClientModule, PluginContext
 from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
+from .relay import InboxRelay
 from .scope import Disposer, Scope
 from .session import (
     Session,
@@ -94,6 +99,7 @@ __all__ = [
     "HostError",
     "PersistenceUnavailable",
     "PublishedModule",
+    "SessionLiveElsewhere",
     "SessionNotFound",
     "SessionSummary",
     "StorageHealth",
@@ -118,6 +124,26 @@ class SessionNotFound(HostError, LookupError):
 
 class PersistenceUnavailable(HostError):
     """A new Session's storage did not acknowledge its first flush."""
+
+
+class SessionLiveElsewhere(HostError, CodedError):
+    """Another host owns the Session (holds its lease), so this one cannot make it live."""
+
+    default_status = 409
+
+    def __init__(self, held: LeaseHeld) -> None:
+        CodedError.__init__(self, "session_live_elsewhere", str(held))
+        self.owner = held.owner
+
+
+@dataclass(frozen=True, slots=True)
+class PostedMessage:
+    """Where `Host.post_message` queued a message: on `agent` here (`resumed` if it was
+    made live for it), or through the inbox for the host `owner`."""
+
+    agent: Agent | None
+    resumed: bool
+    owner: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,12 +183,21 @@ class Host:
         max_steps: int = DEFAULT_MAX_STEPS,
         close_retry_seconds: float = 0.0,
         clean_empty_sessions: bool = False,
+        leases: LeaseStore | None = None,
+        lease_settings: LeaseSettings | None = None,
         wake_store: WakeStore | None = None,
         idle_seconds: float | None = None,
         heap: HeapPolicy | None = None,
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.heap = heap
+        # Names this Host in leases and in messages ("session … is live on host …").
+        self.host_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
+        self.lease_settings = lease_settings or LeaseSettings()
+        self.leases = leases or backend.lease_store(
+            self.host_id, ttl=self.lease_settings.ttl_seconds
+        )
+        self._keeper: LeaseKeeper | None = None
         self.store = SessionStore(self.clock)
         self.backend = backend
         self.model = model
@@ -196,6 +231,8 @@ class Host:
         self._opening: dict[str, anyio.Event] = {}
         self._closing: dict[str, anyio.Event] = {}
         self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
+        self.relay: InboxRelay | None = None  # with a store shared by several hosts
+        self.followers: StoredFollowers | None = None  # likewise
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
         self._coordinator: PersistenceCoordinator | None = None
@@ -220,10 +257,25 @@ class Host:
                 clock=self.clock,
                 close_retry_seconds=self.close_retry_seconds,
             )
+            self._keeper = LeaseKeeper(
+                self.leases,
+                group,
+                self._lease_lost,
+                clock=self.clock,
+                settings=self.lease_settings,
+            )
             self._loader = PluginLoader(self.pm, self._plugin_context)
             self._running = True
             await self._loader.load_all(self._plugin_specs)
             await self.lifecycle.start(group)
+            inbox = self.backend.inbox()
+            if inbox is not None:
+                self.relay = InboxRelay(self, inbox)
+                group.start_soon(self.relay.run, name="inbox relay")
+            feed = self.backend.event_feed()
+            if feed is not None:
+                self.followers = StoredFollowers(feed)
+                group.start_soon(self.followers.run, name="stored events listener")
         except BaseException as error:
             try:
                 await self._unwind(stack, "host failed to start")
@@ -260,6 +312,8 @@ class Host:
             await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
+        if self.relay is not None:
+            self.relay.stop()  # what is queued stays in the inbox for the next owner
         self.lifecycle.stop()
         # Concurrently: each Session may keep retrying its last writes for a while.
         async with anyio.create_task_group() as group:
@@ -268,6 +322,8 @@ class Host:
         for closing in list(self._closing.values()):
             await closing.wait()  # a hibernation's close, say
         await self.lifecycle.aclose()
+        if self._keeper is not None:
+            self._keeper.close()
         if self._loader is not None:
             await self._loader.aclose()
         try:
@@ -336,7 +392,8 @@ class Host:
         session = Session.new(
             self._new_id(), cwd=self.cwd, created_at=self.clock.wall_ms(), origin=origin
         )
-        return await self._go_live(session, seed_end=0, new=True)
+        lease = await self._acquire(session.id)
+        return await self._go_live(session, lease, seed_end=0, new=True)
 
     async def spawn_child(self, parent: Agent) -> Agent:
         """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
@@ -348,7 +405,8 @@ class Host:
             origin="api",
             delegation_depth=parent.session.header.depth + 1,
         )
-        return await self._go_live(session, seed_end=0, parent=parent, new=True)
+        lease = await self._acquire(session.id)
+        return await self._go_live(session, lease, seed_end=0, parent=parent, new=True)
 
     async def resume(self, session_id: str) -> tuple[Agent, bool]:
         """Make a stored Session live. Returns `(agent, resumed)`.
@@ -363,7 +421,13 @@ class Host:
         if opening is None:
             return self._agents[session_id], False
         try:
-            stored = await self.read_stored(session_id)
+            # The lease first: what is read after it includes every earlier owner's writes.
+            lease = await self._acquire(session_id)
+            try:
+                stored = await self.read_stored(session_id)
+            except BaseException:
+                await self._release(session_id)
+                raise
             mark = await self.backend.mark(session_id)
             session = Session.resume(
                 stored.header,
@@ -375,13 +439,50 @@ class Host:
                 # Its prefix is what storage just returned: proven by construction.
                 self._reader.proof.seed(session, mark.length, mark.incarnation)
             try:
-                return await self._go_live(session, seed_end=len(stored.events)), True
+                return await self._go_live(session, lease, seed_end=len(stored.events)), True
             except BaseException:
                 # Its marker may be stored although the attempt failed: a retry reuses it.
                 self._failed_markers[session_id] = session.events[-1]
                 raise
         finally:
             self._release_slot(session_id, opening)
+
+    async def post_message(
+        self, session_id: str, text: str, *, time_zone: str | None = None
+    ) -> PostedMessage:
+        """Queue a person's message on the Session, wherever it is live.
+
+        A cold Session is made live here first (a resume). One live on another
+        host of a shared store gets the message through its inbox
+        (`dsh.relay`): stored now, queued by the owner as a local message.
+        Raises what `resume` raises; `SessionLiveElsewhere` only for a store
+        without an inbox.
+        """
+        try:
+            agent, resumed = await self.resume(session_id)
+        except SessionLiveElsewhere as elsewhere:
+            if self.relay is None:
+                raise
+            await self.relay.post(session_id, text, time_zone)
+            return PostedMessage(None, False, elsewhere.owner)
+        agent.submit(text, {"kind": "user"}, time_zone=time_zone)
+        return PostedMessage(agent, resumed, None)
+
+    async def live_elsewhere(self, session_id: str) -> str | None:
+        """The host that holds the Session live, when that is another host."""
+        if self.store.find(session_id) is not None:
+            return None
+        return (await self.leases.held_elsewhere([session_id])).get(session_id)
+
+    async def stored_summary(self, session_id: str, *, live: bool) -> SessionSummary:
+        """The list row of a Session from storage (one live on another host, say)."""
+        validate_session_id(session_id)
+        item = await self.backend.summary(session_id)
+        if item is None:
+            raise SessionNotFound(f"session {session_id} is not stored")
+        return SessionSummary(
+            item.id, item.created_at, live, item.length, item.lineage, item.title, item.preview
+        )
 
     async def _cold_slot(self, session_id: str) -> anyio.Event | None:
         """Wait until no other resume, rename or delete of the Session runs; then take
@@ -430,7 +531,8 @@ class Host:
             )
         child = Session.fork(header, events, self._new_id(), at=at, created_at=self.clock.wall_ms())
         assert child.header.seed_length is not None
-        return await self._go_live(child, seed_end=child.header.seed_length, new=True)
+        lease = await self._acquire(child.id)
+        return await self._go_live(child, lease, seed_end=child.header.seed_length, new=True)
 
     async def close_session(self, session_id: str, *, clean: bool = True) -> None:
         """Close the agent and make the Session cold.
@@ -459,7 +561,11 @@ class Host:
             self.store.close(agent.session)
             try:
                 with anyio.CancelScope(shield=True):
-                    await self.lifecycle.went_cold(agent.session, stored=stored)
+                    try:
+                        await self.lifecycle.went_cold(agent.session, stored=stored)
+                    finally:
+                        # Its wake entry is written under the lease: then another host may own it.
+                        await self._release(session_id)
             finally:
                 if slot is not None:
                     self._release_slot(session_id, slot)
@@ -475,7 +581,8 @@ class Host:
         if opening is None:
             return  # live again already: no longer left empty
         try:
-            await self.backend.trash(session_id)
+            async with self._cold_writer(session_id):
+                await self.backend.trash(session_id)
         except StoredSessionNotFound:
             return
         except Exception as error:
@@ -517,7 +624,8 @@ class Host:
         header, length = await self.stored_header(session_id)
         event = SessionEvent(seq=length, type=SESSION_TITLE, time=self.clock.wall_ms(), data=data)
         try:
-            await self.backend.append(session_id, [event])
+            async with self._cold_writer(session_id):
+                await self.backend.append(session_id, [event])
         finally:
             await self.backend.release(session_id)
         return SessionSummary(
@@ -546,7 +654,8 @@ class Host:
             if session_id in self._phantoms:
                 raise SessionNotFound(f"no session {session_id!r}")
             try:
-                await self.backend.trash(session_id)
+                async with self._cold_writer(session_id):
+                    await self.backend.trash(session_id)
             except StoredSessionNotFound:
                 raise SessionNotFound(f"no session {session_id!r}") from None
         finally:
@@ -565,13 +674,63 @@ class Host:
             return False
         return await agent.cancel_turn()
 
+    # -- leases -------------------------------------------------------------
+
+    async def _acquire(self, session_id: str) -> Lease:
+        """The Session's lease for this Host; `SessionLiveElsewhere` if another holds it."""
+        assert self._keeper is not None
+        try:
+            return await self._keeper.acquire(session_id)
+        except LeaseHeld as held:
+            raise SessionLiveElsewhere(held) from None
+
+    @asynccontextmanager
+    async def _cold_writer(self, session_id: str) -> AsyncIterator[Lease]:
+        """Hold the Session's lease while this Host writes its stored log without making
+        it live (a title, a delete): `SessionLiveElsewhere` if another host owns it."""
+        lease = await self._acquire(session_id)
+        try:
+            yield lease
+        finally:
+            await self._release(session_id)
+
+    async def _release(self, session_id: str) -> None:
+        if self._keeper is not None:
+            await self._keeper.release(session_id)
+
+    def owns(self, session_id: str) -> bool:
+        """True while this Host holds the Session's lease."""
+        return self._keeper is not None and self._keeper.holds(session_id)
+
+    async def _lease_lost(self, session_id: str) -> None:
+        """The Session's lease is gone (another host may own it now): close it at once.
+
+        Its writes are refused from now on, so whatever was not stored yet is
+        not, and was never acknowledged.
+        """
+        try:
+            await self.close_session(session_id)
+        except Exception as error:
+            log.error("session %s was closed after losing its lease: %s", session_id, error)
+
     async def _go_live(
-        self, session: Session, *, seed_end: int, parent: Agent | None = None, new: bool = False
+        self,
+        session: Session,
+        lease: Lease,
+        *,
+        seed_end: int,
+        parent: Agent | None = None,
+        new: bool = False,
     ) -> Agent:
-        """Make `session` live once storage acknowledged it; `new` for a Session that did
-        not exist before (its storage is removed again if that fails: no phantoms)."""
+        """Make `session` live under `lease` once storage acknowledged it; `new` for a
+        Session that did not exist before (its storage is removed again if that fails:
+        no phantoms). The lease is released if it fails."""
         assert self._group is not None and self._coordinator is not None
-        close = self.store.open(session)
+        try:
+            close = self.store.open(session)
+        except BaseException:
+            await self._release(lease.session_id)
+            raise
         detach = self._coordinator.attach(session, seed_end=seed_end)
         try:
             durable = await self.store.flush(session)
@@ -588,7 +747,8 @@ class Host:
                         await _dispose(detach)
                     except Exception:
                         log.warning("session %s was not stored", session.id, exc_info=True)
-            close()
+                close()
+                await self._release(lease.session_id)
             raise
         agent = Agent(
             session=session,
@@ -601,6 +761,10 @@ class Host:
         )
         agent.scope.add(detach)
         self._agents[session.id] = agent
+        if not self.owns(session.id):
+            # Lost while going live (its renewal failed meanwhile): never publish it.
+            await self.close_session(session.id)
+            raise PersistenceUnavailable(f"session {session.id} lost its lease while going live")
         self._publish(agent)
         self.lifecycle.went_live(agent)
         if self.heap is not None:
@@ -699,6 +863,7 @@ class Host:
         """Every stored Session, newest first, with live ones marked; with `query`, only
         those it matches (`SessionSummary.matches`: title, first message, id start)."""
         rows: dict[str, SessionSummary] = {}
+        elsewhere = await self.leases.held_elsewhere()
         for item in await self.backend.list():
             if item.id in self._phantoms:
                 continue
@@ -709,7 +874,7 @@ class Host:
                 else SessionSummary(
                     item.id,
                     item.created_at,
-                    False,
+                    item.id in elsewhere,  # live on another host
                     item.length,
                     item.lineage,
                     item.title,

@@ -13,6 +13,10 @@ base_url = "https://api.deepseek.com"   # `Settings` model (`dsh.models.registry
 model = "deepseek-v4-flash"             # openai the environment fills what is not set.
 thinking = "enabled"                    # Keys never live in an overlay.
 
+[store]                      # optional: how hosts sharing a store hold their Sessions
+lease_ttl_seconds = 10       # a lease lasts this long unrenewed (failover time after a crash)
+lease_renew_seconds = 3      # leases are renewed this often (less than the TTL)
+
 [plugins.tool-schedule]      # a plugin by entry-point name; the table is its config
 # distribution = "dsh-tool-schedule"   reserved key: where the plugin ships
 
@@ -45,10 +49,12 @@ from typing import Annotated, Any
 from pydantic import (
     AfterValidator,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Field,
     ValidationError,
     field_validator,
+    model_validator,
 )
 
 from .validation import problems
@@ -60,6 +66,7 @@ __all__ = [
     "Overlay",
     "OverlayError",
     "PluginSpec",
+    "StoreSettings",
     "key_path",
     "load_overlay",
     "parse_overlay",
@@ -138,6 +145,19 @@ class HostSettings:
 
 
 @dataclass(frozen=True, slots=True)
+class StoreSettings:
+    """The overlay's `[store]` table: the leases of a store shared by several hosts.
+
+    Never the store's URL or password (`--store`, `$DSH_STORE`, `PGPASSWORD`
+    say where and how): only how long a lease lasts unrenewed and how often
+    it is renewed (`dsh.ownership.LeaseSettings` checks them together).
+    """
+
+    lease_ttl_seconds: float = 10.0
+    lease_renew_seconds: float = 3.0
+
+
+@dataclass(frozen=True, slots=True)
 class PluginSpec:
     """One plugin an overlay enables.
 
@@ -159,6 +179,7 @@ class Overlay:
     path: Path | None
     host: HostSettings
     plugins: tuple[PluginSpec, ...]
+    store: StoreSettings = field(default_factory=StoreSettings)
 
     @classmethod
     def default(cls) -> Overlay:
@@ -200,6 +221,32 @@ class _HostTable(BaseModel):
         ]
 
 
+def _seconds(value: object) -> object:
+    # TOML has integers and floats; strict mode would refuse `lease_ttl_seconds = 10`.
+    return float(value) if type(value) is int else value
+
+
+_LeaseSeconds = Annotated[float, BeforeValidator(_seconds), Field(gt=0, le=3600)]
+
+
+class _StoreTable(BaseModel):
+    """`[store]`: lease timing only (see `StoreSettings`)."""
+
+    model_config = _TABLE
+
+    lease_ttl_seconds: _LeaseSeconds = 10.0
+    lease_renew_seconds: _LeaseSeconds = 3.0
+
+    @model_validator(mode="after")
+    def _renewed_in_time(self) -> _StoreTable:
+        if self.lease_renew_seconds >= self.lease_ttl_seconds:
+            raise ValueError(
+                f"lease_renew_seconds ({self.lease_renew_seconds:g}) must be less than "
+                f"lease_ttl_seconds ({self.lease_ttl_seconds:g})"
+            )
+        return self
+
+
 class _PluginTable(BaseModel):
     model_config = ConfigDict(strict=True, extra="allow", frozen=True)
 
@@ -210,6 +257,7 @@ class _OverlayFile(BaseModel):
     model_config = _TABLE
 
     host: _HostTable = Field(default_factory=_HostTable)
+    store: _StoreTable = Field(default_factory=_StoreTable)
     plugins: dict[_PluginName, _PluginTable] = Field(default_factory=dict)
 
 
@@ -273,6 +321,10 @@ def parse_overlay(text: str, path: Path | None = None) -> Overlay:
             idle_seconds=parsed.host.idle_seconds,
         ),
         plugins=tuple(_spec(name, table, path) for name, table in parsed.plugins.items()),
+        store=StoreSettings(
+            lease_ttl_seconds=parsed.store.lease_ttl_seconds,
+            lease_renew_seconds=parsed.store.lease_renew_seconds,
+        ),
     )
 
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import pytest
@@ -11,6 +12,7 @@ from dsh.overlay import (
     Overlay,
     OverlayError,
     PluginSpec,
+    StoreSettings,
     key_path,
     load_overlay,
     parse_overlay,
@@ -281,6 +283,27 @@ def test_the_overlay_module_imports_no_model_code() -> None:
 
 def test_an_overlay_without_model_settings_has_none() -> None:
     assert dict(parse_overlay("[host]\n").host.model_settings) == {}
+
+
+def test_the_store_table_sets_the_lease_timing_and_defaults_to_ten_and_three_seconds() -> None:
+    assert parse_overlay("").store == StoreSettings(lease_ttl_seconds=10, lease_renew_seconds=3)
+    overlay = parse_overlay("[store]\nlease_ttl_seconds = 4\nlease_renew_seconds = 1.5\n")
+    assert overlay.store == StoreSettings(lease_ttl_seconds=4.0, lease_renew_seconds=1.5)
+
+
+@pytest.mark.parametrize(
+    ("table", "message"),
+    [
+        ("lease_ttl_seconds = 0", "store.lease_ttl_seconds: Input should be greater than 0"),
+        ("lease_renew_seconds = 7200", "less than or equal to 3600"),
+        ("lease_ttl_seconds = '10'", "store.lease_ttl_seconds: Input should be a valid number"),
+        ("lease_ttl_seconds = 3", "lease_renew_seconds (3) must be less than lease_ttl_seconds"),
+        ("url = 'postgresql://h/db'", "store.url: Extra inputs are not permitted"),
+    ],
+)
+def test_a_bad_store_table_names_the_key(table: str, message: str) -> None:
+    with pytest.raises(OverlayError, match=re.escape(message)):
+        parse_overlay(f"[store]\n{table}\n")
 
 
 def test_the_lifecycle_settings_default_to_no_wake_and_five_minutes_idle() -> None:

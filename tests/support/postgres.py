@@ -6,9 +6,9 @@ removed — when the context exits, even if the test failed. PostgreSQL refuses
 to run as root, so under root the cluster belongs to the `postgres` system
 user (Debian's package creates it) and the server runs as that user.
 
-`fsync=off`: the tests kill dsh hosts, not the database, and the operating
-system keeps what a killed client committed; an fsync per commit would only
-slow the suite. The benchmarks start their own server with the defaults.
+`fsync=off` by default: the tests kill dsh hosts, not the database, and the
+operating system keeps what a killed client committed; an fsync per commit
+would only slow the suite. The benchmarks ask for `fsync=True` (the defaults).
 """
 
 from __future__ import annotations
@@ -65,6 +65,7 @@ class PostgresServer:
     data: Path
     sockets: Path
     owner: str | None  # the system user the server runs as, when we are root
+    fsync: bool = False
 
     @property
     def url(self) -> str:
@@ -97,8 +98,9 @@ class PostgresServer:
     def start(self) -> None:
         self.run(
             "pg_ctl", "-D", self.data, "-l", self.root / "server.log", "-w", "-t", "60",
-            "-o", f"-k {self.sockets} -c listen_addresses='' -p {PORT} -c fsync=off "
-            "-c full_page_writes=off -c max_connections=200",
+            "-o", f"-k {self.sockets} -c listen_addresses='' -p {PORT} "
+            f"{'' if self.fsync else '-c fsync=off -c full_page_writes=off '}"
+            "-c max_connections=200",
             "start",
         )  # fmt: skip
 
@@ -114,8 +116,10 @@ class PostgresServer:
 
 
 @contextlib.contextmanager
-def running_postgres() -> Iterator[PostgresServer]:
+def running_postgres(*, fsync: bool = False) -> Iterator[PostgresServer]:
     """Create a cluster in a fresh temporary directory, start it, and yield it.
+
+    `fsync=True` keeps PostgreSQL's durable defaults (the benchmarks).
 
     The directory is made under the system's temp dir rather than pytest's
     `tmp_path`, whose root-only parents the `postgres` user cannot enter. On
@@ -126,7 +130,9 @@ def running_postgres() -> Iterator[PostgresServer]:
         find_binary(name)
     owner = SYSTEM_USER if os.geteuid() == 0 else None
     root = Path(tempfile.mkdtemp(prefix="dsh-pg-"))
-    server = PostgresServer(root=root, data=root / "data", sockets=root / "sockets", owner=owner)
+    server = PostgresServer(
+        root=root, data=root / "data", sockets=root / "sockets", owner=owner, fsync=fsync
+    )
     server.sockets.mkdir()
     if owner is not None:
         try:

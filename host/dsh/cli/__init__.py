@@ -13,11 +13,12 @@ from .app import Command, CommandError, Streams, dispatch
 from .index import COMMAND as INDEX
 from .plugins import COMMAND as PLUGINS
 from .sessions import COMMAND as SESSIONS
+from .store import COMMAND as STORE
 from .web import COMMAND as WEB
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
 
-COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, INDEX)
+COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, STORE, INDEX)
 
 
 def main(

@@ -40,9 +40,15 @@ import abc
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ..session import Lineage, SessionEvent, SessionHeader, validate_session_id
 from .summary import SummaryFacts
+
+if TYPE_CHECKING:
+    from .feed import EventFeed
+    from .inbox import Inbox
+    from .leases import LeaseStore
 
 __all__ = [
     "Backend",
@@ -276,6 +282,47 @@ class Backend(abc.ABC):
         Session reopens whatever it needs. The default only validates the id.
         """
         validate_session_id(session_id)
+
+    def lease_store(self, owner: str, *, ttl: float = 10.0) -> LeaseStore:
+        """The leases that say which host writes which Session (`dsh.persistence.leases`).
+
+        `owner` names the Host asking, `ttl` how long its leases last without
+        renewal where they expire; called once per Host. The default is
+        `LocalLeases`: one process, whose other writers the store keeps out
+        by itself (the JSONL data directory lock). A store shared by several
+        hosts returns leases that its writes check (the PostgreSQL store).
+        """
+        from .leases import LocalLeases
+
+        return LocalLeases(owner)
+
+    def event_feed(self) -> EventFeed | None:
+        """Wake-ups when any host stored events (`dsh.persistence.feed`); None (the
+        default) for a store only one process writes."""
+        return None
+
+    def inbox(self) -> Inbox | None:
+        """Where messages for a Session another host owns go (`dsh.persistence.inbox`);
+        None (the default) for a store only one process writes."""
+        return None
+
+    async def summary(self, session_id: str) -> StoredSummary | None:
+        """The list row of one stored Session, or None. The default filters `list`."""
+        validate_session_id(session_id)
+        for item in await self.list():
+            if item.id == session_id:
+                return item
+        return None
+
+    async def prepare(self) -> str | None:
+        """Make storage ready to use (create its tables, apply its migrations).
+
+        Safe to call concurrently from several processes, and again when
+        storage is ready already. Returns one line saying what was done, or
+        None when the backend needs no preparation (the default). Raises
+        `StorageError` naming the store when it cannot be reached.
+        """
+        return None
 
     async def aclose(self) -> None:
         """Release every per-Session resource. The default does nothing."""

@@ -36,8 +36,9 @@ durability only for what the backend has confirmed:
    exponential backoff (`Backoff`, on the coordinator's clock) until the
    write succeeds or the Session is detached; a `flush` retries at once. An
    *episode* of failures is logged once when it starts and once when it
-   ends, never per attempt. A `DivergedLog` is not retried in the background:
-   nothing would change it.
+   ends, never per attempt. A `DivergedLog` or a `LeaseLost` (another host
+   owns the Session now) is not retried in the background: nothing would
+   change it.
 6. `flush` returns True only once storage holds the Session and every event
    before the flush's boundary (`len(session)` at entry) is confirmed; it
    raises `StorageError` if a write attempt that started after it was
@@ -72,6 +73,7 @@ from ..session import Session, SessionEvent, validate_session_id
 from ..store import SessionStore
 from ..tasks import TaskSet
 from .backend import Backend, SessionExists, StorageError, StoredSession, StoredSummary
+from .leases import LeaseLost
 
 __all__ = [
     "Backoff",
@@ -266,6 +268,7 @@ class _Controller:
         self._failed_attempt = 0  # the number of the last attempt that failed
         self._episode = 0  # failed attempts since the last success
         self._diverged = False
+        self._lost: LeaseLost | None = None  # writes are fenced off for good
         self._closing = False
         self._writing = False  # a task is inside _drive()
         self._retry: anyio.CancelScope | None = None
@@ -417,6 +420,8 @@ class _Controller:
         self._attempts += 1
         attempt = self._attempts
         try:
+            if self._lost is not None:
+                raise self._lost  # another host owns the Session now: ask storage nothing
             if self._in_doubt:
                 await self._reconcile(end)
             if not self._created:
@@ -440,8 +445,13 @@ class _Controller:
         self._fault = error
         self._failed_attempt = attempt
         self._episode += 1
-        self._diverged = isinstance(error, DivergedLog)
-        if self._diverged:
+        # Neither heals by retrying: the log is another one, or another host owns it.
+        self._diverged = isinstance(error, DivergedLog | LeaseLost)
+        if isinstance(error, LeaseLost):
+            if self._lost is None:
+                log.error("session %s: writing stopped: %s", self.session.id, error)
+            self._lost = error
+        elif self._diverged:
             log.error("session %s: writing stopped: %s", self.session.id, error)
         elif self._episode == 1:
             log.warning(

@@ -3,11 +3,15 @@
     jsonl:DIR               the JSONL store in DIR (the default: jsonl:<data dir>)
     jsonl:DIR?sidecars=no   … keeping line indexes in memory only
     memory:                 a volatile store (tests, demos): nothing survives the process
-    postgresql://…          not available in this version yet: a clear error
+    postgresql://…          the PostgreSQL store, for several hosts on one database
+                            (`dsh.persistence.postgres.settings`; needs the
+                            `postgresql` extra: psycopg)
 
 Each kind of store is registered by name (`StoreKind`) with its own settings
 model, a strict pydantic model that validates what the URL says (its query
-parameters are fields; an unknown one is an error naming it). A `StoreChoice`
+parameters are fields; an unknown one is an error naming it — except for a
+kind that reads the whole URL itself, like PostgreSQL, whose query belongs
+to libpq). A `StoreChoice`
 opens the backend and, for the JSONL store, the lock that keeps one writing
 `dsh web` per directory (`DataDirLock`); read-only commands never take it.
 The registry is built per call (`store_kinds()`): no module-level state.
@@ -22,11 +26,13 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl
 
+import anyio
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from .backend import Backend
 from .jsonl import DataDirLock, JsonlBackend
 from .memory import MemoryBackend
+from .redact import redacted
 
 __all__ = [
     "STORE_ENV",
@@ -40,7 +46,7 @@ __all__ = [
 ]
 
 STORE_ENV = "DSH_STORE"
-# Named in DESIGN §4 and coming in a later version: refused with a clear message.
+# Named in DESIGN §4; refused with a clear message where psycopg is not installed.
 _PLANNED = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
 
 
@@ -71,6 +77,8 @@ class StoreKind:
     (without the query) into settings fields; `lock(settings)` is the
     one-writer guard `dsh web` must hold, if the store needs one;
     `describe(settings)` names the store in messages ("no sessions in …").
+    With `whole_url`, `fields` gets everything after `NAME:`, query included,
+    and the query is not read as settings.
     """
 
     name: str
@@ -79,6 +87,7 @@ class StoreKind:
     open: Callable[[Any], Backend]
     lock: Callable[[Any], DataDirLock | None]
     describe: Callable[[Any], str]
+    whole_url: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +108,20 @@ class StoreChoice:
     def describe(self) -> str:
         return self.kind.describe(self.settings)
 
+    def prepare(self) -> str | None:
+        """Make the store ready (`Backend.prepare`: tables, migrations), on an event loop
+        of its own; returns what was done, None if nothing needs doing. Raises
+        `StorageError` naming the store."""
+        backend = self.open()
+
+        async def run() -> str | None:
+            try:
+                return await backend.prepare()
+            finally:
+                await backend.aclose()
+
+        return anyio.run(run)
+
 
 def _jsonl_fields(location: str, default_dir: Path) -> dict[str, Any]:
     directory = Path(location).expanduser() if location else default_dir
@@ -111,9 +134,40 @@ def _no_fields(location: str, default_dir: Path) -> dict[str, Any]:
     return {}
 
 
+def _postgres_kinds() -> list[StoreKind]:
+    try:
+        from .postgres import PostgresBackend, PostgresSettings
+        from .postgres.settings import split_url
+    except ImportError:  # psycopg is not installed: the kind stays "planned"
+        return []
+
+    def fields(scheme: str) -> Callable[[str, Path], dict[str, Any]]:
+        def parse(rest: str, default_dir: Path) -> dict[str, Any]:
+            try:
+                return split_url(scheme, rest)
+            except ValueError as error:
+                raise StoreError(f"store {f'{scheme}:{rest}'!r}: {error}") from None
+
+        return parse
+
+    return [
+        StoreKind(
+            name=scheme,
+            settings=PostgresSettings,
+            fields=fields(scheme),
+            open=lambda s: PostgresBackend(s),
+            lock=lambda s: None,  # several hosts share it: leases decide who writes what
+            describe=lambda s: s.describe(),
+            whole_url=True,
+        )
+        for scheme in ("postgresql", "postgres")
+    ]
+
+
 def store_kinds() -> dict[str, StoreKind]:
     """Every store this version knows, by name."""
     kinds = [
+        *_postgres_kinds(),
         StoreKind(
             name="jsonl",
             settings=JsonlSettings,
@@ -147,8 +201,16 @@ def choose_store(
     or settings its model refuses.
     """
     env = os.environ if environ is None else environ
-    chosen = url or env.get(STORE_ENV) or f"jsonl:{data_dir}"
-    available = store_kinds() if kinds is None else kinds
+    given = url or env.get(STORE_ENV) or f"jsonl:{data_dir}"
+    try:
+        return _choose(given, data_dir, store_kinds() if kinds is None else kinds)
+    except StoreError as error:
+        # A message never shows a password the URL carried.
+        shown = redacted(given) if "://" in given else given
+        raise StoreError(str(error).replace(repr(given), repr(shown))) from None
+
+
+def _choose(chosen: str, data_dir: Path, available: Mapping[str, StoreKind]) -> StoreChoice:
     name, colon, rest = chosen.partition(":")
     name = name.lower()
     if not colon or not name:
@@ -157,20 +219,26 @@ def choose_store(
         )
     if name in _PLANNED and name not in available:
         raise StoreError(
-            f"the {_PLANNED[name]} store is not available in this version of dsh yet; "
-            "use jsonl:DIR (the default)"
+            f"the {_PLANNED[name]} store needs psycopg, which is not installed: "
+            "pip install 'dsh-host[postgresql]' (or use jsonl:DIR, the default)"
         )
     kind = available.get(name)
     if kind is None:
         raise StoreError(
             f"unknown store {name!r} in {chosen!r}; known: {', '.join(sorted(available))}"
         )
+    if kind.whole_url:
+        return _validated(chosen, kind, kind.fields(rest, data_dir))
     location, _, query = rest.partition("?")
     fields = kind.fields(location, data_dir)
     for key, value in parse_qsl(query, keep_blank_values=True):
         if key in fields:
             raise StoreError(f"store {chosen!r}: {key!r} is given twice")
         fields[key] = value
+    return _validated(chosen, kind, fields)
+
+
+def _validated(chosen: str, kind: StoreKind, fields: dict[str, Any]) -> StoreChoice:
     try:
         settings = kind.settings.model_validate(fields)
     except ValidationError as error:

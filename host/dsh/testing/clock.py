@@ -36,6 +36,10 @@ class FakeClock:
     def elapsed(self) -> float:
         return self._elapsed
 
+    def monotonic(self) -> float:
+        """Elapsed time, as `SystemClock.monotonic` reads it: moves only with `advance()`."""
+        return self._elapsed
+
     @property
     def sleeping(self) -> int:
         """How many sleeps are pending."""

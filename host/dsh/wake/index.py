@@ -36,6 +36,15 @@ Session that might need it:
    next write is then a whole snapshot. Only if even that fails does the
    operation waiting for it fail (`WakeIndexUnavailable`).
 
+5. **A shared store** (`WakeStore.shared`: PostgreSQL, several hosts) is
+   never rewritten whole and its dirty entries are not derived at start
+   (they may be Sessions live on other hosts). Instead, every
+   `sweep_seconds` the index asks it which entries are due soon, or dirty,
+   among the Sessions no host holds (`WakeStore.due`): due ones are armed
+   like its own, dirty ones (a dead host's, once its lease expired) are
+   woken at once. Before waking, a host claims the entry
+   (`WakeStore.claim`), so exactly one host wakes each Session.
+
 Writes are group-committed: everything recorded while one write is under
 way goes into the next, so a shutdown closing a thousand Sessions writes a
 handful of batches.
@@ -197,7 +206,13 @@ class WakeIndex:
         self._entries = dict(loaded.entries)
         for session_id, entry in self._entries.items():
             self._arm(session_id, entry)
+        if self.store.sweep_seconds is not None:
+            group.start_soon(self._sweep_forever, self._scope(), name="wake index sweep")
         dirty = [session_id for session_id, entry in self._entries.items() if entry.dirty]
+        if self.store.shared:
+            # Another host's live Session, or a dead host's: the sweep hands over the
+            # ones no host holds (rule 5). Their logs are not this host's to derive.
+            dirty = []
         if not dirty:
             self.ready.set()
             return
@@ -220,7 +235,7 @@ class WakeIndex:
         self.stop_waking()
         try:
             await self._sync()
-            if not self._rebuilding:
+            if not self._rebuilding and not self.store.shared:
                 await self._snapshot()
         except WakeIndexUnavailable as error:
             log.error("%s", error)
@@ -239,8 +254,13 @@ class WakeIndex:
         self._live.add(session_id)
         self._timer.disarm(session_id)
         entry = self._entries.get(session_id)
-        if entry is not None and (
-            entry.dirty or (entry.wake_at is not None and entry.wake_at <= self._clock.wall_ms())
+        if (
+            entry is not None
+            and not self.store.shared  # there, this host's copy of the entry may be stale
+            and (
+                entry.dirty
+                or (entry.wake_at is not None and entry.wake_at <= self._clock.wall_ms())
+            )
         ):
             await self._sync()  # that entry may still be on its way to storage
             return
@@ -306,8 +326,10 @@ class WakeIndex:
 
     async def _wake(self, session_id: str) -> None:
         entry = self._entries.get(session_id)
-        if entry is None or entry.wake_at is None or self._host.is_live(session_id):
-            return  # it changed since it was armed, or a person made it live first
+        if entry is None or (entry.wake_at is None and not entry.dirty):
+            return  # it changed since it was armed
+        if self._host.is_live(session_id):
+            return  # a person made it live first
         if not await self.store.claim(session_id):
             return  # another host wakes it
         try:
@@ -333,6 +355,40 @@ class WakeIndex:
             return
         self._retries.pop(session_id, None)
         self.woken += 1
+
+    async def _sweep_forever(self, scope: anyio.CancelScope) -> None:
+        """Rule 5: hand what other hosts left due (or dirty, and no host holds) to the
+        timer, every `sweep_seconds`, looking one period and the lead ahead."""
+        assert self.store.sweep_seconds is not None
+        period = self.store.sweep_seconds
+        failing = False
+        with scope:
+            while True:
+                now = self._clock.wall_ms()
+                try:
+                    found = await self.store.due(now + self.lead_ms + round(period * 1000))
+                except WakeStoreError as error:
+                    if not failing:
+                        log.warning("wake index: %s; sweeping again every %g s", error, period)
+                    failing = True
+                else:
+                    if failing:
+                        log.info("wake index: %s can be swept again", self.store.description)
+                    failing = False
+                    self._adopt(found, now)
+                await self._clock.sleep(period)
+
+    def _adopt(self, found: list[Change], now: int) -> None:
+        for session_id, entry in found:
+            if session_id in self._live or session_id in self._due_ids:
+                continue  # this host's own, or being woken already
+            self._entries[session_id] = entry
+            if entry.dirty:
+                # Nobody holds it, yet it may hold reminders only its log knows: make it
+                # live now (its plugins' owners deliver what is due, then it goes cold).
+                self._timer.arm(session_id, now)
+            else:
+                self._arm(session_id, entry)
 
     # -- deriving entries from the logs ---------------------------------------------
 

@@ -19,11 +19,13 @@ An entry is a `WakeEntry` per Session id:
 An entry with neither (`WakeEntry()`) is the absence of an entry: writing it
 removes the Session from the index.
 
-A second implementation (PostgreSQL, for several hosts on one database)
-keeps the entries as rows and implements `claim`: a host takes a due entry
-with `FOR UPDATE SKIP LOCKED` before waking its Session, so exactly one host
-wakes it. One host on its own data directory always wins the claim (the
-default).
+A second implementation (`dsh.persistence.postgres.wake`, for several
+hosts on one database) keeps the entries as rows shared by every host
+(`shared`) and implements `claim` — a host takes a due entry with `FOR
+UPDATE SKIP LOCKED` before waking its Session, so exactly one host wakes it
+— and `due`, the sweep through which a host learns what other hosts left
+due. One host on its own data directory always wins the claim (the
+default) and has nothing to sweep.
 """
 
 from __future__ import annotations
@@ -73,6 +75,14 @@ class WakeStore(abc.ABC):
 
     #: Where the index is kept, for messages ("the wake index /data/wake-index.jsonl").
     description: str = "the wake index"
+    #: True for an index several hosts share (PostgreSQL): each host's in-memory
+    #: index then never rewrites it whole nor derives other hosts' dirty entries,
+    #: and always marks a Session dirty before it goes live (its own view may be
+    #: out of date).
+    shared: bool = False
+    #: How often a shared index is swept for what other hosts left due (`due`);
+    #: None: never (a store only this host writes).
+    sweep_seconds: float | None = None
 
     @abc.abstractmethod
     async def load(self) -> LoadedIndex:
@@ -106,6 +116,12 @@ class WakeStore(abc.ABC):
     async def claim(self, session_id: str) -> bool:
         """Take the right to wake `session_id` now; False if another host took it."""
         return True
+
+    async def due(self, horizon_ms: int) -> list[Change]:
+        """A shared index's entries due by `horizon_ms`, and its dirty ones, of Sessions
+        no host holds or has claimed (what this host should wake or take over).
+        Raises `WakeStoreError`. The default (an index only this host writes): none."""
+        return []
 
     async def aclose(self) -> None:
         """Release what the store holds open. The default holds nothing."""

@@ -181,7 +181,7 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
             200,
             {
                 "header": header.to_dict(),
-                "live": False,
+                "live": await host.live_elsewhere(session_id) is not None,
                 "length": length,
                 "agent": None,
                 "plugins": await host.plugin_states(session_id),
@@ -257,12 +257,12 @@ async def fork_session(
 )
 async def post_message(request: Request, session_id: str, body: MessageBody) -> JSONResponse:
     host = _host(request)
-    agent, resumed = await host.resume(_checked(session_id))
-    agent.submit(body.text, {"kind": "user"}, time_zone=body.time_zone)
-    return _json(
-        202,
-        {"queued": True, "resumed": resumed, "session": host.summary(agent.session).to_dict()},
-    )
+    posted = await host.post_message(_checked(session_id), body.text, time_zone=body.time_zone)
+    if posted.agent is not None:
+        summary = host.summary(posted.agent.session)
+    else:  # through the inbox of the host that owns it
+        summary = await host.stored_summary(session_id, live=True)
+    return _json(202, {"queued": True, "resumed": posted.resumed, "session": summary.to_dict()})
 
 
 @router.post(

@@ -3,7 +3,9 @@
 `run_web()` is what `dsh web` (see `dsh.cli.web` for its options) calls. It
 checks everything it can *before* the server starts — the overlay's plugins
 are installed, the model spec builds, no other `dsh web` writes to the same
-store (the store's `DataDirLock`, held until the process ends) — so a mistake
+store (the store's `DataDirLock`, held until the process ends), the store
+is reachable and its tables are up to date (`StoreChoice.prepare`: the
+PostgreSQL migrations) — so a mistake
 is one clear line, not a server start-up traceback. The access token is
 `$DSH_TOKEN`, or a fresh random one; it is printed only inside the start-up
 URL.
@@ -30,6 +32,7 @@ from ..loader import PluginError, PluginProblems
 from ..loader import check_plugins as loader_checks
 from ..models import resolve_model
 from ..overlay import Overlay
+from ..ownership import LeaseSettings
 from ..persistence.backend import StorageError
 from ..persistence.stores import JsonlSettings, StoreChoice
 from ..wake.stores import wake_store_for
@@ -95,17 +98,25 @@ def make_host_factory(
     """
     adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
 
+    leases = LeaseSettings(
+        ttl_seconds=overlay.store.lease_ttl_seconds,
+        renew_seconds=overlay.store.lease_renew_seconds,
+    )
     if overlay.host.wake_cold_sessions:
         wake_store_for(store)  # a store kind without a wake index fails here, before start
 
     def make_host() -> Host:
+        backend = store.open()
         return Host(
-            backend=store.open(),
+            backend=backend,
             model=adapter,
             plugins=overlay.plugins,
             close_retry_seconds=close_retry_seconds,
             clean_empty_sessions=True,
-            wake_store=wake_store_for(store) if overlay.host.wake_cold_sessions else None,
+            lease_settings=leases,
+            wake_store=(
+                wake_store_for(store, backend) if overlay.host.wake_cold_sessions else None
+            ),
             idle_seconds=overlay.host.idle_seconds or None,
             heap=HeapPolicy(),  # a long-running server: long-lived objects are frozen
         )
@@ -159,6 +170,14 @@ def run_web(
         if lock is not None:
             lock.release()
         raise LaunchError(str(error)) from error
+    try:
+        prepared = store.prepare()  # reachable, and its tables up to date: or one line
+    except StorageError as error:
+        if lock is not None:
+            lock.release()
+        raise LaunchError(str(error)) from error
+    if prepared is not None:
+        logging.getLogger(__name__).info("store: %s", prepared)
     hosts: list[Host] = []
 
     def tracked() -> Host:

@@ -61,6 +61,14 @@ without doing anything. Each subscription also holds its Session against
 hibernation (`SessionLifecycle.hold`) while it lasts: a watched Session is
 never closed under its watcher.
 
+**On another host** (a store several hosts share). A subscription to a
+Session that is live on another host is fed from storage (`follow`, one
+task per connection): a notification that events were stored — or a poll —
+reads the stored events after what was sent, each with its view, and the
+plugins' states of the stored log, so such a stream carries only durable
+events. `{"kind":"live"}` frames then say whether some host holds the
+Session. Deltas (streamed text) are not carried across hosts.
+
 **Nobody blocks an agent.** Observers run synchronously inside `append` and
 `flush`; every put is `send_nowait` into a bounded per-subscription buffer.
 A subscription whose buffer is full ends with 1013 ("try again later"), and
@@ -81,6 +89,7 @@ from pydantic import JsonValue
 
 from ..agent import DeltaChannel
 from ..host import Host
+from ..reader import PageRequest
 from ..scope import Disposer
 from ..session import Session, SessionEvent
 from ..store import Observation, SessionFlushed
@@ -101,6 +110,7 @@ GOING_AWAY = 1001
 RESYNC = 1012
 TRY_AGAIN_LATER = 1013
 SESSION_DELETED = 4404
+FOLLOW_PAGE = 500  # stored events read at a time when following another host
 
 
 def encode_frame(frame: dict[str, Any]) -> str:
@@ -270,6 +280,67 @@ class LiveHub:
         """End every subscription to `session_id` with `code` (the Session was deleted)."""
         for subscription in self._subscriptions.pop(session_id, []):
             subscription.end(code)
+
+    async def follow(self, subscription: Subscription) -> None:
+        """Stream what other hosts store of the Session while it is not live here.
+
+        Runs beside the connection's sender (the request's task group) with a
+        store shared by several hosts (`Host.followers`); returns at once
+        otherwise. Each wake-up (a notification that events were stored, or
+        the poll) reads the stored events after the subscription's `next_seq`
+        as a history page — stored events only, each with its view, so the
+        stream shows exactly what a local watcher's durable sidecars show —
+        then the plugins' states of the stored log; `{"kind":"live"}` says
+        whether some host holds the Session. Once it is live here, the local
+        observations take over from `next_seq` (see `_bind`).
+        """
+        followers = self._host.followers
+        if followers is None:
+            return
+        session_id = subscription.session_id
+        live_there: bool | None = None
+        while not subscription.ended:
+            if subscription.session is None and self._host.store.find(session_id) is None:
+                owner = await self._host.live_elsewhere(session_id)
+                await self._catch_up_stored(subscription)
+                live = owner is not None
+                if subscription.session is None and live != live_there:
+                    if live_there is not None or live:
+                        subscription.put(live_frame(live))
+                    live_there = live
+            else:
+                live_there = None  # this host's lifecycle frames say it now
+            await followers.changed(session_id)
+
+    async def _catch_up_stored(self, subscription: Subscription) -> None:
+        session_id = subscription.session_id
+        sent = False
+        while not subscription.ended and subscription.session is None:
+            start = subscription.next_seq
+            page = await self._host.history_page(
+                session_id, PageRequest(from_seq=start, limit=FOLLOW_PAGE)
+            )
+            if subscription.session is not None or subscription.ended:
+                return  # live here meanwhile: `_bind` caught it up
+            if page.tail < start:
+                subscription.end(RESYNC)  # the stored log is shorter than what it saw
+                self._forget(subscription)
+                return
+            for event in page.events:
+                if event.seq != subscription.next_seq:
+                    continue
+                subscription.put(event_frame(event))
+                view = page.views.get(event.seq)
+                if view is not None and event.seq >= subscription.sidecar_floor:
+                    subscription.put(sidecar_frame(event, view))
+                subscription.next_seq = event.seq + 1
+                sent = True
+            if subscription.next_seq >= page.tail or not page.events:
+                break
+        if sent:
+            states = await self._host.plugin_states(session_id)
+            if subscription.session is None and not subscription.ended:
+                self._send_states([subscription], states)
 
     def subscribers(self, session_id: str) -> int:
         return len(self._subscriptions.get(session_id, ()))

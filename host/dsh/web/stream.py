@@ -32,7 +32,7 @@ from fastapi import APIRouter, WebSocket
 from starlette.websockets import WebSocketDisconnect, WebSocketState
 
 from .errors import api_error_for, deny_websocket
-from .live import Subscription
+from .live import LiveHub, Subscription
 from .state import WebState, web_state
 
 __all__ = ["router"]
@@ -53,7 +53,7 @@ async def live(websocket: WebSocket, session_id: str) -> None:
     cancel = anyio.CancelScope()
     subscription = state.hub.subscribe(session_id, tail, cancel.cancel)
     try:
-        await _run(websocket, subscription, cancel)
+        await _run(websocket, subscription, cancel, state.hub)
     finally:
         state.hub.unsubscribe(subscription)
     with anyio.move_on_after(state.settings.close_timeout, shield=True):
@@ -75,12 +75,22 @@ async def _tail_or_deny(websocket: WebSocket, state: WebState, session_id: str) 
         return None
 
 
-async def _run(websocket: WebSocket, subscription: Subscription, cancel: anyio.CancelScope) -> None:
+async def _follow(hub: LiveHub, subscription: Subscription) -> None:
+    try:
+        await hub.follow(subscription)
+    except Exception as error:  # storage failing: the stream goes on with local events
+        log.warning("cannot follow session %s from storage: %s", subscription.session_id, error)
+
+
+async def _run(
+    websocket: WebSocket, subscription: Subscription, cancel: anyio.CancelScope, hub: LiveHub
+) -> None:
     with cancel:
         await websocket.accept()
         async with anyio.create_task_group() as group:
             group.start_soon(_send_frames, websocket, subscription, group.cancel_scope)
             group.start_soon(_receive_until_gone, websocket, group.cancel_scope)
+            group.start_soon(_follow, hub, subscription)
 
 
 async def _send_frames(

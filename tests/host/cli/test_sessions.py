@@ -374,7 +374,7 @@ def test_the_store_option_and_dsh_store_pick_the_same_store_as_dsh_web(
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("postgresql://localhost/dsh", "the PostgreSQL store is not available in this version"),
+        ("postgresql://localhost", "names no database"),
         ("sqlite:x.db", "unknown store 'sqlite'"),
         ("jsonl:/tmp/x?sidecars=maybe", "sidecars"),
         ("jsonl:/tmp/x?colour=blue", "colour"),

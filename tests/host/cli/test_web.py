@@ -19,7 +19,8 @@ from websockets.sync.client import connect
 from dsh.cli import COMMANDS, main
 from dsh.cli.app import Streams, build_parser
 from dsh.host import Host
-from dsh.overlay import Overlay
+from dsh.overlay import Overlay, parse_overlay
+from dsh.ownership import LeaseSettings
 from dsh.persistence import JsonlBackend
 from dsh.persistence.stores import choose_store
 from dsh.web import launch as web_launch
@@ -307,6 +308,23 @@ def test_a_stop_grace_that_is_not_a_sensible_number_of_seconds_is_a_usage_error(
 def test_the_stop_grace_reaches_the_host_factory() -> None:
     assert parse("--stop-grace", "2.5").stop_grace == 2.5
     assert parse().stop_grace == web_launch.CLOSE_RETRY_SECONDS
+
+
+def test_an_unreachable_postgresql_store_stops_dsh_web_before_it_serves(
+    tmp_path: Path, quiet_uvicorn: None
+) -> None:
+    err = io.StringIO()
+    store = f"postgresql://me:hunter2@/dsh?host={tmp_path}&connect_timeout=1"
+    code = main(["web", "--port", "0", "--store", store], stdout=io.StringIO(), stderr=err)
+    assert code == 1
+    assert err.getvalue().startswith("dsh: error: PostgreSQL at postgresql://me@/dsh")
+    assert "hunter2" not in err.getvalue() and "Traceback" not in err.getvalue()
+
+
+def test_the_overlays_lease_timing_reaches_the_host(tmp_path: Path) -> None:
+    overlay = parse_overlay("[store]\nlease_ttl_seconds = 6\nlease_renew_seconds = 2\n")
+    host = make_host_factory(overlay, choose_store(None, tmp_path), "absent")()
+    assert host.lease_settings == LeaseSettings(ttl_seconds=6, renew_seconds=2)
 
 
 def served_tokens(monkeypatch: pytest.MonkeyPatch) -> list[str]:

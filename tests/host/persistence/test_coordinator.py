@@ -20,11 +20,13 @@ from dsh.persistence import (
     CoordinatorClosed,
     DivergedLog,
     JsonlBackend,
+    LogMark,
     MemoryBackend,
     PersistenceCoordinator,
     SessionExists,
     StorageError,
 )
+from dsh.persistence.leases import LeaseLost
 from dsh.session import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
 from dsh.store import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
 from dsh.testing import FakeClock, FaultyBackend, Operation
@@ -1071,6 +1073,46 @@ async def test_a_full_disk_is_retried_until_space_returns_and_nothing_is_lost(
             await advance_until(clock, lambda: coordinator.unconfirmed() == [])
             assert await store.flush(session) is True
             await assert_stored_exactly(backend, session)
+
+
+class FencedOff(MemoryBackend):
+    """Storage that refuses every append: another host owns the Session now."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.reads = 0
+
+    async def append(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+        raise LeaseLost(f"session {session_id}: the lease is no longer valid")
+
+    async def mark(self, session_id: str) -> LogMark | None:
+        self.reads += 1
+        return await super().mark(session_id)
+
+
+async def test_a_lost_lease_is_never_retried_and_storage_is_not_asked_again(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    backend = FencedOff()
+    async with running(backend) as (store, coordinator):
+        session = Session.new("s1", cwd="/", created_at=1)
+        store.open(session)
+        detach = coordinator.attach(session, seed_end=0)
+        assert await store.flush(session)
+        add(store, session)
+        with pytest.raises(FlushError, match="no longer valid"):
+            await store.flush(session)
+        reads = backend.reads
+        store.clock.advance(60)  # type: ignore[attr-defined]  # no background retry
+        await settle()
+        with pytest.raises(FlushError, match="no longer valid"):
+            await store.flush(session)
+        assert backend.reads == reads
+        assert [item.first for item in coordinator.unconfirmed()] == [0]
+        with pytest.raises(StorageError, match=r"detached with events \[0, 1\) not stored"):
+            await detach()
+        assert await backend.cursor("s1") == 0
+    assert caplog.text.count("writing stopped") == 1
 
 
 async def test_idle_sessions_hold_no_writer_task_and_appends_are_still_written_eagerly(

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
 
 from dsh.persistence import DataDirLock, JsonlBackend, MemoryBackend
+from dsh.persistence.postgres import PostgresBackend, PostgresSettings
+from dsh.persistence.redact import redacted
 from dsh.persistence.stores import (
     STORE_ENV,
     JsonlSettings,
@@ -55,8 +58,11 @@ def test_memory_is_volatile_and_needs_no_lock(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("url", "message"),
     [
-        ("postgresql://user@localhost/dsh", "PostgreSQL store is not available in this version"),
-        ("postgres://localhost", "PostgreSQL store is not available"),
+        ("postgres://localhost", "names no database"),
+        ("postgresql://u:secret@localhost/", r"postgresql://u@localhost/ names no database"),
+        ("postgresql://h/db?schema=Bad-Name", "schema: Value error, not a schema name"),
+        ("postgresql://h/db?pool_size=0", "pool_size: Input should be greater than or equal to 1"),
+        ("postgresql://h/db?schema=a&schema=b", "'schema' is given twice"),
         ("sqlite:data.db", "unknown store 'sqlite'"),
         ("/just/a/path", "is not NAME:LOCATION"),
         (":nothing", "is not NAME:LOCATION"),
@@ -75,6 +81,44 @@ def test_a_store_that_cannot_be_used_is_refused_with_a_clear_reason(
 
 def test_backends_are_registered_by_name_each_with_its_settings_model() -> None:
     kinds = store_kinds()
-    assert sorted(kinds) == ["jsonl", "memory"]
+    assert sorted(kinds) == ["jsonl", "memory", "postgres", "postgresql"]
     assert kinds["jsonl"].settings is JsonlSettings
     assert store_kinds() is not kinds  # built per call: no module-level registry
+
+
+def test_a_postgresql_url_goes_to_libpq_whole_but_for_dshs_own_parameters(
+    tmp_path: Path,
+) -> None:
+    chosen = choose_store(
+        "postgresql://me:pw@db.example:5433/dsh?sslmode=require&schema=prod&pool_size=4",
+        tmp_path,
+        environ={},
+    )
+    settings = chosen.settings
+    assert isinstance(settings, PostgresSettings)
+    assert settings.url == "postgresql://me:pw@db.example:5433/dsh?sslmode=require"
+    assert (settings.schema_name, settings.pool_size) == ("prod", 4)
+    assert chosen.writer_lock() is None  # leases, not a lock, keep writers apart
+    assert chosen.describe() == "postgresql://me@db.example:5433/dsh?sslmode=require (schema prod)"
+    assert isinstance(chosen.open(), PostgresBackend)
+    plain = choose_store("postgres:///dsh?host=/run/postgresql", tmp_path, environ={})
+    assert plain.describe() == "postgres:///dsh?host=/run/postgresql"
+
+
+def test_a_password_never_shows_in_a_message(tmp_path: Path) -> None:
+    with pytest.raises(StoreError) as info:
+        choose_store("postgresql://me:hunter2@h/?password=also&x=1", tmp_path, environ={})
+    assert "hunter2" not in str(info.value) and "also" not in str(info.value)
+    assert redacted("postgresql://me:hunter2@h/db?password=also") == (
+        "postgresql://me@h/db?password=***"
+    )
+    assert redacted("postgresql://[::1") == "<a malformed URL>"
+
+
+def test_without_psycopg_the_postgresql_store_says_what_to_install(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setitem(sys.modules, "dsh.persistence.postgres", None)
+    assert "postgresql" not in store_kinds()
+    with pytest.raises(StoreError, match=r"needs psycopg.*dsh-host\[postgresql\]"):
+        choose_store("postgresql://h/db", tmp_path, environ={})

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 
@@ -10,7 +11,7 @@ import pytest
 
 from dsh.persistence.backend import StorageError
 from dsh.testing import FakeClock
-from dsh.wake import MemoryWakeStore, WakeEntry, WakeIndex, WakeIndexUnavailable
+from dsh.wake import MemoryWakeStore, WakeEntry, WakeIndex, WakeIndexUnavailable, WakeStoreError
 from dsh.wake.index import SessionGone
 
 from .support import until
@@ -359,3 +360,87 @@ async def test_a_session_is_woken_its_lead_before_its_time() -> None:
         assert host.resumed == []
         clock.advance(0.1)
         await until(lambda: host.resumed == ["a"])
+
+
+class SharedStore(MemoryWakeStore):
+    """A wake store other hosts write too (PostgreSQL's shape): `due` hands over what
+    they left; `claims` says which claims this host wins."""
+
+    shared = True
+    sweep_seconds = 1.0
+
+    def __init__(self, entries: dict[str, WakeEntry]) -> None:
+        super().__init__(entries)
+        self.handed: list[tuple[str, WakeEntry]] = []
+        self.sweeps: list[int] = []
+        self.sweep_fails = False
+        self.lost: set[str] = set()
+
+    async def due(self, horizon_ms: int) -> list[tuple[str, WakeEntry]]:
+        self.sweeps.append(horizon_ms)
+        if self.sweep_fails:
+            raise WakeStoreError("cannot sweep the shared index: the server went away")
+        handed, self.handed = self.handed, []
+        return handed
+
+    async def claim(self, session_id: str) -> bool:
+        return session_id not in self.lost
+
+
+async def test_a_shared_index_adopts_what_the_sweep_hands_over_and_wakes_dead_hosts_sessions(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "dsh.wake.index")
+    clock = FakeClock()
+    # s-live is live on another host (dirty), s-old was theirs and is due later.
+    store = SharedStore({"s-live": WakeEntry(None, True), "s-old": WakeEntry(now(clock, 50))})
+    host = StandIn(clock, {"s-live": None, "s-old": None, "s-dead": now(clock, 5), "s-due": 1})
+    async with running(store, host) as index:
+        await until(lambda: index.ready.is_set())
+        assert host.derived == []  # another host's dirty entry is not derived here
+        assert index.armed_at("s-live") is None and index.armed_at("s-old") == now(clock, 50)
+        # The sweep looks the lead plus one period ahead.
+        await until(lambda: store.sweeps == [now(clock, 1)])
+        store.handed = [
+            ("s-dead", WakeEntry(None, True)),  # a dead host's: nobody holds it
+            ("s-due", WakeEntry(now(clock, 0.5))),
+            ("s-mine", WakeEntry(9)),
+        ]
+        host.live.add("s-mine")
+        await index.going_live("s-mine")
+        clock.advance(1)
+        await until(lambda: "s-dead" in host.resumed, "the dead host's Session to be taken")
+        assert index.armed_at("s-due") == now(clock, -0.5) or "s-due" in host.resumed
+        await until(lambda: "s-due" in host.resumed)
+        assert "s-mine" not in host.resumed and index.entry("s-mine") == WakeEntry(None, True)
+        # A claim another host won wakes nothing here.
+        store.lost.add("s-other")
+        store.handed = [("s-other", WakeEntry(now(clock, 0)))]
+        store.sweep_fails = True
+        clock.advance(1)
+        await until(lambda: len(store.sweeps) == 3)
+        clock.advance(1)
+        await until(lambda: len(store.sweeps) == 4)
+        store.sweep_fails = False
+        clock.advance(1)
+        await until(lambda: len(store.sweeps) == 5 and index.entry("s-other") is not None)
+        for _ in range(10):
+            await anyio.lowlevel.checkpoint()
+        assert "s-other" not in host.resumed
+    assert caplog.text.count("the server went away; sweeping again every 1 s") == 1
+    assert caplog.text.count("can be swept again") == 1
+    # Shared: never rewritten whole at the end (only the changes of this host).
+    assert store.entries is not None and store.entries["s-live"] == WakeEntry(None, True)
+
+
+async def test_on_a_shared_index_going_live_marks_the_session_dirty_even_when_it_looks_due() -> (
+    None
+):
+    clock = FakeClock()
+    store = SharedStore({"s1": WakeEntry(now(clock, -5))})
+    host = StandIn(clock, {"s1": None})
+    async with running(store, host) as index:
+        store.writes.clear()
+        await index.going_live("s1")
+        # This host's copy may be stale (another host may have delivered and removed it).
+        assert store.writes == [[("s1", WakeEntry(now(clock, -5), True))]]

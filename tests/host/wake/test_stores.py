@@ -26,7 +26,7 @@ def test_a_store_kind_without_a_wake_index_is_refused_by_name(tmp_path: Path) ->
     memory = choose_store("memory:", tmp_path, environ={})
     other = StoreChoice(
         StoreKind(
-            name="postgresql",
+            name="sqlite",
             settings=type(memory.settings),
             fields=memory.kind.fields,
             open=memory.kind.open,
@@ -35,7 +35,7 @@ def test_a_store_kind_without_a_wake_index_is_refused_by_name(tmp_path: Path) ->
         ),
         memory.settings,
     )
-    with pytest.raises(WakeUnavailable, match="not available with the postgresql store"):
+    with pytest.raises(WakeUnavailable, match="not available with the sqlite store"):
         wake_store_for(other)
 
 

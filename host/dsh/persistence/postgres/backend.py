@@ -1,0 +1,389 @@
+"""`PostgresBackend`: the Session store for more than one host (DESIGN §4).
+
+The same `Backend` contract as the JSONL store, over the tables of
+`schema` (read its docstring for the layout):
+
+- `initialize` and `append` are one statement each (`dsh_create`,
+  `dsh_append`): one round trip and one transaction that locks the
+  Session's row, checks the writer's lease epoch and the cursor, inserts the
+  batch and updates the list summary (title, preview, length). A batch that
+  does not continue at the cursor raises `IntegrityError`; a writer whose
+  lease lapsed gets `LeaseLost`; nothing is stored in either case.
+- Reads are one statement: `header`, `cursor` and `mark` read the Session's
+  row; `read` selects a seq range, type-filtered through an index on
+  `(log_id, type, seq)`; `list` reads only the `sessions` table.
+- Each event's stored text is parsed and validated like a JSONL line; a row
+  that does not parse, or whose seq is not its key, raises `CorruptLog`.
+- `trash` marks the row deleted; `restore` clears the mark and gives the log
+  a new incarnation.
+
+`lease_store(owner)` returns the `PostgresLeases` whose leases this
+backend's writes are fenced with; `inbox()` the `PostgresInbox` through
+which messages reach the host that owns their Session.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Collection, Sequence
+from typing import Any
+
+import psycopg
+from pydantic import ValidationError
+
+from ...session import Lineage, SessionEvent, SessionHeader, validate_session_id
+from ..backend import (
+    Backend,
+    CorruptLog,
+    Events,
+    IntegrityError,
+    LogMark,
+    SessionExists,
+    SessionNotFound,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
+from ..leases import DEFAULT_LEASE_TTL_SECONDS, LeaseHeld, LeaseLost
+from ..summary import TITLE_TYPE, SummaryFacts, title_of
+from .database import Database
+from .feed import PostgresEventFeed
+from .inbox import PostgresInbox
+from .leases import PostgresLeases
+from .schema import ERRORS
+from .settings import PostgresSettings
+
+__all__ = ["PostgresBackend"]
+
+log = logging.getLogger(__name__)
+
+_SESSION_ROW = "FROM sessions WHERE id = %s AND deleted_at IS NULL"
+_REMEMBERED = 4  # full reads kept for a second `inspect` (see `inspect`)
+
+
+class PostgresBackend(Backend):
+    """Session logs in a PostgreSQL database (see the module docstring)."""
+
+    def __init__(self, settings: PostgresSettings, *, database: Database | None = None) -> None:
+        self.settings = settings
+        self.database = database or Database(settings)
+        self._leases: PostgresLeases | None = None
+        self._inbox: PostgresInbox | None = None
+        self._feed: PostgresEventFeed | None = None
+        # The latest full reads (a few; dropped when the Session's writer releases it).
+        self._inspected: dict[str, tuple[LogMark, StoredSession]] = {}
+
+    def describe(self) -> str:
+        return self.database.where
+
+    # -- preparing and leases ---------------------------------------------------
+
+    async def prepare(self) -> str:
+        before, after = await self.database.prepare()
+        schema = self.settings.schema_name
+        if before == after:
+            return f"schema {schema} of {self.database.where} is up to date (version {after})"
+        return f"schema {schema} of {self.database.where} migrated from version {before} to {after}"
+
+    @property
+    def leases(self) -> PostgresLeases | None:
+        """The leases a Host took from this backend (None until one did)."""
+        return self._leases
+
+    def lease_store(self, owner: str, *, ttl: float = DEFAULT_LEASE_TTL_SECONDS) -> PostgresLeases:
+        if self._leases is None or (self._leases.owner, self._leases.ttl) != (owner, ttl):
+            self._leases = PostgresLeases(self.database, owner, ttl=ttl)
+        return self._leases
+
+    def event_feed(self) -> PostgresEventFeed:
+        """Wake-ups for events any host stored (one per backend)."""
+        if self._feed is None:
+            self._feed = PostgresEventFeed(self.database)
+        return self._feed
+
+    def inbox(self) -> PostgresInbox:
+        """The inbox of the hosts on this database (one per backend)."""
+        if self._inbox is None:
+            self._inbox = PostgresInbox(self.database)
+        return self._inbox
+
+    async def summary(self, session_id: str) -> StoredSummary | None:
+        row = await self._row(
+            session_id, "created_at, length, parent_id, forked_at, title, preview"
+        )
+        if row is None:
+            return None
+        created_at, length, parent, forked_at, title, preview = row
+        lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
+        return StoredSummary(session_id, int(created_at), int(length), lineage, title, preview)
+
+    def _fence(self, session_id: str) -> tuple[str | None, int | None]:
+        """The (owner, epoch) a write of the Session is checked with: none for a backend
+        no Host took leases from (a command, a test); else the lease it holds, and
+        without one the write is refused before it is sent."""
+        if self._leases is None:
+            return None, None
+        lease = self._leases.held(session_id)
+        if lease is None:
+            raise LeaseLost(
+                f"session {session_id}: this host holds no lease on it in {self.describe()}"
+            )
+        return lease.owner, lease.epoch
+
+    # -- writes -------------------------------------------------------------------
+
+    async def initialize(self, header: SessionHeader, events: Sequence[SessionEvent]) -> None:
+        validate_session_id(header.id)
+        check_contiguous(header.id, events, 0)
+        if events and await self.cursor(header.id) is not None:
+            # A resume's writer asks to create what is stored: refuse before sending the
+            # whole log (dsh_create checks again, atomically).
+            raise SessionExists(f"session {header.id} is already stored in {self.describe()}")
+        canonical = header.canonical()
+        facts = SummaryFacts().add_all(events)
+        lineage = canonical.lineage
+        owner, epoch = self._fence(header.id)
+        await self._write(
+            header.id,
+            "SELECT dsh_create(%s, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                header.id,
+                canonical.to_json(),
+                canonical.created_at,
+                None if lineage is None else lineage.parent_id,
+                None if lineage is None else lineage.forked_at,
+                [event.type for event in events],
+                [event.to_json() for event in events],
+                facts.title,
+                facts.preview,
+                owner,
+                epoch,
+            ),
+        )
+
+    async def append(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+        validate_session_id(session_id)
+        if not events:
+            if await self.cursor(session_id) is None:
+                raise SessionNotFound(f"session {session_id} is not stored in {self.describe()}")
+            return
+        start = events[0].seq
+        check_contiguous(session_id, events, start)
+        titles = [event for event in events if event.type == TITLE_TYPE]
+        preview = SummaryFacts().add_all(events).preview
+        owner, epoch = self._fence(session_id)
+        await self._write(
+            session_id,
+            "SELECT dsh_append(%s, %s, %s, %s, %s, %s, %s, %s, %s)",
+            (
+                session_id,
+                start,
+                [event.type for event in events],
+                [event.to_json() for event in events],
+                bool(titles),
+                title_of(titles[-1].data) if titles else None,
+                preview,
+                owner,
+                epoch,
+            ),
+            start=start,
+        )
+
+    async def _write(
+        self, session_id: str, statement: str, params: Sequence[Any], *, start: int | None = None
+    ) -> None:
+        async with self.database.connection() as connection:
+            try:
+                await connection.execute(statement, params, prepare=True)
+            except psycopg.Error as error:
+                raise self._refusal(session_id, error, start) or self.database.failure(
+                    error, f"did not store session {session_id}"
+                ) from error
+
+    def _refusal(
+        self, session_id: str, error: psycopg.Error, start: int | None
+    ) -> StorageError | None:
+        """The contract's exception for a refusal of `dsh_create`/`dsh_append`, or None."""
+        state = error.sqlstate
+        message = error.diag.message_primary or str(error)
+        if state == ERRORS["cursor"]:
+            return IntegrityError(session_id, int(message), start)
+        if state == ERRORS["not_found"]:
+            return SessionNotFound(f"session {session_id} is not stored in {self.describe()}")
+        if state in (ERRORS["exists"], psycopg.errors.UniqueViolation.sqlstate):
+            return SessionExists(f"session {session_id} is already stored in {self.describe()}")
+        if state == ERRORS["lease_lost"]:
+            return LeaseLost(message)
+        if state == ERRORS["lease_held"]:
+            owner = message.rpartition(" ")[2]
+            return LeaseHeld(session_id, owner, None)
+        return None
+
+    # -- reads --------------------------------------------------------------------
+
+    async def _row(self, session_id: str, columns: str) -> tuple[Any, ...] | None:
+        validate_session_id(session_id)
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(
+                f"SELECT {columns} {_SESSION_ROW}", (session_id,), prepare=True
+            )
+            return await cursor.fetchone()
+
+    async def cursor(self, session_id: str) -> int | None:
+        row = await self._row(session_id, "length")
+        return None if row is None else int(row[0])
+
+    async def mark(self, session_id: str) -> LogMark | None:
+        row = await self._row(session_id, "length, log_id, incarnation")
+        return None if row is None else LogMark(int(row[0]), (int(row[1]), int(row[2])))
+
+    async def header(self, session_id: str) -> SessionHeader | None:
+        row = await self._row(session_id, "header")
+        return None if row is None else self._header(session_id, row[0])
+
+    def _header(self, session_id: str, text: str) -> SessionHeader:
+        try:
+            return SessionHeader.from_json(text)
+        except ValidationError as error:
+            raise CorruptLog(self._where(session_id), 0, f"invalid header: {error}") from None
+
+    def _where(self, session_id: str) -> str:
+        return f"{self.describe()} session {session_id}"
+
+    async def read(
+        self,
+        session_id: str,
+        start: int = 0,
+        stop: int | None = None,
+        *,
+        types: Collection[str] | None = None,
+    ) -> Events:
+        validate_session_id(session_id)
+        if start < 0:
+            raise ValueError(f"read: start must be at least 0, not {start}")
+        wanted = None if types is None else sorted(set(types))
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(
+                "SELECT s.log_id, e.seq, e.body FROM sessions s LEFT JOIN LATERAL ("
+                " SELECT seq, body FROM events WHERE log_id = s.log_id"
+                " AND seq >= %s AND (%s::bigint IS NULL OR seq < %s::bigint)"
+                " AND (%s::text[] IS NULL OR type = ANY(%s::text[]))"
+                " ORDER BY seq) e ON true"
+                " WHERE s.id = %s AND s.deleted_at IS NULL ORDER BY e.seq",
+                (start, stop, stop, wanted, wanted, session_id),
+                prepare=True,
+            )
+            rows = await cursor.fetchall()
+        if not rows:
+            raise SessionNotFound(f"session {session_id} is not stored in {self.describe()}")
+        return [self._event(session_id, seq, body) for _, seq, body in rows if seq is not None]
+
+    def _event(self, session_id: str, seq: int, body: str) -> SessionEvent:
+        try:
+            event = SessionEvent.from_json(body)
+        except ValidationError as error:
+            raise CorruptLog(self._where(session_id), seq, f"invalid event: {error}") from None
+        if event.seq != seq:
+            raise CorruptLog(
+                self._where(session_id), seq, f"the event stored as seq {seq} has seq {event.seq}"
+            )
+        return event
+
+    async def inspect(self, session_id: str) -> StoredSession | None:
+        validate_session_id(session_id)
+        mark = await self.mark(session_id)
+        if mark is None:
+            return None
+        remembered = self._inspected.get(session_id)
+        if remembered is not None and remembered[0] == mark:
+            # Stored events never change: the same log (incarnation) at the same length
+            # is the same content. A resume reads a log twice (to build the Session,
+            # then to prove it); the second read costs one query.
+            return remembered[1]
+        stored = await self._inspect(session_id)
+        if stored is not None and len(stored.events) == mark.length:
+            self._inspected.pop(session_id, None)
+            self._inspected[session_id] = (mark, stored)
+            while len(self._inspected) > _REMEMBERED:
+                del self._inspected[next(iter(self._inspected))]
+        return stored
+
+    async def _inspect(self, session_id: str) -> StoredSession | None:
+        async with self.database.connection() as connection, connection.transaction():
+            # One snapshot for the header and the events.
+            await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor = await connection.execute(
+                f"SELECT log_id, header {_SESSION_ROW}", (session_id,), prepare=True
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                return None
+            log_id, header = row
+            cursor = await connection.execute(
+                "SELECT seq, body FROM events WHERE log_id = %s ORDER BY seq", (log_id,)
+            )
+            rows = await cursor.fetchall()
+        return StoredSession(
+            header=self._header(session_id, header),
+            events=tuple(self._event(session_id, seq, body) for seq, body in rows),
+            torn_tail=False,
+        )
+
+    async def list(self) -> list[StoredSummary]:
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(
+                "SELECT id, created_at, length, parent_id, forked_at, title, preview"
+                ' FROM sessions WHERE deleted_at IS NULL ORDER BY id COLLATE "C"',
+                prepare=True,
+            )
+            rows = await cursor.fetchall()
+        summaries: list[StoredSummary] = []
+        for session_id, created_at, length, parent, forked_at, title, preview in rows:
+            lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
+            summaries.append(
+                StoredSummary(session_id, int(created_at), int(length), lineage, title, preview)
+            )
+        return summaries
+
+    # -- the trash ----------------------------------------------------------------
+
+    async def trash(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        async with self.database.connection() as connection:
+            try:
+                cursor = await connection.execute(
+                    "UPDATE sessions SET deleted_at = (extract(epoch FROM clock_timestamp())"
+                    " * 1000)::bigint WHERE id = %s AND deleted_at IS NULL",
+                    (session_id,),
+                )
+            except psycopg.errors.UniqueViolation:
+                raise SessionExists(
+                    f"the trash of {self.describe()} already holds a session {session_id}"
+                ) from None
+        if cursor.rowcount == 0:
+            raise SessionNotFound(f"session {session_id} is not stored in {self.describe()}")
+
+    async def restore(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        async with self.database.connection() as connection:
+            try:
+                cursor = await connection.execute(
+                    "UPDATE sessions SET deleted_at = NULL, incarnation = nextval('incarnations')"
+                    " WHERE id = %s AND deleted_at IS NOT NULL",
+                    (session_id,),
+                )
+            except psycopg.errors.UniqueViolation:
+                raise SessionExists(
+                    f"session {session_id} is already stored in {self.describe()}"
+                ) from None
+        if cursor.rowcount == 0:
+            raise SessionNotFound(f"the trash of {self.describe()} holds no session {session_id}")
+
+    async def release(self, session_id: str) -> None:
+        validate_session_id(session_id)
+        self._inspected.pop(session_id, None)
+
+    async def aclose(self) -> None:
+        self._inspected.clear()
+        await self.database.aclose()

@@ -1,0 +1,273 @@
+"""The wake index shared by the hosts on one database (`dsh.persistence.postgres.wake`)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+
+import anyio
+import pytest
+
+from dsh.host import Host
+from dsh.ownership import LeaseSettings
+from dsh.persistence.postgres import PostgresBackend
+from dsh.persistence.postgres.wake import PostgresWakeStore
+from dsh.persistence.stores import choose_store
+from dsh.testing import FakeClock, FakeModel
+from dsh.wake import WakeEntry, WakeStoreError
+from dsh.wake.stores import wake_store_for
+from tests.host.wake.alarm_plugin import RANG, AlarmPlugin, rung, set_alarm
+from tests.host.wake.support import until
+
+from .test_backend import backend_for
+
+pytestmark = [pytest.mark.anyio, pytest.mark.pg]
+
+
+async def expire_leases(backend: PostgresBackend, session_id: str) -> None:
+    """The owner stops renewing (it died, or stalled): its lease runs out now."""
+    async with backend.database.connection() as connection:
+        await connection.execute(
+            "UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'"
+            " WHERE session_id = %s",
+            (session_id,),
+        )
+
+
+async def rows(backend: PostgresBackend) -> dict[str, tuple[int | None, bool, str | None]]:
+    async with backend.database.connection() as connection:
+        cursor = await connection.execute("SELECT session_id, wake_at, dirty, claimed_by FROM wake")
+        return {sid: (at, dirty, by) for sid, at, dirty, by in await cursor.fetchall()}
+
+
+# -- the store on its own ---------------------------------------------------------------
+
+
+@pytest.fixture
+async def backends(pg_url: str) -> AsyncIterator[tuple[PostgresBackend, PostgresBackend]]:
+    a, b = backend_for(pg_url), backend_for(pg_url)
+    a.lease_store("host-a", ttl=30)
+    b.lease_store("host-b", ttl=30)
+    yield a, b
+    await a.aclose()
+    await b.aclose()
+
+
+async def test_entries_are_written_read_back_and_removed_later_ones_winning(
+    backends: tuple[PostgresBackend, PostgresBackend],
+) -> None:
+    store = PostgresWakeStore(backends[0])
+    await store.write([("s1", WakeEntry(5)), ("s2", WakeEntry(None, True)), ("s1", WakeEntry(7))])
+    assert (await store.load()).entries == {"s1": WakeEntry(7), "s2": WakeEntry(None, True)}
+    await store.write([("s2", WakeEntry())])
+    assert (await store.load()).entries == {"s1": WakeEntry(7)}
+    await store.replace({"s3": WakeEntry(1), "s4": WakeEntry()})
+    assert (await store.load()).entries == {"s3": WakeEntry(1)}
+    await store.write([])
+    assert store.shared and store.sweep_seconds == 1.0
+    assert store.description == f"the wake index in {backends[0].describe()}"
+
+
+async def test_only_the_lease_holder_writes_an_entry_while_it_holds_the_session(
+    backends: tuple[PostgresBackend, PostgresBackend],
+) -> None:
+    a, b = backends
+    lease = await a.leases.acquire("s1")  # type: ignore[union-attr]
+    await PostgresWakeStore(a).write([("s1", WakeEntry(None, True))])
+    # B lost the Session to A (say): its clean entry must not hide A's dirty mark.
+    await PostgresWakeStore(b).write([("s1", WakeEntry(9)), ("s2", WakeEntry(3))])
+    assert await rows(a) == {"s1": (None, True, None), "s2": (3, False, None)}
+    await a.leases.release(lease)  # type: ignore[union-attr]
+    await PostgresWakeStore(b).write([("s1", WakeEntry(9))])
+    assert (await rows(a))["s1"] == (9, False, None)
+
+
+async def test_exactly_one_of_many_claims_wins_and_a_write_clears_the_claim(
+    backends: tuple[PostgresBackend, PostgresBackend],
+) -> None:
+    a, b = backends
+    stores = [PostgresWakeStore(a), PostgresWakeStore(b)] * 4
+    await stores[0].write([("s1", WakeEntry(5))])
+    won: list[int] = []
+
+    async def claim(number: int) -> None:
+        if await stores[number].claim("s1"):
+            won.append(number)
+
+    async with anyio.create_task_group() as group:
+        for number in range(len(stores)):
+            group.start_soon(claim, number)
+    assert len(won) == 1
+    owner = "host-a" if won[0] % 2 == 0 else "host-b"
+    assert (await rows(a))["s1"] == (5, False, owner)
+    assert not await stores[0].claim("s1") and not await stores[1].claim("s1")
+    assert not await stores[0].claim("absent")
+    await stores[0].write([("s1", WakeEntry(6))])  # a new entry is a new fact
+    assert await stores[1].claim("s1")
+
+
+async def test_a_session_held_by_a_host_is_neither_claimed_nor_swept(
+    backends: tuple[PostgresBackend, PostgresBackend],
+) -> None:
+    a, b = backends
+    lease = await a.leases.acquire("s1")  # type: ignore[union-attr]
+    await PostgresWakeStore(a).write([("s1", WakeEntry(5, True))])
+    await PostgresWakeStore(b).write([("s2", WakeEntry(50)), ("s3", WakeEntry(None, True))])
+    store = PostgresWakeStore(b)
+    assert not await store.claim("s1")
+    # Due by 10: nothing of s2 yet; s3 is dirty and nobody holds it (a dead host's).
+    assert await store.due(10) == [("s3", WakeEntry(None, True))]
+    assert await store.due(50) == [("s3", WakeEntry(None, True)), ("s2", WakeEntry(50))]
+    await expire_leases(a, "s1")
+    assert ("s1", WakeEntry(5, True)) in await store.due(0)
+    assert await store.claim("s1")
+    assert ("s1", WakeEntry(5, True)) not in await store.due(100)  # claimed: not handed out
+    assert lease.epoch == 1
+
+
+async def test_a_shared_index_cannot_be_discarded_and_failures_name_it(
+    backends: tuple[PostgresBackend, PostgresBackend], tmp_path: Path
+) -> None:
+    store = PostgresWakeStore(backends[0])
+    with pytest.raises(WakeStoreError, match="shared by every host"):
+        await store.discard()
+    dead = PostgresWakeStore(
+        backend_for(f"postgresql://nobody@/dsh?host={tmp_path}&connect_timeout=1"),
+        owns_backend=True,
+    )
+    for attempt in (
+        dead.write([("s1", WakeEntry(1))]),
+        dead.replace({}),
+        dead.claim("s1"),
+        dead.due(0),
+    ):
+        with pytest.raises(WakeStoreError, match=r"cannot \w+.* the wake index in postgresql://"):
+            await attempt
+    await dead.aclose()
+
+
+async def test_the_postgresql_store_kind_has_a_wake_store_on_the_hosts_connections(
+    pg_url: str,
+) -> None:
+    choice = choose_store(pg_url, Path("/nonexistent"), environ={})
+    backend = choice.open()
+    assert isinstance(backend, PostgresBackend)
+    shared = wake_store_for(choice, backend)
+    assert isinstance(shared, PostgresWakeStore) and shared.database is backend.database
+    own = wake_store_for(choice)
+    assert isinstance(own, PostgresWakeStore) and own.database is not backend.database
+    await own.write([("s1", WakeEntry(1))])  # opens (and migrates) its own pool
+    await own.aclose()
+    await shared.aclose()  # leaves the Host's pool alone
+    assert (await shared.load()).entries == {"s1": WakeEntry(1)}
+    await backend.aclose()
+
+
+# -- hosts on one database --------------------------------------------------------------
+
+
+@asynccontextmanager
+async def alarm_hosts(url: str, clock: FakeClock, count: int = 2) -> AsyncIterator[list[Host]]:
+    hosts: list[Host] = []
+    for _ in range(count):
+        backend = backend_for(url)
+        host = Host(
+            backend=backend,
+            model=FakeModel(),
+            clock=clock,
+            cwd="/dsh-test",
+            lease_settings=LeaseSettings(ttl_seconds=30, renew_seconds=3),
+            wake_store=PostgresWakeStore(backend),
+        )
+        host.pm.register(AlarmPlugin(), name="alarm")
+        hosts.append(host)
+    try:
+        async with hosts[0]:
+            if count == 1:
+                yield hosts
+            else:
+                async with hosts[1]:
+                    yield hosts
+    finally:
+        for host in hosts:
+            await host.backend.aclose()
+
+
+def live_on(hosts: list[Host], session_id: str) -> list[int]:
+    return [number for number, host in enumerate(hosts) if host.agent(session_id) is not None]
+
+
+async def stored_rang(host: Host, session_id: str) -> list[int]:
+    return [event.data["at"] for event in await host.backend.read(session_id, types={RANG})]  # type: ignore[index]
+
+
+async def test_a_due_session_is_woken_by_exactly_one_host_even_one_that_started_before_it(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with alarm_hosts(pg_url, clock) as hosts:
+        a, b = hosts
+        agent = await a.create_session()
+        at = clock.wall_ms() + 60_000
+        set_alarm(agent, at)
+        assert await a.store.flush(agent.session)
+        session_id = agent.session.id
+        await a.close_session(session_id)
+        assert await rows(a.backend) == {session_id: (at, False, None)}  # type: ignore[arg-type]
+        assert b.lifecycle.index is not None and b.lifecycle.index.entry(session_id) is None
+        clock.advance(58)  # within the lead: A's timer and B's sweep both find it due
+        await until(lambda: live_on(hosts, session_id), "one host to wake the Session")
+        woken = live_on(hosts, session_id)
+        clock.advance(2)
+        winner = hosts[woken[0]]
+        await until(lambda: rung(winner.agent(session_id).session) == [at])  # type: ignore[union-attr]
+        clock.advance(5)  # more sweeps: nobody else wakes it
+        for _ in range(20):
+            await anyio.sleep(0.01)
+        assert live_on(hosts, session_id) == woken and len(woken) == 1
+        assert await stored_rang(a, session_id) == [at]
+
+
+async def test_a_dead_hosts_due_reminder_is_delivered_once_by_a_survivor(pg_url: str) -> None:
+    clock = FakeClock()
+    async with alarm_hosts(pg_url, clock) as hosts:
+        a, b = hosts
+        agent = await a.create_session()
+        at = clock.wall_ms() + 60_000
+        set_alarm(agent, at)  # set while live: only A's memory and the log know it
+        assert await a.store.flush(agent.session)
+        session_id = agent.session.id
+        assert (await rows(a.backend))[session_id][1] is True  # type: ignore[arg-type]
+        clock.advance(5)
+        for _ in range(20):
+            await anyio.sleep(0.01)
+        assert live_on(hosts, session_id) == [0]  # B's sweeps leave A's live Session alone
+        await expire_leases(a.backend, session_id)  # type: ignore[arg-type]  # A is gone
+        clock.advance(1)
+        await until(lambda: b.agent(session_id) is not None, "B to take the Session over")
+        clock.advance(54)  # the time comes: both owners try; only B's write is accepted
+        await until(lambda: rung(b.agent(session_id).session) == [at])  # type: ignore[union-attr]
+        await until(lambda: a.agent(session_id) is None, "A to give the Session up")
+        assert await stored_rang(b, session_id) == [at]
+
+
+async def test_a_host_learns_through_its_sweep_what_another_host_left_due(pg_url: str) -> None:
+    clock = FakeClock()
+    async with alarm_hosts(pg_url, clock, count=1) as (b,):
+        async with alarm_hosts(pg_url, clock, count=1) as (a,):
+            agent = await a.create_session()
+            at = clock.wall_ms() + 30_000
+            set_alarm(agent, at)
+            assert await a.store.flush(agent.session)
+            session_id = agent.session.id
+        # A stopped cleanly: its Session is cold, with its entry stored.
+        assert await rows(b.backend) == {session_id: (at, False, None)}  # type: ignore[arg-type]
+        assert b.lifecycle.index is not None and b.lifecycle.index.entry(session_id) is None
+        clock.advance(28)  # B's next sweep finds it, due within the lead
+        await until(lambda: b.agent(session_id) is not None, "B to wake the Session")
+        assert b.lifecycle.index.entry(session_id) == WakeEntry(at, dirty=True)
+        clock.advance(2)
+        await until(lambda: rung(b.agent(session_id).session) == [at])  # type: ignore[union-attr]
+        await b.close_session(session_id)
+        assert await rows(b.backend) == {}  # type: ignore[arg-type]  # nothing left to wake
