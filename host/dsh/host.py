@@ -248,6 +248,8 @@ class Host:
             if self.heap is not None:
                 self.heap.install()
                 stack.callback(self.heap.uninstall)
+                heap = self.heap
+                stack.callback(self.store.observe(lambda _: heap.touch()))
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
             self._coordinator = PersistenceCoordinator(

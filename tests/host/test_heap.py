@@ -94,6 +94,29 @@ def test_the_reclaim_interval_grows_while_reclaims_find_little_and_shrinks_when_
         gc.enable()
 
 
+def test_a_due_reclaim_waits_while_sessions_go_live_but_not_forever(thawed: None) -> None:
+    now = [100.0]
+    policy = HeapPolicy(reclaim_every=2, clock=lambda: now[0])
+    policy.settle()  # a Session just went live: busy
+    for _ in range(2):
+        policy.released()
+    assert policy.reclaims == 0  # due, waiting for quiet
+    now[0] += 0.5
+    policy.touch()  # an event appended somewhere: still busy
+    now[0] += 0.9
+    policy.released()
+    assert policy.reclaims == 0
+    now[0] += 0.1
+    policy.released()
+    assert policy.reclaims == 1  # quiet for a second: taken
+    policy.settle()
+    for _ in range(4 * policy.interval - 1):
+        policy.released()
+    assert policy.reclaims == 1
+    policy.released()
+    assert policy.reclaims == 2  # four intervals overdue: taken although busy
+
+
 @pytest.mark.anyio
 async def test_a_host_with_a_policy_installs_it_settles_each_session_and_counts_closes(
     thawed: None,
@@ -103,6 +126,9 @@ async def test_a_host_with_a_policy_installs_it_settles_each_session_and_counts_
         assert policy._collected in gc.callbacks
         agent = await host.create_session(origin="api")
         assert policy.settles == 1
+        before = policy._active_at
+        host.store.append(agent.session, "test/event", {})
+        assert policy._active_at > before  # every append counts as activity
         await host.close_session(agent.session.id)
         assert policy._released == 1
     assert policy._collected not in gc.callbacks
