@@ -6,23 +6,13 @@ from typing import Any
 
 import pytest
 from hypothesis import given
-from hypothesis import strategies as st
 from pydantic_core import to_json
 
 from dsh.jsonbytes import NotJson, decode, encode, explain, finite_bytes, parse_object
 from dsh.limits import LimitExceeded
+from tests.support import strategies
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=30,
-)
+json_values = strategies.json_values(max_leaves=30)
 
 
 def nested(depth: int) -> Any:

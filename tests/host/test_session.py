@@ -19,6 +19,7 @@ from dsh.session import (
     SessionLog,
     validate_session_id,
 )
+from tests.support import strategies
 
 HEADER = {
     "version": 1,
@@ -29,17 +30,7 @@ HEADER = {
     "lineage": None,
 }
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
-    ),
-    max_leaves=20,
-)
+json_values = strategies.json_values(max_leaves=20)
 session_ids = st.from_regex(r"\A[A-Za-z0-9][A-Za-z0-9_-]{0,63}\Z")
 
 

@@ -28,6 +28,7 @@ from dsh.persistence import (
 )
 from dsh.session import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
+from tests.support import strategies
 
 from .contract import BackendContract, events, header
 
@@ -106,17 +107,7 @@ async def test_a_log_is_a_canonical_header_line_then_one_line_per_event(
     assert "✓".encode() in raw  # UTF-8, not \u escapes
 
 
-json_values = st.recursive(
-    st.none()
-    | st.booleans()
-    | st.integers()
-    | st.floats(allow_nan=False, allow_infinity=False)
-    | st.text(),
-    lambda children: (
-        st.lists(children, max_size=3) | st.dictionaries(st.text(), children, max_size=3)
-    ),
-    max_leaves=12,
-)
+json_values = strategies.json_values(max_leaves=12, max_size=3, key_size=None)
 
 
 @settings(max_examples=50, deadline=None)
