@@ -244,23 +244,32 @@ def _fold(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     return rows
 
 
-def _durability(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+def _throughput_rows(
+    r: dict[str, Any], case: str, raw: str, floors: tuple[tuple[int, float], ...]
+) -> list[Row]:
+    """One row per batch size: dsh's append + flush rate against the raw loop's."""
     rows = []
-    for batch, floor in ((1, 0.5), (100, 0.8)):
+    for batch, floor in floors:
         b = r.get(f"batch_{batch}") or {}
         ratio = b.get("ratio_to_raw")
         rows.append(
             _row(
-                "4 durability (one Session)",
+                case,
                 f"append + flush, batch {batch} (events/s)",
                 _range(b.get("dsh_events_per_s"), digits=0),
-                f"raw write+fdatasync: {_range(b.get('raw_events_per_s'), digits=0)}",
+                f"{raw}: {_range(b.get('raw_events_per_s'), digits=0)}",
                 "–" if ratio is None else f"{ratio:.0%}",
                 f"≥ {floor:.0%} of raw",
                 None if ratio is None else ratio >= floor,
             )
         )
     return rows
+
+
+def _durability(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    return _throughput_rows(
+        r, "4 durability (one Session)", "raw write+fdatasync", ((1, 0.5), (100, 0.8))
+    )
 
 
 def _resume(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
@@ -393,21 +402,9 @@ def _coldstart(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
 
 
 def _pg(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
-    rows = []
-    for batch, floor in ((1, 0.5), (100, 0.5)):
-        b = r.get(f"batch_{batch}") or {}
-        ratio = b.get("ratio_to_raw")
-        rows.append(
-            _row(
-                "pg durability (one Session, fenced)",
-                f"append + flush, batch {batch} (events/s)",
-                _range(b.get("dsh_events_per_s"), digits=0),
-                f"raw INSERT + COMMIT: {_range(b.get('raw_events_per_s'), digits=0)}",
-                "–" if ratio is None else f"{ratio:.0%}",
-                f"≥ {floor:.0%} of raw",
-                None if ratio is None else ratio >= floor,
-            )
-        )
+    rows = _throughput_rows(
+        r, "pg durability (one Session, fenced)", "raw INSERT + COMMIT", ((1, 0.5), (100, 0.5))
+    )
     reads = r.get("reads") or {}
     lengths = sorted(reads, key=int)
     for length in lengths:
