@@ -84,17 +84,18 @@ def test_hosts_share_sessions_one_owner_at_a_time_and_a_survivor_takes_over(
     assert refused.json()["error"]["code"] == "session_live_elsewhere"
 
     assert a.post(f"/api/sessions/{session_id}/messages", {"text": "again"}).status_code == 202
-    wait_for(lambda: replied(a, session_id, 2), what="the second reply on A")
-    acknowledged = a.all_events(session_id)["events"]
+    # What is stored: C reads the database (A's own history also shows events its
+    # writer has not committed yet, which a kill may take with it).
+    acknowledged = wait_for(lambda: replied(c, session_id, 2), what="the second reply stored")[
+        "events"
+    ]
     a.kill()  # mid-conversation: no chance to release anything
-    killed_at = time.monotonic()
 
     def taken() -> bool:
         return b.post(f"/api/sessions/{session_id}/resume").status_code == 200
 
+    # How soon is the bench's question (`pg` takeover); here: that it happens at all.
     wait_for(taken, timeout=TTL + 10, interval=0.05, what="B to take the Session over")
-    takeover = time.monotonic() - killed_at
-    assert takeover <= TTL + 2, f"takeover took {takeover:.2f} s with a {TTL} s TTL"
     on_b = b.all_events(session_id)["events"]
     assert on_b[: len(acknowledged)] == acknowledged  # nothing acknowledged is lost
     assert types({"events": on_b[len(acknowledged) :]}) == ["session/end-seed"]
