@@ -8,8 +8,9 @@ and measures, in one run:
   stack (`SessionStore.append` × batch, `await store.flush()`, the
   `PersistenceCoordinator`, `PostgresBackend` with its lease held, so every
   write is fenced), beside a raw loop on the same server: one `INSERT` of
-  the same rows per batch, committed (autocommit), no Python objects in
-  between — the ceiling. Rounds interleave the two;
+  the same rows per batch, committed (autocommit), its texts sent as binary
+  arrays like dsh's, no Python objects in between — the ceiling. Rounds
+  interleave the two;
 - **resume** (`Host.resume`: lease, read and decode every event, append the
   end-seed) and a **cold page** (`Host.history_page`, the last 50 events)
   of Sessions of each history length (1k and 100k in the full profile);
@@ -85,8 +86,8 @@ def _raw(url: str, batch: int, events: int) -> float:
         for offset in range(0, events, batch):
             chunk = rows[offset : offset + batch]
             connection.execute(
-                "INSERT INTO raw_events SELECT 1, * FROM unnest(%s::bigint[], %s::text[],"
-                " %s::text[])",
+                "INSERT INTO raw_events SELECT 1, * FROM unnest(%s::bigint[], %b::text[],"
+                " %b::text[])",
                 ([e.seq for e in chunk], [e.type for e in chunk], [e.to_json() for e in chunk]),
                 prepare=True,
             )

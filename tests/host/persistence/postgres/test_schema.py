@@ -9,7 +9,8 @@ import anyio
 import pytest
 
 from dsh.persistence import StorageError
-from dsh.persistence.postgres import SCHEMA_VERSION, Database
+from dsh.persistence.postgres import SCHEMA_VERSION, Database, schema
+from dsh.session import Session, SessionEvent
 
 from .test_backend import backend_for
 
@@ -33,6 +34,36 @@ async def test_concurrent_starts_migrate_once_and_all_find_the_same_version(pg_u
         assert [row[0] for row in await cursor.fetchall()] == list(range(1, SCHEMA_VERSION + 1))
     for backend in backends:
         await backend.aclose()
+
+
+async def test_a_version_4_store_keeps_its_logs_and_writes_through_version_5(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    def event(seq: int) -> SessionEvent:
+        return SessionEvent(seq=seq, type="message/user", time=seq, data={"text": f"m{seq}"})
+
+    older = backend_for(pg_url)
+    with monkeypatch.context() as patch:
+        patch.setattr(schema, "MIGRATIONS", schema.MIGRATIONS[:4])
+        patch.setattr(schema, "SCHEMA_VERSION", 4)
+        await older.prepare()
+        header = Session.new("s1", cwd="/", created_at=0).header
+        await older.initialize(header, [event(0)])
+        await older.append("s1", [event(1), event(2)])
+    await older.aclose()
+
+    newer = backend_for(pg_url)
+    assert "migrated from version 4 to 5" in await newer.prepare()
+    await newer.append("s1", [event(3)])
+    assert [e.data["text"] for e in await newer.read("s1")] == ["m0", "m1", "m2", "m3"]
+    await newer.initialize(Session.new("s2", cwd="/", created_at=0).header, [event(0), event(1)])
+    assert await newer.cursor("s2") == 2
+    async with newer.database.connection() as connection:
+        cursor = await connection.execute(
+            "SELECT count(*) FROM pg_proc WHERE proname = 'dsh_insert_events'"
+        )
+        assert await cursor.fetchone() == (0,)  # what version 5 replaced is gone
+    await newer.aclose()
 
 
 async def test_a_database_newer_than_this_dsh_is_refused_not_downgraded(pg_url: str) -> None:
