@@ -81,7 +81,7 @@ from .persistence.leases import Lease, LeaseHeld, LeaseStore
 from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .plugins import ClientModule, PluginContext
 from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
-from .relay import InboxRelay
+from .relay import ActionRelay, InboxRelay, Unclaimed
 from .scope import Disposer, Scope
 from .session import (
     Session,
@@ -108,6 +108,10 @@ __all__ = [
 log = logging.getLogger(__name__)
 P = ParamSpec("P")
 T = TypeVar("T")
+
+#: An action on a Session live elsewhere: relayed, and when its owner let the
+#: Session go meanwhile, tried here again — this many times in all.
+_ACTION_ATTEMPTS = 3
 
 
 class HostError(Exception):
@@ -232,6 +236,7 @@ class Host:
         self._closing: dict[str, anyio.Event] = {}
         self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
         self.relay: InboxRelay | None = None  # with a store shared by several hosts
+        self.action_relay: ActionRelay | None = None  # likewise
         self.followers: StoredFollowers | None = None  # likewise
         self._stack: AsyncExitStack | None = None
         self._group: TaskGroup | None = None
@@ -274,6 +279,10 @@ class Host:
             if inbox is not None:
                 self.relay = InboxRelay(self, inbox)
                 group.start_soon(self.relay.run, name="inbox relay")
+            remote_actions = self.backend.remote_actions()
+            if remote_actions is not None:
+                self.action_relay = ActionRelay(self, remote_actions)
+                group.start_soon(self.action_relay.run, name="action relay")
             feed = self.backend.event_feed()
             if feed is not None:
                 self.followers = StoredFollowers(feed)
@@ -316,6 +325,8 @@ class Host:
     async def _teardown(self) -> None:
         if self.relay is not None:
             self.relay.stop()  # what is queued stays in the inbox for the next owner
+        if self.action_relay is not None:
+            self.action_relay.stop()  # an untaken request is withdrawn by its poster
         self.lifecycle.stop()
         # Concurrently: each Session may keep retrying its last writes for a while.
         async with anyio.create_task_group() as group:
@@ -456,7 +467,7 @@ class Host:
 
         A cold Session is made live here first (a resume). One live on another
         host of a shared store gets the message through its inbox
-        (`dsh.relay`): stored now, queued by the owner as a local message.
+        (`dsh.relay.messages`): stored now, queued by the owner as a local message.
         Raises what `resume` raises; `SessionLiveElsewhere` only for a store
         without an inbox.
         """
@@ -1060,10 +1071,12 @@ class Host:
     ) -> JsonValue:
         """Run `plugin`'s action `action` on a Session (`dsh_session_action`); its JSON result.
 
-        Resumes a cold Session first. Raises `ActionError` 404 for a plugin
-        that is not loaded or has no such action, the plugin's own
-        `CodedError` (`ActionError`, `ToolError`) for a refusal, and
-        `ActionError` 500 `internal_error` (logged) when the plugin fails.
+        Resumes a cold Session first; one live on another host of a shared store
+        runs there (`dsh.relay.actions`), and its answer is this one. Raises
+        `ActionError` 404 for a plugin that is not loaded or has no such action,
+        the plugin's own `CodedError` (`ActionError`, `ToolError`) for a
+        refusal, and `ActionError` 500 `internal_error` (logged) when the plugin
+        fails.
         """
         self._require_running()
         validate_session_id(session_id)
@@ -1075,7 +1088,17 @@ class Host:
                 else f"no plugin {plugin!r} is loaded in this host",
                 code="unknown_action" if known else "unknown_plugin",
             )
-        agent, _ = await self.resume(session_id)
+        for attempt in range(_ACTION_ATTEMPTS):
+            try:
+                agent, _ = await self.resume(session_id)
+                break
+            except SessionLiveElsewhere:
+                if self.action_relay is None or attempt == _ACTION_ATTEMPTS - 1:
+                    raise
+                try:
+                    return await self.action_relay.ask(session_id, plugin, action, args)
+                except Unclaimed:
+                    continue  # its owner let it go: make it live here
         what = f"action {action!r} of plugin {plugin!r} on session {session_id}"
         try:
             pending = self.hooks.call(

@@ -267,6 +267,46 @@ def test_create_on_a_message_through_b_watch_on_c(tmp_path: Path, pg_url: str) -
             web.stop()
 
 
+def test_an_action_through_a_non_owner_runs_on_the_owner_once(tmp_path: Path, pg_url: str) -> None:
+    overlay = wake_overlay(tmp_path)
+    a = WebHost(
+        data_dir=tmp_path / "a",
+        overlay=overlay,
+        model=remind_script(tmp_path, "water the plants", 3_600),
+        extra_args=["--store", pg_url],
+    )
+    b = WebHost(data_dir=tmp_path / "b", overlay=overlay, extra_args=["--store", pg_url])
+    try:
+        a.boot()
+        b.boot()
+        session_id = a.create_session()
+        assert a.post(f"/api/sessions/{session_id}/messages", {"text": "x"}).status_code == 202
+        record = wait_for(lambda: created_reminder(a, session_id), what="the reminder on A")
+        actions = f"/api/sessions/{session_id}/actions"
+        paused = b.post(
+            actions, {"plugin": "tool-schedule", "action": "pause", "args": {"id": record["id"]}}
+        )
+        assert paused.status_code == 200, paused.text
+        assert paused.json()["result"]["reminder"]["state"] == "paused"
+        (update,) = changes(a.all_events(session_id)["events"], "update")  # stored, by A
+        assert update["data"]["record"]["paused"] is True
+        again = b.post(
+            actions,
+            {
+                "plugin": "tool-schedule",
+                "action": "pause",
+                "args": {"id": record["id"], "revision": 1},
+            },
+        )
+        assert again.status_code == 409, again.text  # A's refusal, as A would answer it
+        listed = {row["id"]: row for row in b.get("/api/sessions").json()["sessions"]}
+        assert listed[session_id]["live"] is True
+        assert len(changes(a.all_events(session_id)["events"], "update")) == 1
+    finally:
+        for web in (a, b):
+            web.stop()
+
+
 ROUNDS = int(os.environ.get("DSH_PG_DELIVERY_ROUNDS", "3"))
 SETTLED = {"turn/end", "session/end-seed"}
 DELIVERY_DUE_IN = 4

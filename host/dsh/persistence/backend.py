@@ -49,6 +49,7 @@ if TYPE_CHECKING:
     from .feed import EventFeed
     from .inbox import Inbox
     from .leases import LeaseStore
+    from .remote_actions import RemoteActions
 
 __all__ = [
     "Backend",
@@ -304,6 +305,12 @@ class Backend(abc.ABC):
     def inbox(self) -> Inbox | None:
         """Where messages for a Session another host owns go (`dsh.persistence.inbox`);
         None (the default) for a store only one process writes."""
+        return None
+
+    def remote_actions(self) -> RemoteActions | None:
+        """Where actions for a Session another host owns go
+        (`dsh.persistence.remote_actions`); None (the default) for a store only one
+        process writes."""
         return None
 
     async def summary(self, session_id: str) -> StoredSummary | None:

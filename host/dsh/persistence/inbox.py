@@ -11,7 +11,7 @@ is already in the log (an owner that died after storing it) is removed, not
 queued again. Rows of a Session no host holds (`orphaned`) are found by
 polling: some host then makes that Session live and takes them.
 
-`dsh.relay.InboxRelay` is the host side of it.
+`dsh.relay.messages.InboxRelay` is the host side of it.
 """
 
 from __future__ import annotations

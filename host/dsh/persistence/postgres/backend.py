@@ -22,7 +22,8 @@ The same `Backend` contract as the JSONL store, over the tables of
 
 `lease_store(owner)` returns the `PostgresLeases` whose leases this
 backend's writes are fenced with; `inbox()` the `PostgresInbox` through
-which messages reach the host that owns their Session.
+which messages reach the host that owns their Session, `remote_actions()`
+the `PostgresRemoteActions` through which actions do.
 """
 
 from __future__ import annotations
@@ -54,6 +55,7 @@ from .database import Database
 from .feed import PostgresEventFeed
 from .inbox import PostgresInbox
 from .leases import PostgresLeases
+from .remote_actions import PostgresRemoteActions
 from .schema import ERRORS
 from .settings import PostgresSettings
 
@@ -73,6 +75,7 @@ class PostgresBackend(Backend):
         self.database = database or Database(settings)
         self._leases: PostgresLeases | None = None
         self._inbox: PostgresInbox | None = None
+        self._remote_actions: PostgresRemoteActions | None = None
         self._feed: PostgresEventFeed | None = None
         # The latest full reads (a few; dropped when the Session's writer releases it).
         self._inspected: dict[str, tuple[LogMark, StoredSession]] = {}
@@ -110,6 +113,12 @@ class PostgresBackend(Backend):
         if self._inbox is None:
             self._inbox = PostgresInbox(self.database)
         return self._inbox
+
+    def remote_actions(self) -> PostgresRemoteActions:
+        """The remote actions of the hosts on this database (one per backend)."""
+        if self._remote_actions is None:
+            self._remote_actions = PostgresRemoteActions(self.database)
+        return self._remote_actions
 
     async def summary(self, session_id: str) -> StoredSummary | None:
         row = await self._row(

@@ -29,6 +29,11 @@ The tables (in the schema `?schema=` names, `dsh` by default):
   Session (`text`, `time_zone`, `via`: the host it was posted to), in order
   of their `id`, until the owner stored them.
 
+- `remote_actions` (version 6): a person's actions posted on a host that
+  does not own their Session (`plugin`, `action`, `args` as JSON text, `via`),
+  claimed by the owner (`taken_by`) and answered (`answer`: JSON text) for
+  the poster, which then removes the row.
+
 Version 4 adds a trigger on `sessions` that notifies the schema's `events`
 channel with the Session id whenever a log is created or grows (in the
 writing transaction, so only once committed).
@@ -299,12 +304,30 @@ END $$;
 DROP FUNCTION dsh_insert_events(bigint, bigint, text[], text[]);
 """
 
+# Actions posted on a host that does not own their Session (`postgres.remote_actions`).
+_V6 = """
+CREATE TABLE remote_actions (
+    id          bigint      GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    session_id  text        NOT NULL,
+    plugin      text        NOT NULL,
+    action      text        NOT NULL,
+    args        text        NOT NULL,
+    via         text        NOT NULL,
+    posted_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    taken_by    text,
+    answer      text,
+    answered_at timestamptz
+);
+CREATE INDEX remote_actions_untaken ON remote_actions (session_id, id) WHERE taken_by IS NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
     Migration(3, "the inbox", _V3),
     Migration(4, "notifications of stored events", _V4),
     Migration(5, "writes that keep their insert's plan", _V5),
+    Migration(6, "remote actions", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

@@ -53,7 +53,7 @@ async def test_a_version_4_store_keeps_its_logs_and_writes_through_version_5(
     await older.aclose()
 
     newer = backend_for(pg_url)
-    assert "migrated from version 4 to 5" in await newer.prepare()
+    assert f"migrated from version 4 to {SCHEMA_VERSION}" in await newer.prepare()
     await newer.append("s1", [event(3)])
     assert [e.data["text"] for e in await newer.read("s1")] == ["m0", "m1", "m2", "m3"]
     await newer.initialize(Session.new("s2", cwd="/", created_at=0).header, [event(0), event(1)])

@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING
 import anyio
 from anyio.abc import TaskGroup
 
-from .agent import AgentClosed
-from .persistence.backend import StorageError
-from .persistence.inbox import INBOX_SOURCE_KEY, Inbox
-from .persistence.summary import USER_MESSAGE
-from .session import Session
+from ..agent import AgentClosed
+from ..persistence.backend import StorageError
+from ..persistence.inbox import INBOX_SOURCE_KEY, Inbox
+from ..persistence.summary import USER_MESSAGE
+from ..session import Session
 
 if TYPE_CHECKING:
-    from .agent import Agent
-    from .host import Host
+    from ..agent import Agent
+    from ..host import Host
 
 __all__ = ["InboxRelay"]
 
@@ -216,7 +216,7 @@ class InboxRelay:
 
     async def _adopt(self, session_id: str) -> None:
         """Rows nobody holds the Session for: make it live here (the lease decides)."""
-        from .host import SessionLiveElsewhere, SessionNotFound
+        from ..host import SessionLiveElsewhere, SessionNotFound
 
         try:
             await self.host.resume(session_id)

@@ -1,0 +1,441 @@
+"""Actions through a host that does not own the Session (`postgres.remote_actions`,
+`dsh.relay.actions`): run once, on the owner, answered by the host they were posted to."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.lowlevel
+import httpx
+import pytest
+
+from dsh import hookimpl
+from dsh.agent import Agent
+from dsh.errors import ActionError
+from dsh.host import Host, SessionLiveElsewhere
+from dsh.ownership import LeaseSettings
+from dsh.persistence.backend import StorageError
+from dsh.persistence.postgres import PostgresBackend
+from dsh.persistence.remote_actions import ActionAnswer
+from dsh.testing import FakeClock, FakeModel
+from dsh.web.app import create_app
+from dsh.web.settings import WebSettings
+from tests.host.wake.support import until
+from tests.host.web.conftest import AUTH, TOKEN
+
+from .test_backend import backend_for
+
+pytestmark = [pytest.mark.anyio, pytest.mark.pg]
+
+
+class Actions:
+    """A plugin whose actions say where they ran and leave a durable mark there."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.ran: list[str] = []
+        self.release = anyio.Event()
+
+    @hookimpl
+    def dsh_session_action(self, agent: Agent, name: str, args: dict[str, Any]) -> Any:
+        if name == "mark":
+            return self._mark(agent, args)
+        if name == "refuse":
+            raise ActionError.conflict("already done")
+        if name == "hang":
+            return self._hang()
+        return None
+
+    async def _mark(self, agent: Agent, args: dict[str, Any]) -> Any:
+        self.ran.append(agent.session.id)
+        self.host.store.append(agent.session, "test/mark", {"args": args})
+        assert await self.host.store.flush(agent.session)
+        return {"ran_on": self.host.host_id, "args": args}
+
+    async def _hang(self) -> Any:
+        await self.release.wait()
+        return "released"
+
+
+@asynccontextmanager
+async def two_hosts(url: str, clock: FakeClock) -> AsyncIterator[tuple[Host, Host]]:
+    made = [
+        Host(
+            backend=backend_for(url),
+            model=FakeModel(),
+            clock=clock,
+            lease_settings=LeaseSettings(ttl_seconds=30, renew_seconds=3),
+        )
+        for _ in range(2)
+    ]
+    try:
+        async with made[0], made[1]:
+            for host in made:
+                host.pm.register(Actions(host), name="actions")
+            yield made[0], made[1]
+    finally:
+        for host in made:
+            await host.backend.aclose()
+
+
+def plugin(host: Host) -> Actions:
+    found = host.pm.get_plugin("actions")
+    assert isinstance(found, Actions)
+    return found
+
+
+async def rows(host: Host) -> list[tuple[Any, ...]]:
+    assert isinstance(host.backend, PostgresBackend)
+    async with host.backend.database.connection() as connection:
+        cursor = await connection.execute("SELECT id, taken_by, answer FROM remote_actions")
+        return await cursor.fetchall()
+
+
+async def ticking(clock: FakeClock, done: anyio.Event, step: float = 0.5) -> None:
+    """Advance the fake clock (the relays' polls) until `done`."""
+    while not done.is_set():
+        await anyio.sleep(0.01)
+        clock.advance(step)
+
+
+async def test_an_action_posted_on_a_non_owner_runs_once_on_the_owner_and_answers_there(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        agent = await a.create_session()
+        session_id = agent.session.id
+        result = await b.session_action(session_id, "actions", "mark", {"n": 1})
+        assert result == {"ran_on": a.host_id, "args": {"n": 1}}
+        assert plugin(a).ran == [session_id] and plugin(b).ran == []
+        assert b.agent(session_id) is None and a.owns(session_id)
+        assert a.action_relay is not None and a.action_relay.ran == 1
+        stored = await b.backend.read(session_id, types={"test/mark"})
+        assert [event.data for event in stored] == [{"args": {"n": 1}}]
+        assert await rows(a) == []  # the poster removed its request
+
+
+async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
+    pg_url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        with pytest.raises(ActionError) as refused:
+            await b.session_action(session_id, "actions", "refuse", {})
+        assert (refused.value.code, refused.value.status) == ("conflict", 409)
+        assert refused.value.message == "already done"
+        with pytest.raises(ActionError) as unknown:
+            await b.session_action(session_id, "actions", "nope", {})
+        assert (unknown.value.code, unknown.value.status) == ("unknown_action", 404)
+
+        async def broken(*args: object) -> object:
+            raise RuntimeError("the owner tripped")
+
+        a.session_action = broken  # type: ignore[method-assign]
+        with pytest.raises(ActionError) as failed:
+            await b.session_action(session_id, "actions", "mark", {})
+        assert (failed.value.code, failed.value.status) == ("action_failed", 503)
+        assert f"host {a.host_id} could not run" in failed.value.message
+        assert "the owner tripped" in failed.value.message
+    assert "the owner tripped" in caplog.text
+
+
+async def test_a_request_nobody_takes_whose_owner_lets_go_runs_on_the_poster(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        assert a.action_relay is not None
+        a.action_relay.stop()  # A will never take it
+        answered: list[object] = []
+        done = anyio.Event()
+
+        async def ask() -> None:
+            answered.append(await b.session_action(session_id, "actions", "mark", {"n": 2}))
+            done.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            for _ in range(50):
+                if await rows(a):
+                    break
+                await anyio.sleep(0.01)
+            assert [row[1] for row in await rows(a)] == [None]  # stored, untaken
+            await a.close_session(session_id)  # A lets the Session go
+            group.start_soon(ticking, clock, done)
+        assert answered == [{"ran_on": b.host_id, "args": {"n": 2}}]
+        assert plugin(a).ran == [] and b.owns(session_id)
+        assert await rows(a) == []
+
+
+async def test_a_request_taken_by_a_host_that_lost_the_session_is_not_run_again(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        failure: list[ActionError] = []
+        done = anyio.Event()
+
+        async def ask() -> None:
+            try:
+                await b.session_action(session_id, "actions", "hang", {})
+            except ActionError as error:
+                failure.append(error)
+            done.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            await until(lambda: a.action_relay is not None and a.action_relay._taking)
+            for _ in range(100):
+                if [row[1] for row in await rows(a)] == [a.host_id]:
+                    break
+                await anyio.sleep(0.01)
+            assert isinstance(a.backend, PostgresBackend)
+            async with a.backend.database.connection() as connection:  # A's lease lapses
+                await connection.execute(
+                    "UPDATE leases SET expires_at = clock_timestamp() WHERE session_id = %s",
+                    (session_id,),
+                )
+            group.start_soon(ticking, clock, done)
+        plugin(a).release.set()
+        [error] = failure
+        assert (error.code, error.status) == ("action_outcome_unknown", 503)
+        assert f"host {a.host_id} took action 'hang'" in error.message
+
+
+async def test_a_request_the_owner_never_takes_is_withdrawn_after_the_wait(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        assert a.action_relay is not None and b.action_relay is not None
+        a.action_relay.stop()
+        b.action_relay.wait_seconds = 5
+        failure: list[ActionError] = []
+        done = anyio.Event()
+
+        async def ask() -> None:
+            try:
+                await b.session_action(session_id, "actions", "mark", {})
+            except ActionError as error:
+                failure.append(error)
+            done.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            group.start_soon(ticking, clock, done, 1.0)
+        [error] = failure
+        assert (error.code, error.status) == ("action_not_taken", 504)
+        assert "within 5 s; it did not happen" in error.message
+        assert await rows(a) == [] and plugin(a).ran == plugin(b).ran == []
+
+
+async def test_a_taken_request_unanswered_after_the_wait_has_an_unknown_outcome(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        assert b.action_relay is not None
+        b.action_relay.wait_seconds = 5
+        failure: list[ActionError] = []
+        done = anyio.Event()
+
+        async def ask() -> None:
+            try:
+                await b.session_action(session_id, "actions", "hang", {})
+            except ActionError as error:
+                failure.append(error)
+            done.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            group.start_soon(ticking, clock, done, 1.0)
+        plugin(a).release.set()
+        [error] = failure
+        assert (error.code, error.status) == ("action_outcome_unknown", 504)
+        assert f"host {a.host_id} took" in error.message
+        assert await rows(a) == []  # forgotten: A's late answer finds no row
+
+
+async def test_a_missed_wake_up_is_made_up_for_by_the_owners_poll(pg_url: str) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        remote = b.backend.remote_actions()
+        assert remote is not None and a.action_relay is not None
+        await a.close_session(session_id)
+        a.action_relay._unobserve()  # A will not hear the Session go live again
+        request = await remote.request(session_id, "actions", "mark", {"n": 3}, via="elsewhere")
+        for _ in range(100):  # its wake-up reaches A while A does not hold the Session
+            await anyio.sleep(0.01)
+            if (await remote.outcome(request)).stranded:
+                break
+        await a.resume(session_id)
+        assert (await remote.outcome(request)).taken_by is None
+        for _ in range(100):
+            clock.advance(0.5)  # A's poll
+            await anyio.sleep(0.02)
+            outcome = await remote.outcome(request)
+            if outcome.answer is not None:
+                break
+        assert outcome.answer == ActionAnswer({"ran_on": a.host_id, "args": {"n": 3}})
+        assert outcome.taken_by == a.host_id and not outcome.stranded
+        await remote.forget(request)
+
+
+async def test_failures_to_reach_the_store_are_logged_not_raised(
+    pg_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    caplog.set_level(logging.WARNING)
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        remote_a, remote_b = a.backend.remote_actions(), b.backend.remote_actions()
+        assert remote_a is not None and remote_b is not None and a.action_relay is not None
+
+        async def unreachable(*args: object) -> None:
+            raise StorageError("the database is away")
+
+        # The owner cannot store its answer: the poster hears nothing, then withdraws
+        # nothing (it was taken) and says the outcome is unknown.
+        monkeypatch.setattr(remote_a, "answer", unreachable)
+        monkeypatch.setattr(remote_b, "forget", unreachable)
+        assert b.action_relay is not None
+        b.action_relay.wait_seconds = 3
+        failure: list[ActionError] = []
+        done = anyio.Event()
+
+        async def ask() -> None:
+            try:
+                await b.session_action(session_id, "actions", "mark", {})
+            except ActionError as error:
+                failure.append(error)
+            done.set()
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(ask)
+            group.start_soon(ticking, clock, done, 1.0)
+        assert [error.code for error in failure] == ["action_outcome_unknown"]
+        assert "the answer to action 'mark'" in caplog.text
+        assert "stays stored: the database is away" in caplog.text
+        monkeypatch.setattr(remote_a, "take", unreachable)
+        a.action_relay._requested(session_id)
+        await until(lambda: "(taken at the next poll)" in caplog.text)
+
+
+async def test_the_actions_api_on_a_non_owner_answers_like_the_owner(
+    pg_url: str, tmp_path: Path
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        settings = WebSettings(token=TOKEN, port=8765, static_dir=tmp_path)
+        transport = httpx.ASGITransport(app=create_app(b, settings), raise_app_exceptions=False)
+        async with httpx.AsyncClient(
+            transport=transport, base_url="http://127.0.0.1:8765", headers=AUTH
+        ) as http:
+            url = f"/api/sessions/{session_id}/actions"
+            done = await http.post(url, json={"plugin": "actions", "action": "mark", "args": {}})
+            assert done.status_code == 200, done.text
+            assert done.json() == {"result": {"ran_on": a.host_id, "args": {}}}
+            refused = await http.post(url, json={"plugin": "actions", "action": "refuse"})
+            assert refused.status_code == 409
+            assert refused.json()["error"] == {"code": "conflict", "message": "already done"}
+
+
+async def test_without_remote_actions_a_session_live_elsewhere_is_refused(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        b.action_relay = None
+        with pytest.raises(SessionLiveElsewhere):
+            await b.session_action(session_id, "actions", "mark", {})
+
+
+# -- the table ------------------------------------------------------------------------
+
+
+@pytest.fixture
+async def backend(pg_url: str) -> AsyncIterator[PostgresBackend]:
+    backend = backend_for(pg_url)
+    await backend.prepare()
+    yield backend
+    await backend.aclose()
+
+
+async def test_a_request_is_claimed_once_and_only_under_a_valid_lease(
+    backend: PostgresBackend,
+) -> None:
+    remote = backend.remote_actions()
+    first = await remote.request("s1", "p", "a", {"k": [1, "two"]}, via="host-b")
+    second = await remote.request("s1", "p", "b", {}, via="host-b")
+    assert await remote.take(["s1"], "host-a") == []  # host-a holds no lease
+    assert await remote.take([], "host-a") == []
+    await backend.lease_store("host-a").acquire("s1")
+    taken = await remote.take(["s1"], "host-a")
+    assert [(r.id, r.action, r.args, r.via) for r in taken] == [
+        (first, "a", {"k": [1, "two"]}, "host-b"),
+        (second, "b", {}, "host-b"),
+    ]
+    assert await remote.take(["s1"], "host-a") == []  # each once
+    assert not await remote.withdraw(first)  # taken: not withdrawn
+    await remote.answer(first, ActionAnswer(error={"code": "x", "message": "no"}, status=409))
+    outcome = await remote.outcome(first)
+    assert outcome.answer == ActionAnswer(error={"code": "x", "message": "no"}, status=409)
+    await remote.forget(first)
+    assert (await remote.outcome(first)).gone
+    third = await remote.request("s2", "p", "a", {}, via="host-b")
+    assert (await remote.outcome(third)).stranded  # nobody holds s2
+    assert await remote.withdraw(third)
+
+
+async def test_stored_rows_that_do_not_parse_are_storage_errors_naming_them(
+    backend: PostgresBackend,
+) -> None:
+    remote = backend.remote_actions()
+    await backend.lease_store("host-a").acquire("s1")
+    request = await remote.request("s1", "p", "a", {}, via="host-b")
+    async with backend.database.connection() as connection:
+        await connection.execute("UPDATE remote_actions SET args = '[1]', answer = '{\"x\": 1}'")
+    with pytest.raises(StorageError, match=rf"remote action {request} holds arguments"):
+        await remote.take(["s1"], "host-a")
+    with pytest.raises(StorageError, match=rf"remote action {request} holds an answer"):
+        await remote.outcome(request)
+    async with backend.database.connection() as connection:
+        await connection.execute("UPDATE remote_actions SET args = 'not json', taken_by = NULL")
+    with pytest.raises(StorageError, match="not a JSON object"):
+        await remote.take(["s1"], "host-a")
+
+
+async def test_wake_ups_name_requested_sessions_and_answered_requests(
+    backend: PostgresBackend,
+) -> None:
+    remote = backend.remote_actions()
+    requested: list[str] = []
+    answered: list[int] = []
+    async with anyio.create_task_group() as group:
+        group.start_soon(remote.listen, requested.append, answered.append)
+        await until(lambda: remote.listening == 1, "the listener")
+        request = await remote.request("s1", "p", "a", {}, via="host-b")
+        await remote.answer(request, ActionAnswer("done"))
+        async with backend.database.connection() as connection:
+            await connection.execute("SELECT pg_notify(%s, 'a not-a-number')", (remote.channel,))
+            await connection.execute("SELECT pg_notify(%s, 'junk')", (remote.channel,))
+        await remote.answer(request, ActionAnswer("twice"))  # answered already: no wake-up
+        await remote.request("s2", "p", "a", {}, via="host-b")
+        await until(lambda: requested == ["s1", "s2"], "both requests")
+        group.cancel_scope.cancel()
+    assert answered == [request]
+    assert (await remote.outcome(request)).answer == ActionAnswer("done")
