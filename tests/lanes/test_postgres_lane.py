@@ -10,6 +10,7 @@ short here (`[store]` in the overlay) so the lane runs in seconds.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import time
@@ -104,7 +105,11 @@ def test_hosts_share_sessions_one_owner_at_a_time_and_a_survivor_takes_over(
         b.post(f"/api/sessions/{session_id}/messages", {"text": "still there?"}).status_code == 202
     )
     final = wait_for(lambda: replied(b, session_id, 3), what="B to continue the conversation")
-    assert c.all_events(session_id)["events"] == final["events"]
+    # B's own history shows what it appended before it is committed; C reads the database.
+    wait_for(
+        lambda: c.all_events(session_id)["events"] == final["events"],
+        what="C to read what B stored",
+    )
     assert c.post(f"/api/sessions/{session_id}/resume").status_code == 409
 
 
@@ -185,14 +190,16 @@ def created_reminder(web: WebHost, session_id: str) -> dict[str, Any] | None:
     return record
 
 
-def test_a_survivor_delivers_a_killed_hosts_reminder_once_after_its_lease_expires(
-    tmp_path: Path, pg_url: str
-) -> None:
+@contextlib.contextmanager
+def reminder_on_a(
+    tmp_path: Path, pg_url: str, prompt: str, seconds: int
+) -> Iterator[tuple[WebHost, WebHost, str, dict[str, Any]]]:
+    """Hosts A and B on the database; a Session on A whose first turn set a reminder."""
     overlay = wake_overlay(tmp_path)
     a = WebHost(
         data_dir=tmp_path / "a",
         overlay=overlay,
-        model=remind_script(tmp_path, "drink water", DUE_IN),
+        model=remind_script(tmp_path, prompt, seconds),
         extra_args=["--store", pg_url],
     )
     b = WebHost(data_dir=tmp_path / "b", overlay=overlay, extra_args=["--store", pg_url])
@@ -203,6 +210,16 @@ def test_a_survivor_delivers_a_killed_hosts_reminder_once_after_its_lease_expire
         posted = a.post(f"/api/sessions/{session_id}/messages", {"text": "remind me"})
         assert posted.status_code == 202
         record = wait_for(lambda: created_reminder(a, session_id), what="the reminder on A")
+        yield a, b, session_id, record
+    finally:
+        for web in (a, b):
+            web.stop()
+
+
+def test_a_survivor_delivers_a_killed_hosts_reminder_once_after_its_lease_expires(
+    tmp_path: Path, pg_url: str
+) -> None:
+    with reminder_on_a(tmp_path, pg_url, "drink water", DUE_IN) as (a, b, session_id, record):
         due_ms = iso_ms(record["nextAt"])
         a.kill()  # the Session is live on A, its reminder only in its log and A's memory
         assert now_ms() < due_ms - (TTL + 1) * 1000, "killed too late (machine too slow?)"
@@ -222,9 +239,6 @@ def test_a_survivor_delivers_a_killed_hosts_reminder_once_after_its_lease_expire
             what="the reminder's turn on B",
         )
         assert len(changes(b.all_events(session_id)["events"], "dispatch")) == 1
-    finally:
-        for web in (a, b):
-            web.stop()
 
 
 def test_create_on_a_message_through_b_watch_on_c(tmp_path: Path, pg_url: str) -> None:
@@ -268,20 +282,7 @@ def test_create_on_a_message_through_b_watch_on_c(tmp_path: Path, pg_url: str) -
 
 
 def test_an_action_through_a_non_owner_runs_on_the_owner_once(tmp_path: Path, pg_url: str) -> None:
-    overlay = wake_overlay(tmp_path)
-    a = WebHost(
-        data_dir=tmp_path / "a",
-        overlay=overlay,
-        model=remind_script(tmp_path, "water the plants", 3_600),
-        extra_args=["--store", pg_url],
-    )
-    b = WebHost(data_dir=tmp_path / "b", overlay=overlay, extra_args=["--store", pg_url])
-    try:
-        a.boot()
-        b.boot()
-        session_id = a.create_session()
-        assert a.post(f"/api/sessions/{session_id}/messages", {"text": "x"}).status_code == 202
-        record = wait_for(lambda: created_reminder(a, session_id), what="the reminder on A")
+    with reminder_on_a(tmp_path, pg_url, "water the plants", 3_600) as (a, b, session_id, record):
         actions = f"/api/sessions/{session_id}/actions"
         paused = b.post(
             actions, {"plugin": "tool-schedule", "action": "pause", "args": {"id": record["id"]}}
@@ -302,9 +303,6 @@ def test_an_action_through_a_non_owner_runs_on_the_owner_once(tmp_path: Path, pg
         listed = {row["id"]: row for row in b.get("/api/sessions").json()["sessions"]}
         assert listed[session_id]["live"] is True
         assert len(changes(a.all_events(session_id)["events"], "update")) == 1
-    finally:
-        for web in (a, b):
-            web.stop()
 
 
 ROUNDS = int(os.environ.get("DSH_PG_DELIVERY_ROUNDS", "3"))

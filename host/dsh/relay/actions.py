@@ -39,6 +39,7 @@ from ..errors import ActionError, CodedError
 from ..persistence.backend import StorageError
 from ..persistence.remote_actions import ActionAnswer, ActionRequest, RemoteActions
 from ..session import Session
+from .rounds import Rounds
 
 if TYPE_CHECKING:
     from ..host import Host
@@ -78,8 +79,7 @@ class ActionRelay:
         self.wait_seconds = wait_seconds
         self.ran = 0  # requests of other hosts run here
         self._arrivals: dict[int, anyio.Event] = {}
-        self._taking: set[str] = set()
-        self._again: set[str] = set()
+        self._rounds = Rounds(host, self._take_and_run, "actions")
         self._group: TaskGroup | None = None
         self._scope = anyio.CancelScope()
         self._unobserve = host.lifecycle.observe(self._lifecycle)
@@ -90,7 +90,7 @@ class ActionRelay:
         """Listen, poll and run until `stop` (in the Host's task group)."""
         with self._scope:
             async with anyio.create_task_group() as group:
-                self._group = group
+                self._group = self._rounds.group = group
                 group.start_soon(
                     self.remote.listen, self._requested, self._arrived, name="actions listener"
                 )
@@ -208,23 +208,10 @@ class ActionRelay:
             self._requested(session.id)
 
     def _requested(self, session_id: str) -> None:
-        if self.host.agent(session_id) is None or self._group is None:
-            return  # not live here: its owner, elsewhere, runs it
-        if session_id in self._taking:
-            self._again.add(session_id)  # once more after the running take
-            return
-        self._taking.add(session_id)
-        self._group.start_soon(self._take_loop, session_id, name=f"actions {session_id}")
+        self._rounds.wake(session_id)
 
-    async def _take_loop(self, session_id: str) -> None:
-        try:
-            while True:
-                self._again.discard(session_id)
-                await self._run_all(await self._take([session_id]))
-                if session_id not in self._again:
-                    return
-        finally:
-            self._taking.discard(session_id)
+    async def _take_and_run(self, session_id: str) -> None:
+        await self._run_all(await self.remote.take([session_id], self.host.host_id))
 
     async def _take(self, session_ids: list[str]) -> list[ActionRequest]:
         try:
@@ -271,7 +258,8 @@ class ActionRelay:
         a wake-up arriving; each Session's requests run in order."""
         while True:
             await self.host.clock.sleep(self.remote.poll_seconds)
-            idle = [a.session.id for a in self.host.agents() if a.session.id not in self._taking]
+            running = self._rounds.running
+            idle = [a.session.id for a in self.host.agents() if a.session.id not in running]
             by_session: dict[str, list[ActionRequest]] = {}
             for request in await self._take(idle) if idle else []:
                 by_session.setdefault(request.session_id, []).append(request)

@@ -31,13 +31,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import anyio
-from anyio.abc import TaskGroup
 
 from ..agent import AgentClosed
 from ..persistence.backend import StorageError
 from ..persistence.inbox import INBOX_SOURCE_KEY, Inbox
 from ..persistence.summary import USER_MESSAGE
 from ..session import Session
+from .rounds import Rounds
 
 if TYPE_CHECKING:
     from ..agent import Agent
@@ -72,9 +72,7 @@ class InboxRelay:
         self.inbox = inbox
         self.taken = 0  # messages queued from the inbox (all Sessions)
         self._state: dict[str, _Taken] = {}
-        self._draining: set[str] = set()
-        self._again: set[str] = set()
-        self._group: TaskGroup | None = None
+        self._rounds = Rounds(host, self._drain, "inbox")
         self._scope = anyio.CancelScope()
         self._unobserve = host.lifecycle.observe(self._lifecycle)
 
@@ -84,7 +82,7 @@ class InboxRelay:
         """Listen, poll and take until `stop` (in the Host's task group)."""
         with self._scope:
             async with anyio.create_task_group() as group:
-                self._group = group
+                self._rounds.group = group
                 group.start_soon(self.inbox.listen, self._woken, name="inbox listener")
                 group.start_soon(self._poll_forever, name="inbox poll")
 
@@ -107,26 +105,7 @@ class InboxRelay:
             self._woken(session.id)
 
     def _woken(self, session_id: str) -> None:
-        if self.host.agent(session_id) is None or self._group is None:
-            return  # not live here: its owner, elsewhere, takes it
-        if session_id in self._draining:
-            self._again.add(session_id)  # once more after the running drain
-            return
-        self._draining.add(session_id)
-        self._group.start_soon(self._drain_loop, session_id, name=f"inbox {session_id}")
-
-    async def _drain_loop(self, session_id: str) -> None:
-        try:
-            while True:
-                self._again.discard(session_id)
-                try:
-                    await self._drain(session_id)
-                except StorageError as error:
-                    log.warning("inbox: session %s: %s (taken at the next poll)", session_id, error)
-                if session_id not in self._again:
-                    return
-        finally:
-            self._draining.discard(session_id)
+        self._rounds.wake(session_id)
 
     async def _drain(self, session_id: str) -> None:
         agent = self.host.agent(session_id)

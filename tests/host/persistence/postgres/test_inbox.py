@@ -26,14 +26,6 @@ from .test_backend import backend_for
 pytestmark = [pytest.mark.anyio, pytest.mark.pg]
 
 
-@pytest.fixture
-async def backend(pg_url: str) -> AsyncIterator[PostgresBackend]:
-    backend = backend_for(pg_url)
-    await backend.prepare()
-    yield backend
-    await backend.aclose()
-
-
 async def test_posted_messages_wait_in_order_and_wake_every_listener(
     backend: PostgresBackend, pg_url: str
 ) -> None:

@@ -6,6 +6,7 @@ from __future__ import annotations
 import logging
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -103,6 +104,44 @@ async def ticking(clock: FakeClock, done: anyio.Event, step: float = 0.5) -> Non
         clock.advance(step)
 
 
+@dataclass
+class Asked:
+    """One action asked of a host in the background: its result or its refusal."""
+
+    result: object = None
+    error: ActionError | None = None
+    done: anyio.Event = field(default_factory=anyio.Event)
+
+
+@asynccontextmanager
+async def asking(
+    clock: FakeClock, host: Host, session_id: str, action: str, *, step: float = 0.5, **args: Any
+) -> AsyncIterator[Asked]:
+    """Ask `host` for `action` while the body runs; then tick the clock until answered."""
+    asked = Asked()
+
+    async def ask() -> None:
+        try:
+            asked.result = await host.session_action(session_id, "actions", action, args)
+        except ActionError as error:
+            asked.error = error
+        asked.done.set()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(ask)
+        yield asked
+        await ticking(clock, asked.done, step)
+
+
+async def stored_requests(host: Host, taken_by: list[str | None]) -> None:
+    """Wait until the stored requests were taken by exactly these (None: untaken)."""
+    for _ in range(200):
+        if [row[1] for row in await rows(host)] == taken_by:
+            return
+        await anyio.sleep(0.01)
+    assert [row[1] for row in await rows(host)] == taken_by
+
+
 async def test_an_action_posted_on_a_non_owner_runs_once_on_the_owner_and_answers_there(
     pg_url: str,
 ) -> None:
@@ -154,23 +193,10 @@ async def test_a_request_nobody_takes_whose_owner_lets_go_runs_on_the_poster(
         session_id = (await a.create_session()).session.id
         assert a.action_relay is not None
         a.action_relay.stop()  # A will never take it
-        answered: list[object] = []
-        done = anyio.Event()
-
-        async def ask() -> None:
-            answered.append(await b.session_action(session_id, "actions", "mark", {"n": 2}))
-            done.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            for _ in range(50):
-                if await rows(a):
-                    break
-                await anyio.sleep(0.01)
-            assert [row[1] for row in await rows(a)] == [None]  # stored, untaken
+        async with asking(clock, b, session_id, "mark", n=2) as asked:
+            await stored_requests(a, [None])  # stored, untaken
             await a.close_session(session_id)  # A lets the Session go
-            group.start_soon(ticking, clock, done)
-        assert answered == [{"ran_on": b.host_id, "args": {"n": 2}}]
+        assert asked.result == {"ran_on": b.host_id, "args": {"n": 2}}
         assert plugin(a).ran == [] and b.owns(session_id)
         assert await rows(a) == []
 
@@ -181,34 +207,18 @@ async def test_a_request_taken_by_a_host_that_lost_the_session_is_not_run_again(
     clock = FakeClock()
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
-        failure: list[ActionError] = []
-        done = anyio.Event()
-
-        async def ask() -> None:
-            try:
-                await b.session_action(session_id, "actions", "hang", {})
-            except ActionError as error:
-                failure.append(error)
-            done.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            await until(lambda: a.action_relay is not None and a.action_relay._taking)
-            for _ in range(100):
-                if [row[1] for row in await rows(a)] == [a.host_id]:
-                    break
-                await anyio.sleep(0.01)
+        async with asking(clock, b, session_id, "hang") as asked:
+            await stored_requests(a, [a.host_id])
             assert isinstance(a.backend, PostgresBackend)
             async with a.backend.database.connection() as connection:  # A's lease lapses
                 await connection.execute(
                     "UPDATE leases SET expires_at = clock_timestamp() WHERE session_id = %s",
                     (session_id,),
                 )
-            group.start_soon(ticking, clock, done)
         plugin(a).release.set()
-        [error] = failure
-        assert (error.code, error.status) == ("action_outcome_unknown", 503)
-        assert f"host {a.host_id} took action 'hang'" in error.message
+        assert asked.error is not None
+        assert (asked.error.code, asked.error.status) == ("action_outcome_unknown", 503)
+        assert f"host {a.host_id} took action 'hang'" in asked.error.message
 
 
 async def test_a_request_the_owner_never_takes_is_withdrawn_after_the_wait(
@@ -220,22 +230,11 @@ async def test_a_request_the_owner_never_takes_is_withdrawn_after_the_wait(
         assert a.action_relay is not None and b.action_relay is not None
         a.action_relay.stop()
         b.action_relay.wait_seconds = 5
-        failure: list[ActionError] = []
-        done = anyio.Event()
-
-        async def ask() -> None:
-            try:
-                await b.session_action(session_id, "actions", "mark", {})
-            except ActionError as error:
-                failure.append(error)
-            done.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            group.start_soon(ticking, clock, done, 1.0)
-        [error] = failure
-        assert (error.code, error.status) == ("action_not_taken", 504)
-        assert "within 5 s; it did not happen" in error.message
+        async with asking(clock, b, session_id, "mark", step=1.0) as asked:
+            pass
+        assert asked.error is not None
+        assert (asked.error.code, asked.error.status) == ("action_not_taken", 504)
+        assert "within 5 s; it did not happen" in asked.error.message
         assert await rows(a) == [] and plugin(a).ran == plugin(b).ran == []
 
 
@@ -247,23 +246,12 @@ async def test_a_taken_request_unanswered_after_the_wait_has_an_unknown_outcome(
         session_id = (await a.create_session()).session.id
         assert b.action_relay is not None
         b.action_relay.wait_seconds = 5
-        failure: list[ActionError] = []
-        done = anyio.Event()
-
-        async def ask() -> None:
-            try:
-                await b.session_action(session_id, "actions", "hang", {})
-            except ActionError as error:
-                failure.append(error)
-            done.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            group.start_soon(ticking, clock, done, 1.0)
+        async with asking(clock, b, session_id, "hang", step=1.0) as asked:
+            pass
         plugin(a).release.set()
-        [error] = failure
-        assert (error.code, error.status) == ("action_outcome_unknown", 504)
-        assert f"host {a.host_id} took" in error.message
+        assert asked.error is not None
+        assert (asked.error.code, asked.error.status) == ("action_outcome_unknown", 504)
+        assert f"host {a.host_id} took" in asked.error.message
         assert await rows(a) == []  # forgotten: A's late answer finds no row
 
 
@@ -312,20 +300,9 @@ async def test_failures_to_reach_the_store_are_logged_not_raised(
         monkeypatch.setattr(remote_b, "forget", unreachable)
         assert b.action_relay is not None
         b.action_relay.wait_seconds = 3
-        failure: list[ActionError] = []
-        done = anyio.Event()
-
-        async def ask() -> None:
-            try:
-                await b.session_action(session_id, "actions", "mark", {})
-            except ActionError as error:
-                failure.append(error)
-            done.set()
-
-        async with anyio.create_task_group() as group:
-            group.start_soon(ask)
-            group.start_soon(ticking, clock, done, 1.0)
-        assert [error.code for error in failure] == ["action_outcome_unknown"]
+        async with asking(clock, b, session_id, "mark", step=1.0) as asked:
+            pass
+        assert asked.error is not None and asked.error.code == "action_outcome_unknown"
         assert "the answer to action 'mark'" in caplog.text
         assert "stays stored: the database is away" in caplog.text
         monkeypatch.setattr(remote_a, "take", unreachable)
@@ -365,14 +342,6 @@ async def test_without_remote_actions_a_session_live_elsewhere_is_refused(
 
 
 # -- the table ------------------------------------------------------------------------
-
-
-@pytest.fixture
-async def backend(pg_url: str) -> AsyncIterator[PostgresBackend]:
-    backend = backend_for(pg_url)
-    await backend.prepare()
-    yield backend
-    await backend.aclose()
 
 
 async def test_a_request_is_claimed_once_and_only_under_a_valid_lease(
