@@ -9,14 +9,20 @@ writes has none):
 
 - the poster stores a request (`request`), which wakes the hosts (the
   notification carries the Session id only: the rows are the truth);
-- the owner claims the requests of its live Sessions (`take`: only while it
-  holds a valid lease on the Session, each request once), runs each as a
-  local action and stores the answer (`answer`), which wakes the poster;
+- the owner claims the requests of its live Sessions one at a time, each
+  just before it runs it (`take`: the oldest unanswered request of each
+  Session, only while it holds a valid lease on the Session, each request
+  once), runs it as a local action and stores the answer (`answer`), which
+  wakes the poster; a request it took but cannot run here after all (the
+  Session went cold meanwhile) it gives back untouched (`release`);
 - the poster reads the answer (`outcome`), removes the request (`forget`)
   and answers the web client as the owner would have.
 
-A request runs at most once. One that no host took while nobody holds its
-Session (the owner closed it, or died) is withdrawn by its poster
+A request lasts as long as its poster waits for it (`expires_at`, on the
+store's clock): an expired one is never taken, and `prune` removes what
+no poster will read any more. A request runs at most once. One that no
+host took while nobody holds its Session (the owner closed it, or died) is
+withdrawn by its poster
 (`withdraw` removes it only if still untaken), which then runs the action
 itself; one that was taken by a host that lost the Session before answering
 has an unknown outcome, and the poster says so rather than run it again.
@@ -77,15 +83,32 @@ class RemoteActions(abc.ABC):
 
     @abc.abstractmethod
     async def request(
-        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue], via: str
+        self,
+        session_id: str,
+        plugin: str,
+        action: str,
+        args: dict[str, JsonValue],
+        via: str,
+        *,
+        lasts: float,
     ) -> int:
-        """Store the request durably and wake the hosts; returns its id. Raises
-        `StorageError`."""
+        """Store the request durably, to be taken within `lasts` seconds, and wake the
+        hosts; returns its id. Raises `StorageError`."""
 
     @abc.abstractmethod
     async def take(self, session_ids: Collection[str], taker: str) -> list[ActionRequest]:
-        """Claim the untaken requests of these Sessions that `taker` holds a valid
-        lease on, oldest first; each request is claimed by one host, once."""
+        """Claim, for each of these Sessions that `taker` holds a valid lease on, its
+        oldest unanswered request if nobody took it and it has not expired; each
+        request is claimed by one host, once. A stored request that does not parse
+        is answered with `storage_corrupt` instead of being returned."""
+
+    @abc.abstractmethod
+    async def waiting(self, taker: str) -> set[str]:
+        """The Sessions `taker` holds a valid lease on that have a request to take."""
+
+    @abc.abstractmethod
+    async def release(self, request_id: int, taker: str) -> None:
+        """Give back a request `taker` took and did not run (nor answer)."""
 
     @abc.abstractmethod
     async def answer(self, request_id: int, answer: ActionAnswer) -> None:
@@ -102,6 +125,11 @@ class RemoteActions(abc.ABC):
     @abc.abstractmethod
     async def forget(self, request_id: int) -> None:
         """Remove the request, whatever its state (its poster is done with it)."""
+
+    @abc.abstractmethod
+    async def prune(self, grace_seconds: float) -> int:
+        """Remove the requests that expired more than `grace_seconds` ago (their posters
+        stopped waiting, or died); how many."""
 
     @abc.abstractmethod
     async def listen(

@@ -26,7 +26,8 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from ..agent import AgentClosed
 from ..errors import CodedError
 from ..host import HostClosed, PersistenceUnavailable, SessionNotFound
-from ..persistence.backend import CorruptLog, StorageError
+from ..persistence.backend import StorageError
+from ..refusals import refusal_of
 from ..session import InvalidSessionId
 from ..store import FlushError
 from ..validation import problems
@@ -67,29 +68,13 @@ def error_response(
 
 
 def api_error_for(error: Exception) -> ApiError | None:
-    """The API error a known Host or storage exception stands for, or None."""
+    """The API error a known Host or storage exception stands for (`dsh.refusals`), or None."""
     if isinstance(error, ApiError):
         return error
-    if isinstance(error, InvalidSessionId):
-        return ApiError(404, "invalid_session_id", str(error))
-    if isinstance(error, SessionNotFound):
-        return ApiError(404, "session_not_found", str(error))
-    if isinstance(error, HostClosed):
-        return ApiError(503, "host_closed", str(error))
-    if isinstance(error, PersistenceUnavailable):
-        return ApiError(503, "persistence_unavailable", str(error))
-    if isinstance(error, FlushError):
-        return ApiError(503, "persistence_failed", str(error))
-    if isinstance(error, AgentClosed):
-        return ApiError(409, "session_closed", f"{error}; resume the session and retry")
-    if isinstance(error, CodedError):
-        # A plugin's refusal (an action's `ActionError`, a shared tool's `ToolError`).
-        return ApiError(error.status, error.code, error.message)
-    if isinstance(error, CorruptLog):
-        return ApiError(500, "storage_corrupt", str(error))
-    if isinstance(error, StorageError | OSError):
-        return ApiError(503, "storage_unavailable", f"storage failed: {error}")
-    return None
+    refusal = refusal_of(error)
+    if refusal is None:
+        return None
+    return ApiError(refusal.status, refusal.code, refusal.message)
 
 
 async def _known_error(request: Request, error: Exception) -> Response:

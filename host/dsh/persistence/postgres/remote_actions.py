@@ -9,17 +9,23 @@ answer — one listening connection per host hears both.
 `take` claims rows with `FOR UPDATE SKIP LOCKED` and only for Sessions the
 taker holds a valid lease on (read in the same statement, on the database's
 clock), so two hosts never claim one request, and a host that lost a
-Session claims none of its requests. `outcome` reads whether anybody can
+Session claims none of its requests; per Session only the oldest
+unanswered request, so each is claimed just before it runs. `waiting`
+finds the Sessions to take from without sending any ids (a join on the
+taker's leases). `outcome` reads whether anybody can
 still answer the same way: the lease of the Session (untaken) or of the
 host that took it (taken).
 
-Stored JSON (the arguments, the answer) is parsed and checked when read; a
-row that does not parse is reported as `StorageError` naming it.
+Stored JSON (the arguments, the answer) is parsed and checked when read: a
+request whose arguments do not parse is answered `storage_corrupt` (the
+others claimed with it run), an answer that does not parse is a
+`StorageError` naming its row.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -36,27 +42,42 @@ if TYPE_CHECKING:
 
 __all__ = ["PostgresRemoteActions"]
 
+log = logging.getLogger(__name__)
+
 _REQUEST = """
 WITH posted AS (
-    INSERT INTO remote_actions (session_id, plugin, action, args, via)
-    VALUES (%s, %s, %s, %s, %s)
+    INSERT INTO remote_actions (session_id, plugin, action, args, via, expires_at)
+    VALUES (%s, %s, %s, %s, %s, clock_timestamp() + make_interval(secs => %s))
     RETURNING id, session_id
 )
 SELECT id, pg_notify(%s, 'r ' || session_id) FROM posted
 """
 
+# The oldest unanswered, unexpired request of each Session, if nobody took it yet:
+# a Session's requests run one after another, each claimed just before it runs.
 _TAKE = """
 WITH claimable AS (
     SELECT r.id FROM remote_actions r
     WHERE r.session_id = ANY(%(ids)s::text[]) AND r.taken_by IS NULL
+      AND r.expires_at > clock_timestamp()
       AND EXISTS (SELECT 1 FROM leases l WHERE l.session_id = r.session_id
                   AND l.owner = %(taker)s AND l.expires_at > clock_timestamp())
+      AND NOT EXISTS (SELECT 1 FROM remote_actions o WHERE o.session_id = r.session_id
+                      AND o.id < r.id AND o.answer IS NULL
+                      AND o.expires_at > clock_timestamp())
     ORDER BY r.id
     FOR UPDATE OF r SKIP LOCKED
 )
 UPDATE remote_actions r SET taken_by = %(taker)s
 FROM claimable WHERE r.id = claimable.id
 RETURNING r.id, r.session_id, r.plugin, r.action, r.args, r.via
+"""
+
+_WAITING = """
+SELECT DISTINCT r.session_id FROM remote_actions r
+JOIN leases l ON l.session_id = r.session_id
+WHERE r.taken_by IS NULL AND r.expires_at > clock_timestamp()
+  AND l.owner = %s AND l.expires_at > clock_timestamp()
 """
 
 _ANSWER = """
@@ -103,13 +124,20 @@ class PostgresRemoteActions(RemoteActions):
         self._listener = Listener(database, self.channel, "remote actions")
 
     async def request(
-        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue], via: str
+        self,
+        session_id: str,
+        plugin: str,
+        action: str,
+        args: dict[str, JsonValue],
+        via: str,
+        *,
+        lasts: float,
     ) -> int:
         validate_session_id(session_id)
         text = json.dumps(args, allow_nan=False, separators=(",", ":"))
         async with self.database.connection() as connection:
             cursor = await connection.execute(
-                _REQUEST, (session_id, plugin, action, text, via, self.channel)
+                _REQUEST, (session_id, plugin, action, text, via, lasts, self.channel)
             )
             row = await cursor.fetchone()
         assert row is not None  # an INSERT … RETURNING returns its row
@@ -121,22 +149,44 @@ class PostgresRemoteActions(RemoteActions):
         async with self.database.connection() as connection:
             cursor = await connection.execute(_TAKE, {"ids": sorted(session_ids), "taker": taker})
             rows = await cursor.fetchall()
-        taken = [self._request(*row) for row in rows]
+        taken: list[ActionRequest] = []
+        for row in rows:
+            request = self._request(*row)
+            if isinstance(request, ActionRequest):
+                taken.append(request)
+            else:
+                await self.answer(row[0], request)
         return sorted(taken, key=lambda request: request.id)
 
     def _request(
         self, key: int, session_id: str, plugin: str, action: str, args: str, via: str
-    ) -> ActionRequest:
+    ) -> ActionRequest | ActionAnswer:
+        """The stored request, or the answer for one whose arguments do not parse."""
         try:
             parsed = json.loads(args)
         except ValueError:
             parsed = None
         if not isinstance(parsed, dict):
-            raise StorageError(
+            message = (
                 f"PostgreSQL at {self.database.where}: remote action {key} holds arguments"
                 " that are not a JSON object"
             )
+            log.error("%s", message)
+            return ActionAnswer(error={"code": "storage_corrupt", "message": message}, status=500)
         return ActionRequest(int(key), session_id, plugin, action, parsed, via)
+
+    async def waiting(self, taker: str) -> set[str]:
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(_WAITING, (taker,))
+            return {str(row[0]) for row in await cursor.fetchall()}
+
+    async def release(self, request_id: int, taker: str) -> None:
+        async with self.database.connection() as connection:
+            await connection.execute(
+                "UPDATE remote_actions SET taken_by = NULL"
+                " WHERE id = %s AND taken_by = %s AND answer IS NULL",
+                (request_id, taker),
+            )
 
     async def answer(self, request_id: int, answer: ActionAnswer) -> None:
         async with self.database.connection() as connection:
@@ -172,6 +222,15 @@ class PostgresRemoteActions(RemoteActions):
     async def forget(self, request_id: int) -> None:
         async with self.database.connection() as connection:
             await connection.execute("DELETE FROM remote_actions WHERE id = %s", (request_id,))
+
+    async def prune(self, grace_seconds: float) -> int:
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(
+                "DELETE FROM remote_actions"
+                " WHERE expires_at < clock_timestamp() - make_interval(secs => %s)",
+                (grace_seconds,),
+            )
+            return cursor.rowcount
 
     async def listen(
         self, requested: Callable[[str], None], answered: Callable[[int], None]

@@ -31,8 +31,9 @@ The tables (in the schema `?schema=` names, `dsh` by default):
 
 - `remote_actions` (version 6): a person's actions posted on a host that
   does not own their Session (`plugin`, `action`, `args` as JSON text, `via`),
-  claimed by the owner (`taken_by`) and answered (`answer`: JSON text) for
-  the poster, which then removes the row.
+  until `expires_at` (when the poster stops waiting), claimed by the owner
+  (`taken_by`) and answered (`answer`: JSON text) for the poster, which then
+  removes the row.
 
 Version 4 adds a trigger on `sessions` that notifies the schema's `events`
 channel with the Session id whenever a log is created or grows (in the
@@ -314,11 +315,13 @@ CREATE TABLE remote_actions (
     args        text        NOT NULL,
     via         text        NOT NULL,
     posted_at   timestamptz NOT NULL DEFAULT clock_timestamp(),
+    expires_at  timestamptz NOT NULL,
     taken_by    text,
     answer      text,
     answered_at timestamptz
 );
-CREATE INDEX remote_actions_untaken ON remote_actions (session_id, id) WHERE taken_by IS NULL;
+CREATE INDEX remote_actions_by_session ON remote_actions (session_id, id);
+CREATE INDEX remote_actions_expiry ON remote_actions (expires_at);
 """
 
 MIGRATIONS: tuple[Migration, ...] = (

@@ -18,7 +18,7 @@ import pytest
 from dsh import hookimpl
 from dsh.agent import Agent
 from dsh.errors import ActionError
-from dsh.host import Host, SessionLiveElsewhere
+from dsh.host import Host, SessionLiveElsewhere, SessionNotFound
 from dsh.ownership import LeaseSettings
 from dsh.persistence.backend import StorageError
 from dsh.persistence.postgres import PostgresBackend
@@ -117,7 +117,7 @@ class Asked:
 async def asking(
     clock: FakeClock, host: Host, session_id: str, action: str, *, step: float = 0.5, **args: Any
 ) -> AsyncIterator[Asked]:
-    """Ask `host` for `action` while the body runs; then tick the clock until answered."""
+    """Ask `host` for `action` while the body runs, the clock ticking; return once answered."""
     asked = Asked()
 
     async def ask() -> None:
@@ -129,8 +129,8 @@ async def asking(
 
     async with anyio.create_task_group() as group:
         group.start_soon(ask)
+        group.start_soon(ticking, clock, asked.done, step)
         yield asked
-        await ticking(clock, asked.done, step)
 
 
 async def stored_requests(host: Host, taken_by: list[str | None]) -> None:
@@ -176,12 +176,23 @@ async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
         async def broken(*args: object) -> object:
             raise RuntimeError("the owner tripped")
 
+        real = a.session_action
         a.session_action = broken  # type: ignore[method-assign]
         with pytest.raises(ActionError) as failed:
             await b.session_action(session_id, "actions", "mark", {})
-        assert (failed.value.code, failed.value.status) == ("action_failed", 503)
-        assert f"host {a.host_id} could not run" in failed.value.message
-        assert "the owner tripped" in failed.value.message
+        assert (failed.value.code, failed.value.status) == ("internal_error", 500)
+        assert f"failed (RuntimeError) on host {a.host_id}; see its server log" in str(
+            failed.value.message
+        )
+
+        async def gone(*args: object) -> object:
+            raise SessionNotFound(f"session {session_id} is not stored")
+
+        a.session_action = gone  # type: ignore[method-assign]
+        with pytest.raises(ActionError) as missing:  # the same code a local one has
+            await b.session_action(session_id, "actions", "mark", {})
+        assert (missing.value.code, missing.value.status) == ("session_not_found", 404)
+        a.session_action = real  # type: ignore[method-assign]
     assert "the owner tripped" in caplog.text
 
 
@@ -263,7 +274,9 @@ async def test_a_missed_wake_up_is_made_up_for_by_the_owners_poll(pg_url: str) -
         assert remote is not None and a.action_relay is not None
         await a.close_session(session_id)
         a.action_relay._unobserve()  # A will not hear the Session go live again
-        request = await remote.request(session_id, "actions", "mark", {"n": 3}, via="elsewhere")
+        request = await remote.request(
+            session_id, "actions", "mark", {"n": 3}, via="elsewhere", lasts=60
+        )
         for _ in range(100):  # its wake-up reaches A while A does not hold the Session
             await anyio.sleep(0.01)
             if (await remote.outcome(request)).stranded:
@@ -304,10 +317,38 @@ async def test_failures_to_reach_the_store_are_logged_not_raised(
             pass
         assert asked.error is not None and asked.error.code == "action_outcome_unknown"
         assert "the answer to action 'mark'" in caplog.text
-        assert "stays stored: the database is away" in caplog.text
+        assert "stays stored until it expires: the database is away" in caplog.text
         monkeypatch.setattr(remote_a, "take", unreachable)
         a.action_relay._requested(session_id)
         await until(lambda: "(taken at the next poll)" in caplog.text)
+        monkeypatch.setattr(remote_a, "waiting", unreachable)
+        for _ in range(3):
+            clock.advance(0.5)  # A's polls fail: said once
+            await anyio.sleep(0.02)
+        assert caplog.text.count("actions: the database is away; polling again") == 1
+
+
+async def test_a_poster_whose_store_fails_while_it_waits_looks_again(
+    pg_url: str, caplog: pytest.LogCaptureFixture, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        remote_b = b.backend.remote_actions()
+        assert remote_b is not None
+        real = remote_b.outcome
+        failures = [StorageError("the database blinked")] * 2
+
+        async def blinking(request_id: int) -> object:
+            if failures:
+                raise failures.pop()
+            return await real(request_id)
+
+        monkeypatch.setattr(remote_b, "outcome", blinking)
+        async with asking(clock, b, session_id, "mark", n=4) as asked:
+            pass
+        assert asked.result == {"ran_on": a.host_id, "args": {"n": 4}}
+        assert caplog.text.count("the database blinked; looking again") == 1
 
 
 async def test_the_actions_api_on_a_non_owner_answers_like_the_owner(
@@ -344,48 +385,83 @@ async def test_without_remote_actions_a_session_live_elsewhere_is_refused(
 # -- the table ------------------------------------------------------------------------
 
 
-async def test_a_request_is_claimed_once_and_only_under_a_valid_lease(
+async def test_a_sessions_requests_are_claimed_one_at_a_time_and_only_under_a_lease(
     backend: PostgresBackend,
 ) -> None:
     remote = backend.remote_actions()
-    first = await remote.request("s1", "p", "a", {"k": [1, "two"]}, via="host-b")
-    second = await remote.request("s1", "p", "b", {}, via="host-b")
+    first = await remote.request("s1", "p", "a", {"k": [1, "two"]}, via="host-b", lasts=60)
+    second = await remote.request("s1", "p", "b", {}, via="host-b", lasts=60)
     assert await remote.take(["s1"], "host-a") == []  # host-a holds no lease
+    assert await remote.waiting("host-a") == set()
     assert await remote.take([], "host-a") == []
     await backend.lease_store("host-a").acquire("s1")
+    assert await remote.waiting("host-a") == {"s1"}
     taken = await remote.take(["s1"], "host-a")
     assert [(r.id, r.action, r.args, r.via) for r in taken] == [
-        (first, "a", {"k": [1, "two"]}, "host-b"),
-        (second, "b", {}, "host-b"),
+        (first, "a", {"k": [1, "two"]}, "host-b")
     ]
-    assert await remote.take(["s1"], "host-a") == []  # each once
+    assert await remote.take(["s1"], "host-a") == []  # the second waits for the first
     assert not await remote.withdraw(first)  # taken: not withdrawn
+    await remote.release(first, "host-a")  # given back untouched: taken again
+    assert [r.id for r in await remote.take(["s1"], "host-a")] == [first]
     await remote.answer(first, ActionAnswer(error={"code": "x", "message": "no"}, status=409))
     outcome = await remote.outcome(first)
     assert outcome.answer == ActionAnswer(error={"code": "x", "message": "no"}, status=409)
+    await remote.release(first, "host-a")  # answered: stays answered
+    assert (await remote.outcome(first)).answer is not None
+    assert [r.id for r in await remote.take(["s1"], "host-a")] == [second]  # the next one
     await remote.forget(first)
     assert (await remote.outcome(first)).gone
-    third = await remote.request("s2", "p", "a", {}, via="host-b")
+    third = await remote.request("s2", "p", "a", {}, via="host-b", lasts=60)
     assert (await remote.outcome(third)).stranded  # nobody holds s2
     assert await remote.withdraw(third)
 
 
-async def test_stored_rows_that_do_not_parse_are_storage_errors_naming_them(
+async def test_an_expired_request_is_never_taken_and_is_pruned_later(
     backend: PostgresBackend,
 ) -> None:
     remote = backend.remote_actions()
     await backend.lease_store("host-a").acquire("s1")
-    request = await remote.request("s1", "p", "a", {}, via="host-b")
+    stale = await remote.request("s1", "p", "a", {}, via="host-b", lasts=0)
+    fresh = await remote.request("s1", "p", "b", {}, via="host-b", lasts=60)
+    assert [r.id for r in await remote.take(["s1"], "host-a")] == [fresh]  # not behind it
+    assert await remote.prune(60) == 0  # its poster may still look at it
     async with backend.database.connection() as connection:
-        await connection.execute("UPDATE remote_actions SET args = '[1]', answer = '{\"x\": 1}'")
-    with pytest.raises(StorageError, match=rf"remote action {request} holds arguments"):
-        await remote.take(["s1"], "host-a")
-    with pytest.raises(StorageError, match=rf"remote action {request} holds an answer"):
-        await remote.outcome(request)
+        await connection.execute(
+            "UPDATE remote_actions SET expires_at = clock_timestamp() - interval '2 minutes'"
+            " WHERE id = %s",
+            (stale,),
+        )
+    assert await remote.prune(60) == 1
+    assert (await remote.outcome(stale)).gone and not (await remote.outcome(fresh)).gone
+
+
+async def test_stored_rows_that_do_not_parse_are_answered_or_named(
+    backend: PostgresBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    remote = backend.remote_actions()
+    await backend.lease_store("host-a").acquire("s1")
+    await backend.lease_store("host-a").acquire("s2")
+    bad = await remote.request("s1", "p", "a", {}, via="host-b", lasts=60)
+    good = await remote.request("s2", "p", "a", {"ok": True}, via="host-b", lasts=60)
     async with backend.database.connection() as connection:
-        await connection.execute("UPDATE remote_actions SET args = 'not json', taken_by = NULL")
-    with pytest.raises(StorageError, match="not a JSON object"):
-        await remote.take(["s1"], "host-a")
+        await connection.execute("UPDATE remote_actions SET args = '[1]' WHERE id = %s", (bad,))
+    taken = await remote.take(["s1", "s2"], "host-a")
+    assert [(r.id, r.args) for r in taken] == [(good, {"ok": True})]  # the others still run
+    answer = (await remote.outcome(bad)).answer
+    assert answer is not None and answer.status == 500 and answer.error is not None
+    assert answer.error["code"] == "storage_corrupt"
+    assert f"remote action {bad} holds arguments that are not a JSON object" in caplog.text
+    async with backend.database.connection() as connection:
+        await connection.execute("UPDATE remote_actions SET answer = '{\"x\": 1}'")
+    with pytest.raises(StorageError, match=rf"remote action {bad} holds an answer"):
+        await remote.outcome(bad)
+    async with backend.database.connection() as connection:
+        await connection.execute(
+            "UPDATE remote_actions SET args = 'not json', taken_by = NULL, answer = NULL"
+        )
+    assert await remote.take(["s1", "s2"], "host-a") == []
+    assert "not a JSON object" in caplog.text
 
 
 async def test_wake_ups_name_requested_sessions_and_answered_requests(
@@ -397,14 +473,82 @@ async def test_wake_ups_name_requested_sessions_and_answered_requests(
     async with anyio.create_task_group() as group:
         group.start_soon(remote.listen, requested.append, answered.append)
         await until(lambda: remote.listening == 1, "the listener")
-        request = await remote.request("s1", "p", "a", {}, via="host-b")
+        request = await remote.request("s1", "p", "a", {}, via="host-b", lasts=60)
         await remote.answer(request, ActionAnswer("done"))
         async with backend.database.connection() as connection:
             await connection.execute("SELECT pg_notify(%s, 'a not-a-number')", (remote.channel,))
             await connection.execute("SELECT pg_notify(%s, 'junk')", (remote.channel,))
         await remote.answer(request, ActionAnswer("twice"))  # answered already: no wake-up
-        await remote.request("s2", "p", "a", {}, via="host-b")
+        await remote.request("s2", "p", "a", {}, via="host-b", lasts=60)
         await until(lambda: requested == ["s1", "s2"], "both requests")
         group.cancel_scope.cancel()
     assert answered == [request]
     assert (await remote.outcome(request)).answer == ActionAnswer("done")
+
+
+async def test_a_request_removed_under_its_poster_is_asked_again(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        remote_b = b.backend.remote_actions()
+        assert remote_b is not None and a.action_relay is not None
+        a.action_relay.stop()  # A takes nothing
+        real = remote_b.outcome
+        removed: list[int] = []
+
+        async def vanishing(request_id: int) -> object:
+            if not removed:
+                removed.append(request_id)
+                await remote_b.forget(request_id)  # somebody removes the first request
+            return await real(request_id)
+
+        monkeypatch.setattr(remote_b, "outcome", vanishing)
+        async with asking(clock, b, session_id, "mark", n=5) as asked:
+            await until(lambda: removed, "the first request to vanish")
+            await stored_requests(a, [None])  # asked again: a second request
+            await a.close_session(session_id)  # then A lets the Session go
+        assert asked.result == {"ran_on": b.host_id, "args": {"n": 5}}  # the third try, here
+        assert plugin(a).ran == [] and await rows(a) == []
+
+
+async def test_a_request_claimed_for_a_session_that_went_cold_is_given_back(
+    pg_url: str,
+) -> None:
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, _):
+        session_id = (await a.create_session()).session.id
+        remote = a.backend.remote_actions()
+        assert remote is not None and a.action_relay is not None
+        a.action_relay.stop()
+        request_id = await remote.request(session_id, "actions", "mark", {}, via="b", lasts=60)
+        [request] = await remote.take([session_id], a.host_id)
+        await a.close_session(session_id)
+        await a.action_relay._run(request)
+        outcome = await remote.outcome(request_id)
+        assert outcome.taken_by is None and outcome.answer is None  # untouched, untaken
+        assert plugin(a).ran == [] and a.action_relay.ran == 0
+
+
+async def test_the_owners_poll_removes_requests_long_expired(
+    pg_url: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("dsh.relay.actions.PRUNE_EVERY_POLLS", 1)
+    clock = FakeClock()
+    async with two_hosts(pg_url, clock) as (a, b):
+        session_id = (await a.create_session()).session.id
+        remote = b.backend.remote_actions()
+        assert remote is not None
+        stale = await remote.request(session_id, "actions", "mark", {}, via="b", lasts=0)
+        async with a.backend.database.connection() as connection:  # type: ignore[attr-defined]
+            await connection.execute(
+                "UPDATE remote_actions SET expires_at = clock_timestamp() - interval '1 hour'"
+            )
+        for _ in range(100):
+            clock.advance(0.5)
+            await anyio.sleep(0.01)
+            if (await remote.outcome(stale)).gone:
+                break
+        assert (await remote.outcome(stale)).gone
+        assert plugin(a).ran == []
