@@ -172,6 +172,9 @@ async def alarm_hosts(url: str, clock: FakeClock, count: int = 2) -> AsyncIterat
     hosts: list[Host] = []
     for _ in range(count):
         backend = backend_for(url)
+        # These tests drive minutes of fake time through real queries; the action
+        # relay's polls (tested in test_remote_actions) would only add to them.
+        backend.remote_actions = lambda: None  # type: ignore[method-assign,assignment,return-value]
         host = Host(
             backend=backend,
             model=FakeModel(),
