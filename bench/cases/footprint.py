@@ -2,7 +2,7 @@
 
 - `memory`: N stored Sessions, each holding one reminder due in an hour, are
   resumed into one Host (each then has a root agent, the plugin's tools,
-  ledger and owner task, and a timer). The figure is the process's resident
+  ledger and owner, and an entry in the plugin's alarm). The figure is the process's resident
   set growth after a full collection, divided by N (and `tracemalloc`-free:
   tracing would change what it measures). Then `traced` more Sessions are
   resumed under `tracemalloc` and the snapshot diff says what one keeps, by

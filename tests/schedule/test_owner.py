@@ -865,3 +865,21 @@ async def test_a_v1_reminder_is_delivered_with_a_v2_dispatch(harness: Harness) -
         "missed": 0,
         "recordSeq": 0,
     }
+
+
+async def test_an_armed_owner_waits_on_the_alarm_without_a_task(harness: Harness) -> None:
+    agent = harness.open()
+    alarm = harness.plugin.alarms.for_clock(harness.clock)
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=3600)
+    await settle()
+    assert len(agent.tasks) == 0  # no owner task: just the alarm's entry
+    assert len(alarm) == 1
+
+    await harness.value(agent, "schedule_delete", id="rem-1")
+    await settle()
+    assert len(alarm) == 0
+    assert harness.clock.sleeping == 0
+
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=10)
+    await follow(harness, lambda: bool(dispatches(agent.session)), limit=100)
+    assert harness.clock.wall_ms() == START_MS + 10_000

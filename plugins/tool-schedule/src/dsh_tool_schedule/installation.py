@@ -21,6 +21,7 @@ from .tools import schedule_tools
 if TYPE_CHECKING:
     from dsh import Agent, PluginContext
 
+    from .alarm import Alarm
     from .cache import FoldCache
 
 __all__ = ["InstallationError", "ScheduleInstallation", "install"]
@@ -54,6 +55,7 @@ def install(
     context: PluginContext[ScheduleConfig | None],
     agent: Agent,
     config: ScheduleConfig,
+    alarm: Alarm,
     folds: FoldCache | None = None,
 ) -> ScheduleInstallation:
     """Install the tools and the owner in `agent`, in one installation scope.
@@ -63,7 +65,7 @@ def install(
     — the publication hook cannot await — and re-raised as `InstallationError`
     naming the plugin and the Session. The ledger starts from `folds`' fold of
     the Session's log when it holds one (a resume or a wake then folds only the
-    events after it).
+    events after it); the owner waits for its next target on `alarm`.
     """
     seed = None if folds is None else folds.seed(agent.session)
     ledger = ScheduleLedger(
@@ -75,7 +77,7 @@ def install(
             undo.push(tools)
             for tool in schedule_tools(ledger):
                 tools.callback(agent.tools.register(tool))
-            owner = ReminderOwner(agent, ledger, config)
+            owner = ReminderOwner(agent, ledger, alarm)
             undo.callback(owner.cancel)
             scope = context.install(agent)
             undo.pop_all()  # installed: nothing to undo; `tools` now belongs to the scope

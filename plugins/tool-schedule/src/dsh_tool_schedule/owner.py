@@ -5,12 +5,14 @@ It holds no state of its own beyond its current wait: every decision comes
 from the ledger's fold of the Session log.
 
 The loop plans every active reminder at the wall clock's now
-(`ScheduleLedger.plan`: what is due, and when to look again) and sleeps toward
-the earliest time on the agent's clock in segments of at most
-`max_segment_seconds` (60 s), ending the last long segment
-`early_wake_seconds` before the target and sleeping the short remainder, and
-re-reads `clock.wall_ms()` at every wake: a wall-clock rollback never fires
-early, a forward jump makes the target overdue at the next wake.
+(`ScheduleLedger.plan`: what is due, and when to look again). With nothing
+due, the owner sets the plugin's `Alarm` for the earliest time to look again
+(or, with no such time, nothing) and its task ends: an armed Session waits as
+one entry of the alarm's heap, not as a sleeping task. The alarm, or any
+`recompute()`, starts the task again. The alarm sleeps in segments and
+re-reads the wall clock at every wake (`dsh_tool_schedule.alarm`): a
+wall-clock rollback never fires early, a forward jump makes the target
+overdue at the next wake.
 
 When a target is due:
 
@@ -38,17 +40,18 @@ A rejected log stops delivery for this agent: the owner logs it and, unless
 the log already says so, appends one `schedule/notice` for the rejected seq
 (under the lock, then a barrier) so the person sees it, then stops.
 
-`recompute()` interrupts a sleep or an idle wait so that the target is derived
-again; it is what management preflights call. `aclose()` stops the owner and
-returns once its task has finished; it never touches the log beyond the above.
+`recompute()` derives the target again: it interrupts an idle wait, or starts
+the task when none runs; it is what management preflights and the alarm call.
+`aclose()` stops the owner (clearing its alarm) and returns once its task, if
+one runs, has finished; it never touches the log beyond the above.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
 from enum import Enum
-from functools import partial
 from typing import TYPE_CHECKING
 
 import anyio
@@ -56,7 +59,6 @@ from pydantic import JsonValue
 
 from dsh import AgentClosed
 
-from .config import ScheduleConfig
 from .fold import following_occurrence
 from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
@@ -64,8 +66,9 @@ from .notice import noticed
 from .timefmt import format_timestamp
 
 if TYPE_CHECKING:
-    from dsh import Agent
+    from dsh import Agent, Disposer
 
+    from .alarm import Alarm
     from .fold import FoldError
 
 __all__ = ["ReminderOwner"]
@@ -81,53 +84,90 @@ class _Attempt(Enum):
     FAULTED = "faulted"
 
 
+@dataclass(frozen=True, slots=True)
+class _Rest:
+    """Nothing to do until `wake_ms` (None: until something changes): the task ends."""
+
+    wake_ms: int | None
+
+
 class ReminderOwner:
     """Delivers due reminders of one root agent. Constructing one starts its task."""
 
-    def __init__(self, agent: Agent, ledger: ScheduleLedger, config: ScheduleConfig) -> None:
+    def __init__(self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm) -> None:
         self._agent = agent
         self._ledger = ledger
-        self._config = config
+        self._alarm = alarm
         self._dirty = False
+        self._stopped = False
+        self._task: anyio.CancelScope | None = None
         self._wait_scope: anyio.CancelScope | None = None
-        self._done = anyio.Event()
-        self._unwatch = ledger.watch(self.recompute)
-        self._task = agent.tasks.start_soon(self._run, name=f"schedule owner {agent.session.id}")
+        self._finished: anyio.Event | None = None
+        self._unwatch: Disposer | None = ledger.watch(self.recompute)
+        self._start()
 
     def recompute(self) -> None:
-        """Derive the target again: end the current sleep or idle wait, if any."""
+        """Derive the target again: end the current idle wait, or start the task."""
         self._dirty = True
         if self._wait_scope is not None:
             self._wait_scope.cancel()
+        self._start()
 
     def cancel(self) -> None:
         """Stop at the next await without waiting for the task to finish."""
-        self._task.cancel()
+        self._stop()
+        if self._task is not None:
+            self._task.cancel()
 
     async def aclose(self) -> None:
-        """Stop, and return once the owner task has finished."""
+        """Stop, and return once the owner task (if one runs) has finished."""
         self.cancel()
-        await self._done.wait()
+        if self._task is not None:
+            self._finished = self._finished or anyio.Event()
+            await self._finished.wait()
 
     # -- the loop ---------------------------------------------------------
 
+    def _start(self) -> None:
+        agent = self._agent
+        if self._task is not None or self._stopped or agent.closed or agent.tasks.closed:
+            return
+        self._alarm.clear(self)
+        self._task = agent.tasks.start_soon(self._run, name=f"schedule owner {agent.session.id}")
+
+    def _stop(self) -> None:
+        """For good: no alarm, no more recomputes."""
+        self._stopped = True
+        self._alarm.clear(self)
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
+
     async def _run(self) -> None:
         try:
-            await self._loop()
+            rest = await self._loop()
         finally:
-            self._unwatch()
-            self._done.set()
+            self._task = None
+            if self._finished is not None:
+                self._finished.set()
+        if rest is None:
+            self._stop()
+        elif rest.wake_ms is not None:
+            self._alarm.set(self, rest.wake_ms, self.recompute)
 
-    async def _loop(self) -> None:
+    async def _loop(self) -> _Rest | None:
+        """Run until there is nothing to do but wait for a time or a change (or stop: None)."""
         agent = self._agent
         # `when_idle()` returns at once for a closed agent: stop rather than spin.
         while not agent.closed:
             self._dirty = False
             waiter = await self._step()
             if waiter is None:
-                return
+                return None
             if self._dirty:
                 continue
+            if isinstance(waiter, _Rest):
+                return waiter
             # `recompute()` cancels just this scope; the loop then derives again.
             with anyio.CancelScope() as scope:
                 self._wait_scope = scope
@@ -135,8 +175,9 @@ class ReminderOwner:
                     await waiter()
                 finally:
                     self._wait_scope = None
+        return None
 
-    async def _step(self) -> Callable[[], Awaitable[None]] | None:
+    async def _step(self) -> Callable[[], Awaitable[None]] | _Rest | None:
         """Act on the fold once; return what to wait for next, or None to stop."""
         agent = self._agent
         fold = self._ledger.fold()
@@ -158,9 +199,7 @@ class ReminderOwner:
             if attempt in (_Attempt.BUSY, _Attempt.WAITING):
                 return agent.when_idle
             return anyio.lowlevel.checkpoint
-        if wake is None:
-            return anyio.sleep_forever
-        return partial(agent.clock.sleep, self._segment(wake - now))
+        return _Rest(wake)
 
     async def _report(self, error: FoldError) -> None:
         """Tell the person once that this Session's schedule log was rejected."""
@@ -185,14 +224,6 @@ class ReminderOwner:
                     agent.session.id,
                     failure,
                 )
-
-    def _segment(self, remaining_ms: int) -> float:
-        # Wake `early` before the target, then sleep the short rest: a long
-        # sleep lands late by about 0.1% (timer slack), a short one barely.
-        remaining = remaining_ms / 1000
-        early = self._config.early_wake_seconds
-        wanted = remaining - early if remaining > early else remaining
-        return min(self._config.max_segment_seconds, wanted)
 
     # -- delivery ---------------------------------------------------------
 

@@ -6,7 +6,8 @@ module-level state: everything it runs lives in installation scopes joined to
 an agent and to this instance's own scope.
 
 - `dsh_agent_published(agent)`: installs the four tools and one owner in each
-  *root* agent published after the plugin loaded. Child agents are skipped;
+  *root* agent published after the plugin loaded; the owners wait for their
+  next target on one `Alarm` per clock (`alarm`), closed with the plugin. Child agents are skipped;
   agents published earlier, cold history reads and other Hosts never reach this
   instance.
 - `dsh_event_view(session, event)`: the reminder receipt of a `schedule/change`
@@ -42,6 +43,7 @@ from pydantic import JsonValue
 from dsh import Session, hookimpl
 
 from .actions import start_action
+from .alarm import Alarms
 from .cache import FoldCache
 from .cli import register_commands
 from .config import ScheduleConfig
@@ -72,6 +74,8 @@ class SchedulePlugin:
         self.config = config
         self.folds = FoldCache()
         context.scope.add(self.folds.clear)
+        self.alarms = Alarms(context.group, config)
+        context.scope.add(self.alarms.aclose)
         self._installations: weakref.WeakKeyDictionary[Agent, ScheduleInstallation] = (
             weakref.WeakKeyDictionary()
         )
@@ -84,7 +88,10 @@ class SchedulePlugin:
     @hookimpl
     def dsh_agent_published(self, agent: Agent) -> None:
         if agent.is_root:
-            self._installations[agent] = install(self.context, agent, self.config, self.folds)
+            alarm = self.alarms.for_clock(agent.clock)
+            self._installations[agent] = install(
+                self.context, agent, self.config, alarm, self.folds
+            )
 
     @hookimpl
     def dsh_event_view(
