@@ -151,6 +151,10 @@ class _Record:
             self._model = Record.model_validate(self.plain.data)
         return self._model
 
+    def compact(self) -> None:
+        self._model = None
+        self._series = None
+
     def series(self) -> Bounded:
         if self._series is None:
             plain = self.plain
@@ -206,6 +210,10 @@ class _State:
                 record.series(),
             )
         return self._shown
+
+    def compact(self) -> None:
+        self._shown = None
+        self.record.compact()
 
 
 class ScheduleFold:
@@ -267,6 +275,15 @@ class ScheduleFold:
     def reminders(self) -> list[Reminder]:
         """The active reminders in creation order."""
         return [state.reminder() for state in self._active.values()]
+
+    def compact(self) -> None:
+        """Drop what `reminders()` and `get()` built; they build it again when next asked.
+
+        The owner calls it before it rests, so an armed Session that waits for
+        its alarm keeps its reminders only in their plain form (≈ 2 KB less each).
+        """
+        for state in self._active.values():
+            state.compact()
 
     def get(self, reminder_id: str) -> Reminder | None:
         state = self._active.get(ReminderId(reminder_id))

@@ -10,7 +10,6 @@ management operation already in flight. It never deletes a record.
 
 from __future__ import annotations
 
-from contextlib import ExitStack
 from typing import TYPE_CHECKING
 
 from .config import ScheduleConfig
@@ -19,7 +18,7 @@ from .owner import ReminderOwner
 from .tools import schedule_tools
 
 if TYPE_CHECKING:
-    from dsh import Agent, PluginContext
+    from dsh import Agent, Disposer, PluginContext
 
     from .alarm import Alarm
     from .cache import FoldCache
@@ -34,10 +33,14 @@ class InstallationError(RuntimeError):
 class ScheduleInstallation:
     """The installed parts; `aclose` disposes them in order (see the module docstring)."""
 
-    def __init__(self, ledger: ScheduleLedger, owner: ReminderOwner, tools: ExitStack) -> None:
+    __slots__ = ("_ledger", "_owner", "_unregister")
+
+    def __init__(
+        self, ledger: ScheduleLedger, owner: ReminderOwner, unregister: list[Disposer]
+    ) -> None:
         self._ledger = ledger
         self._owner = owner
-        self._tools = tools
+        self._unregister = unregister
 
     @property
     def ledger(self) -> ScheduleLedger:
@@ -47,7 +50,7 @@ class ScheduleInstallation:
     async def aclose(self) -> None:
         self._ledger.close()
         await self._owner.aclose()
-        self._tools.close()
+        _unregister_all(self._unregister)
         await self._ledger.drain()
 
 
@@ -71,21 +74,27 @@ def install(
     ledger = ScheduleLedger(
         session=agent.session, store=agent.store, clock=agent.clock, config=config, fold=seed
     )
-    tools = ExitStack()
+    # Plain lists, not ExitStacks: an armed Session keeps these (≈ 3 KB less each).
+    unregister: list[Disposer] = []
+    owner: ReminderOwner | None = None
     try:
-        with ExitStack() as undo:
-            undo.push(tools)
-            for tool in schedule_tools(ledger):
-                tools.callback(agent.tools.register(tool))
-            owner = ReminderOwner(agent, ledger, alarm)
-            undo.callback(owner.cancel)
-            scope = context.install(agent)
-            undo.pop_all()  # installed: nothing to undo; `tools` now belongs to the scope
+        for tool in schedule_tools(ledger):
+            unregister.append(agent.tools.register(tool))
+        owner = ReminderOwner(agent, ledger, alarm)
+        scope = context.install(agent)
     except Exception as error:
+        if owner is not None:
+            owner.cancel()
+        _unregister_all(unregister)
         raise InstallationError(
             f"plugin {context.name!r} (dsh-tool-schedule) could not install in session "
             f"{agent.session.id}: {type(error).__name__}: {error}"
         ) from error
-    installation = ScheduleInstallation(ledger, owner, tools)
+    installation = ScheduleInstallation(ledger, owner, unregister)
     scope.add(installation.aclose)
     return installation
+
+
+def _unregister_all(unregister: list[Disposer]) -> None:
+    while unregister:
+        unregister.pop()()

@@ -85,12 +85,20 @@ class ScheduleLedger:
         self.store = store
         self.clock = clock
         self.config = config or ScheduleConfig()
-        self.lock = anyio.Lock()
+        self._lock: anyio.Lock | None = None
         self._watchers: Listeners[Callable[[], None]] = Listeners()
         self._fold = ScheduleFold(session.fold_start) if fold is None else fold
         self._closed = False
 
     # -- shared by the tools and the owner ------------------------------
+
+    @property
+    def lock(self) -> anyio.Lock:
+        """Management operations and due work run one at a time under this lock."""
+        # Made on first use: most armed Sessions idle until their reminder is due.
+        if self._lock is None:
+            self._lock = anyio.Lock()
+        return self._lock
 
     def watch(self, on_confirmed: Callable[[], None]) -> Disposer:
         """Call `on_confirmed()` after every successful management barrier (the owner).

@@ -152,7 +152,9 @@ class ReminderOwner:
                 self._finished.set()
         if rest is None:
             self._stop()
-        elif rest.wake_ms is not None:
+            return
+        self._ledger.fold().compact()
+        if rest.wake_ms is not None:
             self._alarm.set(self, rest.wake_ms, self.recompute)
 
     async def _loop(self) -> _Rest | None:
