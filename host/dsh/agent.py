@@ -147,8 +147,9 @@ class Agent:
         self.parent = parent
         self.max_steps = max_steps
         self.tools = ToolRegistry()
-        self.scope = Scope(f"agent {session.id}")
-        self.tasks = TaskSet(group, name=f"agent {session.id}")
+        name = f"agent {session.id}"
+        self.scope = Scope(name)
+        self.tasks = TaskSet(group, name=name)
         self._phase = AgentPhase.IDLE
         # Lists, not deques: an empty deque costs 600 bytes and these stay short.
         self._inbox: list[_Input] = []

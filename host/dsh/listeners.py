@@ -18,7 +18,6 @@ owner, which knows what a failure means.
 
 from __future__ import annotations
 
-import itertools
 from collections.abc import Iterator
 from typing import Any, Generic, TypeVar
 
@@ -36,11 +35,12 @@ class Listeners(Generic[T]):
 
     def __init__(self) -> None:
         self._entries: dict[int, T] = {}
-        self._next = itertools.count()
+        self._next = 0  # an int, not an itertools.count: every live Session keeps a few
 
     def add(self, listener: T) -> Disposer:
         """Register `listener`; returns the disposer that removes this registration."""
-        key = next(self._next)
+        key = self._next
+        self._next = key + 1
         self._entries[key] = listener
         return _Removal(self._entries, key)
 

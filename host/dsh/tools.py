@@ -206,6 +206,22 @@ class DuplicateTool(ValueError):
     """A tool with that name is already registered in this registry."""
 
 
+class _Unregister:
+    """The disposer `ToolRegistry.register` returns: a slotted object, not a
+    closure, because every live agent keeps one per tool (≈ 150 bytes less)."""
+
+    __slots__ = ("_tool", "_tools")
+
+    def __init__(self, tools: dict[str, Tool[Any]], tool: Tool[Any]) -> None:
+        self._tools = tools
+        self._tool = tool
+
+    def __call__(self) -> None:
+        tool = self._tool
+        if self._tools.get(tool.name) is tool:
+            del self._tools[tool.name]
+
+
 class ToolRegistry:
     """The tools of one agent, in registration order."""
 
@@ -228,12 +244,7 @@ class ToolRegistry:
                 f"({type(self._tools[tool.name]).__qualname__})"
             )
         self._tools[tool.name] = tool
-
-        def unregister() -> None:
-            if self._tools.get(tool.name) is tool:
-                del self._tools[tool.name]
-
-        return unregister
+        return _Unregister(self._tools, tool)
 
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)

@@ -120,6 +120,28 @@ def test_event_is_frozen() -> None:
 # -- SessionHeader --------------------------------------------------------------
 
 
+def test_headers_share_their_fields_set_and_a_copy_gets_its_own() -> None:
+    first = SessionHeader.from_json(json.dumps(HEADER))
+    second = SessionHeader.from_json(json.dumps({**HEADER, "id": "other"}))
+    assert first.model_fields_set is second.model_fields_set  # one set, not one per header
+    shared = set(first.model_fields_set)
+
+    copied = first.model_copy(update={"delegation_depth": 3})
+    assert copied.depth == 3
+    assert "delegation_depth" in copied.model_fields_set
+    assert first.model_fields_set == second.model_fields_set == shared
+    assert json.loads(first.to_json()) == HEADER
+
+
+def test_a_canonical_header_is_its_own_canonical_form() -> None:
+    stored = header(delegationDepth=0)
+    assert stored.canonical() is stored
+    absent = header()
+    assert absent.delegation_depth is None
+    assert absent.canonical().delegation_depth == 0
+    assert absent.canonical() == stored
+
+
 def test_header_json_uses_camel_case_and_omits_absent_optional_keys() -> None:
     assert header().to_json() == (
         '{"version":1,"id":"s1","cwd":"/home/me","createdAt":1767225600000,'

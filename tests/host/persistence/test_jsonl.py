@@ -1,11 +1,13 @@
 from __future__ import annotations
 
+import gc
 import json
 import logging
 import os
 import stat
 import tempfile
 import threading
+import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any, TypeVar
@@ -196,6 +198,25 @@ async def test_a_lost_race_to_create_reports_the_session_as_existing(
         await backend.initialize(header(), events(0, 1))
     assert log_path(tmp_path).read_bytes() == b"someone else\n"
     assert tree(tmp_path) == ["sessions", "sessions/other.jsonl", "sessions/s1.jsonl"]
+
+
+async def test_the_refusal_of_a_stored_session_is_freed_without_a_collection(
+    backend: JsonlBackend,
+) -> None:
+    # Every resume of a stored Session meets this refusal: raised in the I/O
+    # worker, it sat in a cycle with the awaiting frame, and the heap policy
+    # froze it (and the frames) for good.
+    await backend.initialize(header(), events(0, 1))
+    gc.disable()
+    try:
+        try:
+            await backend.initialize(header(), events(0, 1))
+        except SessionExists as error:
+            assert "session s1 is already stored" in str(error)
+            refusal = weakref.ref(error)
+        assert refusal() is None
+    finally:
+        gc.enable()
 
 
 async def test_an_unwritable_data_directory_is_a_storage_error_naming_the_file(

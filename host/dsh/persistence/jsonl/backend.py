@@ -36,7 +36,15 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from ...session import SessionEvent, SessionHeader, validate_session_id
-from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..backend import (
+    Backend,
+    Events,
+    LogMark,
+    SessionExists,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
 from .files import Sync
 from .format import encode_events
 from .logs import LogFiles, PendingBatch
@@ -91,7 +99,9 @@ class JsonlBackend(Backend):
         check_contiguous(header.id, events, 0)
         # Encoded by the worker once it knows the file is new: a resume's creation is
         # refused (the log exists), and encoding a long log for nothing costs.
-        await self._write(self._files.create, header, events)
+        refusal = await self._write(self._files.create, header, events)
+        if refusal is not None:
+            raise SessionExists(refusal)
 
     async def append(self, session_id: str, events: Sequence[SessionEvent]) -> None:
         validate_session_id(session_id)

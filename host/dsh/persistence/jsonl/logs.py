@@ -41,7 +41,6 @@ from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import NoReturn
 
 from ...session import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
 from ..backend import (
@@ -161,19 +160,28 @@ class LogFiles:
 
     # -- writing (the I/O worker only) ----------------------------------------
 
-    def create(self, header: SessionHeader, events: Sequence[SessionEvent]) -> None:
+    def create(self, header: SessionHeader, events: Sequence[SessionEvent]) -> str | None:
+        """Store a new log; None once stored.
+
+        A log already stored is opened for writing (see `_exists`) and the
+        refusal's message is returned for the caller to raise as
+        `SessionExists`: raised here, in the worker thread, the error would sit
+        in a reference cycle with the awaiting frame until a full collection —
+        for good, once the heap policy has frozen it — and every resume of a
+        stored Session passes here.
+        """
         path = self.path_of(header.id)
         head = encode_header(header)
         with storage_errors(path, "create"):
             ensure_directory(self.directory, self._sync_dir)
             if os.path.lexists(path):  # fail fast; the link below guarantees it
                 sync_directory(self.directory, self._sync_dir)
-                self._exists(header.id, path)
+                return self._exists(header.id, path)
             batch = encode_events(events)
             try:
                 fd = create_exclusive(path, head + batch.payload, self._sync_file, self._sync_dir)
             except SessionExists:
-                self._exists(header.id, path)
+                return self._exists(header.id, path)
             state = state_of(os.fstat(fd))
         index = LineIndex(
             path=path,
@@ -190,15 +198,16 @@ class LogFiles:
         self._forget_cached(header.id)
         self._writers[header.id] = _Writer(path, fd, index, state)
         self._incarnations.observe(header.id, state)
+        return None
 
-    def _exists(self, session_id: str, path: Path) -> NoReturn:
+    def _exists(self, session_id: str, path: Path) -> str:
         # The caller adopts what is there and appends to it (a resume, a create whose
         # acknowledgement was lost): open it for writing now, which repairs a torn
         # tail even if nothing is ever appended. A log that cannot be opened is the
         # adoption's to report, not this refusal's.
         with contextlib.suppress(StorageError):
             self._writer(session_id)
-        raise SessionExists(f"session {session_id} is already stored ({path})")
+        return f"session {session_id} is already stored ({path})"
 
     def append_round(self, batches: Sequence[PendingBatch]) -> None:
         """Write every batch of one group commit; each failure stays with its batch."""

@@ -71,6 +71,9 @@ class ScheduleConflict(ToolError):
 class ScheduleLedger:
     """The reminders of one live Session, managed through its store."""
 
+    # Slotted: every armed Session keeps one.
+    __slots__ = ("_closed", "_fold", "_lock", "_watchers", "clock", "config", "session", "store")
+
     def __init__(
         self,
         *,

@@ -94,6 +94,19 @@ class _Rest:
 class ReminderOwner:
     """Delivers due reminders of one root agent. Constructing one starts its task."""
 
+    # Slotted: every armed Session keeps one.
+    __slots__ = (
+        "_agent",
+        "_alarm",
+        "_dirty",
+        "_finished",
+        "_ledger",
+        "_stopped",
+        "_task",
+        "_unwatch",
+        "_wait_scope",
+    )
+
     def __init__(self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm) -> None:
         self._agent = agent
         self._ledger = ledger
