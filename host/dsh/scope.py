@@ -85,11 +85,7 @@ class Scope:
                 parent.discard(scope.aclose)
             raise
 
-        def detach() -> None:
-            for parent in parents:
-                parent.discard(scope.aclose)
-
-        scope.add(detach)
+        scope.add(_Detach(parents, scope))
         return scope
 
     async def aclose(self) -> None:
@@ -120,3 +116,18 @@ class Scope:
         if self._closed is not None:
             self._closed.set()
         raise_errors(errors, f"{self.name}: {len(errors)} disposers failed")
+
+
+class _Detach:
+    """A joint scope's last disposer: forget it in every parent (slotted, not a
+    closure: every installation keeps one)."""
+
+    __slots__ = ("_parents", "_scope")
+
+    def __init__(self, parents: tuple[Scope, ...], scope: Scope) -> None:
+        self._parents = parents
+        self._scope = scope
+
+    def __call__(self) -> None:
+        for parent in self._parents:
+            parent.discard(self._scope.aclose)

@@ -169,7 +169,14 @@ ArgsT = TypeVar("ArgsT", bound=BaseModel)
 
 
 class Tool(ABC, Generic[ArgsT]):
-    """A callable capability. Subclasses set `name`, `description`, `arguments`."""
+    """A callable capability. Subclasses set `name`, `description`, `arguments`.
+
+    `Tool` itself has no instance dict (`__slots__ = ()`), so a subclass that
+    declares its own `__slots__` is slotted too: worth it for tools installed
+    in every Session. A subclass without `__slots__` works as usual.
+    """
+
+    __slots__ = ()
 
     name: ClassVar[str]
     description: ClassVar[str]

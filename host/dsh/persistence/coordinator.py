@@ -177,13 +177,7 @@ class PersistenceCoordinator:
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
         controller.start_writer()  # create (or adopt) the stored log eagerly
-
-        async def detach() -> None:
-            if self._controllers.get(session) is controller:
-                del self._controllers[session]
-                await controller.close(retry_seconds=self.close_retry_seconds)
-
-        return detach
+        return controller.detach
 
     async def abandon(self, session: Session) -> None:
         """Detach `session` without writing anything more (its creation failed).
@@ -570,6 +564,13 @@ class _Controller:
             changed.set()
 
     # -- detaching ------------------------------------------------------------
+
+    async def detach(self) -> None:
+        """The disposer `attach` returns (a bound method: every live Session keeps one)."""
+        owner = self._owner
+        if owner._controllers.get(self.session) is self:
+            del owner._controllers[self.session]
+            await self.close(retry_seconds=owner.close_retry_seconds)
 
     async def close(self, *, retry_seconds: float, write: bool = True) -> None:
         """Store what is pending (retrying for at most `retry_seconds` of backoff), then

@@ -280,6 +280,8 @@ class ScheduleCreate(Tool[CreateArguments]):
     )
     arguments = CreateArguments
 
+    __slots__ = ("_ledger",)  # installed in every root agent
+
     def __init__(self, ledger: ScheduleLedger) -> None:
         self._ledger = ledger
 
@@ -296,6 +298,8 @@ class ScheduleUpdate(Tool[UpdateArguments]):
         "changed and schedule_conflict shows the current reminder."
     )
     arguments = UpdateArguments
+
+    __slots__ = ("_ledger",)  # installed in every root agent
 
     def __init__(self, ledger: ScheduleLedger) -> None:
         self._ledger = ledger
@@ -314,6 +318,8 @@ class ScheduleList(Tool[ListArguments]):
     )
     arguments = ListArguments
 
+    __slots__ = ("_ledger",)  # installed in every root agent
+
     def __init__(self, ledger: ScheduleLedger) -> None:
         self._ledger = ledger
 
@@ -328,6 +334,8 @@ class ScheduleDelete(Tool[DeleteArguments]):
         'An unknown or finished id answers deleted: false with code "schedule_not_found".'
     )
     arguments = DeleteArguments
+
+    __slots__ = ("_ledger",)  # installed in every root agent
 
     def __init__(self, ledger: ScheduleLedger) -> None:
         self._ledger = ledger
