@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import gc
+import weakref
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from importlib.metadata import entry_points
@@ -322,3 +324,15 @@ async def test_receipts_read_from_worker_threads_agree_with_one_read_on_the_loop
 
     assert all(result == expected for result in found)
     assert expected[0] is not None and expected[-1] is not None
+
+
+async def test_a_closed_agent_is_not_kept_by_the_plugin(harness: Harness) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=3600)
+    await settle()
+    gone = weakref.ref(agent)
+    await agent.aclose()
+    harness.agents.remove(agent)
+    del agent
+    gc.collect()
+    assert gone() is None  # with its Session and every event it held

@@ -33,11 +33,18 @@ class InstallationError(RuntimeError):
 class ScheduleInstallation:
     """The installed parts; `aclose` disposes them in order (see the module docstring)."""
 
-    __slots__ = ("_ledger", "_owner", "_unregister")
+    __slots__ = ("_agent", "_installations", "_ledger", "_owner", "_unregister")
 
     def __init__(
-        self, ledger: ScheduleLedger, owner: ReminderOwner, unregister: list[Disposer]
+        self,
+        agent: Agent,
+        installations: dict[Agent, ScheduleInstallation],
+        ledger: ScheduleLedger,
+        owner: ReminderOwner,
+        unregister: list[Disposer],
     ) -> None:
+        self._agent = agent
+        self._installations = installations
         self._ledger = ledger
         self._owner = owner
         self._unregister = unregister
@@ -48,6 +55,7 @@ class ScheduleInstallation:
         return self._ledger
 
     async def aclose(self) -> None:
+        self._installations.pop(self._agent, None)  # an agent is installed in once
         self._ledger.close()
         await self._owner.aclose()
         _unregister_all(self._unregister)
@@ -59,9 +67,14 @@ def install(
     agent: Agent,
     config: ScheduleConfig,
     alarm: Alarm,
+    installations: dict[Agent, ScheduleInstallation],
     folds: FoldCache | None = None,
 ) -> ScheduleInstallation:
     """Install the tools and the owner in `agent`, in one installation scope.
+
+    The installation is entered in `installations` under `agent` until its
+    scope closes (a plain dict, not a weak one: the installation refers to its
+    agent, so a weak key would never die and every closed Session would stay).
 
     Every step that can fail runs before the scope exists, so a failure (a tool
     name already taken, a closed agent or plugin) is rolled back synchronously
@@ -90,7 +103,8 @@ def install(
             f"plugin {context.name!r} (dsh-tool-schedule) could not install in session "
             f"{agent.session.id}: {type(error).__name__}: {error}"
         ) from error
-    installation = ScheduleInstallation(ledger, owner, unregister)
+    installation = ScheduleInstallation(agent, installations, ledger, owner, unregister)
+    installations[agent] = installation
     scope.add(installation.aclose)
     return installation
 

@@ -34,7 +34,6 @@ from that fold.
 
 from __future__ import annotations
 
-import weakref
 from collections.abc import Awaitable
 from typing import TYPE_CHECKING, ClassVar
 
@@ -76,9 +75,8 @@ class SchedulePlugin:
         context.scope.add(self.folds.clear)
         self.alarms = Alarms(context.group, config)
         context.scope.add(self.alarms.aclose)
-        self._installations: weakref.WeakKeyDictionary[Agent, ScheduleInstallation] = (
-            weakref.WeakKeyDictionary()
-        )
+        # Each installation removes itself when its scope closes.
+        self._installations: dict[Agent, ScheduleInstallation] = {}
 
     @property
     def grace_ms(self) -> int:
@@ -89,9 +87,7 @@ class SchedulePlugin:
     def dsh_agent_published(self, agent: Agent) -> None:
         if agent.is_root:
             alarm = self.alarms.for_clock(agent.clock)
-            self._installations[agent] = install(
-                self.context, agent, self.config, alarm, self.folds
-            )
+            install(self.context, agent, self.config, alarm, self._installations, self.folds)
 
     @hookimpl
     def dsh_event_view(
