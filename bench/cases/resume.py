@@ -19,12 +19,11 @@ import time
 from pathlib import Path
 from typing import Any
 
-import anyio
 from pydantic import JsonValue
 
 from ..sizes import Size
 from ..stats import summary
-from ..support import bench_host, create_data, turn_events, write_session
+from ..support import all_blocked, bench_host, create_data, turn_events, write_session
 
 __all__ = ["resume", "session_events"]
 
@@ -70,7 +69,7 @@ async def _rounds(data_dir: Path, session_id: str, rounds: int) -> dict[str, lis
             times["inspect"].append(time.perf_counter() - start)
             start = time.perf_counter()
             agent, resumed = await host.resume(session_id)
-            await anyio.wait_all_tasks_blocked()
+            await all_blocked()
             times["resume"].append(time.perf_counter() - start)
             assert resumed and agent.tools.names(), "the schedule plugin did not install"
             await host.close_session(session_id)
