@@ -1295,3 +1295,132 @@ async def test_a_log_written_at_any_depth_a_writer_produced_reads_back_and_forks
 async def test_new_data_deeper_than_the_limit_is_refused_before_anything_is_stored() -> None:
     with pytest.raises(ValueError, match="nested more than 67 levels deep"):
         SessionEvent(seq=0, type="test/deep", time=1, data=_deep_arguments(68))
+
+
+# -- group commits of several Sessions ------------------------------------------------
+
+
+async def concurrent_appends(backend: JsonlBackend, ids: list[str]) -> dict[str, Exception]:
+    """Append one event to each of `ids` at once (all but the first share a round)."""
+    failures: dict[str, Exception] = {}
+
+    async def one(session_id: str) -> None:
+        try:
+            await backend.append(session_id, events(1, 2))
+        except Exception as error:
+            failures[session_id] = error
+
+    async with anyio.create_task_group() as group:
+        for session_id in ids:
+            group.start_soon(one, session_id)
+    return failures
+
+
+async def test_a_round_of_several_sessions_syncs_their_files_side_by_side(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence.jsonl import logs
+
+    ids = [f"s{index}" for index in range(6)]
+    for session_id in ids:
+        await backend.initialize(header(session_id), events(0, 1))
+    synced_on: list[str] = []
+    real_sync_one = logs._sync_one
+
+    def sync_one(fd: int) -> Exception | None:
+        synced_on.append(threading.current_thread().name)
+        return real_sync_one(fd)
+
+    monkeypatch.setattr(logs, "_sync_one", sync_one)
+    assert await concurrent_appends(backend, ids) == {}
+
+    assert len(synced_on) >= 2 and all(name.startswith("dsh-fsync") for name in synced_on)
+    for session_id in ids:
+        assert await backend.read(session_id) == events(0, 2)
+        lines = log_path(tmp_path, session_id).read_bytes().splitlines()
+        assert len(lines) == 3  # the header and both events
+    await backend.aclose()
+    assert backend._files._syncers is None  # the sync threads end with the backend
+
+
+async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its_file_back(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence.jsonl import logs
+
+    ids = [f"s{index}" for index in range(5)]
+    for session_id in ids:
+        await backend.initialize(header(session_id), events(0, 1))
+    sizes = {session_id: log_path(tmp_path, session_id).stat().st_size for session_id in ids}
+    doomed = os.open(log_path(tmp_path, "s3"), os.O_RDONLY)
+    doomed_inode = os.fstat(doomed).st_ino
+    os.close(doomed)
+    real_sync_one = logs._sync_one
+
+    def sync_one(fd: int) -> Exception | None:
+        if os.fstat(fd).st_ino == doomed_inode:
+            return OSError(5, "Input/output error")
+        return real_sync_one(fd)
+
+    monkeypatch.setattr(logs, "_sync_one", sync_one)
+    failures = await concurrent_appends(backend, ids)
+
+    assert list(failures) == ["s3"]
+    assert isinstance(failures["s3"], StorageError)
+    assert "cannot append to" in str(failures["s3"]) and "Input/output error" in str(failures["s3"])
+    assert log_path(tmp_path, "s3").stat().st_size == sizes["s3"]  # nothing of it left behind
+    assert await backend.read("s3") == events(0, 1)
+    for session_id in set(ids) - {"s3"}:
+        assert await backend.read(session_id) == events(0, 2)
+
+    monkeypatch.setattr(logs, "_sync_one", real_sync_one)
+    await backend.append("s3", events(1, 2))  # the next append works from what is stored
+    assert await backend.read("s3") == events(0, 2)
+
+
+async def test_a_shared_round_keeps_each_batchs_own_refusal(
+    backend: JsonlBackend, tmp_path: Path
+) -> None:
+    ids = ["s0", "s1", "s2", "gone"]
+    for session_id in ids[:3]:
+        await backend.initialize(header(session_id), events(0, 1))
+    failures = await concurrent_appends(backend, ids)
+
+    assert list(failures) == ["gone"]
+    assert isinstance(failures["gone"], SessionNotFound)
+    for session_id in ids[:3]:
+        assert await backend.read(session_id) == events(0, 2)
+
+
+def test_a_parallel_sync_reports_its_failure_rather_than_raising() -> None:
+    from dsh.persistence.jsonl import logs
+
+    read, write = os.pipe()
+    os.close(read)
+    os.close(write)
+    failure = logs._sync_one(write)  # a closed descriptor
+    assert isinstance(failure, OSError)
+
+
+async def test_a_batch_whose_bookkeeping_fails_reports_it_and_the_log_reads_back(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence.jsonl import logs
+
+    await backend.initialize(header(), events(0, 1))
+    real_settled = logs.LogFiles._settled
+
+    def settled(self: logs.LogFiles, writer: Any) -> None:
+        raise RuntimeError("bookkeeping failed")
+
+    monkeypatch.setattr(logs.LogFiles, "_settled", settled)
+    with pytest.raises(RuntimeError, match="bookkeeping failed"):
+        await backend.append("s1", events(1, 2))
+    monkeypatch.setattr(logs.LogFiles, "_settled", real_settled)
+    # Written and synced but not confirmed: the file holds it, and a reader of
+    # the file (the coordinator reconciles the same way) finds it there.
+    reopened = JsonlBackend(tmp_path)
+    try:
+        assert await reopened.read("s1") == events(0, 2)
+    finally:
+        await reopened.aclose()

@@ -15,6 +15,10 @@ directory. `JsonlBackend` calls its mutating methods from a single I/O worker
   fails, the file is cut back to its last durable size, so a failed append
   leaves nothing behind a later reader could count; if even that fails the
   writer is marked broken and the next call re-reads the file.
+- **A group commit** (`append_round`) of several Sessions' batches writes
+  them all, then fdatasyncs their files side by side on a few helper threads,
+  then records each; the I/O worker waits for the helpers, so its methods
+  still run one at a time.
 - **A torn tail** found when a log is opened for writing is truncated (and
   synced) before anything is appended after it.
 - **Reads** of a log that is being written look at the writer under its
@@ -38,6 +42,7 @@ import stat as stat_module
 import threading
 from array import array
 from collections.abc import Collection, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -88,6 +93,16 @@ __all__ = ["LogFiles", "PendingBatch"]
 
 log = logging.getLogger("dsh.persistence.jsonl")
 _datasync: Sync = getattr(os, "fdatasync", os.fsync)
+SYNC_THREADS = 8  # measured best of 4, 8, 16, 32 for 100 files (ext4, 2 cores)
+
+
+def _sync_one(fd: int) -> Exception | None:
+    try:
+        _datasync(fd)
+    except Exception as error:
+        return error
+    return None
+
 
 # Logs shorter than this are rescanned rather than given a sidecar index: a scan
 # of 1,000 lines costs ≈ 0.6 ms, about what writing and checking a sidecar does.
@@ -151,6 +166,7 @@ class LogFiles:
         self._stripes = [threading.Lock() for _ in range(64)]
         self._reported: dict[str, str] = {}
         self._reported_lock = threading.Lock()
+        self._syncers: ThreadPoolExecutor | None = None  # made by the first parallel round
 
     def path_of(self, session_id: str) -> Path:
         return self.directory / (validate_session_id(session_id) + SUFFIX)
@@ -210,36 +226,88 @@ class LogFiles:
         return f"session {session_id} is already stored ({path})"
 
     def append_round(self, batches: Sequence[PendingBatch]) -> None:
-        """Write every batch of one group commit; each failure stays with its batch."""
-        for batch in batches:
-            try:
+        """Write every batch of one group commit; each failure stays with its batch.
+
+        A round of several Sessions' batches is written in three passes: each
+        batch's `write`, in order; the fdatasyncs of the files written, side by
+        side on `SYNC_THREADS` threads; then each batch's bookkeeping (or its
+        roll-back). ext4 merges concurrent journal commits, so this is where a
+        burst of Sessions' durability comes from (100 files here: 5.9–7.9 ms
+        from 8 threads, 11.4–13.3 ms one after another). Every batch is still
+        acknowledged only after its own file's fdatasync returned. A round
+        with one batch, two batches of one Session, or an injected `sync` (the
+        tests' faults, which count syncs in order) goes one batch at a time.
+        """
+        sessions = {batch.session_id for batch in batches}
+        if len(batches) < 2 or len(sessions) < len(batches) or self._sync_file is not _datasync:
+            for batch in batches:
                 self._append(batch)
-            except Exception as error:
-                batch.error = error
-            finally:
-                batch.processed = True
+            return
+        written: list[tuple[PendingBatch, _Writer]] = []
+        for batch in batches:
+            writer = self._begin(batch)
+            if writer is not None:
+                written.append((batch, writer))
+        failures = self._sync_all([writer.fd for _, writer in written])
+        for (batch, writer), failure in zip(written, failures, strict=True):
+            self._finish(batch, writer, failure)
 
     def _append(self, batch: PendingBatch) -> None:
-        writer = self._writer(batch.session_id)
-        check_contiguous(batch.session_id, batch.events, writer.index.length)
+        writer = self._begin(batch)
+        if writer is None:
+            return
+        try:
+            self._sync_file(writer.fd)
+        except Exception as error:
+            self._finish(batch, writer, error)
+        else:
+            self._finish(batch, writer, None)
+
+    def _begin(self, batch: PendingBatch) -> _Writer | None:
+        """Write `batch` (not synced yet); None once it failed (its error set, processed)."""
+        try:
+            writer = self._writer(batch.session_id)
+            check_contiguous(batch.session_id, batch.events, writer.index.length)
+        except Exception as error:
+            batch.error = error
+            batch.processed = True
+            return None
         with writer.lock:
             writer.writing = True
         try:
             write_all(writer.fd, batch.encoded.payload)
-            self._sync_file(writer.fd)
         except Exception as error:
-            self._roll_back(writer)
-            if isinstance(error, OSError):
-                raise StorageError(f"cannot append to {writer.path}: {error}") from error
-            raise
-        else:
+            self._finish(batch, writer, error)
+            return None
+        return writer
+
+    def _finish(self, batch: PendingBatch, writer: _Writer, failure: Exception | None) -> None:
+        """Record what `batch` made durable, or cut the file back after `failure`."""
+        try:
+            if failure is not None:
+                self._roll_back(writer)
+                if isinstance(failure, OSError):
+                    batch.error = StorageError(f"cannot append to {writer.path}: {failure}")
+                    batch.error.__cause__ = failure
+                else:
+                    batch.error = failure
+                return
             with writer.lock:
                 writer.index.append(batch.encoded, batch.events)
                 self._settled(writer)
             self._incarnations.record(batch.session_id, writer.state)
+        except Exception as error:
+            batch.error = error
         finally:
             with writer.lock:
                 writer.writing = False
+            batch.processed = True
+
+    def _sync_all(self, fds: list[int]) -> list[Exception | None]:
+        """fdatasync every fd side by side; each one's failure, or None."""
+        if self._syncers is None:
+            self._syncers = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="dsh-fsync")
+        return list(self._syncers.map(_sync_one, fds))
 
     def _settled(self, writer: _Writer) -> None:
         writer.state = state_of(os.fstat(writer.fd))
@@ -322,6 +390,9 @@ class LogFiles:
     def release_all(self) -> None:
         for session_id in list(self._writers):
             self.release(session_id)
+        if self._syncers is not None:
+            self._syncers.shutdown()
+            self._syncers = None
 
     def trash(self, session_id: str) -> None:
         path = self.path_of(session_id)
