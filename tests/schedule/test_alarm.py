@@ -1,6 +1,8 @@
 from __future__ import annotations
 
+import gc
 import logging
+import weakref
 from collections.abc import AsyncIterator, Callable
 
 import anyio
@@ -214,3 +216,38 @@ async def test_alarms_keeps_one_alarm_per_clock_and_closes_them_all() -> None:
         first.advance(1)
         await settle()
         assert woken.keys == ["b"]
+
+
+class Key:
+    """A key an alarm may hold on to (or not)."""
+
+
+async def test_a_cleared_or_replaced_target_keeps_nothing_of_its_key(
+    alarm: Alarm, clock: FakeClock
+) -> None:
+    woken = Woken()
+    early = Key()
+    alarm.set("first", START_MS + 1_000, woken.waker("first"))
+    alarm.set(early, START_MS + 86_400_000, woken.waker("early"))
+    replaced = Key()
+    alarm.set(replaced, START_MS + 90_000_000, woken.waker("replaced"))
+    alarm.set(replaced, START_MS + 2_000, woken.waker("replaced"))
+    gone = weakref.ref(early)
+    alarm.clear(early)
+    del early
+    gc.collect()
+    assert gone() is None  # its heap entry, if still there, holds no reference
+
+    await run_to(clock, START_MS + 2_000)
+    assert woken.keys == ["first", "replaced"]
+    assert len(alarm) == 0
+
+
+async def test_closing_forgets_every_target(alarm: Alarm, clock: FakeClock) -> None:
+    kept = Key()
+    alarm.set(kept, START_MS + 1_000, lambda: None)
+    gone = weakref.ref(kept)
+    del kept
+    await alarm.aclose()
+    gc.collect()
+    assert gone() is None and len(alarm) == 0

@@ -883,3 +883,16 @@ async def test_an_armed_owner_waits_on_the_alarm_without_a_task(harness: Harness
     await harness.value(agent, "schedule_create", prompt="tea", after_seconds=10)
     await follow(harness, lambda: bool(dispatches(agent.session)), limit=100)
     assert harness.clock.wall_ms() == START_MS + 10_000
+
+
+async def test_an_owner_stopped_before_its_first_step_sets_no_alarm(harness: Harness) -> None:
+    agent = harness.open()
+    alarm = harness.plugin.alarms.for_clock(harness.clock)
+    await harness.value(agent, "schedule_create", prompt="tea", after_seconds=3600)
+    await settle()
+    installation = harness.plugin._installations[agent]
+    installation._owner.recompute()  # its task is started, not yet run
+    await installation.aclose()
+    await settle()
+    assert len(alarm) == 0
+    assert harness.clock.sleeping == 0

@@ -1424,3 +1424,31 @@ async def test_a_batch_whose_bookkeeping_fails_reports_it_and_the_log_reads_back
         assert await reopened.read("s1") == events(0, 2)
     finally:
         await reopened.aclose()
+
+
+async def test_a_shared_round_whose_sync_threads_cannot_start_fails_each_batch_alone(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from dsh.persistence.jsonl import logs
+
+    ids = [f"s{index}" for index in range(4)]
+    for session_id in ids:
+        await backend.initialize(header(session_id), events(0, 1))
+    sizes = {session_id: log_path(tmp_path, session_id).stat().st_size for session_id in ids}
+
+    def no_threads(self: logs.LogFiles, fds: list[int]) -> list[Exception | None]:
+        raise RuntimeError("can't start new thread")
+
+    monkeypatch.setattr(logs.LogFiles, "_sync_all", no_threads)
+    failures = await concurrent_appends(backend, ids)
+
+    shared = set(ids) - {"s0"}  # the first append had a round of its own
+    assert set(failures) == shared
+    for session_id in shared:
+        assert "can't start new thread" in str(failures[session_id])
+        assert log_path(tmp_path, session_id).stat().st_size == sizes[session_id]
+        assert await backend.read(session_id) == events(0, 1)
+    monkeypatch.undo()
+    assert await concurrent_appends(backend, sorted(shared)) == {}
+    for session_id in shared:
+        assert await backend.read(session_id) == events(0, 2)

@@ -248,7 +248,11 @@ class LogFiles:
             writer = self._begin(batch)
             if writer is not None:
                 written.append((batch, writer))
-        failures = self._sync_all([writer.fd for _, writer in written])
+        fds = [writer.fd for _, writer in written]
+        try:
+            failures = self._sync_all(fds)
+        except Exception as error:  # no helper thread could start: none is known synced
+            failures = [error] * len(fds)
         for (batch, writer), failure in zip(written, failures, strict=True):
             self._finish(batch, writer, failure)
 
@@ -388,11 +392,13 @@ class LogFiles:
             os.close(writer.fd)
 
     def release_all(self) -> None:
-        for session_id in list(self._writers):
-            self.release(session_id)
-        if self._syncers is not None:
-            self._syncers.shutdown()
-            self._syncers = None
+        try:
+            for session_id in list(self._writers):
+                self.release(session_id)
+        finally:
+            if self._syncers is not None:
+                self._syncers.shutdown()
+                self._syncers = None
 
     def trash(self, session_id: str) -> None:
         path = self.path_of(session_id)

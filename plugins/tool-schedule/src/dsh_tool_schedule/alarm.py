@@ -20,8 +20,9 @@ Contract:
   earlier `set` breaks a tie); a `wake` that raises is logged and the others
   still run.
 - `clear(key)` forgets `key`'s target (a no-op without one).
-- `aclose()` (at the plugin scope's end) stops the wait; `set` is then a
-  no-op: the installations it served are closing too.
+- `aclose()` (at the plugin scope's end) stops the wait and forgets every
+  target; `set` is then a no-op: the installations it served are closing too.
+- A cleared or replaced target keeps no reference to its key or `wake`.
 """
 
 from __future__ import annotations
@@ -55,10 +56,12 @@ class Alarm:
         self._clock = clock
         self._config = config
         self._tasks = tasks
-        # The heap holds (target, order, key, wake); an entry is current only
-        # while `_current[key]` is its order (replaced or cleared ones are
-        # dropped when they reach the top, or when the heap is compacted).
-        self._heap: list[tuple[int, int, Hashable, Callable[[], None]]] = []
+        # The heap holds only (target, order); what to wake is in `_entries` under
+        # the order, and `_current` maps a key to its order. A replaced or cleared
+        # target leaves a bare (target, order) behind, dropped when it reaches the
+        # top or when the heap is compacted, and refers to no owner meanwhile.
+        self._heap: list[tuple[int, int]] = []
+        self._entries: dict[int, tuple[Hashable, Callable[[], None]]] = {}
         self._current: dict[Hashable, int] = {}
         self._order = itertools.count()
         self._running = False
@@ -66,28 +69,44 @@ class Alarm:
 
     def __len__(self) -> int:
         """How many keys have a target."""
-        return len(self._current)
+        return len(self._entries)
 
     def set(self, key: Hashable, target_ms: int, wake: Callable[[], None]) -> None:
         """Call `wake()` once the wall clock reads `target_ms` (replaces `key`'s target)."""
         if self._tasks.closed:
             return
+        self._forget(key)
         order = next(self._order)
         self._current[key] = order
-        heapq.heappush(self._heap, (target_ms, order, key, wake))
+        self._entries[order] = (key, wake)
+        heapq.heappush(self._heap, (target_ms, order))
         if self._heap[0][1] == order:
             self._look_again()
-        elif len(self._heap) > 2 * len(self._current) + 64:
-            self._compact()
+        else:
+            self._compact_if_sparse()
 
     def clear(self, key: Hashable) -> None:
         """Forget `key`'s target, if it has one."""
-        order = self._current.pop(key, None)
-        if order is not None and self._heap[0][1] == order:
+        order = self._forget(key)
+        if order is None:
+            return
+        if self._heap[0][1] == order:
             self._look_again()
+        else:
+            self._compact_if_sparse()
 
     async def aclose(self) -> None:
+        """Stop the wait and forget every target."""
+        self._heap.clear()
+        self._entries.clear()
+        self._current.clear()
         await self._tasks.aclose()
+
+    def _forget(self, key: Hashable) -> int | None:
+        order = self._current.pop(key, None)
+        if order is not None:
+            del self._entries[order]
+        return order
 
     def _look_again(self) -> None:
         # The earliest target changed: end the sleep toward the old one, or
@@ -98,9 +117,10 @@ class Alarm:
             self._running = True
             self._tasks.start_soon(self._run, name="schedule alarm")
 
-    def _compact(self) -> None:
-        self._heap = [entry for entry in self._heap if self._current.get(entry[2]) == entry[1]]
-        heapq.heapify(self._heap)
+    def _compact_if_sparse(self) -> None:
+        if len(self._heap) > 2 * len(self._entries) + 64:
+            self._heap = [entry for entry in self._heap if entry[1] in self._entries]
+            heapq.heapify(self._heap)
 
     async def _run(self) -> None:
         try:
@@ -119,14 +139,16 @@ class Alarm:
         now = self._clock.wall_ms()
         heap = self._heap
         while heap:
-            target, order, key, wake = heap[0]
-            if self._current.get(key) != order:
+            target, order = heap[0]
+            entry = self._entries.get(order)
+            if entry is None:
                 heapq.heappop(heap)
                 continue
             if target > now:
                 return target - now
             heapq.heappop(heap)
-            del self._current[key]
+            key, wake = entry
+            self._forget(key)
             try:
                 wake()
             except Exception:

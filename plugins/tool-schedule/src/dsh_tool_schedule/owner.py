@@ -163,7 +163,9 @@ class ReminderOwner:
             self._task = None
             if self._finished is not None:
                 self._finished.set()
-        if rest is None:
+        # Stopped meanwhile (cancelled before its first await, which a step with
+        # nothing due never reaches): no alarm may hold on to this owner.
+        if rest is None or self._stopped or self._agent.closed:
             self._stop()
             return
         self._ledger.fold().compact()
