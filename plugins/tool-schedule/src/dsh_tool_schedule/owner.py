@@ -43,7 +43,9 @@ the log already says so, appends one `schedule/notice` for the rejected seq
 `recompute()` derives the target again: it interrupts an idle wait, or starts
 the task when none runs; it is what management preflights and the alarm call.
 `aclose()` stops the owner (clearing its alarm) and returns once its task, if
-one runs, has finished; it never touches the log beyond the above.
+one runs, has finished; it never touches the log beyond the above. A task
+that fails unexpectedly is logged by the agent's `TaskSet`; the owner then
+starts again at the next `recompute()`.
 """
 
 from __future__ import annotations
