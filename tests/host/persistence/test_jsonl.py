@@ -1316,14 +1316,19 @@ async def concurrent_appends(backend: JsonlBackend, ids: list[str]) -> dict[str,
     return failures
 
 
+async def stored_sessions(backend: JsonlBackend, tmp_path: Path, count: int) -> dict[str, int]:
+    """`count` stored Sessions s0, s1, … of one event each: id → its log's size."""
+    for index in range(count):
+        await backend.initialize(header(f"s{index}"), events(0, 1))
+    return {f"s{index}": log_path(tmp_path, f"s{index}").stat().st_size for index in range(count)}
+
+
 async def test_a_round_of_several_sessions_syncs_their_files_side_by_side(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from dsh.persistence.jsonl import logs
 
-    ids = [f"s{index}" for index in range(6)]
-    for session_id in ids:
-        await backend.initialize(header(session_id), events(0, 1))
+    ids = list(await stored_sessions(backend, tmp_path, 6))
     synced_on: list[str] = []
     real_sync_one = logs._sync_one
 
@@ -1348,10 +1353,8 @@ async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its
 ) -> None:
     from dsh.persistence.jsonl import logs
 
-    ids = [f"s{index}" for index in range(5)]
-    for session_id in ids:
-        await backend.initialize(header(session_id), events(0, 1))
-    sizes = {session_id: log_path(tmp_path, session_id).stat().st_size for session_id in ids}
+    sizes = await stored_sessions(backend, tmp_path, 5)
+    ids = list(sizes)
     doomed = os.open(log_path(tmp_path, "s3"), os.O_RDONLY)
     doomed_inode = os.fstat(doomed).st_ino
     os.close(doomed)
@@ -1381,9 +1384,7 @@ async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its
 async def test_a_shared_round_keeps_each_batchs_own_refusal(
     backend: JsonlBackend, tmp_path: Path
 ) -> None:
-    ids = ["s0", "s1", "s2", "gone"]
-    for session_id in ids[:3]:
-        await backend.initialize(header(session_id), events(0, 1))
+    ids = [*await stored_sessions(backend, tmp_path, 3), "gone"]
     failures = await concurrent_appends(backend, ids)
 
     assert list(failures) == ["gone"]
@@ -1431,10 +1432,8 @@ async def test_a_shared_round_whose_sync_threads_cannot_start_fails_each_batch_a
 ) -> None:
     from dsh.persistence.jsonl import logs
 
-    ids = [f"s{index}" for index in range(4)]
-    for session_id in ids:
-        await backend.initialize(header(session_id), events(0, 1))
-    sizes = {session_id: log_path(tmp_path, session_id).stat().st_size for session_id in ids}
+    sizes = await stored_sessions(backend, tmp_path, 4)
+    ids = list(sizes)
 
     def no_threads(self: logs.LogFiles, fds: list[int]) -> list[Exception | None]:
         raise RuntimeError("can't start new thread")
