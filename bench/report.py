@@ -288,6 +288,18 @@ def _resume(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
                 None if ratio is None else ratio <= 2,
             )
         )
+        if "first_read_ms" in item:
+            rows.append(
+                _row(
+                    f"5 resume ({int(key[7:]):,} events), first read",
+                    "Host.resume of a log never proven (fresh host, no sidecar)",
+                    _range(item.get("first_read_ms")),
+                    f"json.loads per line: {_range(item.get('raw_json_loads_ms'))}",
+                    _ratio(item.get("first_read_ratio")),
+                    "reported",
+                    None,
+                )
+            )
     return rows
 
 

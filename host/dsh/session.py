@@ -103,7 +103,10 @@ _CANONICAL_LINE = re.compile(
     rb'\{"seq":(0|[1-9][0-9]*),"type":"([a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*)",'
     rb'"time":(-?(?:0|[1-9][0-9]*)),"data":'
 )
+# A whole canonical line, newline included: the envelope, then the data (group 4).
+_CANONICAL_LINES = re.compile(_CANONICAL_LINE.pattern + rb"([^\n]*)\}\n")
 _MAX_TYPE_LENGTH = 128
+_CLOSE = ord("}")
 Problems = list[tuple[str, str, object]]
 
 
@@ -197,23 +200,59 @@ class SessionEvent:
         Raises `pydantic.ValidationError` naming the problem.
         """
         raw = text.encode("utf-8") if isinstance(text, str) else text
-        found = _CANONICAL_LINE.match(raw)
-        if found is not None and raw.endswith(b"}") and len(found[2]) <= _MAX_TYPE_LENGTH:
-            # A line in the canonical form (every line dsh writes): its envelope is
-            # read from its first bytes, and its data is proven canonical and finite
-            # by writing it again and getting the same bytes.
-            data = raw[found.end() : -1]
-            try:
-                same = finite_bytes(parse_object(data)) == data
-            except ValueError:
-                same = False
-            if same:
-                return cls._trusted(int(found[1]), found[2].decode(), int(found[3]), data)
+        event = cls.from_canonical_json(raw)
+        if event is not None:
+            return event
         try:
             value = parse_object(text)
         except ValueError as error:
             raise _invalid([("", f"invalid JSON: {error}", text)]) from None
         return cls.from_dict(value)
+
+    @classmethod
+    def from_canonical_json(
+        cls, raw: bytes, start: int = 0, stop: int | None = None, *, proven: bool = False
+    ) -> SessionEvent | None:
+        """The event of a line in the canonical form (every line dsh writes), or None.
+
+        The line is `raw[start:stop]` (without its newline). Its envelope is
+        read from its first bytes, and its data is proven canonical and finite
+        by writing it again and getting the same bytes; None means the line is
+        not canonical (`from_json` then decodes it in full, and may still
+        accept it). `proven=True` skips that proof: only for bytes a store can
+        show passed it before and did not change since
+        (`dsh.persistence.jsonl.proof`).
+        """
+        stop = len(raw) if stop is None else stop
+        found = _CANONICAL_LINE.match(raw, start, stop)
+        if found is None or raw[stop - 1] != _CLOSE or len(found[2]) > _MAX_TYPE_LENGTH:
+            return None
+        data = raw[found.end() : stop - 1]
+        if not proven:
+            try:
+                if finite_bytes(parse_object(data)) != data:
+                    return None
+            except ValueError:
+                return None
+        return cls._trusted(int(found[1]), found[2].decode(), int(found[3]), data)
+
+    @classmethod
+    def from_proven_lines(
+        cls, raw: bytes, start: int, stop: int
+    ) -> Iterator[tuple[int, SessionEvent]]:
+        """`(offset, event)` for each line of `raw[start:stop]`, read from its envelope only.
+
+        Stops before the first line that is not in the canonical form. Like
+        `from_canonical_json(..., proven=True)`, only for bytes a store can
+        show were proven before and did not change since.
+        """
+        trusted = cls._trusted
+        expected = start
+        for found in _CANONICAL_LINES.finditer(raw, start, stop):
+            if found.start() != expected or len(found[2]) > _MAX_TYPE_LENGTH:
+                return
+            yield expected, trusted(int(found[1]), found[2].decode(), int(found[3]), found[4])
+            expected = found.end()
 
     @classmethod
     def from_dict(cls, value: object) -> SessionEvent:

@@ -16,10 +16,17 @@ each line starts, then the end of the last one) and grows by one
 arrays are extended *before* it. So a reader that takes `length` once sees a
 consistent prefix: every line below it has its bounds and its type entry.
 
+Proven lines. `proven` counts the leading event lines known to be the
+canonical form of valid events (this backend wrote them, or read them in
+full), and `crc` is the CRC-32 of their bytes: `proof` reads such lines from
+their envelope only, once the bytes still match that CRC.
+
 The sidecar (`encode` / `decode`) stores an index next to its log, so a
 restarted host need not scan long logs again: one metadata line (the file
 size and mtime it describes, the summary, a CRC of the header line and the
-last line) and the raw arrays. Anything that does not check out is ignored.
+last line, the proven lines and their CRC) and the raw arrays. Anything that
+does not check out is ignored; a sidecar of the previous version is too
+(the log is scanned again and the next release writes a new one).
 """
 
 from __future__ import annotations
@@ -41,9 +48,18 @@ from ..summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .files import FileState
 from .format import EncodedBatch, ScannedLines, parse_event, parse_header, scan_lines, split_header
 
-__all__ = ["MAGIC", "LineIndex", "Sidecar", "build", "check_of", "decode", "encode", "from_sidecar"]
+__all__ = [
+    "MAGIC",
+    "LineIndex",
+    "Sidecar",
+    "build",
+    "check_of",
+    "decode",
+    "encode",
+    "from_sidecar",
+]
 
-MAGIC = b"DSH-LINE-INDEX 1\n"
+MAGIC = b"DSH-LINE-INDEX 2\n"
 _BOUND = "Q"
 _SEQ = "I"
 
@@ -63,6 +79,9 @@ class LineIndex:
     scanned: bool = False
     # The state a sidecar was last written for (None: never).
     saved: FileState | None = None
+    # Leading event lines proven canonical, and the CRC-32 of their bytes (`proof`).
+    proven: int = 0
+    crc: int = 0
 
     @property
     def length(self) -> int:
@@ -110,6 +129,9 @@ class LineIndex:
     def append(self, batch: EncodedBatch, events: Sequence[SessionEvent]) -> None:
         """Take an appended batch in (the writer only; see the module docstring)."""
         first = self.length
+        if self.proven == first:  # lines this backend encoded are canonical by construction
+            self.crc = zlib.crc32(batch.payload, self.crc)
+            self.proven = first + len(batch.lengths)
         types = batch.types
         if types and types.count(types[0]) == len(types):  # one type: one extend
             self.by_type.setdefault(types[0], array(_SEQ)).extend(range(first, first + len(types)))
@@ -150,8 +172,18 @@ class LineIndex:
                 self.facts.add(event(position))
 
 
-def build(path: Path, session_id: str, data: bytes, state: FileState | None) -> LineIndex:
-    """The index of a whole log held in `data`; raises `CorruptLog` as `scan_lines` does."""
+def build(
+    path: Path,
+    session_id: str,
+    data: bytes,
+    state: FileState | None,
+    found: ScannedLines | None = None,
+) -> LineIndex:
+    """The index of a whole log held in `data`; raises `CorruptLog` as `scan_lines` does.
+
+    `found` is what is already known of the first lines after the header
+    (`proof` read them); only the bytes after it are scanned.
+    """
     header_end = split_header(path, data)
     index = LineIndex(
         path=path,
@@ -163,7 +195,14 @@ def build(path: Path, session_id: str, data: bytes, state: FileState | None) -> 
         state=state,
         scanned=True,
     )
-    index._take(scan_lines(path, data, header_end, 0), 0, data)
+    if found is None:
+        scanned = scan_lines(path, data, header_end, 0)
+    else:
+        rest = scan_lines(path, data, found.end, len(found.starts))
+        scanned = ScannedLines(
+            found.starts + rest.starts, found.types + rest.types, rest.end, rest.torn
+        )
+    index._take(scanned, 0, data)
     return index
 
 
@@ -188,6 +227,8 @@ def encode(index: LineIndex, state: FileState, check: int) -> bytes:
         "types": [[name, count] for name, count in zip(names, counts, strict=True)],
         "title": index.facts.title,
         "preview": index.facts.preview,
+        "proven": index.proven,
+        "crc": index.crc,
     }
     parts = [MAGIC, json.dumps(meta, separators=(",", ":")).encode() + b"\n", bounds.tobytes()]
     parts += [run[:count].tobytes() for run, count in zip(runs, counts, strict=True)]
@@ -206,6 +247,8 @@ class Sidecar:
     by_type: dict[str, array[int]]
     title: str | None
     preview: str | None
+    proven: int = 0
+    crc: int = 0
 
 
 def decode(data: bytes) -> Sidecar | None:
@@ -240,6 +283,9 @@ def _sidecar(meta: Any, body: memoryview) -> Sidecar | None:
         position += count * seq_size
     if sum(len(run) for run in by_type.values()) != length:
         return None
+    proven, crc = meta["proven"], meta["crc"]
+    if type(proven) is not int or not 0 <= proven <= length or type(crc) is not int:
+        return None
     return Sidecar(
         size=int(meta["size"]),
         mtime_ns=int(meta["mtimeNs"]),
@@ -249,6 +295,8 @@ def _sidecar(meta: Any, body: memoryview) -> Sidecar | None:
         by_type=by_type,
         title=_optional_str(meta["title"]),
         preview=_optional_str(meta["preview"]),
+        proven=proven,
+        crc=crc,
     )
 
 
@@ -275,4 +323,6 @@ def from_sidecar(
         torn=sidecar.torn,
         state=state,
         saved=state,
+        proven=sidecar.proven,
+        crc=sidecar.crc,
     )

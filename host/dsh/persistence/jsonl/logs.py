@@ -88,6 +88,7 @@ from .format import (
     parse_header,
 )
 from .index import LineIndex
+from .proof import Claim, claim_of, read_log
 
 __all__ = ["LogFiles", "PendingBatch"]
 
@@ -112,6 +113,7 @@ _READ_GAP = 16 * 1024
 # A sidecar is at most ≈ 12 bytes per line: anything far larger is not ours.
 _SIDECAR_SLACK = 1 << 20
 _LONG_LOG = 1_000
+_LONG_LOG_BYTES = 128 * 1024
 
 
 @dataclass(eq=False)
@@ -511,12 +513,9 @@ class LogFiles:
                 return held
             with storage_errors(path, "read"):
                 data = read_all(fd)
-            index = line_index.build(path, session_id, data, state)
-            with _collection_paused(index.length > _LONG_LOG):
-                events = tuple(
-                    parse_event(path, seq, data[start:stop])
-                    for seq, (start, stop) in enumerate(map(index.span, range(index.length)))
-                )
+            claim = self._claim(session_id, path, state)
+            with _collection_paused(len(data) > _LONG_LOG_BYTES):
+                index, events = read_log(path, session_id, data, state, claim)
         stored = StoredSession(header=index.header, events=events, torn_tail=index.torn)
         self._memo.put(session_id, state, stored)
         if session_id not in self._writers:
@@ -595,6 +594,14 @@ class LogFiles:
             yield fd, state_of(status)
         finally:
             os.close(fd)
+
+    def _claim(self, session_id: str, path: Path, state: FileState) -> Claim | None:
+        """What an index of this very state, or the sidecar, says is proven (`proof`)."""
+        known = self._known_index(session_id, state)
+        if known is not None:
+            return claim_of(known.proven, known.bounds, known.crc)
+        sidecar = self._read_sidecar(path, state)
+        return None if sidecar is None else claim_of(sidecar.proven, sidecar.bounds, sidecar.crc)
 
     def _live_index(self, session_id: str, fd: int, state: FileState) -> LineIndex:
         """The index of the log open at `fd`: the writer's if it is current (or in the
