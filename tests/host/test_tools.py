@@ -149,6 +149,16 @@ def test_a_tool_with_an_invalid_name_is_rejected_with_type_error(name: str) -> N
         ToolRegistry().register(ResultTool(name))
 
 
+def test_a_tool_whose_arguments_give_no_schema_is_rejected_when_registered() -> None:
+    class Broken(EchoTool):
+        arguments = int  # type: ignore[assignment]
+
+    registry = ToolRegistry()
+    with pytest.raises(TypeError, match="'wait_then_say': its arguments give no JSON schema"):
+        registry.register(Broken())
+    assert registry.names() == []
+
+
 # -- schema ----------------------------------------------------------------
 
 
@@ -166,6 +176,10 @@ def test_the_schema_is_an_openai_function_built_from_the_pydantic_model() -> Non
     assert parameters["additionalProperties"] is False
     assert parameters["properties"]["prompt"]["description"] == "what to say"
     assert parameters["properties"]["after_seconds"]["type"] == "integer"
+    # Fresh outer dicts; the parameters are shared, built once per arguments model.
+    again = EchoTool().schema()
+    assert again == schema and again is not schema and again["function"] is not function
+    assert again["function"]["parameters"] is parameters
 
 
 def test_the_registry_exports_every_schema_in_registration_order() -> None:
