@@ -197,6 +197,8 @@ def test_both_themes_keep_every_main_text_at_wcag_aa_contrast(
         # A banner: the page is sent to a Session that does not exist.
         page.evaluate("location.hash = '#/s/no-such-session'")
         expect(page.locator("[data-role=banner]")).to_contain_text("no-such-session")
+        # The empty transcript's notice is drawn after the banner, not with it.
+        expect(page.locator("[data-role=notice]")).to_be_visible()
         for scheme in ("light", "dark"):
             page.emulate_media(color_scheme=scheme)
             results = measure(page, BANNER)
