@@ -211,7 +211,7 @@ class SessionEvent:
 
     @classmethod
     def from_canonical_json(
-        cls, raw: bytes, start: int = 0, stop: int | None = None, *, proven: bool = False
+        cls, raw: bytes, start: int = 0, stop: int | None = None
     ) -> SessionEvent | None:
         """The event of a line in the canonical form (every line dsh writes), or None.
 
@@ -219,40 +219,40 @@ class SessionEvent:
         read from its first bytes, and its data is proven canonical and finite
         by writing it again and getting the same bytes; None means the line is
         not canonical (`from_json` then decodes it in full, and may still
-        accept it). `proven=True` skips that proof: only for bytes a store can
-        show passed it before and did not change since
-        (`dsh.persistence.jsonl.proof`).
+        accept it).
         """
         stop = len(raw) if stop is None else stop
         found = _CANONICAL_LINE.match(raw, start, stop)
         if found is None or raw[stop - 1] != _CLOSE or len(found[2]) > _MAX_TYPE_LENGTH:
             return None
         data = raw[found.end() : stop - 1]
-        if not proven:
-            try:
-                if finite_bytes(parse_object(data)) != data:
-                    return None
-            except ValueError:
+        try:
+            if finite_bytes(parse_object(data)) != data:
                 return None
+        except ValueError:
+            return None
         return cls._trusted(int(found[1]), found[2].decode(), int(found[3]), data)
 
     @classmethod
-    def from_proven_lines(
+    def _from_proven_lines(
         cls, raw: bytes, start: int, stop: int
-    ) -> Iterator[tuple[int, SessionEvent]]:
-        """`(offset, event)` for each line of `raw[start:stop]`, read from its envelope only.
+    ) -> Iterator[tuple[int, int, SessionEvent]]:
+        """`(start, end, event)` for each line of `raw[start:stop]`, newline included,
+        read from its envelope only: no check of its data at all.
 
-        Stops before the first line that is not in the canonical form. Like
-        `from_canonical_json(..., proven=True)`, only for bytes a store can
-        show were proven before and did not change since.
+        Stops before the first line that is not in the canonical envelope or
+        does not begin where the one before ended. Private on purpose: its one
+        caller is the JSONL store's `proof`, for bytes it can show were proven
+        before and did not change since.
         """
         trusted = cls._trusted
         expected = start
         for found in _CANONICAL_LINES.finditer(raw, start, stop):
             if found.start() != expected or len(found[2]) > _MAX_TYPE_LENGTH:
                 return
-            yield expected, trusted(int(found[1]), found[2].decode(), int(found[3]), found[4])
+            event = trusted(int(found[1]), found[2].decode(), int(found[3]), found[4])
             expected = found.end()
+            yield found.start(), expected, event
 
     @classmethod
     def from_dict(cls, value: object) -> SessionEvent:

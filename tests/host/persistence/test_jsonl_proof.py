@@ -109,16 +109,28 @@ def test_a_claim_over_no_lines_or_beyond_the_index_is_none() -> None:
     assert claim_of(1, [10, 20], 5) == Claim(1, 20, 5)
 
 
-def test_a_proven_line_reads_back_only_in_the_canonical_envelope() -> None:
+def test_a_canonical_line_is_read_in_place_and_proven_lines_only_in_a_contiguous_run() -> None:
     line = canonical(4)
-    assert SessionEvent.from_canonical_json(line, proven=True) == events(4, 5)[0]
-    assert SessionEvent.from_canonical_json(b"x" + line, 1, proven=True) == events(4, 5)[0]
-    assert SessionEvent.from_canonical_json(line + b" ", proven=True) is None
-    assert SessionEvent.from_canonical_json(b"", proven=True) is None
-    held = list(SessionEvent.from_proven_lines(line + b"\n" + b"junk\n" + line + b"\n", 0, 99))
-    assert held == [(0, events(4, 5)[0])]  # it stops at the first line it cannot read
+    assert SessionEvent.from_canonical_json(line) == events(4, 5)[0]
+    assert SessionEvent.from_canonical_json(b"x" + line + b"y", 1, len(line) + 1) == events(4, 5)[0]
+    assert SessionEvent.from_canonical_json(line + b" ") is None
+    assert SessionEvent.from_canonical_json(b"") is None
+    run = line + b"\n" + b"junk\n" + line + b"\n"
+    held = list(SessionEvent._from_proven_lines(run, 0, len(run)))
+    # It stops at the first line it cannot read, never skipping to a later one.
+    assert held == [(0, len(line) + 1, events(4, 5)[0])]
     long_type = b'{"seq":0,"type":"a/' + b"b" * 130 + b'","time":1,"data":1}\n'
-    assert list(SessionEvent.from_proven_lines(long_type, 0, len(long_type))) == []
+    assert list(SessionEvent._from_proven_lines(long_type, 0, len(long_type))) == []
+
+
+def test_a_claim_of_fewer_lines_than_its_range_holds_proves_nothing() -> None:
+    # A right CRC over a range whose lines the claim miscounts (a foreign or broken
+    # sidecar): what lies between must not vanish into the last claimed line.
+    bad = b'{"type":"note/hand","seq":1,"time":1,"data":1,"extra":2}'
+    data, start = log_of(canonical(0), bad, canonical(1))
+    end = start + len(canonical(0)) + 1 + len(bad) + 1
+    with pytest.raises(CorruptLog, match="line 3: invalid event"):
+        read_log(PATH, "s1", data, None, claim_over(data, start, 1, end))
 
 
 # -- through the backend -------------------------------------------------------------------
@@ -149,10 +161,9 @@ async def test_a_restarted_backend_reads_a_proven_log_without_proving_it_again(
     checked: list[bytes] = []
     real = SessionEvent.from_canonical_json
 
-    def spy(raw: bytes, start: int = 0, stop: int | None = None, *, proven: bool = False) -> object:
-        if not proven:
-            checked.append(raw)
-        return real(raw, start, stop, proven=proven)
+    def spy(raw: bytes, start: int = 0, stop: int | None = None) -> object:
+        checked.append(raw[start:stop])
+        return real(raw, start, stop)
 
     monkeypatch.setattr(SessionEvent, "from_canonical_json", staticmethod(spy))
     fresh = JsonlBackend(tmp_path)
@@ -191,3 +202,20 @@ async def test_a_sidecar_with_a_proof_it_cannot_hold_is_ignored(tmp_path: Path) 
         assert line_index.decode(damaged) is None
     assert line_index.decode(data.replace(b'"crc":', b'"crc":"x",  "was":')) is None
     assert line_index.decode(data.replace(line_index.MAGIC, b"DSH-LINE-INDEX 1\n")) is None
+
+
+async def test_an_append_after_a_line_that_is_not_canonical_does_not_extend_the_proof(
+    tmp_path: Path,
+) -> None:
+    await long_session(tmp_path)
+    corrupt(tmp_path, 7, HAND_WRITTEN.replace(b"note/hand", b"message/user") % 5)  # seq 5
+    backend = JsonlBackend(tmp_path)
+    try:
+        stored = await backend.inspect("s1")  # proves lines 0–4, reads line 5 in full
+        assert stored is not None and stored.events[5].data_json == b"1.5"
+        await backend.append("s1", events(LONG, LONG + 1))
+        await backend.release("s1")
+    finally:
+        await backend.aclose()
+    kept = line_index.decode(sidecar(tmp_path).read_bytes())
+    assert kept is not None and kept.proven == 5

@@ -16,7 +16,8 @@ not be repeated while the bytes stay the same:
    at offset `end` only if the CRC-32 of the bytes between the header and
    `end`, as read now, is the claimed one (≈ 3 ms for 12 MB). Those lines are
    then indexed and read in one pass from their envelopes only, each still
-   checked to be in the canonical form and to carry its own seq.
+   checked to be in the canonical envelope, to carry its own seq and to
+   begin where the one before ended, the last ending at `end`.
 3. **Never a guess.** A CRC that differs (an edit, a damaged sector, a stale
    or lying sidecar) or a proven line that does not read back proves nothing:
    the log is then read in full, exactly as without a claim, and a malformed
@@ -94,22 +95,22 @@ def _proven_prefix(
     if claim is None:
         return None
     header_end = data.find(b"\n") + 1
-    if not 0 < header_end < claim.end <= len(data) or data[claim.end - 1] != _NEWLINE:
+    if not 0 < header_end < claim.end <= len(data):
         return None
     if zlib.crc32(memoryview(data)[header_end : claim.end]) != claim.crc:
         return None
     starts: list[int] = []
     types: list[str] = []
     events: list[SessionEvent] = []
-    for offset, event in SessionEvent.from_proven_lines(data, header_end, claim.end):
+    reached = header_end
+    # The one caller of this private reader: these bytes passed the CRC just now.
+    for start, end, event in SessionEvent._from_proven_lines(data, header_end, claim.end):
         if event.seq != len(events):
             return None
-        starts.append(offset)
+        starts.append(start)
         types.append(event.type)
         events.append(event)
-    if len(events) != claim.lines:
-        return None
+        reached = end
+    if len(events) != claim.lines or reached != claim.end:
+        return None  # the lines read are not exactly the ones claimed
     return ScannedLines(starts, types, claim.end, False), events
-
-
-_NEWLINE = ord("\n")
