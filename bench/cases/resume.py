@@ -11,7 +11,7 @@ line, measured in the same run; `inspect` (the backend's read + decode alone)
 is reported beside it so the cost splits cleanly.
 
 Every round after the first reads a log the backend has proven (it wrote the
-last lines and read the rest in full before, `dsh.persistence.jsonl.proof`):
+last lines and read the rest in full before, `dsh.persistence.jsonl.proven`):
 what a host restarted after a clean stop or a hibernation finds, through the
 sidecar it left. `first_read` times the other case apart: a fresh host each
 round and no sidecar, so every line is read in full — a log written by

@@ -242,7 +242,7 @@ class SessionEvent:
 
         Stops before the first line that is not in the canonical envelope or
         does not begin where the one before ended. Private on purpose: its one
-        caller is the JSONL store's `proof`, for bytes it can show were proven
+        caller is the JSONL store's `proven`, for bytes it can show were proven
         before and did not change since.
         """
         trusted = cls._trusted

@@ -18,7 +18,7 @@ consistent prefix: every line below it has its bounds and its type entry.
 
 Proven lines. `proven` counts the leading event lines known to be the
 canonical form of valid events (this backend wrote them, or read them in
-full), and `crc` is the CRC-32 of their bytes: `proof` reads such lines from
+full), and `crc` is the CRC-32 of their bytes: `proven` reads such lines from
 their envelope only, once the bytes still match that CRC.
 
 The sidecar (`encode` / `decode`) stores an index next to its log, so a
@@ -79,7 +79,7 @@ class LineIndex:
     scanned: bool = False
     # The state a sidecar was last written for (None: never).
     saved: FileState | None = None
-    # Leading event lines proven canonical, and the CRC-32 of their bytes (`proof`).
+    # Leading event lines proven canonical, and the CRC-32 of their bytes (`proven`).
     proven: int = 0
     crc: int = 0
 
@@ -182,7 +182,7 @@ def build(
     """The index of a whole log held in `data`; raises `CorruptLog` as `scan_lines` does.
 
     `found` is what is already known of the first lines after the header
-    (`proof` read them); only the bytes after it are scanned.
+    (`proven` read them); only the bytes after it are scanned.
     """
     header_end = split_header(path, data)
     index = LineIndex(

@@ -88,7 +88,7 @@ from .format import (
     parse_header,
 )
 from .index import LineIndex
-from .proof import Claim, claim_of, read_log
+from .proven import Claim, claim_of, read_log
 
 __all__ = ["LogFiles", "PendingBatch"]
 
@@ -596,7 +596,7 @@ class LogFiles:
             os.close(fd)
 
     def _claim(self, session_id: str, path: Path, state: FileState) -> Claim | None:
-        """What an index of this very state, or the sidecar, says is proven (`proof`)."""
+        """What an index of this very state, or the sidecar, says is proven (`proven`)."""
         known = self._known_index(session_id, state)
         if known is not None:
             return claim_of(known.proven, known.bounds, known.crc)

@@ -1,4 +1,4 @@
-"""Proven lines (`dsh.persistence.jsonl.proof`): what a whole-log read may skip, and when not."""
+"""Proven lines (`dsh.persistence.jsonl.proven`): what a whole-log read may skip, and when not."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ import pytest
 
 from dsh.persistence import CorruptLog, JsonlBackend
 from dsh.persistence.jsonl import index as line_index
-from dsh.persistence.jsonl.proof import Claim, claim_of, read_log
+from dsh.persistence.jsonl.proven import Claim, claim_of, read_log
 from dsh.session import SessionEvent
 
 from .contract import events, header
