@@ -111,17 +111,15 @@ async def resume(size: Size, data_dir: Path) -> dict[str, Any]:
         first_reads = await _first_reads(data_dir, session_id, size.resume_rounds)
         resume_ms = summary([t * 1000 for t in times["resume"]], 1)
         raw_ms = summary([t * 1000 for t in times["raw"]], 1)
+        first_ms = summary([t * 1000 for t in first_reads], 1)
         ratio = float(resume_ms["median"] or 0) / float(raw_ms["median"] or 1)
+        first_ratio = float(first_ms["median"] or 0) / float(raw_ms["median"] or 1)
         result[f"events_{length}"] = {
             "file_mib": round(path.stat().st_size / 2**20, 2),
             "resume_ms": resume_ms,
             "inspect_ms": summary([t * 1000 for t in times["inspect"]], 1),
-            "first_read_ms": summary([t * 1000 for t in first_reads], 1),
-            "first_read_ratio": round(
-                float(summary([t * 1000 for t in first_reads], 1)["median"] or 0)
-                / float(raw_ms["median"] or 1),
-                2,
-            ),
+            "first_read_ms": first_ms,
+            "first_read_ratio": round(first_ratio, 2),
             "raw_json_loads_ms": raw_ms,
             "ratio_to_raw": round(ratio, 2),
         }
