@@ -104,13 +104,23 @@ def _burst(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
             f"2 burst ({r.get('sessions')} at once)",
             "until the last dispatch is durable",
             f"{_num(r.get('last_durable_ms'), ' ms')} (median {_num(median, ' ms')})"
-            + _late_start(r),
+            + _late_start(r)
+            + _burst_rounds(r),
             f"N × fsync = {_num(r.get('fsync_bound_ms'), ' ms')} ({_num(fsync, ' ms', 3)} each)",
             _ratio(ratio),
             "≤ 2× the fsync bound",
             None if ratio is None else ratio <= 2,
         )
     ]
+
+
+def _burst_rounds(r: dict[str, Any]) -> str:
+    """Every round's ratio when there were several (the row shows the median round)."""
+    rounds = r.get("rounds") or []
+    if len(rounds) < 2:
+        return ""
+    ratios = (_ratio(item.get("ratio_to_bound")) for item in rounds)
+    return "; ratios of the rounds " + ", ".join(ratios)
 
 
 def _peer_text(peer: dict[str, Any], label: str) -> str:

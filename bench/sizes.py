@@ -50,6 +50,8 @@ class Size:
     coldstart_rounds: int
     # 10. wake: cold Sessions with one reminder each, spread over `wake_window` s after a
     #     restart; start-up rounds; hibernate: Sessions served, with and without hibernation
+    # 2. burst: how many bursts of each size (one burst is one sample of a noisy disk)
+    burst_rounds: int = 1
     wake_sessions: int = 10_000
     wake_window: float = 60.0
     wake_rounds: int = 3
@@ -63,6 +65,7 @@ PROFILES: dict[str, Size] = {
         idle_lead=2.0,
         idle_gap=0.15,
         burst=(100, 1_000),
+        burst_rounds=3,
         spread=10_000,
         spread_window=20.0,
         peer_patience=120.0,
@@ -93,6 +96,7 @@ PROFILES: dict[str, Size] = {
         idle_lead=1.0,
         idle_gap=0.08,
         burst=(100,),
+        burst_rounds=2,
         spread=1_000,
         spread_window=5.0,
         peer_patience=5.0,

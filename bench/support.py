@@ -256,9 +256,11 @@ async def resume_all(host: Host, ids: Sequence[str], *, concurrency: int = 8) ->
 
 
 def fsync_cost_ms(directory: Path, rounds: int = 200) -> dict[str, float]:
-    """Median and p99 of one small `write` + fdatasync on a file in `directory`."""
+    """Median and p99 of one small `write` + fdatasync on a file in `directory` (made if
+    missing)."""
     from .stats import summary
 
+    directory.mkdir(parents=True, exist_ok=True)
     path = directory / f"fsync-probe-{os.getpid()}.bin"
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     line = json.dumps({"seq": 1, "type": "schedule/change", "data": {"id": "rem-1"}}).encode()

@@ -132,9 +132,25 @@ async def _resume_seconds_each(data_dir: Path, count: int) -> float:
 
 
 async def burst(size: Size, data_dir: Path, sessions: int) -> dict[str, Any]:
-    """`sessions` reminders due at one instant: time until the last dispatch is durable."""
-    fsync = fsync_cost_ms(data_dir)
+    """`sessions` reminders due at one instant, `size.burst_rounds` times: time until the
+    last dispatch is durable. The figures are the round with the median ratio; `rounds`
+    keeps every round's (one burst is one sample, and fsync drifts between rounds)."""
     per_session = await _resume_seconds_each(data_dir / "calibrate", 50)
+    results = [
+        await _one_burst(data_dir / f"round{number}", sessions, per_session)
+        for number in range(size.burst_rounds)
+    ]
+    ranked = sorted(results, key=lambda item: item["ratio_to_bound"] or float("inf"))
+    result = dict(ranked[(len(ranked) - 1) // 2])
+    result["rounds"] = [
+        {key: item[key] for key in ("ratio_to_bound", "last_durable_ms", "fsync_bound_ms")}
+        for item in results
+    ]
+    return result
+
+
+async def _one_burst(data_dir: Path, sessions: int, per_session: float) -> dict[str, Any]:
+    fsync = fsync_cost_ms(data_dir)
     now_ms = time.time_ns() // 1_000_000
     due_ms = now_ms + 1500 + round(per_session * sessions * 1500)
     plan = {f"burst{index:05d}": due_ms for index in range(sessions)}
