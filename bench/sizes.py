@@ -48,10 +48,10 @@ class Size:
     idle_cpu_seconds: float
     # 9. cold start: rounds
     coldstart_rounds: int
-    # 10. wake: cold Sessions with one reminder each, spread over `wake_window` s after a
-    #     restart; start-up rounds; hibernate: Sessions served, with and without hibernation
     # 2. burst: how many bursts of each size (one burst is one sample of a noisy disk)
     burst_rounds: int = 1
+    # 10. wake: cold Sessions with one reminder each, spread over `wake_window` s after a
+    #     restart; start-up rounds; hibernate: Sessions served, with and without hibernation
     wake_sessions: int = 10_000
     wake_window: float = 60.0
     wake_rounds: int = 3
