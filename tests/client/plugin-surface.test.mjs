@@ -81,3 +81,24 @@ test("without an API, actions refuse plainly; with one they go through and the f
   assert.equal(live.made.statusesChanged([{ id: "s" }], { lang: "en" }), true);
   assert.equal(live.made.statusesChanged([{ id: "s" }], { lang: "en" }), false);
 });
+
+test("the list's cold lookups skip the open Session: its facts say its statuses, and a delete must not race one", async () => {
+  const registry = createRegistry();
+  registry.registerStatus("p", () => null);
+  const asked = [];
+  const api = { getSession: async (id) => (asked.push(id), { id, length: 1, plugins: {} }) };
+  const cold = [
+    { id: "open", live: false, length: 1 },
+    { id: "other", live: false, length: 1 },
+  ];
+  const opened = surface({ registry, api, current: { id: "open" } });
+  opened.made.listed(cold);
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(asked, ["other"]);
+  asked.length = 0;
+  const closed = surface({ registry, api, current: null });
+  closed.made.listed(cold);
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  assert.deepEqual(asked, ["open", "other"], "nothing open: every cold Session is looked up");
+});

@@ -123,9 +123,14 @@ export class PluginSurface {
     });
   }
 
-  /** The list was drawn: look up what its cold Sessions lack. */
+  /**
+   * The list was drawn: look up what its cold Sessions lack. Never the open
+   * one: its statuses come from its own facts, and when it goes cold because
+   * the reader is deleting it, a lookup would only race the delete (a 404).
+   */
   listed(sessions) {
-    this.#cold.want(sessions);
+    const open = this.#current()?.id;
+    this.#cold.want(open === undefined ? sessions : sessions.filter((session) => session.id !== open));
   }
 
   /** Newly delivered events a plugin flags: read out, and told when the reader is away. */
