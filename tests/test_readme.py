@@ -33,6 +33,7 @@ from dsh.persistence.stores import choose_store
 from dsh.testing import FakeClock, settled
 from dsh.wake.stores import wake_store_for
 from dsh.web import WebSettings, create_app
+from tests.support.deadlines import WAIT
 
 REPO = Path(__file__).resolve().parents[1]
 README = (REPO / "README.md").read_text(encoding="utf-8")
@@ -211,7 +212,7 @@ class Tour:
 
     async def until(self, condition: Any, what: str) -> None:
         try:
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 # A condition with a deadline: storage and the reminder's owner answer
                 # from their own threads and tasks, so poll rather than spin.
                 while not await condition():  # noqa: ASYNC110

@@ -21,6 +21,7 @@ from dsh.session import Session, SessionEvent
 from dsh.store import SessionStore
 from dsh.testing import FakeClock
 from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -144,12 +145,12 @@ def data(agent: Agent, type: str) -> list[Any]:
 async def turn(agent: Agent, text: str) -> None:
     """Submit and wait (with a deadline) for the turn to finish."""
     agent.submit(text)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await agent.when_idle()
 
 
 async def until(condition: Callable[[], bool]) -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while not condition():
             await anyio.lowlevel.checkpoint()
 
@@ -175,7 +176,7 @@ async def test_a_user_message_keeps_the_zone_it_was_written_in(harness: Harness)
     agent = harness.agent(FakeModel(ModelReply(text="ok")))
 
     agent.submit("at nine?", time_zone="Europe/Berlin")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await agent.when_idle()
 
     assert data(agent, "message/user") == [
@@ -254,14 +255,14 @@ async def test_the_phase_is_turn_while_the_model_works(harness: Harness) -> None
     phases = [agent.phase]
 
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
     phases.append(agent.phase)
     assert phases == [AgentPhase.IDLE, AgentPhase.TURN]
     assert types(agent) == ["message/user"]
 
     gate.release.set()
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await agent.when_idle()
     assert agent.phase is AgentPhase.IDLE
 
@@ -275,7 +276,7 @@ async def test_an_agent_reports_its_root_status_pending_input_and_phase(harness:
     assert repr(root) == "<Agent s1 idle>"
     root.submit("queued")
     assert root.pending == 1
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await root.when_idle()
     assert root.pending == 0
 
@@ -506,7 +507,7 @@ async def test_maintenance_is_refused_during_a_turn(harness: Harness) -> None:
     gate = Gate()
     agent = harness.agent(FakeModel(gate))
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
 
     async def task() -> None:
@@ -715,7 +716,7 @@ async def test_an_idle_waiter_can_claim_maintenance_before_the_next_queued_turn(
     agent = harness.agent(FakeModel(gate))
     agent.submit("first")
     agent.submit("second")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
     users_seen: list[int] = []
 
@@ -727,7 +728,7 @@ async def test_an_idle_waiter_can_claim_maintenance_before_the_next_queued_turn(
 
         await agent.run_maintenance(task)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(owner)
             await anyio.lowlevel.checkpoint()
@@ -748,7 +749,7 @@ async def test_when_idle_waits_for_a_next_transition_even_when_idle_now(harness:
         await agent.when_idle()
         woke.append(len(agent.session))
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(waiter)
             for _ in range(10):
@@ -780,9 +781,9 @@ async def test_when_idle_wakes_at_the_next_transition_to_idle(harness: Harness) 
         woke.append(agent.phase)
 
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(waiter)
             for _ in range(10):
@@ -797,7 +798,7 @@ async def test_when_idle_waits_for_queued_input_to_be_handled(harness: Harness) 
     agent = harness.agent(FakeModel())
 
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await agent.when_idle()
 
     assert types(agent)[-1] == "turn/end"
@@ -815,7 +816,7 @@ async def test_when_idle_wakes_after_maintenance(harness: Harness) -> None:
         await agent.when_idle()
         woke.append("woke")
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(agent.run_maintenance, task)
             await until(lambda: agent.phase is AgentPhase.MAINTENANCE)
@@ -838,9 +839,9 @@ async def test_when_idle_returns_when_the_agent_closes(harness: Harness) -> None
         woke.append(agent.closed)
 
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(waiter)
             await anyio.lowlevel.checkpoint()
@@ -859,7 +860,7 @@ async def test_a_slow_tool_in_one_agent_does_not_block_another_agent(harness: Ha
     fast = harness.agent(FakeModel(ModelReply(text="B answered")), "agent-b")
 
     slow.submit("wait for me")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await blocking.entered.wait()
     await turn(fast, "quick question")
 
@@ -868,7 +869,7 @@ async def test_a_slow_tool_in_one_agent_does_not_block_another_agent(harness: Ha
     assert "turn/end" not in types(slow)
 
     blocking.release.set()
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await slow.when_idle()
     assert data(slow, "turn/end") == [{"status": "ok"}]
 
@@ -883,7 +884,7 @@ async def test_closing_mid_turn_cancels_and_awaits_the_work_and_records_cancelle
     agent.scope.add(lambda: disposed.append("installation"))
     agent.submit("hello")
     agent.submit("parked and dropped")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await blocking.entered.wait()
 
     await agent.aclose()
@@ -920,7 +921,7 @@ async def test_a_turn_cut_short_after_its_session_closed_appends_nothing_more(
     gate = Gate()
     agent = harness.agent(FakeModel(gate))
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
 
     harness.store.close(agent.session)
@@ -1202,10 +1203,10 @@ async def test_cancel_turn_stops_the_model_call_and_ends_the_turn_cancelled(
     gate = Gate()
     agent = harness.agent(FakeModel(gate))
     agent.submit("think slowly")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         assert await agent.cancel_turn() is True
 
     assert types(agent) == ["message/user", "turn/end"]
@@ -1226,7 +1227,7 @@ async def test_cancel_turn_awaits_a_running_tool_and_leaves_its_call_without_a_r
     agent = harness.agent(FakeModel(ModelReply(text="on it", tool_calls=(call("block"),))))
     agent.tools.register(blocking)
     agent.submit("block")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await blocking.entered.wait()
 
     assert await agent.cancel_turn() is True
@@ -1241,7 +1242,7 @@ async def test_cancel_turn_keeps_queued_input_which_runs_next(harness: Harness) 
     agent = harness.agent(FakeModel(gate, ModelReply(text="second answer")))
     agent.submit("first")
     agent.submit("second")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
 
     assert await agent.cancel_turn() is True
@@ -1279,7 +1280,7 @@ async def test_cancel_turn_never_cancels_maintenance(harness: Harness) -> None:
         results.append(await agent.run_maintenance(task))
 
     harness.group.start_soon(maintain)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await entered.wait()
 
     assert await agent.cancel_turn() is False
@@ -1294,7 +1295,7 @@ async def test_closing_the_agent_while_a_stop_waits_still_ends_the_turn_once(
     gate = Gate()
     agent = harness.agent(FakeModel(gate))
     agent.submit("hello")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
 
     async with anyio.create_task_group() as group:

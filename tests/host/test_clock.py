@@ -7,6 +7,7 @@ import pytest
 
 from dsh.clock import Clock, SystemClock
 from dsh.testing import FakeClock
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -29,7 +30,7 @@ async def test_the_system_clock_sleep_is_cancellable() -> None:
 
 
 async def test_a_zero_system_sleep_returns() -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await SystemClock().sleep(0)
 
 

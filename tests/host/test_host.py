@@ -18,6 +18,7 @@ from dsh.session import END_SEED, InvalidSessionId
 from dsh.store import FlushError
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
+from tests.support.deadlines import WAIT
 
 from .fixtures.distributions import FakeSite
 from .fixtures.plugins import StartsATask
@@ -94,7 +95,7 @@ def recorder(host: Host) -> Recorder:
 
 
 async def settled(agent: Agent) -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while agent.pending or agent.phase != "idle":
             await agent.when_idle()
 
@@ -543,7 +544,7 @@ async def test_storage_health_lists_the_sessions_whose_writes_fail(
         faulty.fail("append", times=None)
         host.store.append(agent.session, "test/a", {})
         host.store.append(agent.session, "test/b", {})
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             while host.storage_health().ok:
                 await anyio.lowlevel.checkpoint()
         health = host.storage_health()
@@ -594,7 +595,7 @@ async def test_a_plugin_failing_to_load_unwinds_the_host_and_cancels_earlier_wor
     specs = [PluginSpec(name="starts-a-task"), PluginSpec(name="fails")]
     host = Host(backend=backend, model=EchoModel(), plugins=specs)
 
-    with anyio.fail_after(5), pytest.raises(Exception, match=r"'fails'.*failed to start"):
+    with anyio.fail_after(WAIT), pytest.raises(Exception, match=r"'fails'.*failed to start"):
         async with host:
             raise AssertionError("unreachable: the host does not start")
 

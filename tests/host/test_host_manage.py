@@ -23,6 +23,7 @@ from dsh.persistence.memory import MemoryBackend
 from dsh.session import END_SEED, InvalidSessionId, Session
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -83,7 +84,7 @@ async def host(backend: MemoryBackend, model: GatedModel) -> AsyncIterator[Host]
 async def turn(host: Host, session_id: str, text: str) -> None:
     agent, _ = await host.resume(session_id)
     agent.submit(text)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while agent.pending or agent.phase != "idle":
             await agent.when_idle()
 
@@ -271,7 +272,7 @@ async def test_cancel_turn_stops_the_running_turn_of_a_live_session(
     agent = await host.create_session()
     model.gate = anyio.Event()
     agent.submit("think slowly")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await model.entered.wait()
 
     assert await host.cancel_turn(agent.session.id) is True

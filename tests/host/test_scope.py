@@ -4,6 +4,7 @@ import anyio
 import pytest
 
 from dsh.scope import Scope, ScopeClosed
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -59,7 +60,7 @@ async def test_a_concurrent_second_close_waits_for_the_first_to_finish() -> None
         finished.append("disposer")
 
     scope.add(blocked)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(scope.aclose)
             await anyio.lowlevel.checkpoint()
@@ -164,7 +165,7 @@ async def test_disposal_completes_even_when_the_closer_is_cancelled() -> None:
 
     scope.add(slow)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             cancel = anyio.CancelScope()
 

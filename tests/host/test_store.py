@@ -17,6 +17,7 @@ from dsh.store import (
     SessionUnknown,
 )
 from dsh.testing import FakeClock
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -320,7 +321,7 @@ async def test_the_flushed_boundary_is_captured_at_entry_despite_racing_appends(
 
     async with anyio.create_task_group() as group:
         group.start_soon(flush)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await entered.wait()
         store.append(session, "message/user", {})
         store.append(session, "message/user", {})
@@ -364,7 +365,7 @@ async def test_a_raising_listener_fails_the_flush_only_after_the_others_settle(
 
     async with anyio.create_task_group() as group:
         group.start_soon(flush)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await slow_entered.wait()
         for _ in range(10):
             await anyio.lowlevel.checkpoint()

@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 from dsh.tasks import TaskSet, TaskSetClosed
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -16,7 +17,7 @@ async def test_started_tasks_run_with_their_arguments() -> None:
     async def work(name: str, number: int) -> None:
         seen.append((name, number))
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group, name="t")
             tasks.start_soon(work, "a", 1)
@@ -39,12 +40,12 @@ async def test_aclose_cancels_running_tasks_and_waits_until_they_finished() -> N
                 await anyio.lowlevel.checkpoint()
             cleaned.append(name)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
             tasks.start_soon(forever, "one")
             tasks.start_soon(forever, "two")
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await started.wait()
             assert len(tasks) == 2
 
@@ -56,7 +57,7 @@ async def test_aclose_cancels_running_tasks_and_waits_until_they_finished() -> N
 
 
 async def test_aclose_with_nothing_running_returns_and_is_idempotent() -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
             await tasks.aclose()
@@ -74,14 +75,14 @@ async def test_the_returned_cancel_scope_stops_just_that_task() -> None:
         finally:
             stopped.append(name)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
             first = tasks.start_soon(wait, "first")
             tasks.start_soon(wait, "second")
             await anyio.lowlevel.checkpoint()
             first.cancel()
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 while stopped != ["first"]:
                     await anyio.lowlevel.checkpoint()
             assert len(tasks) == 1
@@ -104,12 +105,12 @@ async def test_a_failing_task_is_logged_and_does_not_cancel_its_siblings(
         finished.append("sibling")
 
     with caplog.at_level(logging.ERROR, logger="dsh.tasks"):
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             async with anyio.create_task_group() as group:
                 tasks = TaskSet(group, name="agent x")
                 tasks.start_soon(sibling)
                 tasks.start_soon(fail)
-                with anyio.fail_after(5):
+                with anyio.fail_after(WAIT):
                     while not caplog.records:
                         await anyio.lowlevel.checkpoint()
                 release.set()
@@ -122,7 +123,7 @@ async def test_a_failing_task_is_logged_and_does_not_cancel_its_siblings(
 
 
 async def test_start_after_close_raises_task_set_closed() -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group, name="closed set")
             await tasks.aclose()
@@ -141,7 +142,7 @@ async def test_a_task_cancelled_before_it_started_never_runs_its_body() -> None:
         await anyio.lowlevel.checkpoint()
         ran.append("body")
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
             tasks.start_soon(body)
@@ -162,7 +163,7 @@ async def test_a_cancelled_closer_still_waits_for_every_task_to_finish() -> None
                 await release.wait()
             log.append("task finished")
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
             tasks.start_soon(stubborn)
@@ -196,13 +197,13 @@ async def test_closing_from_inside_an_own_task_waits_for_the_others_but_not_itse
         finally:
             log.append("other cancelled")
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
 
             async def closes_its_own_set() -> None:
                 await other_started.wait()
-                with anyio.fail_after(5):
+                with anyio.fail_after(WAIT):
                     await tasks.aclose()
                 log.append("aclose returned")
                 try:
@@ -221,7 +222,7 @@ async def test_closing_from_inside_an_own_task_waits_for_the_others_but_not_itse
 async def test_closing_from_the_only_own_task_returns_at_once() -> None:
     log: list[str] = []
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             tasks = TaskSet(group)
 

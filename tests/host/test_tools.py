@@ -25,6 +25,7 @@ from dsh.tools import (
     ToolRegistry,
     invoke_tool,
 )
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -343,7 +344,7 @@ async def test_cancellation_inside_a_tool_is_not_turned_into_a_result(ctx: ToolC
             )
 
         group.start_soon(call)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await started.wait()
         group.cancel_scope.cancel()
 

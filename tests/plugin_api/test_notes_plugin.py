@@ -24,6 +24,7 @@ from dsh.overlay import load_overlay
 from dsh.persistence import JsonlBackend
 from dsh.testing import FakeModel, Host, running_host, settled
 from dsh.web import WebServer, WebSettings, create_app
+from tests.support.deadlines import WAIT
 
 from ..host.fixtures.distributions import FakeSite
 
@@ -214,17 +215,17 @@ async def test_state_frames_follow_the_flush_that_changed_the_state(world: World
     frames: list[dict[str, Any]] = []
     async with anyio.create_task_group() as group:
         group.start_soon(server.run_until_stopped)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await server.listening.wait()
         url = f"ws://127.0.0.1:{server.port}/api/sessions/{session_id}/live?token={TOKEN}"
         async with connect(url, origin=f"http://127.0.0.1:{server.port}") as ws:
             frames.append(json.loads(await ws.recv()))  # hello
             await act(world, session_id, "add", text="watched")
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 while not any(frame["kind"] == "state" for frame in frames):
                     frames.append(json.loads(await ws.recv()))
             await act(world, session_id, "clear")
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 while sum(frame["kind"] == "state" for frame in frames) < 2:
                     frames.append(json.loads(await ws.recv()))
         server.stop()

@@ -14,6 +14,7 @@ import pytest
 
 from dsh import ModelReply, ModelRequest, SessionLog
 from dsh.testing import FakeClock, FakeModel, load_plugin, running_host, settled
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -44,11 +45,11 @@ async def test_a_reminder_due_during_a_turn_is_delivered_before_the_queued_messa
         await settled(agent)
 
         agent.submit("a long question")
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await entered.wait()
         agent.submit("second")
         agent.submit("third")
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             while clock.wall_ms() < 1_767_225_610_000:  # the reminder is due 10 s after START
                 await anyio.wait_all_tasks_blocked()
                 clock.advance(clock.sleeps[-1])

@@ -32,6 +32,7 @@ from dsh.session import Session, SessionEvent
 from dsh.store import FlushError, SessionStore
 from dsh.testing import FakeClock
 from dsh.web.live import LiveHub, Subscription
+from tests.support.deadlines import WAIT
 from tests.support.frames import drain
 
 from .figures import Figures
@@ -248,7 +249,7 @@ def _without_time(frame: dict[str, Any]) -> dict[str, Any]:
 
 
 async def _until(condition: Callable[[], bool]) -> None:
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while not condition():
             await anyio.lowlevel.checkpoint()
 

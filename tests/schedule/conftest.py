@@ -35,6 +35,7 @@ from dsh.testing import FakeClock
 from dsh.tools import ToolCall, ToolContext, ToolOutcome, invoke_tool
 from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
 from dsh_tool_schedule.protocol import EVENT_TYPE
+from tests.support.deadlines import WAIT
 
 START_MS = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z, FakeClock's default
 Outcome = Literal["ok", "refuse", "raise"]
@@ -246,7 +247,7 @@ async def settle() -> None:
     callback is still queued (its parent looks blocked on a pending future),
     so a few rounds are taken; each costs one checkpoint once all is quiet.
     """
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         for _ in range(5):
             await anyio.wait_all_tasks_blocked()
 
@@ -260,7 +261,7 @@ async def advance(clock: FakeClock, seconds: float) -> None:
 
 async def eventually(predicate: Callable[[], bool]) -> None:
     """Wait (with a deadline, never a fixed sleep) until `predicate()` holds."""
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while not predicate():
             await anyio.lowlevel.checkpoint()
 
@@ -272,6 +273,6 @@ async def harness() -> AsyncIterator[Harness]:
         try:
             yield host
         finally:
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await host.aclose()
             group.cancel_scope.cancel()

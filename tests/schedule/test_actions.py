@@ -17,6 +17,7 @@ from dsh.session import Session
 from dsh.testing import FakeClock, running_host, settled
 from dsh.web import WebSettings, create_app
 from dsh.web.live import LiveHub
+from tests.support.deadlines import WAIT
 
 from .conftest import START_MS, Harness, changes, data, dispatches, reminder_messages, settle
 from .logs import create2, raw, record, resume, session
@@ -77,7 +78,7 @@ async def test_an_action_answers_only_after_its_change_is_confirmed(harness: Har
 
     async with anyio.create_task_group() as group:
         group.start_soon(pause)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await after_append.entered.wait()
         assert changes(agent.session)[-1]["change"] == "update"  # appended, not yet confirmed
         assert answered == []

@@ -11,6 +11,7 @@ from dsh.agent import AgentPhase
 from dsh.models.base import ModelReply
 from dsh.tools import Tool, ToolArguments, ToolContext
 from dsh_tool_schedule import InstallationError
+from tests.support.deadlines import WAIT
 
 from .conftest import FakeModel, Harness, changes, data, dispatches, reminder_messages, settle
 
@@ -88,11 +89,11 @@ async def test_unloading_during_the_owners_preflight_is_quiescent(harness: Harne
     agent = await due_with_owner_waiting(harness)
     hold = harness.listener(agent).hold()
     harness.clock.advance(0.25)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await hold.entered.wait()
     before = list(agent.session.events)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await harness.plugin_scope.aclose()
 
     assert agent.tools.names() == []
@@ -108,13 +109,13 @@ async def test_unloading_during_an_idle_wait_is_quiescent(harness: Harness) -> N
     gate = Gate()
     agent = await due_with_owner_waiting(harness, model=FakeModel(gate))
     agent.submit("busy")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
     harness.clock.advance(0.25)
     await settle()
     assert harness.clock.sleeping == 0  # the owner waits for idle
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await harness.plugin_scope.aclose()
 
     assert agent.phase is AgentPhase.TURN
@@ -154,7 +155,7 @@ async def test_unloading_awaits_an_operation_in_flight_and_refuses_one_not_start
         await harness.plugin_scope.aclose()
         results["unloaded"] = True
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(partial(call, "first", "schedule_create", prompt="a", after_seconds=5))
             await hold.entered.wait()

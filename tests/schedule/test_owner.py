@@ -14,6 +14,7 @@ from dsh.store import Observation, SessionEventObserved
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleConfig
 from dsh_tool_schedule.timefmt import MAX_TIMESTAMP_MS
+from tests.support.deadlines import WAIT
 
 from .conftest import (
     START_MS,
@@ -221,7 +222,7 @@ async def test_a_reminder_due_during_a_turn_fires_once_after_the_turn(harness: H
     model = FakeModel(tool_call("schedule_create", prompt="stretch", after_seconds=10), gate)
     agent = harness.open(model=model)
     agent.submit("remind me in 10 seconds to stretch")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
     assert agent.phase is AgentPhase.TURN
 
@@ -468,7 +469,7 @@ async def test_a_delete_that_wins_the_race_is_never_followed_by_a_dispatch(
     hold = listener.hold()  # the delete's preflight pauses while holding the lock
     async with anyio.create_task_group() as group:
         group.start_soon(partial(harness.value, agent, "schedule_delete", id="rem-1"))
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         harness.clock.advance(0.25)  # the reminder is due while the delete holds the lock
         await settle()
@@ -491,7 +492,7 @@ async def test_a_rollback_during_the_preflight_is_rechecked_inside_maintenance(
     await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
     hold = listener.hold()
     harness.clock.advance(0.25)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await hold.entered.wait()  # the owner's preflight
     harness.clock.jump_wall(-30)
     hold.release()
@@ -512,7 +513,7 @@ async def test_a_log_broken_during_the_preflight_dispatches_nothing_and_is_told(
     await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
     hold = listener.hold()
     harness.clock.advance(0.25)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await hold.entered.wait()  # the owner's preflight
     harness.store.append(agent.session, "schedule/change", {"version": 2, "change": "?"})
     hold.release()
@@ -532,7 +533,7 @@ async def test_input_that_arrives_during_the_preflight_waits_for_the_delivery(
     await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
     hold = listener.hold()
     harness.clock.advance(0.25)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await hold.entered.wait()  # the owner's preflight, inside maintenance
     agent.submit("hi")
     await settle()
@@ -553,7 +554,7 @@ async def test_a_reminder_due_during_a_turn_goes_before_the_input_queued_behind_
     agent = harness.open(model=FakeModel(gate))
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
     agent.submit("a long question")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
     agent.submit("second")
     agent.submit("third")
@@ -581,7 +582,7 @@ async def test_a_management_preflight_during_a_failed_attempt_retries_at_once(
     listener.script("ok", "raise")  # list: ok; then the owner's own preflight fails
     async with anyio.create_task_group() as group:
         group.start_soon(harness.value, agent, "schedule_list")
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         harness.clock.advance(0.25)
         await settle()  # the owner now waits for the lock the list holds
@@ -681,7 +682,7 @@ async def test_an_agent_closed_while_a_due_reminder_waits_for_it_delivers_nothin
     agent = harness.open(model=FakeModel(gate))
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
     agent.submit("a long question")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await gate.entered.wait()
     await follow(harness, lambda: harness.clock.wall_ms() >= START_MS + 10_000)
     await settle()

@@ -21,6 +21,8 @@ import anyio
 import h11
 from anyio.abc import SocketAttribute, SocketStream
 
+from tests.support.deadlines import WAIT
+
 __all__ = [
     "Exchange",
     "FakeOpenAIServer",
@@ -123,7 +125,7 @@ class FakeOpenAIServer:
 
     async def wait_for_requests(self, count: int) -> None:
         """Return once `count` requests arrived in all (fails the test after 5 s)."""
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             while len(self.requests) < count:
                 await self._arrived.wait()
 

@@ -19,6 +19,7 @@ from dsh.models.openai import OpenAIAdapter, OpenAIConfig, RetryPolicy
 from dsh.session import Session
 from dsh.store import SessionStore
 from dsh.tools import ToolCall
+from tests.support.deadlines import WAIT
 
 from .fake_openai import (
     FakeOpenAIServer,
@@ -681,13 +682,13 @@ async def test_closing_an_agent_cancels_its_stalled_model_request_promptly(
         agent = Agent(session=session, store=store, model=adapter, group=group)
         agent.add_delta_listener(deltas)
         agent.submit("hello")
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await server.stalled.wait()
             await server.wait_for_requests(1)
         # The server never answers: returning at all proves the request was cancelled.
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await agent.aclose()
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await server.disconnected.wait()
 
     assert deltas == ["thinking"]

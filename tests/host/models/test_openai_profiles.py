@@ -23,6 +23,7 @@ from dsh.models.openai import OpenAIAdapter, OpenAIConfig
 from dsh.session import Session
 from dsh.store import SessionStore
 from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
+from tests.support.deadlines import WAIT
 
 from .fake_openai import FakeOpenAIServer, drop, json_reply, running_server, sse_reply
 from .fake_providers import (
@@ -316,10 +317,10 @@ async def test_deepseek_thinking_tool_call_result_answer_with_reasoning_passed_b
             lambda text: frames.append(("reasoning", text)), channel="reasoning"
         )
         agent.submit("remind me in 10 seconds to stretch")
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await agent.when_idle()
         agent.submit("thanks")
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await agent.when_idle()
         await agent.aclose()
 

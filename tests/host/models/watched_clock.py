@@ -8,6 +8,7 @@ from typing import TypeVar
 import anyio
 
 from dsh.testing import FakeClock
+from tests.support.deadlines import WAIT
 
 __all__ = ["WatchedClock", "run_advancing"]
 
@@ -27,7 +28,7 @@ class WatchedClock(FakeClock):
         await super().sleep(seconds)
 
     async def sleeps_started(self, count: int) -> None:
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             while len(self.sleeps) < count:
                 await self._changed.wait()
 
@@ -46,7 +47,7 @@ async def run_advancing(clock: WatchedClock, call: Callable[[], Awaitable[T]]) -
             group.cancel_scope.cancel()
 
         group.start_soon(run)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             while True:
                 await clock.sleeps_started(len(clock.sleeps) + 1)
                 clock.advance(clock.sleeps[-1])

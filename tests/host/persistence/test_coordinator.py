@@ -30,6 +30,7 @@ from dsh.persistence.leases import LeaseLost
 from dsh.session import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
 from dsh.store import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
 from dsh.testing import FakeClock, FaultyBackend, Operation
+from tests.support.deadlines import WAIT
 from tests.support.fulldisk import FullDisk
 
 from .contract import events, header
@@ -73,7 +74,7 @@ def add(store: SessionStore, session: Session, count: int = 1) -> None:
 
 async def eventually(check: Callable[[], Awaitable[bool] | bool], what: str) -> None:
     """Let other tasks (and worker threads) run until `check()` holds; fail after 5 s."""
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while True:
             result = check()
             if not isinstance(result, bool):
@@ -202,7 +203,7 @@ async def test_an_empty_new_session_is_acknowledged_only_once_it_is_stored(
                 results.append(await store.flush(session))
 
             group.start_soon(flush)
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await hold.entered.wait()
             await settle()
             assert results == []
@@ -219,7 +220,7 @@ async def test_everything_pending_is_written_as_one_batch(memory: FaultyBackend)
         assert await store.flush(session) is True
         hold = memory.hold("append")
         add(store, session)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         add(store, session, 9)
         hold.release()
@@ -239,7 +240,7 @@ async def test_flush_is_true_only_once_its_boundary_is_stored_while_appends_race
         through = observe(store)
         hold = memory.hold("append")
         add(store, session, 2)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         stored_when_acknowledged: dict[int, int | None] = {}
 
@@ -349,7 +350,7 @@ async def test_a_write_in_flight_that_fails_is_retried_by_the_flush_waiting_for_
         fault = memory.fail("append", after_write=after_write)
         hold = memory.hold("append", after_write=after_write)
         add(store, session, 2)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()  # in flight, its fault already chosen
         results: list[bool] = []
 
@@ -376,7 +377,7 @@ async def test_a_flush_whose_own_retry_fails_too_raises(memory: FaultyBackend) -
         memory.fail("append", times=None)
         hold = memory.hold("append")
         add(store, session, 2)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         errors: list[FlushError] = []
 
@@ -523,7 +524,7 @@ async def test_a_cancelled_flush_leaves_the_write_in_doubt_and_it_is_reconciled(
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as group:
                 group.start_soon(store.flush, session)
-                with anyio.fail_after(5):
+                with anyio.fail_after(WAIT):
                     await hold.entered.wait()
                 scope.cancel()  # ...and is cancelled after its append landed
         assert await store.flush(session) is True
@@ -546,7 +547,7 @@ async def test_a_flush_waiting_on_a_stopped_writer_raises(memory: FaultyBackend)
         coordinator = PersistenceCoordinator(store, memory, group)
         hold = memory.hold("initialize")
         coordinator.attach(session, seed_end=0)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         outer.start_soon(flush)
         await settle()
@@ -719,7 +720,7 @@ async def test_a_flush_returns_at_its_boundary_and_leaves_later_events_to_the_wr
                 results.append(await store.flush(session))
 
             group.start_soon(flush)
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await hold.entered.wait()
             add(store, session, 2)  # past the flush's boundary
             hold.release()

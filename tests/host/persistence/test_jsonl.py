@@ -31,6 +31,7 @@ from dsh.persistence import (
 from dsh.session import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
 from tests.support import strategies
+from tests.support.deadlines import WAIT
 
 from .contract import BackendContract, events, header
 
@@ -1023,7 +1024,7 @@ async def test_the_session_list_skips_every_hostile_file_and_says_so_once(
         return real_open(path, flags, *args, **kwargs)
 
     monkeypatch.setattr(os, "open", no_permission)
-    with caplog.at_level(logging.WARNING, logger="dsh.persistence.jsonl"), anyio.fail_after(5):
+    with caplog.at_level(logging.WARNING, logger="dsh.persistence.jsonl"), anyio.fail_after(WAIT):
         first = await backend.list()
         second = await backend.list()
     assert [summary.id for summary in first] == ["s1"] == [summary.id for summary in second]
@@ -1066,7 +1067,7 @@ async def test_reading_a_fifo_or_a_symlink_is_refused_without_blocking(
         target.write_text(header().canonical().to_json() + "\n")
         log_path(tmp_path).symlink_to(target)
     expected = "a FIFO" if kind == "fifo" else "a symbolic link"
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         for call in (backend.inspect, backend.cursor, backend.header, backend.mark):
             with pytest.raises(StorageError, match=f"refusing .*s1.jsonl: it is {expected}"):
                 await call("s1")
@@ -1171,7 +1172,7 @@ async def test_a_stalled_fsync_stalls_only_the_writes_waiting_for_it(
     armed[0] = True
     async with anyio.create_task_group() as group:
         group.start_soon(backend.append, "s1", events(1, 2))
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await anyio.to_thread.run_sync(entered.wait)
             # the loop runs, and reads of any Session answer, while the fsync hangs
             assert await backend.cursor("s2") == 3

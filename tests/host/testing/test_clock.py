@@ -4,6 +4,7 @@ import anyio
 import pytest
 
 from dsh.testing import FakeClock
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -33,7 +34,7 @@ async def test_a_sleeper_wakes_only_once_its_deadline_has_been_advanced_past() -
         await clock.sleep(10)
         woke.append(clock.elapsed)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(sleeper)
             await settle()
@@ -59,7 +60,7 @@ async def test_advance_moves_wall_time_and_wakes_sleepers_in_deadline_order() ->
         await clock.sleep(seconds)
         order.append(name)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(sleeper, "late", 3)
             group.start_soon(sleeper, "early", 1)
@@ -73,7 +74,7 @@ async def test_advance_moves_wall_time_and_wakes_sleepers_in_deadline_order() ->
 
 async def test_a_zero_or_negative_sleep_returns_without_advancing() -> None:
     clock = FakeClock()
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         await clock.sleep(0)
         await clock.sleep(-1)
 
@@ -99,7 +100,7 @@ async def test_jump_wall_does_not_wake_sleepers() -> None:
         await clock.sleep(1)
         woke.append("woke")
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(sleeper)
             await settle()
@@ -120,7 +121,7 @@ async def test_a_cancelled_sleep_no_longer_counts_as_sleeping() -> None:
             scopes.append(scope)
             await clock.sleep(seconds)
 
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             group.start_soon(sleeper, 5)
             group.start_soon(sleeper, 10)

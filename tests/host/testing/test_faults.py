@@ -8,6 +8,7 @@ import pytest
 from dsh.persistence import MemoryBackend, StorageError
 from dsh.session import SessionEvent, SessionHeader
 from dsh.testing import FaultyBackend, InjectedFault
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -113,7 +114,7 @@ async def test_faults_and_holds_can_target_one_session() -> None:
     hold = backend.hold("append", session_id="a", nth=2)
     async with anyio.create_task_group() as group:
         group.start_soon(backend.append, "a", [event(1)])
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         await backend.append("b", [event(1)])  # other sessions are not held
         assert await backend.cursor("a") == 1
@@ -127,7 +128,7 @@ async def test_a_hold_after_the_write_pauses_once_it_has_landed() -> None:
     hold = backend.hold("append", after_write=True)
     async with anyio.create_task_group() as group:
         group.start_soon(backend.append, "s1", [event(0)])
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await hold.entered.wait()
         assert await backend.inner.cursor("s1") == 1
         backend.clear()  # releases it

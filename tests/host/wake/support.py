@@ -13,13 +13,13 @@ from dsh.persistence.backend import Backend
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock, FakeModel
 from dsh.wake import WakeStore
+from tests.support.deadlines import WAIT
 
 from .alarm_plugin import AlarmPlugin
 
-# How long a condition may take before the test fails. It bounds a failure, not
-# a speed: hibernating 100 Sessions under coverage on a slow 2-core machine took
-# more than 5 s (the full suite's CI dry run, 2026-12-02).
-DEADLINE = 30.0
+# How long a condition may take before the test fails (hibernating 100 Sessions
+# under coverage on a slow 2-core machine took more than 5 s).
+DEADLINE = WAIT
 
 
 async def until(condition: Callable[[], object], what: str = "the condition") -> None:

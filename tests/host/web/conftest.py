@@ -24,6 +24,7 @@ from dsh.plugins import ClientModule
 from dsh.session import Session, SessionEvent, SessionHeader
 from dsh.testing import FakeClock
 from dsh.web import WebServer, WebSettings, create_app
+from tests.support.deadlines import WAIT
 
 TOKEN = "test-token-Zx9"
 AUTH = {"Authorization": f"Bearer {TOKEN}"}
@@ -283,13 +284,13 @@ async def served(host: Host, settings: WebSettings) -> AsyncIterator[Running]:
     server = WebServer(app, live_settings)
     async with anyio.create_task_group() as group:
         group.start_soon(server.run_until_stopped)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await server.listening.wait()
         yield Running(server, f"http://127.0.0.1:{server.port}")
         server.stop()
 
 
-DEADLINE = 5.0
+DEADLINE = WAIT
 
 
 async def receive_json(ws: ClientConnection) -> dict[str, Any]:

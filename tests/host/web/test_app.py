@@ -14,6 +14,7 @@ from dsh.overlay import PluginSpec
 from dsh.persistence import MemoryBackend
 from dsh.web import WebServer, WebSettings, WebStartupError, build_web_app, create_app
 from dsh.web.state import WebState
+from tests.support.deadlines import WAIT
 
 from .conftest import AUTH, PLAIN
 
@@ -59,7 +60,7 @@ async def test_the_lifespan_runs_the_host_and_closes_it_flushing_its_sessions(
     server = WebServer(app, settings.model_copy(update={"port": 0}))
     async with anyio.create_task_group() as group:
         group.start_soon(server.run_until_stopped)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await server.listening.wait()
         async with httpx.AsyncClient(
             base_url=f"http://127.0.0.1:{server.port}", headers=AUTH

@@ -24,6 +24,7 @@ from dsh.tools import Tool, ToolArguments, ToolContext
 from dsh.web import create_app
 from dsh.web.server import WebServer
 from dsh.web.settings import WebSettings
+from tests.support.deadlines import WAIT
 
 from ..models.fake_openai import FakeOpenAIServer, chunk, running_server, sse_reply
 from ..models.fake_providers import DEEPSEEK, Call, provider
@@ -52,7 +53,7 @@ async def test_deltas_reach_the_browser_and_the_stored_event_supersedes_them(
         server = WebServer(create_app(host, settings), settings)
         async with anyio.create_task_group() as group:
             group.start_soon(server.run_until_stopped)
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await server.listening.wait()
             agent = await host.create_session()
             url = f"ws://127.0.0.1:{server.port}/api/sessions/{agent.session.id}/live?token={TOKEN}"
@@ -107,7 +108,7 @@ async def test_deepseek_thinking_streams_reasoning_on_its_own_channel_through_ds
         server = WebServer(create_app(host, settings), settings)
         async with anyio.create_task_group() as group:
             group.start_soon(server.run_until_stopped)
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await server.listening.wait()
             agent = await host.create_session()
             agent.tools.register(NoteTool())

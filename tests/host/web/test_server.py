@@ -32,6 +32,7 @@ from dsh.web.server import (
     listening_socket,
     public_url,
 )
+from tests.support.deadlines import WAIT
 
 from .conftest import TOKEN, StorageDouble, wait_until
 
@@ -222,7 +223,7 @@ async def test_no_log_line_of_a_running_server_shows_the_token(
         with caplog.at_level(logging.DEBUG):
             async with anyio.create_task_group() as group:
                 group.start_soon(server.run_until_stopped)
-                with anyio.fail_after(5):
+                with anyio.fail_after(WAIT):
                     await server.listening.wait()
                 async with httpx.AsyncClient(base_url=base, headers=bearer) as http:
                     session = (await http.post("/api/sessions")).json()["session"]["id"]
@@ -262,7 +263,7 @@ async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_coun
     with caplog.at_level(logging.INFO):
         async with AsyncExitStack() as held, anyio.create_task_group() as group:
             group.start_soon(server.run_until_stopped)
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await server.listening.wait()
             for _ in range(40):  # each newcomer evicts the oldest of the two held
                 stream = await anyio.connect_tcp("127.0.0.1", server.port)
@@ -271,7 +272,7 @@ async def test_what_any_peer_can_provoke_is_logged_once_per_interval_with_a_coun
             for _ in range(30):
                 async with await anyio.connect_tcp("127.0.0.1", server.port) as stream:
                     await stream.send(b"NOT HTTP AT ALL\r\n\r\n")
-                    with anyio.fail_after(5):
+                    with anyio.fail_after(WAIT):
                         assert (await stream.receive()).startswith(b"HTTP/1.1 400")
             await wait_until(lambda: server.pool.stats["evicted"] >= 38)
             server.stop()

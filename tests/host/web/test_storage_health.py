@@ -22,6 +22,7 @@ from dsh.host import Host
 from dsh.persistence import Backend, JsonlBackend, MemoryBackend
 from dsh.testing import FakeClock, FaultyBackend
 from dsh.web import WebSettings, create_app
+from tests.support.deadlines import WAIT
 
 from .conftest import AUTH, MARKED, MarkerPlugin
 
@@ -54,7 +55,7 @@ async def test_health_is_degraded_while_events_are_unconfirmed_and_ok_again_afte
         live = host.store.get(session["id"])
         for _ in range(3):
             host.store.append(live, MARKED, {})
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             while (response := await client.get("/api/health")).status_code == 200:
                 await anyio.lowlevel.checkpoint()
         body = response.json()
@@ -87,7 +88,7 @@ async def test_a_stalled_backend_never_blocks_health_or_the_page(
         hold = faulty.hold("list")
         async with anyio.create_task_group() as group:
             group.start_soon(client.get, "/api/sessions")
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await hold.entered.wait()
                 health = await client.get("/api/health")
                 page = await client.get("/")
@@ -106,7 +107,7 @@ async def test_the_session_list_skips_hostile_files_for_everyone(
         os.mkfifo(sessions / "fifo.jsonl")
         (sessions / "link.jsonl").symlink_to(sessions / f"{good}.jsonl")
         (sessions / f"{good}.jsonl.bak").write_bytes((sessions / f"{good}.jsonl").read_bytes())
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             response = await client.get("/api/sessions")
         assert response.status_code == 200
         assert [row["id"] for row in response.json()["sessions"]] == [good]

@@ -15,6 +15,7 @@ from dsh.web import WebServer, WebSettings, create_app
 from dsh.web.live import Subscription
 from dsh.web.state import WebState
 from dsh.web.stream import _close, _send_frames
+from tests.support.deadlines import WAIT
 
 from .conftest import (
     AUTH,
@@ -120,7 +121,7 @@ async def test_deleting_a_session_ends_its_streams_with_4404(host: Host, served:
         # Closed first (it goes cold: the watcher is told), then gone.
         assert await receive_json(ws) == {"kind": "live", "live": False}
         with pytest.raises(ConnectionClosed) as closed:
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await ws.recv()
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
         host.store.append(other, PLAIN, {})
@@ -166,7 +167,7 @@ async def test_a_client_that_falls_behind_is_closed_with_1013_and_appends_never_
     session = (await host.create_session()).session
     async with anyio.create_task_group() as group:
         group.start_soon(server.run_until_stopped)
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await server.listening.wait()
         running = Running(server, f"http://127.0.0.1:{server.port}")
         async with running.connect(session.id) as ws:
@@ -260,7 +261,7 @@ async def test_a_websocket_with_a_rebound_host_is_refused(host: Host, served: Ru
         "Upgrade: websocket\r\nConnection: Upgrade\r\n"
         "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n"
     )
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with await anyio.connect_tcp("127.0.0.1", served.port) as stream:
             await stream.send(request.encode())
             head = b""

@@ -14,6 +14,7 @@ from dsh.session import Session
 from dsh.store import SessionStore
 from dsh.testing import FakeClock
 from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
+from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
 
@@ -298,7 +299,7 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
     store = SessionStore(clock)
     session = Session.new("demo-e2e", cwd="/", created_at=clock.wall_ms())
     store.open(session)
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
             agent = Agent(session=session, store=store, model=DemoModel(), group=group)
             agent.tools.register(FakeCreate())

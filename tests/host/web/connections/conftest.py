@@ -18,6 +18,7 @@ from anyio.abc import SocketStream
 
 from dsh.host import Host
 from dsh.web import WebServer, WebSettings, create_app
+from tests.support.deadlines import WAIT
 
 StartServer = Callable[..., Awaitable[WebServer]]
 Connect = Callable[[WebServer], Awaitable[SocketStream]]
@@ -36,7 +37,7 @@ async def guarded(host: Host, settings: WebSettings) -> AsyncIterator[StartServe
             live = settings.model_copy(update={"port": 0, **changes})
             server = WebServer(create_app(host, live), live, descriptors=descriptors)
             group.start_soon(server.run_until_stopped)
-            with anyio.fail_after(5):
+            with anyio.fail_after(WAIT):
                 await server.listening.wait()
             servers.append(server)
             return server
@@ -79,7 +80,7 @@ async def closed_by_server(
     Fails after 5 seconds: a connection the server holds forever is the bug.
     """
     received = b""
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while True:
             try:
                 with anyio.move_on_after(every):
@@ -94,7 +95,7 @@ async def closed_by_server(
 async def read_response(stream: SocketStream) -> bytes:
     """One whole response whose body length is given by Content-Length."""
     data = b""
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         while b"\r\n\r\n" not in data:
             data += await stream.receive()
         head, _, body = data.partition(b"\r\n\r\n")

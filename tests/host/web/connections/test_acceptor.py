@@ -14,6 +14,7 @@ from anyio.abc import SocketStream
 from dsh.web.connections import acceptor as acceptor_module
 from dsh.web.connections.acceptor import BUSY_RESPONSE, RETRY, Acceptor
 from dsh.web.connections.pool import ConnectionLimits, ConnectionPool, Ticket
+from tests.support.deadlines import WAIT
 
 from ..conftest import wait_until
 from .conftest import closed_by_server, waited_at_least
@@ -119,7 +120,7 @@ async def listen() -> AsyncIterator[StartListener]:
 
 async def echoes(stream: SocketStream) -> bool:
     await stream.send(b"ping")
-    with anyio.fail_after(5):
+    with anyio.fail_after(WAIT):
         return await stream.receive() == b"ping"
 
 

@@ -10,6 +10,7 @@ from websockets.asyncio.client import connect as ws_connect
 
 from dsh.web import WebServer
 from dsh.web.connections.protocol import Relay
+from tests.support.deadlines import WAIT
 
 from ..conftest import AUTH, TOKEN, wait_until
 from .conftest import Connect, StartServer, closed_by_server, read_response, waited_at_least
@@ -135,7 +136,7 @@ async def test_a_websocket_outlives_the_header_deadline_and_frees_its_place_when
         await stream.send(HEAD)
         await closed_by_server(stream)
         await stream.aclose()
-        with anyio.fail_after(5):
+        with anyio.fail_after(WAIT):
             await (await ws.ping())
         assert server.pool.stats["head_timeout"] == 1
         assert server.pool.held == 1 and server.pool.unauthenticated == 0

@@ -1,0 +1,14 @@
+"""How long a test waits for something before it fails.
+
+A deadline bounds a failure; it never measures a speed (timing goals live in
+`bench/`). It is generous because the suite runs under coverage on small,
+shared CI machines, where a CPU three times slower than usual has been seen
+(2026-12-02): a wait that takes 5 s there is slow, not broken, and only a
+wait that never ends is a failure worth reporting.
+"""
+
+from __future__ import annotations
+
+__all__ = ["WAIT"]
+
+WAIT = 30.0
