@@ -333,7 +333,8 @@ class LogFiles:
             writer.broken = True
 
     def _writer(self, session_id: str) -> _Writer:
-        path = self.path_of(session_id)
+        # The open writers are keyed by ids that were validated when they opened, so
+        # the common case (this Session's file is open and unchanged) builds no path.
         writer = self._writers.get(session_id)
         if writer is not None:
             found = self._found(writer)
@@ -343,9 +344,10 @@ class LogFiles:
             self._forget_cached(session_id)
             if found == "changed":
                 raise LogChanged(
-                    f"session {session_id}: {path} changed since this process last wrote it "
-                    "(another writer, a restore or an edit); nothing was appended"
+                    f"session {session_id}: {writer.path} changed since this process last "
+                    "wrote it (another writer, a restore or an edit); nothing was appended"
                 )
+        path = self.path_of(session_id)
         with storage_errors(path, "open"):
             opened = open_regular(path, os.O_RDWR | os.O_APPEND)
         if opened is None:
