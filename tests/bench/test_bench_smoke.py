@@ -70,3 +70,12 @@ def test_the_smoke_suite_exits_zero_and_reports_every_case_as_well_formed_json(
         assert row["verdict"] in {"ok", "MISS", "n/a"}
     # The printed table is the Markdown one the README carries.
     assert "| case | figure | measured |" in completed.stdout
+    # Durability reports, beside raw, the ceiling any store keeping dsh's rules has.
+    durability = report["cases"]["durability"]
+    for batch in ("batch_1", "batch_100"):
+        figures = durability[batch]
+        for key in ("off_loop_events_per_s", "checked_events_per_s", "ceiling_events_per_s"):
+            assert set(figures[key]) >= SUMMARY_KEYS, (batch, key)
+        assert figures["ceiling_ratio_to_raw"] > 0, batch
+    ceilings = [row for row in rows if row["figure"].startswith("ceiling: each event checked")]
+    assert len(ceilings) == 2, ceilings
