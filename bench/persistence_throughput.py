@@ -11,7 +11,7 @@ all that are waiting). `jsonl backend` calls `JsonlBackend.append` directly
 with events built beforehand: the backend alone, without the store's per-event
 validation. The raw cases write the same JSON lines to a file in the same
 directory with one `write` + `fdatasync` per batch and no Python objects in
-between, on the calling thread: the ceiling everything is measured against.
+between, on the calling thread: the limit everything is measured against.
 
 Two more cases say how close any design could come while it keeps dsh's two
 rules: `raw, off the loop` is the raw loop with each batch's write + fdatasync
@@ -21,6 +21,7 @@ the batch's events (`SessionEvent`: every event checked and encoded, no I/O).
 A store must do both, one after the other, so `ceiling` (`ceiling()`) is the
 rate of the two in sequence: the most a store that checks each event and keeps
 the disk off the loop can reach here, whatever else it does.
+
 Cases are interleaved over several rounds and the median is reported, because
 fsync latency on shared disks drifts during a run.
 
