@@ -18,8 +18,9 @@ rules: `raw, off the loop` is the raw loop with each batch's write + fdatasync
 handed to a worker thread (`anyio.to_thread`, as every durable write in dsh
 is: the disk never runs on the event loop), and `checked events` only builds
 the batch's events (`SessionEvent`: every event checked and encoded, no I/O).
-A store must do both, one after the other, so `ceiling` (`ceiling()`) is the
-rate of the two in sequence: the most a store that checks each event and keeps
+A store must do both, and in this workload (append a batch, then await its
+flush) one after the other, so `ceiling` (`ceiling()`) is the rate of the two
+in sequence: the most a store that checks each event and keeps
 the disk off the loop can reach here, whatever else it does.
 
 Cases are interleaved over several rounds and the median is reported, because
