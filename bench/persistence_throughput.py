@@ -51,6 +51,7 @@ from dsh.store import SessionStore
 
 DATA: JsonValue = {"text": "hello world, this is a short user message", "source": {"kind": "user"}}
 EVENTS = {1: 800, 100: 20_000}
+CEILING_CASES = {"off_loop": "raw, off the loop", "checked": "checked events", "ceiling": "ceiling"}
 _datasync: Callable[[int], None] = getattr(os, "fdatasync", os.fsync)
 
 
@@ -105,9 +106,13 @@ def checked(events: int) -> float:
     return events / (time.perf_counter() - start)
 
 
-def ceiling(off_loop: float, checking: float) -> float:
-    """Events per second of checking each event, then writing it off the loop (rates in)."""
-    return 1 / (1 / off_loop + 1 / checking)
+def ceiling(directory: Path, batch: int, events: int) -> dict[str, float]:
+    """One round of the ceiling: `off_loop` and `checked` (events/s), and `ceiling`, the
+    rate of the two in sequence."""
+    off_loop = anyio.run(raw_off_loop, directory, batch, events)
+    checking = checked(events)
+    both = 1 / (1 / off_loop + 1 / checking)
+    return {"off_loop": off_loop, "checked": checking, "ceiling": both}
 
 
 async def backend_only(directory: Path, batch: int, events: int) -> float:
@@ -176,11 +181,9 @@ def main() -> None:
                 cases.setdefault(("raw write+fdatasync", batch), []).append(
                     raw(directory, batch, events)
                 )
-                off_loop = anyio.run(raw_off_loop, directory, batch, events)
-                checking = checked(events)
-                cases.setdefault(("raw, off the loop", batch), []).append(off_loop)
-                cases.setdefault(("checked events", batch), []).append(checking)
-                cases.setdefault(("ceiling", batch), []).append(ceiling(off_loop, checking))
+                limits = ceiling(directory, batch, events)
+                for key, name in CEILING_CASES.items():
+                    cases.setdefault((name, batch), []).append(limits[key])
                 cases.setdefault(("jsonl backend", batch), []).append(
                     anyio.run(backend_only, directory, batch, events)
                 )
@@ -195,9 +198,7 @@ def main() -> None:
     print(f"{'case':<22}{'batch':>6}{'events/s':>12}{'of raw':>8}")
     order = [
         "raw write+fdatasync",
-        "raw, off the loop",
-        "checked events",
-        "ceiling",
+        *CEILING_CASES.values(),
         "jsonl backend",
         "dsh, 1 Session",
         "dsh, 8 Sessions",

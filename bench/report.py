@@ -46,6 +46,10 @@ def _ratio(value: float | None) -> str:
     return "–" if value is None else f"{value:.2f}×"
 
 
+def _percent(value: float | None) -> str:
+    return "–" if value is None else f"{value:.0%}"
+
+
 def _verdict(ok: bool | None) -> str:
     return "n/a" if ok is None else "ok" if ok else "MISS"
 
@@ -268,7 +272,7 @@ def _throughput_rows(
                 f"append + flush, batch {batch} (events/s)",
                 _range(b.get("dsh_events_per_s"), digits=0),
                 f"{raw}: {_range(b.get('raw_events_per_s'), digits=0)}",
-                "–" if ratio is None else f"{ratio:.0%}",
+                _percent(ratio),
                 f"≥ {floor:.0%} of raw",
                 None if ratio is None else ratio >= floor,
             )
@@ -283,20 +287,16 @@ def _durability(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row
         b = r.get(f"batch_{batch}") or {}
         if "ceiling_events_per_s" not in b:
             continue  # a run saved before the ceiling was measured
-        share = b.get("ratio_to_ceiling")
         rows.append(
             _row(
                 case,
                 f"ceiling: each event checked, then written off the loop, batch {batch} (events/s)",
                 f"{_range(b.get('ceiling_events_per_s'), digits=0)}; dsh reaches "
-                + ("–" if share is None else f"{share:.0%}")
-                + " of it",
+                f"{_percent(b.get('ratio_to_ceiling'))} of it",
                 f"raw write+fdatasync in a worker thread: "
                 f"{_range(b.get('off_loop_events_per_s'), digits=0)}; events checked: "
                 f"{_range(b.get('checked_events_per_s'), digits=0)}",
-                "–"
-                if b.get("ceiling_ratio_to_raw") is None
-                else f"{b['ceiling_ratio_to_raw']:.0%}",
+                _percent(b.get("ceiling_ratio_to_raw")),
                 "reported (the best ratio to raw a store keeping dsh's rules can reach)",
                 None,
             )

@@ -41,11 +41,8 @@ def durability(size: Size, data_dir: Path) -> dict[str, Any]:
     for _ in range(size.durability_rounds):
         for batch, events in batches.items():
             rates.setdefault(("raw", batch), []).append(workloads.raw(directory, batch, events))
-            off_loop = anyio.run(workloads.raw_off_loop, directory, batch, events)
-            checking = workloads.checked(events)
-            rates.setdefault(("off_loop", batch), []).append(off_loop)
-            rates.setdefault(("checked", batch), []).append(checking)
-            rates.setdefault(("ceiling", batch), []).append(workloads.ceiling(off_loop, checking))
+            for key, rate in workloads.ceiling(directory, batch, events).items():
+                rates.setdefault((key, batch), []).append(rate)
             rates.setdefault(("backend", batch), []).append(
                 anyio.run(workloads.backend_only, directory, batch, events)
             )

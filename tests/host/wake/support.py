@@ -17,14 +17,10 @@ from tests.support.deadlines import WAIT
 
 from .alarm_plugin import AlarmPlugin
 
-# How long a condition may take before the test fails (hibernating 100 Sessions
-# under coverage on a slow 2-core machine took more than 5 s).
-DEADLINE = WAIT
-
 
 async def until(condition: Callable[[], object], what: str = "the condition") -> None:
-    """Let the loop run until `condition()` is true; fail after `DEADLINE` seconds."""
-    with anyio.fail_after(DEADLINE):
+    """Let the loop run until `condition()` is true; fail after `WAIT` seconds."""
+    with anyio.fail_after(WAIT):
         while not condition():
             await anyio.lowlevel.checkpoint()
     assert condition(), what

@@ -290,20 +290,17 @@ async def served(host: Host, settings: WebSettings) -> AsyncIterator[Running]:
         server.stop()
 
 
-DEADLINE = WAIT
-
-
 async def receive_json(ws: ClientConnection) -> dict[str, Any]:
-    """The next frame, decoded; fails after `DEADLINE` seconds."""
-    with anyio.fail_after(DEADLINE):
+    """The next frame, decoded; fails after `WAIT` seconds."""
+    with anyio.fail_after(WAIT):
         frame = await ws.recv()
     decoded: dict[str, Any] = json.loads(frame)
     return decoded
 
 
 async def wait_until(condition: Callable[[], bool]) -> None:
-    """Let tasks run until `condition()` holds; fail after `DEADLINE` seconds."""
-    with anyio.fail_after(DEADLINE):
+    """Let tasks run until `condition()` holds; fail after `WAIT` seconds."""
+    with anyio.fail_after(WAIT):
         while not condition():
             await anyio.lowlevel.checkpoint()
 
