@@ -2,6 +2,7 @@
 
     jsonl:DIR               the JSONL store in DIR (the default: jsonl:<data dir>)
     jsonl:DIR?sidecars=no   … keeping line indexes in memory only
+    jsonl:DIR?open_logs=N   … holding at most N logs open for appending (default 256)
     memory:                 a volatile store (tests, demos): nothing survives the process
     postgresql://…          the PostgreSQL store, for several hosts on one database
                             (`dsh.persistence.postgres.settings`; needs the
@@ -27,10 +28,11 @@ from typing import Any
 from urllib.parse import parse_qsl
 
 import anyio
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .backend import Backend
 from .jsonl import DataDirLock, JsonlBackend
+from .jsonl.backend import DEFAULT_OPEN_LOGS
 from .memory import MemoryBackend
 from .redact import redacted
 
@@ -55,12 +57,13 @@ class StoreError(ValueError):
 
 
 class JsonlSettings(BaseModel):
-    """`jsonl:DIR[?sidecars=yes|no]`."""
+    """`jsonl:DIR[?sidecars=yes|no][&open_logs=N]`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     directory: Path
     sidecars: bool = True
+    open_logs: int = Field(DEFAULT_OPEN_LOGS, ge=1)
 
 
 class MemorySettings(BaseModel):
@@ -172,7 +175,9 @@ def store_kinds() -> dict[str, StoreKind]:
             name="jsonl",
             settings=JsonlSettings,
             fields=_jsonl_fields,
-            open=lambda s: JsonlBackend(s.directory, sidecars=s.sidecars),
+            open=lambda s: JsonlBackend(
+                s.directory, sidecars=s.sidecars, max_open_logs=s.open_logs
+            ),
             lock=lambda s: DataDirLock(s.directory),
             describe=lambda s: str(s.directory),
         ),

@@ -1,9 +1,9 @@
 """Hibernation: closing live Sessions nobody is using, so that live state stays bounded.
 
-Every live Session holds an open log file, its agent and its plugins'
-installations until it is closed. Without hibernation every Session that
-ever went live stays live until the process exits (with the usual limit of
-1,024 descriptors, Session 1,014 and later fail). So a live Session is
+Every live Session holds its agent, its plugins' installations and its log's
+index until it is closed (the JSONL backend bounds the log files it keeps
+open on its own, `max_open_logs`). Without hibernation every Session that
+ever went live stays live until the process exits. So a live Session is
 closed through the normal path (`Host.close_session`: its agent disposed,
 its last events flushed, its wake index entry written first) once it has had
 

@@ -41,8 +41,9 @@ enough that an attacker must keep re-opening; 30 s carries a 1 MiB body
 (the body limit) at ~35 kB/s; a personal host with a few tabs needs tens of
 connections (a tab: up to six HTTP/1.1 connections and one WebSocket), and
 static files are fetched without the token, so 128 unauthenticated is
-plenty; half the descriptors leaves the other half for Session logs (one
-per live Session), the lock and model connections.
+plenty; half the descriptors leaves the other half for Session logs (at
+most 256 open, `JsonlBackend`'s `max_open_logs`), the lock and model
+connections.
 
 Measured on the project's 2-core machine, `dsh web` under a 1,024-descriptor
 limit with 1,100 slowloris connections held (the attacker re-opening every

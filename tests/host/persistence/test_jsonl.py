@@ -28,6 +28,7 @@ from dsh.persistence import (
     SessionNotFound,
     StorageError,
 )
+from dsh.persistence.stores import choose_store
 from dsh.session import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
 from tests.support import strategies
@@ -76,6 +77,19 @@ class TestJsonlBackendWithoutSidecarsContract(TestJsonlBackendContract):
     async def reopen(self, backend: Backend) -> Backend:
         assert isinstance(backend, JsonlBackend)
         return self.opened(JsonlBackend(backend.directory.parent, sidecars=False))
+
+
+class TestJsonlBackendWithOneOpenLogContract(TestJsonlBackendContract):
+    """Every other log closed after each call, so the contract holds across reopens."""
+
+    @pytest.fixture
+    def backend(self, tmp_path: Path, opened: Opened) -> JsonlBackend:
+        self.opened = opened
+        return opened(JsonlBackend(tmp_path, max_open_logs=1))
+
+    async def reopen(self, backend: Backend) -> Backend:
+        assert isinstance(backend, JsonlBackend)
+        return self.opened(JsonlBackend(backend.directory.parent, max_open_logs=1))
 
 
 @pytest.fixture
@@ -427,27 +441,159 @@ async def test_a_deleted_log_is_noticed(backend: JsonlBackend, tmp_path: Path) -
     assert await backend.cursor("s1") == 0
 
 
-async def test_release_closes_the_open_log(backend: JsonlBackend, tmp_path: Path) -> None:
-    def open_logs() -> int:
-        log = log_path(tmp_path).stat()
-        count = 0
-        for fd in os.listdir("/proc/self/fd"):
-            try:
-                target = os.stat(f"/proc/self/fd/{fd}")
-            except OSError:
-                continue
-            count += (target.st_dev, target.st_ino) == (log.st_dev, log.st_ino)
-        return count
+def open_logs(tmp_path: Path) -> list[str]:
+    """The names of the logs under `tmp_path` this process holds open."""
+    # By inode, not by name: a new log's descriptor was opened on its temp file.
+    logs = {}
+    for path in (tmp_path / "sessions").glob("*.jsonl"):
+        status = path.stat()
+        logs[status.st_dev, status.st_ino] = path.name
+    names = []
+    for fd in os.listdir("/proc/self/fd"):
+        try:
+            status = os.stat(f"/proc/self/fd/{fd}")
+        except OSError:
+            continue
+        name = logs.get((status.st_dev, status.st_ino))
+        if name is not None:
+            names.append(name)
+    return sorted(names)
 
+
+async def test_release_closes_the_open_log(backend: JsonlBackend, tmp_path: Path) -> None:
     await backend.initialize(header(), events(0, 1))
     await backend.append("s1", events(1, 2))
-    assert open_logs() == 1
+    assert open_logs(tmp_path) == ["s1.jsonl"]
     await backend.release("s1")
-    assert open_logs() == 0
+    assert open_logs(tmp_path) == []
     await backend.append("s1", events(2, 3))
-    assert open_logs() == 1
+    assert open_logs(tmp_path) == ["s1.jsonl"]
     await backend.aclose()
-    assert open_logs() == 0
+    assert open_logs(tmp_path) == []
+
+
+# -- at most `max_open_logs` open ----------------------------------------------------------
+
+
+def ids(count: int) -> list[str]:
+    return [f"s{number}" for number in range(count)]
+
+
+async def test_past_max_open_logs_the_least_recently_used_log_is_closed(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path, max_open_logs=2))
+    for session_id in ids(4):
+        await backend.initialize(header(session_id), events(0, 1))
+    assert open_logs(tmp_path) == ["s2.jsonl", "s3.jsonl"]
+    await backend.append("s2", events(1, 2))  # s2 is now the most recent
+    await backend.append("s0", events(1, 2))
+    assert open_logs(tmp_path) == ["s0.jsonl", "s2.jsonl"]
+    for session_id, length in zip(ids(4), [2, 1, 2, 1], strict=True):
+        await backend.append(session_id, events(length, 3))
+    for session_id in ids(4):
+        assert await backend.cursor(session_id) == 3
+        assert list(await backend.read(session_id)) == events(0, 3)
+    assert len(open_logs(tmp_path)) == 2
+
+
+async def test_a_closed_logs_reopen_keeps_its_index_and_incarnation(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path, max_open_logs=1))
+    await backend.initialize(header("s1"), events(0, 3))
+    before = await backend.mark("s1")
+    await backend.initialize(header("s2"), events(0, 1))
+    assert open_logs(tmp_path) == ["s2.jsonl"]
+    assert await backend.mark("s1") == before  # read through the index it left
+    await backend.append("s1", events(3, 4))
+    after = await backend.mark("s1")
+    assert before is not None and after is not None
+    assert (after.length, after.incarnation) == (4, before.incarnation)
+
+
+async def test_a_closed_log_changed_meanwhile_is_refused_once_then_re_read(
+    opened: Opened, tmp_path: Path
+) -> None:
+    first = opened(JsonlBackend(tmp_path, max_open_logs=1))
+    second = opened(JsonlBackend(tmp_path))
+    await first.initialize(header("s1"), events(0, 1))
+    await first.initialize(header("s2"), events(0, 1))  # closes s1's log
+    await second.append("s1", events(1, 2))
+    with pytest.raises(LogChanged, match=r"s1: .*s1\.jsonl changed since this process last wrote"):
+        await first.append("s1", events(2, 3))
+    assert open_logs(tmp_path).count("s1.jsonl") == 1  # only `second`'s
+    await first.append("s1", events(2, 3))
+    stored = await second.inspect("s1")
+    assert stored is not None
+    assert stored.events == tuple(events(0, 3))
+
+
+async def test_a_closed_log_deleted_meanwhile_is_not_found_then_made_anew(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path, max_open_logs=1))
+    await backend.initialize(header("s1"), events(0, 2))
+    await backend.initialize(header("s2"), events(0, 1))
+    log_path(tmp_path, "s1").unlink()
+    with pytest.raises(SessionNotFound):
+        await backend.append("s1", events(2, 3))
+    await backend.initialize(header("s1"), events(0, 1))
+    await backend.append("s1", events(1, 2))
+    assert list(await backend.read("s1")) == events(0, 2)
+
+
+async def test_a_round_larger_than_max_open_logs_holds_its_files_until_it_ends(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(JsonlBackend(tmp_path, max_open_logs=2))
+    for session_id in ids(6):
+        await backend.initialize(header(session_id), events(0, 1))
+    async with anyio.create_task_group() as group:
+        for session_id in ids(6):
+            group.start_soon(backend.append, session_id, events(1, 3))
+    assert len(open_logs(tmp_path)) == 2
+    for session_id in ids(6):
+        assert list(await backend.read(session_id)) == events(0, 3)
+
+
+async def test_a_closed_long_log_leaves_its_sidecar(opened: Opened, tmp_path: Path) -> None:
+    backend = opened(JsonlBackend(tmp_path, max_open_logs=1))
+    await backend.initialize(header("s1"), events(0, LONG))
+    assert not sidecar(tmp_path).exists()
+    await backend.initialize(header("s2"), events(0, 1))
+    assert sidecar(tmp_path).exists()
+
+
+async def test_a_broken_writer_is_dropped_rather_than_closed_with_its_index(
+    opened: Opened, tmp_path: Path
+) -> None:
+    backend = opened(FaultyBackend.jsonl(tmp_path, max_open_logs=1))
+    await backend.initialize(header("s1"), events(0, 2))
+    backend.fail("sync", times=2)  # the append's fsync and the roll-back's: s1 is broken
+    with pytest.raises(StorageError):
+        await backend.append("s1", events(2, 3))
+    await backend.initialize(header("s2"), events(0, 1))
+    assert open_logs(tmp_path) == ["s2.jsonl"]
+    await backend.append("s1", events(2, 3))
+    assert list(await backend.read("s1")) == events(0, 3)
+
+
+async def test_the_open_logs_setting_bounds_the_logs_the_backend_holds_open(
+    tmp_path: Path,
+) -> None:
+    backend = choose_store("jsonl:?open_logs=1", tmp_path, environ={}).open()
+    try:
+        for session_id in ("s1", "s2", "s3"):
+            await backend.initialize(header(session_id), events(0, 1))
+        assert open_logs(tmp_path) == ["s3.jsonl"]
+    finally:
+        await backend.aclose()
+
+
+def test_max_open_logs_must_be_positive(tmp_path: Path) -> None:
+    with pytest.raises(ValueError, match="max_open must be at least 1, not 0"):
+        JsonlBackend(tmp_path, max_open_logs=0)
 
 
 # -- failed appends ----------------------------------------------------------------------

@@ -44,6 +44,9 @@ def test_jsonl_settings_come_from_the_query_and_an_empty_location_is_the_data_di
 ) -> None:
     chosen = choose_store("JSONL:?sidecars=no", tmp_path, environ={})
     assert chosen.settings == JsonlSettings(directory=tmp_path, sidecars=False)
+    capped = choose_store("jsonl:?open_logs=16", tmp_path, environ={})
+    assert capped.settings == JsonlSettings(directory=tmp_path, open_logs=16)
+    assert JsonlSettings(directory=tmp_path).open_logs == 256
     home = choose_store("jsonl:~/somewhere", tmp_path, environ={})
     assert home.settings == JsonlSettings(directory=Path("~/somewhere").expanduser())
 
@@ -69,6 +72,7 @@ def test_memory_is_volatile_and_needs_no_lock(tmp_path: Path) -> None:
         ("memory:somewhere", "memory: takes no location"),
         ("jsonl:/x?sidecars=perhaps", "sidecars: Input should be a valid boolean"),
         ("jsonl:/x?shards=4", "shards: Extra inputs are not permitted"),
+        ("jsonl:/x?open_logs=0", "open_logs: Input should be greater than or equal to 1"),
         ("jsonl:/x?directory=/y", "'directory' is given twice"),
     ],
 )

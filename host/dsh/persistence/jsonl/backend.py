@@ -54,6 +54,10 @@ __all__ = ["JsonlBackend"]
 _T = TypeVar("_T")
 DEFAULT_READERS = 4
 DEFAULT_INDEX_LINES = 2_000_000
+# A quarter of the usual 1,024-descriptor limit: the web server keeps half for
+# connections, the rest is the lock, the wake index and model connections. A
+# parked writer costs one open and fstat on its next append (≈ 10 µs).
+DEFAULT_OPEN_LOGS = 256
 
 
 class JsonlBackend(Backend):
@@ -64,7 +68,10 @@ class JsonlBackend(Backend):
       faults at the durability point (`dsh.testing.FaultyBackend.jsonl`).
     - `sidecars=False` keeps line indexes in memory only.
     - `readers` is how many reads may run at once (in worker threads);
-      `max_index_lines` bounds the lines of all cached indexes (≈ 12 bytes each).
+      `max_index_lines` bounds the lines of all cached indexes (≈ 12 bytes each);
+      `max_open_logs` bounds the logs held open for appending, however many
+      Sessions are live (the least recently used idle one is closed and
+      reopened on its next append, still refused if it changed meanwhile).
     """
 
     def __init__(
@@ -75,10 +82,15 @@ class JsonlBackend(Backend):
         sidecars: bool = True,
         readers: int = DEFAULT_READERS,
         max_index_lines: int = DEFAULT_INDEX_LINES,
+        max_open_logs: int = DEFAULT_OPEN_LOGS,
     ) -> None:
         self.data_dir = Path(data_dir)
         self._files = LogFiles(
-            self.data_dir, sync=sync, sidecars=sidecars, max_index_lines=max_index_lines
+            self.data_dir,
+            sync=sync,
+            sidecars=sidecars,
+            max_index_lines=max_index_lines,
+            max_open=max_open_logs,
         )
         self.directory = self._files.directory
         self.trash_directory = self._files.trash_directory

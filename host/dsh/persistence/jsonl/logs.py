@@ -11,6 +11,13 @@ directory. `JsonlBackend` calls its mutating methods from a single I/O worker
   changed it (another process, a restore, an editor): the writer is dropped,
   the log gets a new incarnation and the append raises `LogChanged`, storing
   nothing. The next call works from the file as it is now.
+- **At most `max_open` writers are open.** Past that, the least recently
+  used idle one is *parked*: its index goes to the index cache (and its
+  sidecar is saved), its descriptor is closed, and the state it left is
+  remembered. The next append reopens it, and a file found in any other
+  state is refused with `LogChanged`, exactly as an open writer's would be.
+  So descriptors stay bounded however many Sessions are live (a burst
+  larger than `max_open` holds its round's files open until the round ends).
 - **An append** is one `write` of the whole batch and one fdatasync. If either
   fails, the file is cut back to its last durable size, so a failed append
   leaves nothing behind a later reader could count; if even that fails the
@@ -41,6 +48,7 @@ import os
 import stat as stat_module
 import threading
 from array import array
+from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
@@ -154,13 +162,22 @@ class LogFiles:
         sync: Sync | None,
         sidecars: bool,
         max_index_lines: int,
+        max_open: int,
     ) -> None:
         self.directory = data_dir / "sessions"
         self.trash_directory = data_dir / "trash"
         self._sync_file: Sync = sync or _datasync
         self._sync_dir: Sync = sync or os.fsync
         self._sidecars = sidecars
+        if max_open < 1:
+            raise ValueError(f"max_open must be at least 1, not {max_open}")
+        self._max_open = max_open
         self._writers: dict[str, _Writer] = {}
+        # The I/O worker's own bookkeeping (readers never look at these): the open
+        # writers, least recently used first, and the state each parked one left.
+        self._recent: OrderedDict[str, None] = OrderedDict()
+        self._parked: dict[str, FileState] = {}
+        self._in_round = False
         self._indexes = IndexCache(max_index_lines)
         self._summaries = SummaryCache()
         self._memo = InspectMemo()
@@ -214,7 +231,7 @@ class LogFiles:
         index.append(batch, events)
         self._drop_writer(header.id)  # a stale writer of a log deleted behind our back
         self._forget_cached(header.id)
-        self._writers[header.id] = _Writer(path, fd, index, state)
+        self._opened_writer(header.id, _Writer(path, fd, index, state))
         self._incarnations.observe(header.id, state)
         return None
 
@@ -240,6 +257,14 @@ class LogFiles:
         with one batch, two batches of one Session, or an injected `sync` (the
         tests' faults, which count syncs in order) goes one batch at a time.
         """
+        self._in_round = True
+        try:
+            self._append_round(batches)
+        finally:
+            self._in_round = False
+            self._park_idle()  # at most once per round: its files stay open until it ends
+
+    def _append_round(self, batches: Sequence[PendingBatch]) -> None:
         sessions = {batch.session_id for batch in batches}
         if len(batches) < 2 or len(sessions) < len(batches) or self._sync_file is not _datasync:
             for batch in batches:
@@ -339,22 +364,26 @@ class LogFiles:
         if writer is not None:
             found = self._found(writer)
             if found == "same":
+                self._recent.move_to_end(session_id)
                 return writer
             self._drop_writer(session_id)
             self._forget_cached(session_id)
             if found == "changed":
-                raise LogChanged(
-                    f"session {session_id}: {writer.path} changed since this process last "
-                    "wrote it (another writer, a restore or an edit); nothing was appended"
-                )
+                raise _changed(session_id, writer.path)
         path = self.path_of(session_id)
         with storage_errors(path, "open"):
             opened = open_regular(path, os.O_RDWR | os.O_APPEND)
         if opened is None:
+            self._parked.pop(session_id, None)  # gone: whatever comes back is new
             raise SessionNotFound(f"session {session_id} is not stored ({path})")
         fd, status = opened
         try:
             state = state_of(status)
+            parked = self._parked.pop(session_id, None)
+            if parked is not None and parked != state:
+                self._forget_cached(session_id)
+                self._incarnations.observe(session_id, state)
+                raise _changed(session_id, path)
             self._incarnations.observe(session_id, state)
             with self._stripe(session_id):
                 index = self._index(session_id, path, fd, state)
@@ -370,8 +399,37 @@ class LogFiles:
             os.close(fd)
             raise
         self._indexes.drop(session_id)  # the writer owns it now
-        self._writers[session_id] = writer = _Writer(path, fd, index, state)
+        writer = _Writer(path, fd, index, state)
+        self._opened_writer(session_id, writer)
         return writer
+
+    def _opened_writer(self, session_id: str, writer: _Writer) -> None:
+        self._writers[session_id] = writer
+        self._recent[session_id] = None
+        self._park_idle(keep=session_id)
+
+    def _park_idle(self, keep: str | None = None) -> None:
+        """Park the least recently used idle writers (not `keep`, the one just asked
+        for) until at most `max_open` are open: after a round, or a writer opened
+        outside one."""
+        if self._in_round or len(self._writers) <= self._max_open:
+            return
+        for session_id in list(self._recent):
+            if len(self._writers) <= self._max_open:
+                return
+            if session_id != keep:
+                self._park(session_id, self._writers[session_id])
+
+    def _park(self, session_id: str, writer: _Writer) -> None:
+        if writer.broken:  # the next call re-reads the file anyway
+            self._drop_writer(session_id)
+            return
+        self._save_sidecar(session_id, writer.index, writer.fd, writer.state)
+        # Readers find the index in the cache before the writer is gone, and the
+        # state is remembered so that a reopen notices a change made meanwhile.
+        self._indexes.put(session_id, writer.index)
+        self._drop_writer(session_id)
+        self._parked[session_id] = writer.state
 
     def _found(self, writer: _Writer) -> str:
         """`same` if the file is exactly what `writer` last left, `gone` if it is not
@@ -391,14 +449,17 @@ class LogFiles:
         self._drop_writer(session_id)
 
     def _drop_writer(self, session_id: str) -> None:
+        self._parked.pop(session_id, None)
         writer = self._writers.pop(session_id, None)
         if writer is not None:
+            del self._recent[session_id]
             os.close(writer.fd)
 
     def release_all(self) -> None:
         try:
             for session_id in list(self._writers):
                 self.release(session_id)
+            self._parked.clear()
         finally:
             if self._syncers is not None:
                 self._syncers.shutdown()
@@ -736,6 +797,13 @@ class LogFiles:
             return None
         finally:
             os.close(fd)
+
+
+def _changed(session_id: str, path: Path) -> LogChanged:
+    return LogChanged(
+        f"session {session_id}: {path} changed since this process last wrote it "
+        "(another writer, a restore or an edit); nothing was appended"
+    )
 
 
 def _runs(index: LineIndex, seqs: Sequence[int]) -> Iterator[tuple[int, int]]:
