@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import logging
 import os
 import stat as stat_module
@@ -412,13 +413,12 @@ class LogFiles:
         """Park the least recently used idle writers (not `keep`, the one just asked
         for) until at most `max_open` are open: after a round, or a writer opened
         outside one."""
-        if self._in_round or len(self._writers) <= self._max_open:
+        excess = len(self._writers) - self._max_open
+        if self._in_round or excess <= 0:
             return
-        for session_id in list(self._recent):
-            if len(self._writers) <= self._max_open:
-                return
-            if session_id != keep:
-                self._park(session_id, self._writers[session_id])
+        oldest = (session_id for session_id in self._recent if session_id != keep)
+        for session_id in list(itertools.islice(oldest, excess)):
+            self._park(session_id, self._writers[session_id])
 
     def _park(self, session_id: str, writer: _Writer) -> None:
         if writer.broken:  # the next call re-reads the file anyway
