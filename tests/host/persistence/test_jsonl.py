@@ -28,6 +28,7 @@ from dsh.persistence import (
     SessionNotFound,
     StorageError,
 )
+from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.stores import choose_store
 from dsh.session import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
@@ -364,6 +365,44 @@ async def test_list_ignores_files_that_are_not_logs(backend: JsonlBackend, tmp_p
     for name in [".s2.jsonl.abc.tmp", "notes.txt", "-bad.jsonl", "s3.jsonl.bak", "s4.json"]:
         (directory / name).write_text("junk")
     assert [summary.id for summary in await backend.list()] == ["s1"]
+
+
+def followups(start: int, stop: int) -> list[SessionEvent]:
+    source = {"kind": "schedule", "scheduleId": "rem-1"}
+    return events(start, stop, source=source)
+
+
+async def test_a_cold_summary_decodes_no_follow_up_that_cannot_be_the_persons(
+    opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await opened(JsonlBackend(tmp_path, sidecars=False)).initialize(header(), followups(0, 50))
+    decoded: list[int] = []
+    parse = line_index.parse_event
+
+    def counted(path: Path, seq: int, line: bytes) -> SessionEvent:
+        decoded.append(seq)
+        return parse(path, seq, line)
+
+    monkeypatch.setattr(line_index, "parse_event", counted)
+    person = {"text": "hello", "source": {"kind": "user"}}
+    tail = [*followups(50, 52), SessionEvent(seq=52, type="message/user", time=1, data=person)]
+    backend = opened(JsonlBackend(tmp_path, sidecars=False))
+    [summary] = await backend.list()
+    assert (summary.length, summary.preview, decoded) == (50, None, [])
+    await backend.append("s1", tail)
+    [summary] = await opened(JsonlBackend(tmp_path, sidecars=False)).list()
+    assert (summary.length, summary.preview, decoded) == (53, "hello", [52])
+
+
+async def test_the_persons_kind_spelled_with_escapes_is_still_the_preview(
+    opened: Opened, tmp_path: Path
+) -> None:
+    await opened(JsonlBackend(tmp_path)).initialize(header(), followups(0, 1))
+    foreign = rb'{"seq":1,"type":"message/user","time":2,"data":{"text":"hi","source":'
+    with log_path(tmp_path).open("ab") as file:
+        file.write(foreign + rb'{"kind":"\u0075ser"}}}' + b"\n")
+    [summary] = await opened(JsonlBackend(tmp_path)).list()
+    assert (summary.length, summary.preview) == (2, "hi")
 
 
 # -- ids and paths -------------------------------------------------------------------

@@ -168,8 +168,21 @@ class LineIndex:
         for position, name in enumerate(scanned.types):
             if self.facts.preview is not None:
                 break
-            if name == USER_MESSAGE:
+            if name == USER_MESSAGE and _may_be_the_persons(
+                data[scanned.starts[position] : ends[position]]
+            ):
                 self.facts.add(event(position))
+
+
+def _may_be_the_persons(line: bytes) -> bool:
+    """False only for a `message/user` line that cannot have `source.kind` "user".
+
+    JSON spells the string "user" as `"user"`, or with a `\\u` escape for a
+    letter, so a line with neither cannot hold it (its type, `"message/user"`,
+    never matches): a log of a plugin's follow-ups, with no message of the
+    person yet, is summarised without decoding one of them.
+    """
+    return b'"user"' in line or b"\\u" in line
 
 
 def build(
