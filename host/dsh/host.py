@@ -74,7 +74,7 @@ from .listing import SessionSummary, is_empty
 from .loader import PluginLoader, PluginSpec
 from .models.base import ModelAdapter
 from .ownership import LeaseKeeper, LeaseSettings
-from .persistence.backend import Backend, StorageError, StoredSession
+from .persistence.backend import Backend, LogMark, StorageError, StoredSession
 from .persistence.backend import SessionNotFound as StoredSessionNotFound
 from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
 from .persistence.leases import Lease, LeaseHeld, LeaseStore
@@ -437,22 +437,29 @@ class Host:
             # The lease first: what is read after it includes every earlier owner's writes.
             lease = await self._acquire(session_id)
             try:
+                if session_id in self._phantoms:
+                    raise SessionNotFound(f"no session {session_id!r}")
+                # The mark before the read: an incarnation it names is one the read saw
+                # (or the log changed since, and the next proof compares it all again).
+                mark = await self.backend.mark(session_id)
                 stored = await self.read_stored(session_id)
             except BaseException:
                 await self._release(session_id)
                 raise
-            mark = await self.backend.mark(session_id)
             session = Session.resume(
                 stored.header,
                 stored.events,
                 resumed_at=self.clock.wall_ms(),
                 marker=self._failed_markers.pop(session_id, None),
             )
-            if mark is not None and mark.length == len(stored.events):
+            if mark is not None and mark.length != len(stored.events):
+                mark = None  # it changed between the two: persistence proves it again
+            if mark is not None:
                 # Its prefix is what storage just returned: proven by construction.
                 self._reader.proof.seed(session, mark.length, mark.incarnation)
             try:
-                return await self._go_live(session, lease, seed_end=len(stored.events)), True
+                seed_end = len(stored.events)
+                return await self._go_live(session, lease, seed_end=seed_end, stored=mark), True
             except BaseException:
                 # Its marker may be stored although the attempt failed: a retry reuses it.
                 self._failed_markers[session_id] = session.events[-1]
@@ -734,17 +741,19 @@ class Host:
         seed_end: int,
         parent: Agent | None = None,
         new: bool = False,
+        stored: LogMark | None = None,
     ) -> Agent:
         """Make `session` live under `lease` once storage acknowledged it; `new` for a
         Session that did not exist before (its storage is removed again if that fails:
-        no phantoms). The lease is released if it fails."""
+        no phantoms); `stored` for a resume whose read it proves (`attach`). The lease
+        is released if it fails."""
         assert self._group is not None and self._coordinator is not None
         try:
             close = self.store.open(session)
         except BaseException:
             await self._release(lease.session_id)
             raise
-        detach = self._coordinator.attach(session, seed_end=seed_end)
+        detach = self._coordinator.attach(session, seed_end=seed_end, stored=stored)
         try:
             durable = await self.store.flush(session)
             if not durable:

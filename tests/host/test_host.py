@@ -186,6 +186,55 @@ async def test_resuming_a_live_session_is_a_no_op(host: Host, recorder: Recorder
     assert recorder.published == [agent]
 
 
+async def test_a_resume_reads_its_log_once_and_proves_it_by_construction(
+    backend: MemoryBackend,
+) -> None:
+    faulty = FaultyBackend(backend)
+    async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
+        session_id = (await host.create_session()).session.id
+        await host.close_session(session_id)
+        faulty.calls.clear()
+        resumed, _ = await host.resume(session_id)
+        asked = {name: faulty.calls[name] for name in ("mark", "inspect", "initialize", "read")}
+        assert asked == {"mark": 1, "inspect": 1, "initialize": 0, "read": 0}
+        assert host.coordinator.durable_length(resumed.session) == len(resumed.session)
+        stored = await backend.inspect(session_id)
+        assert stored is not None
+        assert [e.to_json() for e in stored.events] == [e.to_json() for e in resumed.session.events]
+
+
+class GrowsAfterItsMark(MemoryBackend):
+    """A log another writer extends between a resume's mark and its read, once."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.grow: str | None = None
+
+    async def mark(self, session_id: str) -> Any:
+        mark = await super().mark(session_id)
+        if session_id == self.grow:
+            self.grow = None
+            event = SessionEvent(seq=mark.length, type="test/note", time=1, data={"by": "another"})
+            await self.append(session_id, [event])
+        return mark
+
+
+async def test_a_log_that_grew_between_the_mark_and_the_read_is_proven_again() -> None:
+    inner = GrowsAfterItsMark()
+    faulty = FaultyBackend(inner)
+    async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
+        session_id = (await host.create_session()).session.id
+        await host.close_session(session_id)
+        inner.grow = session_id
+        faulty.calls.clear()
+        resumed, _ = await host.resume(session_id)
+        assert [event.type for event in resumed.session.events][-2:] == ["test/note", END_SEED]
+        assert faulty.calls["initialize"] == 1  # storage said it exists: proven, then adopted
+        stored = await inner.inspect(session_id)
+        assert stored is not None
+        assert [e.to_json() for e in stored.events] == [e.to_json() for e in resumed.session.events]
+
+
 async def test_resume_of_an_unknown_or_invalid_id_fails_before_storage(host: Host) -> None:
     with pytest.raises(SessionNotFound):
         await host.resume("missing")

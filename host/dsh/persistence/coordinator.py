@@ -23,7 +23,10 @@ durability only for what the backend has confirmed:
    acknowledgement was lost — the controller proves the stored log is this
    Session's prefix (same header identity, equal events) and continues from its
    cursor; a different log under the same id is a `DivergedLog`, never
-   overwritten or extended.
+   overwritten or extended. A resume that built the Session from the very
+   events storage returned, under a `mark` taken before that read, passes the
+   mark (`stored`) and so has already made that proof: the controller starts
+   from it, created, with `[0, seed_end)` confirmed, and asks storage nothing.
 4. **Recovery compares content.** After a failed write the outcome is unknown
    (a commit may have succeeded and its acknowledgement failed), so the next
    attempt asks the backend for its `mark` and reads back what it holds
@@ -72,7 +75,14 @@ from ..scope import Disposer
 from ..session import Session, SessionEvent, validate_session_id
 from ..store import SessionStore
 from ..tasks import TaskSet
-from .backend import Backend, SessionExists, StorageError, StoredSession, StoredSummary
+from .backend import (
+    Backend,
+    LogMark,
+    SessionExists,
+    StorageError,
+    StoredSession,
+    StoredSummary,
+)
 from .leases import LeaseLost
 
 __all__ = [
@@ -153,17 +163,24 @@ class PersistenceCoordinator:
         self._controllers: dict[Session, _Controller] = {}
         self._closed = False
 
-    def attach(self, session: Session, *, seed_end: int) -> Callable[[], Awaitable[None]]:
+    def attach(
+        self, session: Session, *, seed_end: int, stored: LogMark | None = None
+    ) -> Callable[[], Awaitable[None]]:
         """Persist `session` from now on; returns the (async) `Disposer` that detaches it.
 
         `seed_end` is the length of the immutable prefix the Session was built
         with: 0 for a new Session, `header.seed_length` for a fork, the stored
         length for a resume. Storage is created (or, if it exists, proven to
         be this Session's prefix) eagerly, then every append is written.
+        `stored` is for a resume only: the backend's mark taken, under the
+        Session's lease, before the read the Session was built from, when it
+        counted exactly those `seed_end` events (rule 3 of the module
+        docstring); the prefix is then not proven again.
 
         Raises `SessionClosed` if `session` is not live in the store,
-        `ValueError` if it is attached already or `seed_end` is out of range,
-        `CoordinatorClosed` after `aclose()`.
+        `ValueError` if it is attached already, `seed_end` is out of range or
+        `stored` counts other than `seed_end` events, `CoordinatorClosed`
+        after `aclose()`.
         """
         if self._closed:
             raise CoordinatorClosed("the persistence coordinator is closed")
@@ -173,7 +190,14 @@ class PersistenceCoordinator:
             raise ValueError(
                 f"session {session.id}: seed_end {seed_end} is outside [0, {len(session)}]"
             )
+        if stored is not None and stored.length != seed_end:
+            raise ValueError(
+                f"session {session.id}: the stored mark counts {stored.length} events, "
+                f"not the {seed_end} it was built from"
+            )
         controller = _Controller(session, self, seed_end)
+        if stored is not None:
+            controller.proven(stored)
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
         controller.start_writer()  # create (or adopt) the stored log eagerly
@@ -272,6 +296,10 @@ class _Controller:
         self._writer_done: anyio.Event | None = None  # set while a writer task runs
         self._stopped = False
         self.stop_listening: Disposer = lambda: None
+
+    def proven(self, mark: LogMark) -> None:
+        """Storage holds exactly `[0, mark.length)` of this Session, under `mark.incarnation`."""
+        self._created, self._confirmed, self._incarnation = True, mark.length, mark.incarnation
 
     # -- SessionListener --------------------------------------------------
 

@@ -172,6 +172,55 @@ async def test_a_fork_is_created_with_exactly_its_seed_then_appended() -> None:
         await assert_stored_exactly(recording, session)
 
 
+async def test_a_resume_with_its_stored_mark_writes_only_its_suffix_and_asks_nothing_else(
+    backend: FaultyBackend,
+) -> None:
+    await backend.inner.initialize(header("s1"), events(0, 3))
+    mark = await backend.inner.mark("s1")
+    stored = await backend.inner.inspect("s1")
+    assert mark is not None and stored is not None
+    session = Session.resume(stored.header, stored.events, resumed_at=11)
+    async with running(backend) as (store, coordinator):
+        store.open(session)
+        coordinator.attach(session, seed_end=3, stored=mark)
+        assert coordinator.durable_length(session) == 3
+        add(store, session, 2)
+        assert await store.flush(session) is True
+        await assert_stored_exactly(backend.inner, session)
+    asked = {name for name in ("initialize", "mark", "inspect", "read", "cursor")}
+    assert {name: backend.calls[name] for name in asked} == dict.fromkeys(asked, 0)
+    assert backend.calls["append"] >= 1
+
+
+async def test_a_resume_with_its_stored_mark_still_recovers_with_content(
+    memory: FaultyBackend,
+) -> None:
+    await memory.inner.initialize(header("s1"), events(0, 3))
+    mark = await memory.inner.mark("s1")
+    stored = await memory.inner.inspect("s1")
+    assert mark is not None and stored is not None
+    session = Session.resume(stored.header, stored.events, resumed_at=11)
+    async with running(memory) as (store, coordinator):
+        store.open(session)
+        coordinator.attach(session, seed_end=3, stored=mark)
+        fault = memory.fail("append", after_write=True)
+        add(store, session)
+        await eventually(lambda: fault.fired == 1, "the eager append to land unacknowledged")
+        assert await store.flush(session) is True  # reconciled: nothing written twice
+        await assert_stored_exactly(memory.inner, session)
+
+
+async def test_a_stored_mark_must_count_the_events_the_session_was_built_from(
+    memory: FaultyBackend,
+) -> None:
+    async with running(memory) as (store, coordinator):
+        session = Session(header("s1"), events(0, 3))
+        store.open(session)
+        with pytest.raises(ValueError, match="counts 2 events, not the 3"):
+            coordinator.attach(session, seed_end=3, stored=LogMark(2, None))
+        assert not coordinator.is_attached(session)
+
+
 async def test_flush_acknowledges_and_the_store_publishes_the_boundary(
     backend: FaultyBackend,
 ) -> None:
