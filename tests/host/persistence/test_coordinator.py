@@ -172,14 +172,19 @@ async def test_a_fork_is_created_with_exactly_its_seed_then_appended() -> None:
         await assert_stored_exactly(recording, session)
 
 
-async def test_a_resume_with_its_stored_mark_writes_only_its_suffix_and_asks_nothing_else(
-    backend: FaultyBackend,
-) -> None:
+async def resumed_with_its_mark(backend: FaultyBackend) -> tuple[Session, LogMark]:
+    """A Session resumed from three stored events, and the mark taken before the read."""
     await backend.inner.initialize(header("s1"), events(0, 3))
     mark = await backend.inner.mark("s1")
     stored = await backend.inner.inspect("s1")
     assert mark is not None and stored is not None
-    session = Session.resume(stored.header, stored.events, resumed_at=11)
+    return Session.resume(stored.header, stored.events, resumed_at=11), mark
+
+
+async def test_a_resume_with_its_stored_mark_writes_only_its_suffix_and_asks_nothing_else(
+    backend: FaultyBackend,
+) -> None:
+    session, mark = await resumed_with_its_mark(backend)
     async with running(backend) as (store, coordinator):
         store.open(session)
         coordinator.attach(session, seed_end=3, stored=mark)
@@ -195,11 +200,7 @@ async def test_a_resume_with_its_stored_mark_writes_only_its_suffix_and_asks_not
 async def test_a_resume_with_its_stored_mark_still_recovers_with_content(
     memory: FaultyBackend,
 ) -> None:
-    await memory.inner.initialize(header("s1"), events(0, 3))
-    mark = await memory.inner.mark("s1")
-    stored = await memory.inner.inspect("s1")
-    assert mark is not None and stored is not None
-    session = Session.resume(stored.header, stored.events, resumed_at=11)
+    session, mark = await resumed_with_its_mark(memory)
     async with running(memory) as (store, coordinator):
         store.open(session)
         coordinator.attach(session, seed_end=3, stored=mark)

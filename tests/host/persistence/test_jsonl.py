@@ -10,6 +10,7 @@ import threading
 import weakref
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
+from types import ModuleType
 from typing import Any, TypeVar
 
 import anyio
@@ -29,6 +30,7 @@ from dsh.persistence import (
     StorageError,
 )
 from dsh.persistence.jsonl import index as line_index
+from dsh.persistence.jsonl import logs
 from dsh.persistence.stores import choose_store
 from dsh.session import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
@@ -376,14 +378,7 @@ async def test_a_cold_summary_decodes_no_follow_up_that_cannot_be_the_persons(
     opened: Opened, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await opened(JsonlBackend(tmp_path, sidecars=False)).initialize(header(), followups(0, 50))
-    decoded: list[int] = []
-    parse = line_index.parse_event
-
-    def counted(path: Path, seq: int, line: bytes) -> SessionEvent:
-        decoded.append(seq)
-        return parse(path, seq, line)
-
-    monkeypatch.setattr(line_index, "parse_event", counted)
+    decoded = count_decodes(monkeypatch, line_index)
     person = {"text": "hello", "source": {"kind": "user"}}
     tail = [*followups(50, 52), SessionEvent(seq=52, type="message/user", time=1, data=person)]
     backend = opened(JsonlBackend(tmp_path, sidecars=False))
@@ -807,18 +802,16 @@ def count_scans(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
     return scanned
 
 
-def count_decodes(monkeypatch: pytest.MonkeyPatch) -> list[int]:
-    """Record the seq of every event line decoded."""
-    from dsh.persistence.jsonl import logs
-
+def count_decodes(monkeypatch: pytest.MonkeyPatch, module: ModuleType = logs) -> list[int]:
+    """Record the seq of every event line `module` decodes (the log files', by default)."""
     decoded: list[int] = []
-    real_parse = logs.parse_event
+    real_parse = module.parse_event
 
     def parse_event(path: Path, seq: int, raw: bytes) -> SessionEvent:
         decoded.append(seq)
         return real_parse(path, seq, raw)
 
-    monkeypatch.setattr(logs, "parse_event", parse_event)
+    monkeypatch.setattr(module, "parse_event", parse_event)
     return decoded
 
 
