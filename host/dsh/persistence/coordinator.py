@@ -200,7 +200,7 @@ class PersistenceCoordinator:
             controller.proven(stored)
         controller.stop_listening = self.store.add_listener(session, controller)
         self._controllers[session] = controller
-        controller.start_writer()  # create (or adopt) the stored log eagerly
+        controller.start_writer()  # create, adopt or extend the stored log eagerly
         return controller.detach
 
     async def abandon(self, session: Session) -> None:

@@ -156,9 +156,11 @@ class LineIndex:
         self.bounds.extend([base + end for end in ends])  # one list: one atomic extend
         self.torn = scanned.torn
 
+        def line(position: int) -> bytes:
+            return data[scanned.starts[position] : ends[position] - 1]
+
         def event(position: int) -> SessionEvent:
-            line = data[scanned.starts[position] : ends[position] - 1]
-            return parse_event(self.path, first + position, line)
+            return parse_event(self.path, first + position, line(position))
 
         # Only the lines that can change the summary are decoded: the latest title,
         # and the person's first message while there is no preview yet.
@@ -168,9 +170,7 @@ class LineIndex:
         for position, name in enumerate(scanned.types):
             if self.facts.preview is not None:
                 break
-            if name == USER_MESSAGE and _may_be_the_persons(
-                data[scanned.starts[position] : ends[position]]
-            ):
+            if name == USER_MESSAGE and _may_be_the_persons(line(position)):
                 self.facts.add(event(position))
 
 
