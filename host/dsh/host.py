@@ -437,11 +437,6 @@ class Host:
             # The lease first: what is read after it includes every earlier owner's writes.
             lease = await self._acquire(session_id)
             try:
-                if session_id in self._phantoms:
-                    raise SessionNotFound(f"no session {session_id!r}")
-                # The mark before the read: an incarnation it names is one the read saw
-                # (or the log changed since, and the next proof compares it all again).
-                mark = await self.backend.mark(session_id)
                 stored = await self.read_stored(session_id)
             except BaseException:
                 await self._release(session_id)
@@ -452,10 +447,10 @@ class Host:
                 resumed_at=self.clock.wall_ms(),
                 marker=self._failed_markers.pop(session_id, None),
             )
-            if mark is not None and mark.length != len(stored.events):
-                mark = None  # it changed between the two: persistence proves it again
+            # Where the log stood for that very read (None: this backend cannot tell, and
+            # persistence proves the prefix itself): proven by construction.
+            mark = stored.mark
             if mark is not None:
-                # Its prefix is what storage just returned: proven by construction.
                 self._reader.proof.seed(session, mark.length, mark.incarnation)
             try:
                 seed_end = len(stored.events)

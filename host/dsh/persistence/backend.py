@@ -71,11 +71,17 @@ __all__ = [
 
 @dataclass(frozen=True, slots=True, weakref_slot=True)
 class StoredSession:
-    """A Session as stored: its header, its events, and whether a torn tail was ignored."""
+    """A Session as stored: its header, its events, and whether a torn tail was ignored.
+
+    `mark` is where the log stood for the very read that returned these events
+    (its length is `len(events)`), when the backend can say so; None when it
+    cannot. A resume that has it need not prove the prefix again.
+    """
 
     header: SessionHeader
     events: tuple[SessionEvent, ...]
     torn_tail: bool
+    mark: LogMark | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,7 +222,8 @@ class Backend(abc.ABC):
 
     @abc.abstractmethod
     async def inspect(self, session_id: str) -> StoredSession | None:
-        """The stored header and events, or None if the Session is not stored."""
+        """The stored header and events, or None if the Session is not stored; with the
+        `mark` of what was read, where the backend can tell (see `StoredSession`)."""
 
     @abc.abstractmethod
     async def list(self) -> list[StoredSummary]:

@@ -93,7 +93,9 @@ class MemoryBackend(Backend):
         log = await self._find(session_id)
         if log is None:
             return None
-        return StoredSession(header=log.header, events=tuple(log.events), torn_tail=False)
+        events = tuple(log.events)
+        mark = LogMark(len(events), log.incarnation)
+        return StoredSession(header=log.header, events=events, torn_tail=False, mark=mark)
 
     async def list(self) -> list[StoredSummary]:
         await anyio.lowlevel.checkpoint()

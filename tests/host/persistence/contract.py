@@ -278,6 +278,16 @@ class BackendContract:
         with pytest.raises(ValueError, match="start"):
             await backend.read("s1", -1, 1)
 
+    async def test_inspect_names_the_mark_of_exactly_what_it_read(self, backend: Backend) -> None:
+        await backend.initialize(header(), events(0, 2))
+        first = await backend.inspect("s1")
+        assert first is not None and first.mark == await backend.mark("s1")
+        assert first.mark is not None and first.mark.length == 2
+        await backend.append("s1", events(2, 5))
+        second = await backend.inspect("s1")
+        assert second is not None and second.mark == await backend.mark("s1")
+        assert second.mark is not None and second.mark.length == len(second.events) == 5
+
     async def test_the_mark_counts_events_and_keeps_its_incarnation_across_appends(
         self, backend: Backend
     ) -> None:

@@ -829,6 +829,23 @@ async def test_inspect_returns_the_held_result_while_the_log_is_unchanged(
     assert len(scanned) == 1
 
 
+async def test_a_held_result_names_the_incarnation_the_backend_sees_now(
+    backend: JsonlBackend, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await backend.initialize(header(), events(0, 3))
+    await backend.release("s1")
+    first = await backend.inspect("s1")
+    assert first is not None and first.mark is not None
+    # The backend stops recognising this state (its table of incarnations evicted it):
+    # the same bytes now stand for a new incarnation, and a held read must say so.
+    backend._files._incarnations.forget("s1")
+    scanned = count_scans(monkeypatch)
+    again = await backend.inspect("s1")
+    assert again is not None and again.mark == await backend.mark("s1")
+    assert again.mark is not None and again.mark.incarnation != first.mark.incarnation
+    assert again.events is first.events and scanned == []
+
+
 async def test_a_result_nobody_holds_is_read_again(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

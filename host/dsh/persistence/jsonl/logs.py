@@ -53,7 +53,7 @@ from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ...session import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
@@ -573,13 +573,15 @@ class LogFiles:
             fd, state = opened
             held = self._memo.get(session_id, state)
             if held is not None:
-                return held
+                mark = LogMark(len(held.events), self._incarnations.observe(session_id, state))
+                return held if held.mark == mark else replace(held, mark=mark)
             with storage_errors(path, "read"):
                 data = read_all(fd)
             claim = self._claim(session_id, path, state)
             with _collection_paused(len(data) > _LONG_LOG_BYTES):
                 index, events = read_log(path, session_id, data, state, claim)
-        stored = StoredSession(header=index.header, events=events, torn_tail=index.torn)
+        mark = LogMark(len(events), self._incarnations.observe(session_id, state))
+        stored = StoredSession(index.header, events, index.torn, mark)
         self._memo.put(session_id, state, stored)
         if session_id not in self._writers:
             self._indexes.put(session_id, index)

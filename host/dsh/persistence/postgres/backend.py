@@ -310,11 +310,11 @@ class PostgresBackend(Backend):
         remembered = self._inspected.get(session_id)
         if remembered is not None and remembered[0] == mark:
             # Stored events never change: the same log (incarnation) at the same length
-            # is the same content. A resume reads a log twice (to build the Session,
-            # then to prove it); the second read costs one query.
+            # is the same content, so a log read in full again (a cold read, then a
+            # resume) costs one query.
             return remembered[1]
         stored = await self._inspect(session_id)
-        if stored is not None and len(stored.events) == mark.length:
+        if stored is not None and stored.mark == mark:
             self._inspected.pop(session_id, None)
             self._inspected[session_id] = (mark, stored)
             while len(self._inspected) > _REMEMBERED:
@@ -326,21 +326,22 @@ class PostgresBackend(Backend):
             # One snapshot for the header and the events.
             await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
             cursor = await connection.execute(
-                f"SELECT log_id, header {_SESSION_ROW}", (session_id,), prepare=True
+                f"SELECT log_id, header, length, incarnation {_SESSION_ROW}",
+                (session_id,),
+                prepare=True,
             )
             row = await cursor.fetchone()
             if row is None:
                 return None
-            log_id, header = row
+            log_id, header, length, incarnation = row
             cursor = await connection.execute(
                 "SELECT seq, body FROM events WHERE log_id = %s ORDER BY seq", (log_id,)
             )
             rows = await cursor.fetchall()
-        return StoredSession(
-            header=self._header(session_id, header),
-            events=tuple(self._event(session_id, seq, body) for seq, body in rows),
-            torn_tail=False,
-        )
+        events = tuple(self._event(session_id, seq, body) for seq, body in rows)
+        # The same snapshot: the mark of exactly these events (`mark` reads the same row).
+        mark = LogMark(int(length), (int(log_id), int(incarnation)))
+        return StoredSession(self._header(session_id, header), events, False, mark)
 
     async def list(self) -> list[StoredSummary]:
         async with self.database.connection() as connection:
