@@ -24,9 +24,9 @@ durability only for what the backend has confirmed:
    Session's prefix (same header identity, equal events) and continues from its
    cursor; a different log under the same id is a `DivergedLog`, never
    overwritten or extended. A resume that built the Session from the very
-   events storage returned, under a `mark` taken before that read, passes the
-   mark (`stored`) and so has already made that proof: the controller starts
-   from it, created, with `[0, seed_end)` confirmed, and asks storage nothing.
+   events storage returned passes that read's mark (`StoredSession.mark`, as
+   `stored`) and so has already made that proof: the controller starts from
+   it, created, with `[0, seed_end)` confirmed, and asks storage nothing.
 4. **Recovery compares content.** After a failed write the outcome is unknown
    (a commit may have succeeded and its acknowledgement failed), so the next
    attempt asks the backend for its `mark` and reads back what it holds
@@ -172,9 +172,9 @@ class PersistenceCoordinator:
         with: 0 for a new Session, `header.seed_length` for a fork, the stored
         length for a resume. Storage is created (or, if it exists, proven to
         be this Session's prefix) eagerly, then every append is written.
-        `stored` is for a resume only: the backend's mark taken, under the
-        Session's lease, before the read the Session was built from, when it
-        counted exactly those `seed_end` events (rule 3 of the module
+        `stored` is for a resume only: the mark of the very read, under the
+        Session's lease, that the Session was built from (`StoredSession.mark`,
+        counting exactly those `seed_end` events; rule 3 of the module
         docstring); the prefix is then not proven again.
 
         Raises `SessionClosed` if `session` is not live in the store,
