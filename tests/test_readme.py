@@ -130,6 +130,7 @@ def test_the_plugin_test_uses_only_public_names() -> None:
     assert "._" not in EXAMPLES["plugin-test"] and "host._" not in EXAMPLES["plugin-test"]
 
 
+@pytest.mark.process
 def test_the_plugin_example_and_its_test_pass_mypy_strict(tmp_path: Path) -> None:
     example = tmp_path / "readme_plugin.py"
     example.write_text(EXAMPLES["plugin"] + "\n" + EXAMPLES["plugin-test"], encoding="utf-8")

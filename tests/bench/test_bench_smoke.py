@@ -6,6 +6,7 @@ command exits 0 and that its JSON has the documented shape: the figures
 themselves are measured, never asserted.
 """
 
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,14 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import pytest
 from bench.cases import case_names
 from bench.sizes import PROFILES
 
 REPO = Path(__file__).resolve().parents[2]
 SUMMARY_KEYS = {"n", "min", "median", "p99", "max"}
+
+pytestmark = pytest.mark.process
 
 
 def _run_smoke(tmp_path: Path) -> tuple[subprocess.CompletedProcess[str], dict[str, Any]]:

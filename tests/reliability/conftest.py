@@ -6,10 +6,14 @@
   examples by it.
 - `seed` is `$DSH_RELIABILITY_SEED` when set, else a fresh random number. It
   is logged and written to the figures so that any failing run can be
-  replayed exactly; `rng` derives a per-test `random.Random` from it.
+  replayed exactly; `rng` derives a per-test `random.Random` from it. Under
+  pytest-xdist every worker uses the same seed (`tests/conftest.py` sets the
+  variable before the workers start).
 - `figures` collects what every test injected and found; at the end of the
   session it is written to `test-output/reliability/figures.json` and
-  summarised in the terminal report.
+  summarised in the terminal report. Each xdist worker writes its own
+  `figures-<worker>.json`, which the controller gathers into that file
+  (`tests/conftest.py`).
 """
 
 from __future__ import annotations
@@ -23,12 +27,9 @@ from pathlib import Path
 
 import pytest
 
-from .figures import Figures
+from .figures import FIGURES_PATH, REPO, SEED_ENV, Figures
 
 LONG_FACTOR = 10
-SEED_ENV = "DSH_RELIABILITY_SEED"
-REPO = Path(__file__).resolve().parents[2]
-FIGURES_PATH = REPO / "test-output" / "reliability" / "figures.json"
 _FIGURES = pytest.StashKey[Figures]()
 
 log = logging.getLogger("dsh.reliability")
@@ -59,10 +60,16 @@ def figures(request: pytest.FixtureRequest, seed: int, scale: int) -> Iterator[F
     collected = Figures(seed=seed, long=scale > 1)
     request.config.stash[_FIGURES] = collected
     yield collected
-    path = collected.write(FIGURES_PATH)
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    path = collected.write(worker_figures(worker) if worker else FIGURES_PATH)
     for line in collected.summary():
         log.warning("figures %s", line)
     log.warning("figures written to %s", path)
+
+
+def worker_figures(worker: str) -> Path:
+    """Where an xdist worker leaves its figures for the controller to gather."""
+    return FIGURES_PATH.with_name(f"figures-{worker}.json")
 
 
 def pytest_terminal_summary(

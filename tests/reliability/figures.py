@@ -14,7 +14,11 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-__all__ = ["Figures"]
+__all__ = ["FIGURES_PATH", "REPO", "SEED_ENV", "Figures"]
+
+SEED_ENV = "DSH_RELIABILITY_SEED"
+REPO = Path(__file__).resolve().parents[2]
+FIGURES_PATH = REPO / "test-output" / "reliability" / "figures.json"
 
 
 class Figures:
@@ -22,6 +26,7 @@ class Figures:
 
     def __init__(self, *, seed: int, long: bool) -> None:
         self._started = time.monotonic()
+        self._duration: float | None = None  # fixed when gathered from workers
         self.run: dict[str, Any] = {"seed": seed, "long": long}
         self.sections: dict[str, dict[str, Any]] = {}
 
@@ -40,8 +45,26 @@ class Figures:
             self.count(section, key, amount)
 
     def as_json(self) -> dict[str, Any]:
-        run = {**self.run, "duration_seconds": round(time.monotonic() - self._started, 1)}
+        elapsed = time.monotonic() - self._started if self._duration is None else self._duration
+        run = {**self.run, "duration_seconds": round(elapsed, 1)}
         return {"run": run, **{name: self.sections[name] for name in sorted(self.sections)}}
+
+    @classmethod
+    def gathered(cls, parts: list[dict[str, Any]]) -> Figures:
+        """The figures of a run made by several pytest-xdist workers (`as_json` of each).
+
+        Counters of a section that more than one worker added to are summed
+        (nested mappings key by key); the run's duration is the longest worker's.
+        """
+        run = parts[0]["run"] if parts else {"seed": 0, "long": False}
+        gathered = cls(seed=run["seed"], long=run["long"])
+        durations = (part["run"].get("duration_seconds", 0) for part in parts)
+        gathered._duration = max(durations, default=0)
+        for part in parts:
+            for name, values in part.items():
+                if name != "run":
+                    _add(gathered.section(name), values)
+        return gathered
 
     def write(self, path: Path) -> Path:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -58,3 +81,14 @@ class Figures:
                 parts.append(f"{key}={shown}")
             lines.append(f"{name}: " + ", ".join(parts))
         return lines
+
+
+def _add(into: dict[str, Any], values: Mapping[str, Any]) -> None:
+    for key, value in values.items():
+        held = into.get(key)
+        if isinstance(value, Mapping):
+            _add(into.setdefault(key, {}), value)
+        elif isinstance(value, int | float) and isinstance(held, int | float):
+            into[key] = held + value
+        else:
+            into[key] = value

@@ -6,6 +6,7 @@ where this machine lets the test mount one, else a simulated one
 (`tests/support/fulldisk.py`).
 """
 
+
 from __future__ import annotations
 
 import json
@@ -14,11 +15,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.support.fulldisk import FullDisk
 from tests.support.webhost import REPO, WebHost, wait_for
 
 WRAPPER = REPO / "tests" / "reliability" / "wrapped_dsh.py"
 TOKEN = "launch-token-0123456789abcdef"
+
+pytestmark = pytest.mark.process
 
 
 def second_dsh_web(data_dir: Path) -> subprocess.CompletedProcess[str]:
