@@ -46,8 +46,8 @@ import anyio.to_thread
 from pydantic import JsonValue
 
 from dsh.persistence import JsonlBackend, PersistenceCoordinator
-from dsh.session import Session, SessionEvent
-from dsh.store import SessionStore
+from dsh.session.live import SessionStore
+from dsh.session.log import Session, SessionEvent
 
 DATA: JsonValue = {"text": "hello world, this is a short user message", "source": {"kind": "user"}}
 EVENTS = {1: 800, 100: 20_000}

@@ -22,13 +22,13 @@ from typing import Any
 import anyio
 from pydantic import JsonValue
 
-from dsh.heap import HeapPolicy
-from dsh.host import Host
+from dsh.host.heap import HeapPolicy
+from dsh.host.host import Host
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
-from dsh.overlay import PluginSpec
 from dsh.persistence import JsonlBackend
-from dsh.session import SessionEvent, SessionHeader
-from dsh.store import Observation, SessionEventObserved, SessionFlushed
+from dsh.plugins.overlay import PluginSpec
+from dsh.session.live import Observation, SessionEventObserved, SessionFlushed
+from dsh.session.log import SessionEvent, SessionHeader
 
 __all__ = [
     "DispatchProbe",

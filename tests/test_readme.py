@@ -22,16 +22,16 @@ import httpx
 import pytest
 
 from dsh.cli import main
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.models.base import ModelReply
 from dsh.models.demo import DemoModel
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import parse_script
-from dsh.overlay import load_overlay, parse_overlay
-from dsh.persistence.stores import choose_store
+from dsh.persistence.backends import choose_store
+from dsh.plugins.overlay import load_overlay, parse_overlay
 from dsh.testing import FakeClock, settled
-from dsh.wake.stores import wake_store_for
+from dsh.wake.backends import wake_store_for
 from dsh.web import WebSettings, create_app
 from tests.support.deadlines import WAIT
 

@@ -5,7 +5,7 @@ product defaults) runs one turn per case against a model that sends one
 hostile reply, then "done":
 
 - `calls`: 10,000 `schedule_create` calls in one reply. The host runs at
-  most `dsh.limits.MAX_TOOL_CALLS` of them and answers the rest
+  most `dsh.base.limits.MAX_TOOL_CALLS` of them and answers the rest
   `too_many_calls`; the plugin creates at most `max_per_turn`.
 - `deep`: one call whose arguments nest 250 levels (the first edition stored
   it and could not read its log back), beside an ordinary call.
@@ -29,10 +29,10 @@ from typing import Any
 
 import anyio
 
+from dsh.agents.tools import ToolCall
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
 from dsh.persistence import JsonlBackend
-from dsh.store import Observation
-from dsh.tools import ToolCall
+from dsh.session.live import Observation
 
 from ..sizes import Size
 from ..support import bench_host

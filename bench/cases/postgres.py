@@ -40,14 +40,14 @@ import psycopg
 from tests.support.postgres import running_postgres
 from tests.support.webhost import WebHost, wait_for
 
-from dsh.host import Host
+from dsh.host.catalogue import PageRequest
+from dsh.host.host import Host
 from dsh.models.absent import AbsentModel
 from dsh.persistence import PersistenceCoordinator
+from dsh.persistence.backends import choose_store
 from dsh.persistence.postgres import PostgresBackend
-from dsh.persistence.stores import choose_store
-from dsh.reader import PageRequest
-from dsh.session import Session, SessionEvent
-from dsh.store import SessionStore
+from dsh.session.live import SessionStore
+from dsh.session.log import Session, SessionEvent
 
 from ..persistence_throughput import DATA
 from ..sizes import Size

@@ -30,7 +30,7 @@ from typing import Any
 
 import anyio
 
-from dsh.store import Observation, SessionEventObserved, SessionFlushed
+from dsh.session.live import Observation, SessionEventObserved, SessionFlushed
 
 from ..sizes import Size
 from ..stats import summary

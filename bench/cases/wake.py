@@ -31,8 +31,8 @@ from typing import Any
 import anyio
 from tests.support.webhost import REPO
 
-from dsh.heap import HeapPolicy
-from dsh.host import Host
+from dsh.host.heap import HeapPolicy
+from dsh.host.host import Host
 from dsh.persistence import JsonlBackend
 from dsh.wake import JsonlWakeStore, WakeEntry
 

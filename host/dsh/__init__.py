@@ -5,44 +5,8 @@ tests, with `dsh.testing`) may use. Plugins import from `dsh` only, never
 from `dsh.<module>`, whose layout may change between releases.
 """
 
-from .actions import ActionArguments
-from .agent import Agent, AgentBusy, AgentClosed, AgentPhase
-from .clock import Clock, SystemClock
-from .commands import CommandContext, Streams, add_store_options
-from .errors import ActionError, CodedError, raise_errors
-from .events import (
-    AssistantMessage,
-    ErrorInfo,
-    PayloadError,
-    SessionTitle,
-    Source,
-    ToolCallRecord,
-    ToolResult,
-    TurnEnd,
-    UserMessage,
-    validate_time_zone,
-)
-from .events import decode as decode_host_event
-from .hookspecs import CommandRun, RegisterCommand, hookimpl
-from .host import SessionNotFound
-from .jsontypes import JsonLike, to_json
-from .listeners import Listeners
-from .models.base import Message, ModelAdapter, ModelError, ModelReply, ModelRequest
-from .persistence.backend import StorageError
-from .plugins import ClientModule, PluginContext
-from .scope import Disposer, Scope, ScopeClosed
-from .session import (
-    END_SEED,
-    InvalidSessionId,
-    Session,
-    SessionEvent,
-    SessionHeader,
-    SessionLog,
-    validate_session_id,
-)
-from .store import FlushError, SessionClosed, SessionFlushed, SessionStore
-from .tasks import TaskSet
-from .tools import (
+from .agents.agent import Agent, AgentBusy, AgentClosed, AgentPhase
+from .agents.tools import (
     BarrierFailed,
     DuplicateTool,
     Tool,
@@ -54,7 +18,43 @@ from .tools import (
     ToolRegistry,
     flush_barrier,
 )
-from .validation import describe
+from .base.clock import Clock, SystemClock
+from .base.errors import ActionError, CodedError, raise_errors
+from .base.jsontypes import JsonLike, to_json
+from .base.listeners import Listeners
+from .base.scope import Disposer, Scope, ScopeClosed
+from .base.tasks import TaskSet
+from .base.validation import describe
+from .host.host import SessionNotFound
+from .models.base import Message, ModelAdapter, ModelError, ModelReply, ModelRequest
+from .persistence.backend import StorageError
+from .plugins.actions import ActionArguments
+from .plugins.commands import CommandContext, Streams, add_store_options
+from .plugins.context import ClientModule, PluginContext
+from .plugins.hookspecs import CommandRun, RegisterCommand, hookimpl
+from .session.events import (
+    AssistantMessage,
+    ErrorInfo,
+    PayloadError,
+    SessionTitle,
+    Source,
+    ToolCallRecord,
+    ToolResult,
+    TurnEnd,
+    UserMessage,
+    validate_time_zone,
+)
+from .session.events import decode as decode_host_event
+from .session.live import FlushError, SessionClosed, SessionFlushed, SessionStore
+from .session.log import (
+    END_SEED,
+    InvalidSessionId,
+    Session,
+    SessionEvent,
+    SessionHeader,
+    SessionLog,
+    validate_session_id,
+)
 
 __version__ = "0.1.0"
 

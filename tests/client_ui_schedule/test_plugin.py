@@ -11,7 +11,8 @@ import pytest
 from anyio.abc import TaskGroup
 
 import dsh_client_ui_schedule
-from dsh import ClientModule, PluginContext, Scope, SessionStore, hookspecs
+from dsh import ClientModule, PluginContext, Scope, SessionStore
+from dsh.plugins import hookspecs
 from dsh.testing import FakeClock
 from dsh_client_ui_schedule.plugin import EVENT_TYPES, IMPORTS, MODULE_PATH, ScheduleUiPlugin
 

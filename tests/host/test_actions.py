@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from dsh.actions import ActionArguments
-from dsh.errors import ActionError
+from dsh.base.errors import ActionError
+from dsh.plugins.actions import ActionArguments
 
 
 class Snooze(ActionArguments):

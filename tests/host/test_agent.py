@@ -9,18 +9,13 @@ import anyio
 import pytest
 from pydantic import JsonValue
 
-from dsh.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
-from dsh.limits import (
-    MAX_ARGUMENTS_BYTES,
-    MAX_DEPTH,
-    MAX_TEXT_BYTES,
-    MAX_TOOL_CALLS,
-)
+from dsh.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
+from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
+from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
 from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
-from dsh.session import Session, SessionEvent
-from dsh.store import SessionStore
+from dsh.session.live import SessionStore
+from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
-from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
@@ -348,7 +343,7 @@ async def test_an_unexpected_model_exception_ends_the_turn_as_model_failed_and_i
 ) -> None:
     agent = harness.agent(FakeModel(RuntimeError("socket closed")))
 
-    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+    with caplog.at_level(logging.ERROR, logger="dsh.agents.agent"):
         await turn(agent, "hello")
 
     assert types(agent) == ["message/user", "turn/end"]
@@ -382,7 +377,7 @@ async def test_a_reply_that_cannot_be_stored_still_ends_the_turn_with_an_error(
     unstorable = ModelReply(tool_calls=(ToolCall(7, "note", "{}"),))  # type: ignore[arg-type]
     agent = harness.agent(FakeModel(unstorable))
 
-    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+    with caplog.at_level(logging.ERROR, logger="dsh.agents.agent"):
         await turn(agent, "hello")
 
     assert types(agent) == ["message/user", "turn/end"]
@@ -951,7 +946,7 @@ async def test_delta_listeners_receive_streamed_text_until_removed(
     agent.add_delta_listener(broken)
     remove = agent.add_delta_listener(received.append)
 
-    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+    with caplog.at_level(logging.ERROR, logger="dsh.agents.agent"):
         await turn(agent, "hi")
     assert received == ["Hel", "lo"]
     assert "delta listener" in caplog.text
@@ -985,7 +980,7 @@ async def test_reasoning_streams_on_its_own_channel_and_is_stored_beside_the_ans
 
     agent.add_delta_listener(broken, channel="reasoning")
 
-    with caplog.at_level(logging.ERROR, logger="dsh.agent"):
+    with caplog.at_level(logging.ERROR, logger="dsh.agents.agent"):
         await turn(agent, "hi")
         await turn(agent, "again")
 

@@ -5,7 +5,7 @@ import time
 import anyio
 import pytest
 
-from dsh.clock import Clock, SystemClock
+from dsh.base.clock import Clock, SystemClock
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
 

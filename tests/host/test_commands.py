@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from dsh.commands import (
+from dsh.plugins.commands import (
     CommandContext,
     CommandRegistry,
     PluginCommand,

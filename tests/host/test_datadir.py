@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh.datadir import default_data_dir
+from dsh.persistence.datadir import default_data_dir
 
 
 def test_the_data_dir_is_dsh_data_dir_else_under_the_home(monkeypatch: pytest.MonkeyPatch) -> None:

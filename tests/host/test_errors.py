@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.errors import ActionError, CodedError, raise_errors
+from dsh.agents.tools import ToolError
+from dsh.base.errors import ActionError, CodedError, raise_errors
 from dsh.models.base import ModelError
-from dsh.tools import ToolError
 from dsh.web.errors import ApiError
 
 

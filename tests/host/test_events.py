@@ -5,7 +5,7 @@ from typing import Any
 import pytest
 from pydantic import JsonValue, ValidationError
 
-from dsh.events import (
+from dsh.session.events import (
     HOST_EVENT_TYPES,
     AssistantMessage,
     EndSeed,
@@ -20,7 +20,7 @@ from dsh.events import (
     decode,
     validate_time_zone,
 )
-from dsh.session import SessionEvent
+from dsh.session.log import SessionEvent
 
 
 def stored(type: str, data: JsonValue, seq: int = 3) -> SessionEvent:

@@ -5,8 +5,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from dsh.heap import HeapPolicy
-from dsh.host import Host
+from dsh.host.heap import HeapPolicy
+from dsh.host.host import Host
 from dsh.persistence import MemoryBackend
 from dsh.testing import FakeModel
 

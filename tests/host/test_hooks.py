@@ -7,8 +7,9 @@ from typing import Any
 import pluggy
 import pytest
 
-from dsh import hookimpl, hookspecs
-from dsh.hooks import HookNotImplemented, Hooks, wrapper_hooks
+from dsh import hookimpl
+from dsh.plugins import hookspecs
+from dsh.plugins.hooks import HookNotImplemented, Hooks, wrapper_hooks
 
 
 def manager() -> pluggy.PluginManager:

@@ -9,7 +9,7 @@ from pathlib import Path
 import pluggy
 import pytest
 
-from dsh import hookspecs
+from dsh.plugins import hookspecs
 
 TESTS = Path(__file__).resolve().parents[1]
 

@@ -11,12 +11,12 @@ import anyio
 import pytest
 
 from dsh import ActionError, Agent, ClientModule, Session, SessionEvent, SessionLog, hookimpl
-from dsh.host import Host, HostClosed, PersistenceUnavailable, SessionNotFound
-from dsh.loader import PluginSpec
+from dsh.host.host import Host, HostClosed, PersistenceUnavailable, SessionNotFound
 from dsh.models.base import ModelReply, ModelRequest
 from dsh.persistence.memory import MemoryBackend
-from dsh.session import END_SEED, InvalidSessionId
-from dsh.store import FlushError
+from dsh.plugins.loader import PluginSpec
+from dsh.session.live import FlushError
+from dsh.session.log import END_SEED, InvalidSessionId
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
 from tests.support.deadlines import WAIT

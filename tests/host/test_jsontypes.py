@@ -7,7 +7,7 @@ from types import MappingProxyType
 
 import pytest
 
-from dsh.jsontypes import MAX_DEPTH, to_json
+from dsh.base.jsontypes import MAX_DEPTH, to_json
 
 
 class Colour(StrEnum):

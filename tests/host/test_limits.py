@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from dsh.limits import (
+from dsh.base.limits import (
     MAX_DEPTH,
     MAX_EVENT_DEPTH,
     MAX_TEXT_BYTES,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dsh.listeners import Listeners
+from dsh.base.listeners import Listeners
 
 
 def test_listeners_are_kept_in_order_and_each_disposer_removes_its_own() -> None:

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.listing import TITLE_CHARS, SessionSummary, derived_title, is_empty
-from dsh.session import END_SEED, Lineage, Session
+from dsh.session.log import END_SEED, Lineage, Session
+from dsh.session.summary import TITLE_CHARS, SessionSummary, derived_title, is_empty
 
 
 def row(**fields: object) -> SessionSummary:

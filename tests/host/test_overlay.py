@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-import dsh.overlay
-from dsh.overlay import (
+import dsh.plugins.overlay
+from dsh.plugins.overlay import (
     HostSettings,
     Overlay,
     OverlayError,
@@ -267,7 +267,7 @@ def test_model_settings_tables_are_carried_as_written_for_their_adapter_to_valid
 
 
 def test_the_overlay_module_imports_no_model_code() -> None:
-    tree = ast.parse(Path(dsh.overlay.__file__).read_text(encoding="utf-8"))
+    tree = ast.parse(Path(dsh.plugins.overlay.__file__).read_text(encoding="utf-8"))
     imported = [
         node.module or "" for node in ast.walk(tree) if isinstance(node, ast.ImportFrom)
     ] + [

@@ -9,7 +9,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from dsh.ownership import LeaseKeeper, LeaseSettings
+from dsh.host.leases import LeaseKeeper, LeaseSettings
 from dsh.persistence.leases import Lease, LeaseStore, LocalLeases, StorageError
 from dsh.testing import FakeClock
 
@@ -125,7 +125,7 @@ async def test_a_lease_the_renewal_leaves_out_is_lost_and_given_up_at_once(
 async def test_failing_renewals_give_a_lease_up_when_its_ttl_since_the_last_success_ran_out(
     running: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "dsh.ownership")
+    caplog.set_level(logging.WARNING, "dsh.host.leases")
     await running.acquire("s1")
     await running.tick(3)  # renewed at 3: valid until 13
     running.store.fail = True
@@ -153,7 +153,7 @@ async def test_a_renewal_that_hangs_is_abandoned_when_the_lease_runs_out(running
 async def test_a_renewal_that_recovers_keeps_the_lease_and_says_so(
     running: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.WARNING, "dsh.ownership")
+    caplog.set_level(logging.WARNING, "dsh.host.leases")
     await running.acquire("s1")
     running.store.fail = True
     await running.tick(3)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.agent import AgentClosed
-from dsh.errors import ActionError, CodedError
-from dsh.host import HostClosed, PersistenceUnavailable, SessionNotFound
+from dsh.agents.agent import AgentClosed
+from dsh.base.errors import ActionError, CodedError
+from dsh.host.host import HostClosed, PersistenceUnavailable, SessionNotFound
+from dsh.host.refusals import refusal_of
 from dsh.persistence.backend import CorruptLog, StorageError
-from dsh.refusals import refusal_of
-from dsh.session import InvalidSessionId, Session
-from dsh.store import FlushError
+from dsh.session.live import FlushError
+from dsh.session.log import InvalidSessionId, Session
 
 
 @pytest.mark.parametrize(

@@ -3,7 +3,7 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from dsh.scope import Scope, ScopeClosed
+from dsh.base.scope import Scope, ScopeClosed
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio

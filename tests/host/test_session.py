@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
-from dsh.session import (
+from dsh.session.log import (
     END_SEED,
     InvalidSessionId,
     Lineage,
@@ -570,7 +570,7 @@ def test_a_canonical_line_reads_back_to_identical_bytes_on_the_fast_path() -> No
 
 
 def test_new_data_is_bounded_by_depth_and_size() -> None:
-    from dsh.limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
+    from dsh.base.limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
 
     deep: Any = 0
     for _ in range(MAX_EVENT_DEPTH):

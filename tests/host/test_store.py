@@ -6,8 +6,7 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
-from dsh.session import Session, SessionEvent
-from dsh.store import (
+from dsh.session.live import (
     FlushError,
     Observation,
     SessionClosed,
@@ -16,6 +15,7 @@ from dsh.store import (
     SessionStore,
     SessionUnknown,
 )
+from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
 
@@ -190,7 +190,7 @@ async def test_a_failing_append_listener_is_logged_and_the_others_still_hear(
     store.add_listener(session, Broken())
     store.add_listener(session, healthy)
     seen = observed(store)
-    with caplog.at_level(logging.ERROR, logger="dsh.store"):
+    with caplog.at_level(logging.ERROR, logger="dsh.session.live"):
         store.append(session, "message/user", {})
     assert healthy.appended == [0]
     assert len(seen) == 1
@@ -243,7 +243,7 @@ async def test_a_failing_observer_is_contained_and_logged(
     store.add_listener(session, Listener(True))
     store.observe(broken)
     seen = observed(store)
-    with caplog.at_level(logging.ERROR, logger="dsh.store"):
+    with caplog.at_level(logging.ERROR, logger="dsh.session.live"):
         event = store.append(session, "message/user", {})
         assert await store.flush(session) is True
     assert seen == [SessionEventObserved(session, event), SessionFlushed(session, 1)]

@@ -5,7 +5,7 @@ import logging
 import anyio
 import pytest
 
-from dsh.tasks import TaskSet, TaskSetClosed
+from dsh.base.tasks import TaskSet, TaskSetClosed
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
@@ -104,7 +104,7 @@ async def test_a_failing_task_is_logged_and_does_not_cancel_its_siblings(
         await release.wait()
         finished.append("sibling")
 
-    with caplog.at_level(logging.ERROR, logger="dsh.tasks"):
+    with caplog.at_level(logging.ERROR, logger="dsh.base.tasks"):
         with anyio.fail_after(WAIT):
             async with anyio.create_task_group() as group:
                 tasks = TaskSet(group, name="agent x")

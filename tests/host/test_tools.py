@@ -9,12 +9,8 @@ import anyio
 import pytest
 from pydantic import Field, JsonValue
 
-from dsh.agent import Agent
-from dsh.models.base import ModelReply, ModelRequest
-from dsh.session import Session
-from dsh.store import SessionStore
-from dsh.testing import FakeClock
-from dsh.tools import (
+from dsh.agents.agent import Agent
+from dsh.agents.tools import (
     DuplicateTool,
     Tool,
     ToolArguments,
@@ -25,6 +21,10 @@ from dsh.tools import (
     ToolRegistry,
     invoke_tool,
 )
+from dsh.models.base import ModelReply, ModelRequest
+from dsh.session.live import SessionStore
+from dsh.session.log import Session
+from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
@@ -140,7 +140,7 @@ def test_a_duplicate_name_is_rejected_with_an_error_naming_the_tool() -> None:
 
 @pytest.mark.parametrize("thing", [object(), "schedule_list", EchoTool])
 def test_registering_something_that_is_not_a_tool_raises_type_error(thing: Any) -> None:
-    with pytest.raises(TypeError, match=r"expected a dsh\.tools\.Tool"):
+    with pytest.raises(TypeError, match=r"expected a dsh\.Tool"):
         ToolRegistry().register(thing)
 
 
@@ -277,7 +277,7 @@ async def test_an_unexpected_exception_becomes_internal_error_and_is_logged_with
 ) -> None:
     tool = ResultTool("fragile", raises=KeyError("gone"))
 
-    with caplog.at_level(logging.ERROR, logger="dsh.tools"):
+    with caplog.at_level(logging.ERROR, logger="dsh.agents.tools"):
         outcome = await invoke_tool(registry_with(tool), ToolCall("c", "fragile", "{}"), ctx)
 
     assert outcome.error == {"code": "internal_error", "message": "KeyError: 'gone'"}

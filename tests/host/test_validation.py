@@ -5,7 +5,7 @@ from typing import Annotated, Literal
 import pytest
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
-from dsh.validation import describe, problems
+from dsh.base.validation import describe, problems
 
 
 class Inner(BaseModel):

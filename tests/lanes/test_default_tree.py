@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from dsh.overlay import parse_overlay
+from dsh.plugins.overlay import parse_overlay
 from tests.lanes.installs import Install, run
 from tests.support.webhost import OVERLAY, WebHost
 

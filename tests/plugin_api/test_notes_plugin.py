@@ -20,8 +20,8 @@ import pytest
 from websockets.asyncio.client import connect
 
 from dsh.cli import main
-from dsh.overlay import load_overlay
 from dsh.persistence import JsonlBackend
+from dsh.plugins.overlay import load_overlay
 from dsh.testing import FakeModel, Host, running_host, settled
 from dsh.web import WebServer, WebSettings, create_app
 from tests.support.deadlines import WAIT

@@ -29,11 +29,11 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.models.demo import DemoModel
-from dsh.overlay import PluginSpec
 from dsh.persistence import MemoryBackend
-from dsh.session import Session
+from dsh.plugins.overlay import PluginSpec
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleFold
 from dsh_tool_schedule.timefmt import parse_timestamp

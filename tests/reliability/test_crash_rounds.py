@@ -49,7 +49,7 @@ from typing import Any
 import pytest
 
 from dsh.persistence import StoredSession
-from dsh.session import END_SEED, SessionEvent
+from dsh.session.log import END_SEED, SessionEvent
 from dsh_tool_schedule import decode_change
 from tests.support.webhost import REPO, WebHost, wait_for
 

@@ -27,7 +27,7 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import Case, GenerationMode
 from schemathesis.core.result import Ok
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.models.demo import DemoModel
 from dsh.persistence import MemoryBackend
 from dsh.web import WebSettings, create_app

@@ -28,8 +28,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh.persistence.backend import StorageError
-from dsh.session import Session, SessionEvent
-from dsh.store import FlushError, SessionStore
+from dsh.session.live import FlushError, SessionStore
+from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
 from dsh.web.live import LiveHub, Subscription
 from tests.support.deadlines import WAIT

@@ -26,7 +26,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh.session import Session, SessionEvent
+from dsh.session.log import Session, SessionEvent
 from dsh_tool_schedule import (
     ProtocolError,
     ScheduleFold,

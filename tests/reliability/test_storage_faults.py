@@ -39,13 +39,13 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.agent import Agent, AgentPhase
-from dsh.host import Host
+from dsh.agents.agent import Agent, AgentPhase
+from dsh.host.host import Host
 from dsh.models.demo import DemoModel
-from dsh.overlay import PluginSpec
 from dsh.persistence import JsonlBackend
-from dsh.session import END_SEED, Session, SessionEvent
-from dsh.store import SessionStore
+from dsh.plugins.overlay import PluginSpec
+from dsh.session.live import SessionStore
+from dsh.session.log import END_SEED, Session, SessionEvent
 from dsh.testing import FakeClock, Fault, FaultyBackend
 from dsh_tool_schedule import ScheduleFold
 

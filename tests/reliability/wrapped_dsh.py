@@ -12,7 +12,7 @@ instruments, each switched on by an environment variable:
   moves: monotonic time (every sleep and timeout) is untouched, exactly as
   when NTP or a person sets the system clock.
 - `DSH_TEST_WALL_LOG`: every read of the host's wall clock
-  (`dsh.clock.SystemClock.wall_ms`) appends `<real ms> <wall ms>` to this
+  (`dsh.base.clock.SystemClock.wall_ms`) appends `<real ms> <wall ms>` to this
   file, so a test can see the schedule owner wake and re-read the clock.
 - `DSH_TEST_AUDIT_LOG`: a `sys.addaudithook` hook appends
   `<event>\\t<path>` for every file the process opens, lists, creates,
@@ -94,7 +94,7 @@ def install_clock(control: str) -> None:
 
 def install_wall_log(path: str) -> None:
     """Record every read of the host's wall clock as `<real ms> <wall ms>`."""
-    from dsh.clock import SystemClock
+    from dsh.base.clock import SystemClock
 
     fd = _append_fd(path)
     read_wall = SystemClock.wall_ms

@@ -24,15 +24,15 @@ import pytest
 from anyio.abc import TaskGroup
 from pydantic import JsonValue
 
-from dsh import hookspecs
-from dsh.agent import Agent
+from dsh.agents.agent import Agent
+from dsh.agents.tools import ToolCall, ToolContext, ToolOutcome, invoke_tool
+from dsh.base.scope import Scope
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
-from dsh.plugins import PluginContext
-from dsh.scope import Scope
-from dsh.session import Session, SessionEvent
-from dsh.store import SessionStore
+from dsh.plugins import hookspecs
+from dsh.plugins.context import PluginContext
+from dsh.session.live import SessionStore
+from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
-from dsh.tools import ToolCall, ToolContext, ToolOutcome, invoke_tool
 from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
 from dsh_tool_schedule.protocol import EVENT_TYPE
 from tests.support.deadlines import WAIT

@@ -7,7 +7,7 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from dsh.session import Session, SessionEvent
+from dsh.session.log import Session, SessionEvent
 from dsh_tool_schedule.protocol import EVENT_TYPE
 from dsh_tool_schedule.timefmt import format_timestamp
 

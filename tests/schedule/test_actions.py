@@ -12,8 +12,8 @@ import pytest
 from pydantic import JsonValue
 
 from dsh import ActionError, Agent, ToolContext
-from dsh.overlay import PluginSpec
-from dsh.session import Session
+from dsh.plugins.overlay import PluginSpec
+from dsh.session.log import Session
 from dsh.testing import FakeClock, running_host, settled
 from dsh.web import WebSettings, create_app
 from dsh.web.live import LiveHub

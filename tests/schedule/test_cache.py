@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import pytest
 
-from dsh.session import Session
+from dsh.session.log import Session
 from dsh_tool_schedule.cache import DEFAULT_SIZE, FoldCache
 from dsh_tool_schedule.fold import ScheduleFold
 

@@ -13,7 +13,7 @@ import pytest
 
 from dsh.cli import main
 from dsh.persistence import JsonlBackend
-from dsh.session import Session
+from dsh.session.log import Session
 from dsh_tool_schedule.cli import clip, local_time
 
 from .logs import create2, cron, events, every, raw, record, user

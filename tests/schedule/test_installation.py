@@ -7,9 +7,9 @@ import anyio
 import pytest
 from pydantic import JsonValue
 
-from dsh.agent import AgentPhase
+from dsh.agents.agent import AgentPhase
+from dsh.agents.tools import Tool, ToolArguments, ToolContext
 from dsh.models.base import ModelReply
-from dsh.tools import Tool, ToolArguments, ToolContext
 from dsh_tool_schedule import InstallationError
 from tests.support.deadlines import WAIT
 

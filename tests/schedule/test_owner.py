@@ -8,9 +8,9 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.agent import Agent, AgentPhase
+from dsh.agents.agent import Agent, AgentPhase
 from dsh.models.base import ModelReply
-from dsh.store import Observation, SessionEventObserved
+from dsh.session.live import Observation, SessionEventObserved
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleConfig
 from dsh_tool_schedule.timefmt import MAX_TIMESTAMP_MS

@@ -11,9 +11,9 @@ import pluggy
 import pytest
 from pydantic import BaseModel
 
-from dsh import hookspecs
 from dsh.models.base import ModelReply
-from dsh.session import Session
+from dsh.plugins import hookspecs
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh_tool_schedule import NOTICE_TYPE, ScheduleConfig, ScheduleFold, SchedulePlugin
 

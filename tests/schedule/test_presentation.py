@@ -5,7 +5,7 @@ from typing import Any
 
 import pytest
 
-from dsh.session import Session, SessionEvent, SessionHeader, SessionLog
+from dsh.session.log import Session, SessionEvent, SessionHeader, SessionLog
 from dsh_tool_schedule.fold import ScheduleFold
 from dsh_tool_schedule.presentation import schedule_reminder_presentation
 

@@ -37,12 +37,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from .. import commands
-from ..commands import Streams, add_store_options, data_dir_of
-from ..datadir import DATA_DIR_ENV, default_data_dir
 from ..models.registry import ModelSettingsError, check_host, check_model
-from ..overlay import Overlay, OverlayError, load_overlay
-from ..persistence.stores import StoreChoice, StoreError
+from ..persistence.backends import StoreChoice, StoreError
+from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
+from ..plugins import commands
+from ..plugins.commands import Streams, add_store_options, data_dir_of
+from ..plugins.overlay import Overlay, OverlayError, load_overlay
 
 __all__ = [
     "DATA_DIR_ENV",

@@ -16,7 +16,7 @@ from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
-from ..events import (
+from ..session.events import (
     HOST_EVENT_TYPES,
     AssistantMessage,
     ErrorInfo,
@@ -26,8 +26,8 @@ from ..events import (
     TurnEnd,
     UserMessage,
 )
-from ..events import decode as decode_host_event
-from ..session import SessionEvent
+from ..session.events import decode as decode_host_event
+from ..session.log import SessionEvent
 
 __all__ = ["CLIP", "compact", "summarize", "utc"]
 

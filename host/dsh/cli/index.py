@@ -21,13 +21,13 @@ import argparse
 
 import anyio
 
-from ..host import Host, HostError
-from ..loader import PluginError
+from ..host.host import Host, HostError
 from ..models.absent import AbsentModel
 from ..persistence.backend import StorageError
+from ..plugins.loader import PluginError
+from ..wake.backend import WakeStoreError
+from ..wake.backends import WakeUnavailable, wake_store_for
 from ..wake.rebuild import RebuildReport, rebuild_index
-from ..wake.store import WakeStoreError
-from ..wake.stores import WakeUnavailable, wake_store_for
 from .app import (
     EXIT_OK,
     Command,

@@ -29,14 +29,14 @@ from pathlib import Path
 
 import anyio
 
-from ..commands import CommandRegistry, PluginCommand, Streams, run_command
-from ..host import Host, HostError
-from ..loader import InstalledPlugin, PluginError, discover_plugins
+from ..host.host import Host, HostError
 from ..models.absent import AbsentModel
-from ..overlay import OVERLAY_FILE, OverlayError, PluginSpec, load_overlay
 from ..persistence.backend import StorageError
+from ..persistence.backends import StoreError
 from ..persistence.memory import MemoryBackend
-from ..persistence.stores import StoreError
+from ..plugins.commands import CommandRegistry, PluginCommand, Streams, run_command
+from ..plugins.loader import InstalledPlugin, PluginError, discover_plugins
+from ..plugins.overlay import OVERLAY_FILE, OverlayError, PluginSpec, load_overlay
 from .app import Command, CommandError, build_parser, parse
 
 __all__ = ["as_command", "offered_commands", "run_with_plugins", "unknown_command_hint"]

@@ -4,7 +4,7 @@ Without an overlay it reads distribution metadata only; no plugin is
 imported. With one, each installed plugin is marked `yes` (the overlay
 enables it) or `no`, a plugin the overlay names that is not installed gets a
 `missing` row, and each enabled plugin is checked exactly as `dsh web` checks
-it before it starts (`dsh.loader.check_plugins`: its class is imported and
+it before it starts (`dsh.plugins.loader.check_plugins`: its class is imported and
 its config table validated, nothing is started): one it would refuse is
 marked `error`. A last line shows the overlay's host settings that change
 the Session lifecycle (`wake_cold_sessions`, `idle_seconds`). Then the
@@ -17,14 +17,14 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from ..loader import (
+from ..plugins.loader import (
     ENTRY_POINT_GROUP,
     AmbiguousPlugin,
     InstalledPlugin,
     check_plugins,
     discover_plugins,
 )
-from ..overlay import Overlay
+from ..plugins.overlay import Overlay
 from .app import (
     EXIT_OK,
     Command,

@@ -29,8 +29,6 @@ from typing import TypeVar
 
 import anyio
 
-from ..commands import readable_store
-from ..listing import SessionSummary
 from ..persistence.backend import (
     Backend,
     SessionExists,
@@ -39,10 +37,12 @@ from ..persistence.backend import (
     StoredSession,
     StoredSummary,
 )
+from ..persistence.backends import StoreChoice
 from ..persistence.jsonl import JsonlBackend
-from ..persistence.stores import StoreChoice
-from ..persistence.summary import SummaryFacts
-from ..session import InvalidSessionId, Lineage, SessionHeader, validate_session_id
+from ..plugins.commands import readable_store
+from ..session.facts import SummaryFacts
+from ..session.log import InvalidSessionId, Lineage, SessionHeader, validate_session_id
+from ..session.summary import SessionSummary
 from .app import (
     EXIT_OK,
     Command,

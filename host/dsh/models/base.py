@@ -26,8 +26,8 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
-from ..errors import CodedError
-from ..tools import ToolCall
+from ..agents.tools import ToolCall
+from ..base.errors import CodedError
 
 __all__ = [
     "DeltaSink",

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..events import (
+from ..agents.tools import ToolCall
+from ..session.events import (
     ASSISTANT_MESSAGE,
     TOOL_RESULT,
     USER_MESSAGE,
@@ -24,8 +25,7 @@ from ..events import (
     UserMessage,
     decode,
 )
-from ..session import SessionEvent
-from ..tools import ToolCall
+from ..session.log import SessionEvent
 from .base import Message
 
 __all__ = ["conversation"]
@@ -36,7 +36,7 @@ _CONVERSATION = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE, TOOL_RESULT})
 def conversation(events: Iterable[SessionEvent]) -> list[Message]:
     """The messages a model sees for these events, oldest first.
 
-    Raises `dsh.events.PayloadError` for a conversation event of the wrong shape.
+    Raises `dsh.session.events.PayloadError` for a conversation event of the wrong shape.
     """
     messages: list[Message] = []
     for event in events:

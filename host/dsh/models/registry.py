@@ -32,8 +32,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..overlay import key_path
-from ..validation import problems
+from ..base.validation import problems
+from ..plugins.overlay import key_path
 from .absent import AbsentModel
 from .base import ModelAdapter
 from .demo import DemoModel

@@ -37,7 +37,7 @@ from pydantic import (
     field_validator,
 )
 
-from ..tools import ToolCall
+from ..agents.tools import ToolCall
 from .absent import UNAVAILABLE
 from .base import DeltaSink, ModelError, ModelReply, ModelRequest
 from .streaming import stream_reply

@@ -42,8 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..session import Lineage, SessionEvent, SessionHeader, validate_session_id
-from .summary import SummaryFacts
+from ..session.facts import SummaryFacts
+from ..session.log import Lineage, SessionEvent, SessionHeader, validate_session_id
 
 if TYPE_CHECKING:
     from .feed import EventFeed

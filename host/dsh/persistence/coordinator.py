@@ -69,20 +69,13 @@ from dataclasses import dataclass
 import anyio
 from anyio.abc import TaskGroup
 
-from ..clock import Clock, SystemClock
-from ..errors import raise_errors
-from ..scope import Disposer
-from ..session import Session, SessionEvent, validate_session_id
-from ..store import SessionStore
-from ..tasks import TaskSet
-from .backend import (
-    Backend,
-    LogMark,
-    SessionExists,
-    StorageError,
-    StoredSession,
-    StoredSummary,
-)
+from ..base.clock import Clock, SystemClock
+from ..base.errors import raise_errors
+from ..base.scope import Disposer
+from ..base.tasks import TaskSet
+from ..session.live import SessionStore
+from ..session.log import Session, SessionEvent, validate_session_id
+from .backend import Backend, LogMark, SessionExists, StorageError, StoredSession, StoredSummary
 from .leases import LeaseLost
 
 __all__ = [

@@ -23,7 +23,7 @@ per Session inside the process and numbers the epochs. The PostgreSQL
 store's leases are rows with an expiry on the database's clock
 (`dsh.persistence.postgres.leases`). The host side — acquire before going
 live, renew in the Host's task group, close a Session whose lease is lost —
-is the same for both (`dsh.ownership.LeaseKeeper`).
+is the same for both (`dsh.host.leases.LeaseKeeper`).
 """
 
 from __future__ import annotations
@@ -32,7 +32,7 @@ import abc
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from ..session import validate_session_id
+from ..session.log import validate_session_id
 from .backend import StorageError
 
 __all__ = [

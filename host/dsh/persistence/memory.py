@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 import anyio.lowlevel
 
-from ..session import SessionEvent, SessionHeader, validate_session_id
+from ..session.log import SessionEvent, SessionHeader, validate_session_id
 from .backend import (
     Backend,
     Events,

@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import anyio
 from pydantic import JsonValue
 
-from ..errors import ActionError
+from ..base.errors import ActionError
 from ..persistence.backend import StorageError
 from ..persistence.remote_actions import ActionAnswer, ActionRequest, RemoteActions
-from ..session import Session
+from ..session.log import Session
 from .rounds import Rounds
 
 if TYPE_CHECKING:
-    from ..host import Host
+    from ..host.host import Host
 
 __all__ = ["ActionRelay", "Unclaimed"]
 
@@ -267,7 +267,7 @@ class ActionRelay:
             await self._store_answer(request.id, answer, what)
 
     def _refusal(self, error: Exception, what: str, session_id: str) -> ActionAnswer:
-        from ..refusals import refusal_of  # it imports the Host, which imports this
+        from ..host.refusals import refusal_of
 
         refusal = refusal_of(error)
         if refusal is None:

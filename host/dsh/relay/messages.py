@@ -32,16 +32,16 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..agent import AgentClosed
+from ..agents.agent import AgentClosed
 from ..persistence.backend import StorageError
 from ..persistence.inbox import INBOX_SOURCE_KEY, Inbox
-from ..persistence.summary import USER_MESSAGE
-from ..session import Session
+from ..session.facts import USER_MESSAGE
+from ..session.log import Session
 from .rounds import Rounds
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..host import Host
+    from ..agents.agent import Agent
+    from ..host.host import Host
 
 __all__ = ["InboxRelay"]
 
@@ -195,7 +195,7 @@ class InboxRelay:
 
     async def _adopt(self, session_id: str) -> None:
         """Rows nobody holds the Session for: make it live here (the lease decides)."""
-        from ..host import SessionLiveElsewhere, SessionNotFound
+        from ..host.host import SessionLiveElsewhere, SessionNotFound
 
         try:
             await self.host.resume(session_id)

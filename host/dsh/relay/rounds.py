@@ -19,7 +19,7 @@ from anyio.abc import TaskGroup
 from ..persistence.backend import StorageError
 
 if TYPE_CHECKING:
-    from ..host import Host
+    from ..host.host import Host
 
 __all__ = ["Rounds"]
 

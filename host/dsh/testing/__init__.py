@@ -15,7 +15,7 @@ Nothing here runs in production. Like `dsh` itself, import it as a package
 (`from dsh.testing import ...`), not its modules.
 """
 
-from ..host import Host
+from ..host.host import Host
 from ..persistence.memory import MemoryBackend
 from ..wake import MemoryWakeStore
 from .clock import FakeClock

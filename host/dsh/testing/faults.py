@@ -48,7 +48,7 @@ from ..persistence.backend import (
     StoredSummary,
 )
 from ..persistence.jsonl import JsonlBackend
-from ..session import SessionEvent, SessionHeader
+from ..session.log import SessionEvent, SessionHeader
 
 __all__ = ["Fault", "FaultyBackend", "Hold", "InjectedFault", "Operation"]
 

@@ -26,13 +26,13 @@ from typing import Any, TypeVar, overload
 
 import anyio
 
-from ..agent import Agent
-from ..clock import Clock
-from ..host import Host
-from ..loader import PluginSpec
+from ..agents.agent import Agent
+from ..base.clock import Clock
+from ..host.host import Host
 from ..models.base import ModelAdapter
 from ..persistence.backend import Backend
 from ..persistence.memory import MemoryBackend
+from ..plugins.loader import PluginSpec
 from ..wake import WakeStore
 from .clock import FakeClock
 from .model import FakeModel

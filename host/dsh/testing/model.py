@@ -23,8 +23,8 @@ from typing import Any
 
 import anyio
 
+from ..agents.tools import ToolCall
 from ..models.base import DeltaSink, ModelError, ModelReply, ModelRequest
-from ..tools import ToolCall
 
 __all__ = ["FakeModel", "Reply"]
 

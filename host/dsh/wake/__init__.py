@@ -10,11 +10,11 @@
 - `stores`: which wake store goes with which Session store.
 """
 
+from .backend import LoadedIndex, MemoryWakeStore, WakeEntry, WakeStore, WakeStoreError
 from .hibernation import Hibernator
 from .index import WakeIndex, WakeIndexUnavailable
 from .jsonl import JsonlWakeStore
 from .lifecycle import LifecycleObserver, SessionLifecycle
-from .store import LoadedIndex, MemoryWakeStore, WakeEntry, WakeStore, WakeStoreError
 from .timer import WakeTimer
 
 __all__ = [

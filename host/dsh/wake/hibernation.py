@@ -37,13 +37,13 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..agent import AgentPhase
-from ..clock import Clock
-from ..scope import Disposer
+from ..agents.agent import AgentPhase
+from ..base.clock import Clock
+from ..base.scope import Disposer
 from .timer import WakeTimer
 
 if TYPE_CHECKING:
-    from ..agent import Agent
+    from ..agents.agent import Agent
 
 __all__ = ["Hibernator"]
 

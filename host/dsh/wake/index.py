@@ -63,9 +63,9 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
-from ..clock import Clock
+from ..base.clock import Clock
 from ..persistence.backend import StorageError
-from .store import Change, WakeEntry, WakeStore, WakeStoreError
+from .backend import Change, WakeEntry, WakeStore, WakeStoreError
 from .timer import WakeTimer
 
 __all__ = ["WakeHost", "WakeIndex", "WakeIndexUnavailable"]

@@ -8,7 +8,7 @@ Format (version 1; UTF-8, one JSON object per `\\n`-terminated line):
     ...
 
 Line 1 names the format and its version; every further line is the whole
-entry of one Session (`dsh.wake.store.WakeEntry`), and a later line for the
+entry of one Session (`dsh.wake.backend.WakeEntry`), and a later line for the
 same id replaces an earlier one (`wakeAt: null, dirty: false` removes it).
 Reading is strict: another format or version, a malformed record or an
 invalid id makes the whole file unusable (`load` says why and the host
@@ -40,6 +40,7 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 from pydantic import BaseModel, ConfigDict, ValidationError
 
+from ..base.validation import describe
 from ..persistence.backend import StorageError
 from ..persistence.jsonl.files import (
     FILE_MODE,
@@ -49,9 +50,8 @@ from ..persistence.jsonl.files import (
     sync_directory,
     write_all,
 )
-from ..session import InvalidSessionId, validate_session_id
-from ..validation import describe
-from .store import Change, LoadedIndex, WakeEntry, WakeStore, WakeStoreError
+from ..session.log import InvalidSessionId, validate_session_id
+from .backend import Change, LoadedIndex, WakeEntry, WakeStore, WakeStoreError
 
 __all__ = ["FORMAT", "INDEX_NAME", "VERSION", "JsonlWakeStore"]
 

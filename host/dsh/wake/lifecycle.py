@@ -29,17 +29,17 @@ from typing import TYPE_CHECKING
 
 from anyio.abc import TaskGroup
 
-from ..listeners import Listeners
-from ..scope import Disposer
-from ..session import Session
-from ..store import Observation
+from ..base.listeners import Listeners
+from ..base.scope import Disposer
+from ..session.live import Observation
+from ..session.log import Session
+from .backend import WakeStore
 from .hibernation import Hibernator
 from .index import SessionGone, WakeIndex, WakeIndexUnavailable
-from .store import WakeStore
 
 if TYPE_CHECKING:
-    from ..agent import Agent
-    from ..host import Host
+    from ..agents.agent import Agent
+    from ..host.host import Host
 
 __all__ = ["LifecycleObserver", "SessionLifecycle"]
 
@@ -194,7 +194,7 @@ class _Port:
         return self._host.store.find(session_id) is not None
 
     async def resume(self, session_id: str) -> None:
-        from ..host import SessionNotFound
+        from ..host.host import SessionNotFound
 
         try:
             await self._host.resume(session_id)
@@ -202,7 +202,7 @@ class _Port:
             raise SessionGone(str(error)) from error
 
     async def derive(self, session_id: str) -> int | None:
-        from ..host import SessionNotFound
+        from ..host.host import SessionNotFound
 
         try:
             return await self._host.session_wake_at(session_id)

@@ -16,10 +16,10 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .store import WakeEntry, WakeStore
+from .backend import WakeEntry, WakeStore
 
 if TYPE_CHECKING:
-    from ..host import Host
+    from ..host.host import Host
 
 __all__ = ["RebuildReport", "rebuild_index"]
 

@@ -26,7 +26,7 @@ from collections.abc import Callable
 
 import anyio
 
-from ..clock import Clock
+from ..base.clock import Clock
 
 __all__ = ["EARLY_WAKE_SECONDS", "MAX_SEGMENT_SECONDS", "WakeTimer"]
 

@@ -22,12 +22,12 @@ from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
 from .. import __version__
-from ..events import MAX_TITLE_CHARS, validate_time_zone
-from ..host import Host
-from ..jsonbytes import encode
-from ..limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
+from ..base.jsonbytes import encode
+from ..base.limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
+from ..host.host import Host
 from ..persistence.backend import SessionExists
-from ..session import validate_session_id
+from ..session.events import MAX_TITLE_CHARS, validate_time_zone
+from ..session.log import validate_session_id
 from .errors import ApiError, error_body
 from .history import PageRequest
 from .state import web_state

@@ -25,7 +25,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from fastapi import FastAPI
 
 from .. import __version__
-from ..host import Host
+from ..host.host import Host
 from . import api, static, stream
 from .errors import CatchAll, install_error_handlers
 from .guards import AccessGuard, AccessPolicy

@@ -23,14 +23,14 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..agent import AgentClosed
-from ..errors import CodedError
-from ..host import HostClosed, PersistenceUnavailable, SessionNotFound
+from ..agents.agent import AgentClosed
+from ..base.errors import CodedError
+from ..base.validation import problems
+from ..host.host import HostClosed, PersistenceUnavailable, SessionNotFound
+from ..host.refusals import refusal_of
 from ..persistence.backend import StorageError
-from ..refusals import refusal_of
-from ..session import InvalidSessionId
-from ..store import FlushError
-from ..validation import problems
+from ..session.live import FlushError
+from ..session.log import InvalidSessionId
 
 __all__ = [
     "ApiError",

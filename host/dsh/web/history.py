@@ -13,9 +13,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..host import Host
-from ..reader import PageRequest, page_bounds
-from ..session import Session
+from ..host.catalogue import PageRequest, page_bounds
+from ..host.host import Host
+from ..session.log import Session
 
 __all__ = ["History", "PageRequest", "page_bounds"]
 

@@ -26,16 +26,16 @@ from typing import TextIO
 
 import anyio
 
-from ..heap import HeapPolicy
-from ..host import Host
-from ..loader import PluginError, PluginProblems
-from ..loader import check_plugins as loader_checks
+from ..host.heap import HeapPolicy
+from ..host.host import Host
+from ..host.leases import LeaseSettings
 from ..models import resolve_model
-from ..overlay import Overlay
-from ..ownership import LeaseSettings
 from ..persistence.backend import StorageError
-from ..persistence.stores import JsonlSettings, StoreChoice
-from ..wake.stores import wake_store_for
+from ..persistence.backends import JsonlSettings, StoreChoice
+from ..plugins.loader import PluginError, PluginProblems
+from ..plugins.loader import check_plugins as loader_checks
+from ..plugins.overlay import Overlay
+from ..wake.backends import wake_store_for
 from .server import WebStartupError, serve
 from .settings import WebSettings
 from .token_file import TokenFileError, choose_token
@@ -70,7 +70,7 @@ class LaunchError(Exception):
 def check_plugins(overlay: Overlay) -> None:
     """Raise what loading the overlay's plugins would, before anything starts.
 
-    The loader's own checks (`dsh.loader.check_plugins`: installed, importable,
+    The loader's own checks (`dsh.plugins.loader.check_plugins`: installed, importable,
     config valid), so `dsh plugins --overlay` and `dsh web` agree; several
     problems make one `PluginProblems` listing each.
     """

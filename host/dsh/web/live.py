@@ -87,12 +87,12 @@ import anyio
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import JsonValue
 
-from ..agent import DeltaChannel
-from ..host import Host
-from ..reader import PageRequest
-from ..scope import Disposer
-from ..session import Session, SessionEvent
-from ..store import Observation, SessionFlushed
+from ..agents.agent import DeltaChannel
+from ..base.scope import Disposer
+from ..host.catalogue import PageRequest
+from ..host.host import Host
+from ..session.live import Observation, SessionFlushed
+from ..session.log import Session, SessionEvent
 
 __all__ = [
     "GOING_AWAY",

@@ -82,9 +82,9 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import LOGGING_CONFIG
 
-from ..host import Host, HostError
-from ..loader import PluginError
+from ..host.host import Host, HostError
 from ..persistence.backend import StorageError
+from ..plugins.loader import PluginError
 from .app import build_web_app
 from .connections import (
     Acceptor,

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 
 from starlette.types import ASGIApp
 
-from ..host import Host
+from ..host.host import Host
 from .errors import ApiError
 from .history import History
 from .live import LiveHub

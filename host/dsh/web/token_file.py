@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..persistence.stores import JsonlSettings, StoreChoice
+from ..persistence.backends import JsonlSettings, StoreChoice
 
 __all__ = [
     "TOKEN_ENV",

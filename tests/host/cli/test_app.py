@@ -27,7 +27,7 @@ from dsh.cli.app import (
     overlay_of,
     trailing_overlay,
 )
-from dsh.overlay import Overlay, parse_overlay
+from dsh.plugins.overlay import Overlay, parse_overlay
 
 from .conftest import Cli
 

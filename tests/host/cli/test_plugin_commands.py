@@ -8,7 +8,7 @@ import anyio
 import pytest
 
 from dsh.persistence import JsonlBackend
-from dsh.session import Session
+from dsh.session.log import Session
 
 from ..fixtures.distributions import FakeSite
 from .conftest import Cli

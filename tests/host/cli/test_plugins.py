@@ -6,7 +6,7 @@ import importlib_metadata
 import pytest
 
 from dsh.cli import plugins as plugins_command
-from dsh.loader import InstalledPlugin
+from dsh.plugins.loader import InstalledPlugin
 
 from ..fixtures.distributions import PLUGINS, FakeSite
 from .conftest import Cli

@@ -18,11 +18,11 @@ from websockets.sync.client import connect
 
 from dsh.cli import COMMANDS, main
 from dsh.cli.app import Streams, build_parser
-from dsh.host import Host
-from dsh.overlay import Overlay, parse_overlay
-from dsh.ownership import LeaseSettings
+from dsh.host.host import Host
+from dsh.host.leases import LeaseSettings
 from dsh.persistence import JsonlBackend
-from dsh.persistence.stores import choose_store
+from dsh.persistence.backends import choose_store
+from dsh.plugins.overlay import Overlay, parse_overlay
 from dsh.web import launch as web_launch
 from dsh.web.launch import make_host_factory
 

@@ -5,7 +5,7 @@ import sys
 import importlib_metadata
 import pytest
 
-from dsh.loader import (
+from dsh.plugins.loader import (
     AmbiguousPlugin,
     InstalledPlugin,
     MissingPlugin,
@@ -14,7 +14,7 @@ from dsh.loader import (
     missing_plugins,
     resolve_plugins,
 )
-from dsh.overlay import PluginSpec
+from dsh.plugins.overlay import PluginSpec
 
 from ..fixtures.distributions import PLUGINS, FakeSite
 

@@ -13,8 +13,10 @@ import pytest
 from anyio.abc import TaskGroup
 from pydantic import BaseModel
 
-from dsh import hookspecs
-from dsh.loader import (
+from dsh.base.scope import Scope
+from dsh.plugins import hookspecs
+from dsh.plugins.context import PluginContext
+from dsh.plugins.loader import (
     AmbiguousPlugin,
     MissingPlugin,
     PluginConfigError,
@@ -23,10 +25,8 @@ from dsh.loader import (
     PluginNotLoaded,
     PluginUnloadError,
 )
-from dsh.overlay import Overlay, PluginSpec, parse_overlay
-from dsh.plugins import PluginContext
-from dsh.scope import Scope
-from dsh.store import SessionStore
+from dsh.plugins.overlay import Overlay, PluginSpec, parse_overlay
+from dsh.session.live import SessionStore
 from dsh.testing import FakeClock
 
 from ..fixtures.distributions import PLUGINS, FakeSite

@@ -3,11 +3,11 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from dsh.events import PayloadError
+from dsh.agents.tools import ToolCall
 from dsh.models.base import Message
 from dsh.models.messages import conversation
-from dsh.session import SessionEvent
-from dsh.tools import ToolCall
+from dsh.session.events import PayloadError
+from dsh.session.log import SessionEvent
 
 
 def event(seq: int, type: str, data: JsonValue) -> SessionEvent:

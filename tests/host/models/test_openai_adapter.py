@@ -13,12 +13,12 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.agent import Agent
+from dsh.agents.agent import Agent
+from dsh.agents.tools import ToolCall
 from dsh.models.base import Message, ModelError, ModelReply, ModelRequest
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig, RetryPolicy
-from dsh.session import Session
-from dsh.store import SessionStore
-from dsh.tools import ToolCall
+from dsh.session.live import SessionStore
+from dsh.session.log import Session
 from tests.support.deadlines import WAIT
 
 from .fake_openai import (

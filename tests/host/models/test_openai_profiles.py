@@ -17,12 +17,12 @@ import anyio
 import pytest
 from pydantic import JsonValue
 
-from dsh.agent import Agent
+from dsh.agents.agent import Agent
+from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.models.base import Message, ModelError, ModelReply, ModelRequest, StreamSink
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig
-from dsh.session import Session
-from dsh.store import SessionStore
-from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
+from dsh.session.live import SessionStore
+from dsh.session.log import Session
 from tests.support.deadlines import WAIT
 
 from .fake_openai import FakeOpenAIServer, drop, json_reply, running_server, sse_reply

@@ -7,12 +7,12 @@ from typing import Any
 
 import pytest
 
+from dsh.agents.tools import ToolCall
 from dsh.models.base import Message, ModelRequest
 from dsh.models.messages import conversation
 from dsh.models.openai import SYSTEM_PROMPT, OpenAIConfig
 from dsh.models.openai.request import NOT_COMPLETED, build_body, wire_messages
-from dsh.session import SessionEvent
-from dsh.tools import ToolCall
+from dsh.session.log import SessionEvent
 
 SYSTEM = {"role": "system", "content": SYSTEM_PROMPT}
 

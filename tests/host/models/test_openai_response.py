@@ -7,14 +7,9 @@ from typing import Any
 
 import pytest
 
+from dsh.agents.tools import ToolCall
 from dsh.models.base import ModelError, ModelReply
-from dsh.models.openai.response import (
-    ReplyBuilder,
-    error_detail,
-    parse_chunk,
-    parse_completion,
-)
-from dsh.tools import ToolCall
+from dsh.models.openai.response import ReplyBuilder, error_detail, parse_chunk, parse_completion
 
 
 def fragments(*calls: dict[str, Any]) -> ModelReply:

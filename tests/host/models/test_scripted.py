@@ -6,16 +6,9 @@ from typing import Any
 
 import pytest
 
-from dsh.models import (
-    ModelError,
-    ModelReply,
-    ModelRequest,
-    ScriptedModel,
-    ScriptError,
-    StreamSink,
-)
+from dsh.agents.tools import ToolCall
+from dsh.models import ModelError, ModelReply, ModelRequest, ScriptedModel, ScriptError, StreamSink
 from dsh.models.scripted import parse_script
-from dsh.tools import ToolCall
 
 pytestmark = pytest.mark.anyio
 

@@ -13,15 +13,9 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.persistence import (
-    Backend,
-    IntegrityError,
-    SessionExists,
-    SessionNotFound,
-    StoredSummary,
-)
-from dsh.persistence.summary import PREVIEW_LIMIT
-from dsh.session import InvalidSessionId, Lineage, Session, SessionEvent, SessionHeader
+from dsh.persistence import Backend, IntegrityError, SessionExists, SessionNotFound, StoredSummary
+from dsh.session.facts import PREVIEW_LIMIT
+from dsh.session.log import InvalidSessionId, Lineage, Session, SessionEvent, SessionHeader
 
 CREATED_AT = 1_767_225_600_000
 

@@ -18,8 +18,8 @@ import sys
 import anyio
 
 from dsh.persistence import JsonlBackend, PersistenceCoordinator
-from dsh.session import Session
-from dsh.store import SessionStore
+from dsh.session.live import SessionStore
+from dsh.session.log import Session
 
 
 async def main(data_dir: str, session_id: str) -> None:

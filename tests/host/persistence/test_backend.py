@@ -8,7 +8,7 @@ import pytest
 
 from dsh.persistence import Backend, LogMark, MemoryBackend, StorageError, StoredSession
 from dsh.persistence.backend import SessionNotFound, StoredSummary, select_events, summarize
-from dsh.session import SessionEvent, SessionHeader
+from dsh.session.log import SessionEvent, SessionHeader
 
 from .contract import events, header
 

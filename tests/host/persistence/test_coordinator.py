@@ -27,8 +27,8 @@ from dsh.persistence import (
     StorageError,
 )
 from dsh.persistence.leases import LeaseLost
-from dsh.session import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
-from dsh.store import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
+from dsh.session.live import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
+from dsh.session.log import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
 from dsh.testing import FakeClock, FaultyBackend, Operation
 from tests.support.deadlines import WAIT
 from tests.support.fulldisk import FullDisk

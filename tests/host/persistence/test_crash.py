@@ -22,7 +22,7 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from dsh.persistence import JsonlBackend
-from dsh.session import END_SEED, SessionEvent
+from dsh.session.log import END_SEED, SessionEvent
 
 pytestmark = [pytest.mark.anyio, pytest.mark.crash]
 

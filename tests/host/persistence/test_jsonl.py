@@ -29,10 +29,10 @@ from dsh.persistence import (
     SessionNotFound,
     StorageError,
 )
+from dsh.persistence.backends import choose_store
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl import logs
-from dsh.persistence.stores import choose_store
-from dsh.session import InvalidSessionId, Session, SessionEvent
+from dsh.session.log import InvalidSessionId, Session, SessionEvent
 from dsh.testing import FaultyBackend
 from tests.support import strategies
 from tests.support.deadlines import WAIT

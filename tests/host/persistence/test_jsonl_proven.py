@@ -11,7 +11,7 @@ import pytest
 from dsh.persistence import CorruptLog, JsonlBackend
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl.proven import Claim, claim_of, read_log
-from dsh.session import SessionEvent
+from dsh.session.log import SessionEvent
 
 from .contract import events, header
 from .test_jsonl import LONG, corrupt, log_path, long_session, sidecar

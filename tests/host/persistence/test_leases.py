@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from dsh.persistence.leases import Lease, LeaseHeld, LeaseLost, LocalLeases, StorageError
-from dsh.session import InvalidSessionId
+from dsh.session.log import InvalidSessionId
 
 pytestmark = pytest.mark.anyio
 

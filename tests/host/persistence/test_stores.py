@@ -8,15 +8,9 @@ from pathlib import Path
 import pytest
 
 from dsh.persistence import DataDirLock, JsonlBackend, MemoryBackend
+from dsh.persistence.backends import STORE_ENV, JsonlSettings, StoreError, choose_store, store_kinds
 from dsh.persistence.postgres import PostgresBackend, PostgresSettings
 from dsh.persistence.redact import redacted
-from dsh.persistence.stores import (
-    STORE_ENV,
-    JsonlSettings,
-    StoreError,
-    choose_store,
-    store_kinds,
-)
 
 
 def test_the_default_is_jsonl_in_the_data_dir(tmp_path: Path) -> None:

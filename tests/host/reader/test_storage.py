@@ -9,11 +9,11 @@ from typing import Any
 import pytest
 
 from dsh import SessionEvent, SessionLog, hookimpl
-from dsh.host import Host, SessionNotFound
+from dsh.host.catalogue import PageRequest
+from dsh.host.host import Host, SessionNotFound
 from dsh.models.absent import AbsentModel
 from dsh.persistence import JsonlBackend, MemoryBackend
-from dsh.reader import PageRequest
-from dsh.session import InvalidSessionId, Session
+from dsh.session.log import InvalidSessionId, Session
 from dsh.testing import FakeClock, FaultyBackend
 
 from ..persistence.contract import header

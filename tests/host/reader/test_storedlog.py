@@ -8,9 +8,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 import pytest
 
+from dsh.host.catalogue import StoredLog
 from dsh.persistence import MemoryBackend
-from dsh.reader import StoredLog
-from dsh.session import SessionEvent, SessionHeader, SessionLog
+from dsh.session.log import SessionEvent, SessionHeader, SessionLog
 from dsh.testing import FaultyBackend
 
 from ..persistence.contract import header

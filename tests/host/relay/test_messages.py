@@ -10,7 +10,7 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from dsh.host import Host, SessionNotFound
+from dsh.host.host import Host, SessionNotFound
 from dsh.persistence.backend import StorageError
 from dsh.persistence.inbox import Inbox, InboxMessage
 from dsh.persistence.memory import MemoryBackend

@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from dsh.persistence import MemoryBackend, StorageError
-from dsh.session import SessionEvent, SessionHeader
+from dsh.session.log import SessionEvent, SessionHeader
 from dsh.testing import FaultyBackend, InjectedFault
 from tests.support.deadlines import WAIT
 

@@ -17,7 +17,7 @@ import sys
 
 import anyio
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeModel
 from dsh.wake import JsonlWakeStore

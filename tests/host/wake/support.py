@@ -8,7 +8,7 @@ from contextlib import asynccontextmanager
 import anyio
 import anyio.lowlevel
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.persistence.backend import Backend
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock, FakeModel

@@ -26,7 +26,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeModel
 from dsh.wake import JsonlWakeStore

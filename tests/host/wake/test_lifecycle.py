@@ -8,8 +8,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from dsh.agent import AgentPhase
-from dsh.host import Host
+from dsh.agents.agent import AgentPhase
+from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeClock
 from dsh.wake import JsonlWakeStore, MemoryWakeStore, WakeEntry

@@ -4,9 +4,9 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence.stores import StoreChoice, StoreKind, choose_store
+from dsh.persistence.backends import StoreChoice, StoreKind, choose_store
 from dsh.wake import JsonlWakeStore, MemoryWakeStore
-from dsh.wake.stores import WakeUnavailable, wake_store_for
+from dsh.wake.backends import WakeUnavailable, wake_store_for
 
 
 def test_a_jsonl_store_keeps_its_wake_index_next_to_the_logs(tmp_path: Path) -> None:
@@ -41,7 +41,7 @@ def test_a_store_kind_without_a_wake_index_is_refused_by_name(tmp_path: Path) ->
 
 @pytest.mark.anyio
 async def test_dsh_web_builds_its_host_with_the_overlays_lifecycle(tmp_path: Path) -> None:
-    from dsh.overlay import parse_overlay
+    from dsh.plugins.overlay import parse_overlay
     from dsh.web.launch import make_host_factory
 
     store = choose_store(f"jsonl:{tmp_path}", tmp_path, environ={})

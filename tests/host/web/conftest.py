@@ -14,14 +14,14 @@ import httpx
 import pytest
 from websockets.asyncio.client import ClientConnection, connect
 
-from dsh.hookspecs import hookimpl
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.models import ModelReply, ModelRequest
 from dsh.models.base import DeltaSink, reasoning_channel
 from dsh.persistence import LogMark, MemoryBackend, StoredSession
 from dsh.persistence.backend import StoredSummary
-from dsh.plugins import ClientModule
-from dsh.session import Session, SessionEvent, SessionHeader
+from dsh.plugins.context import ClientModule
+from dsh.plugins.hookspecs import hookimpl
+from dsh.session.log import Session, SessionEvent, SessionHeader
 from dsh.testing import FakeClock
 from dsh.web import WebServer, WebSettings, create_app
 from tests.support.deadlines import WAIT

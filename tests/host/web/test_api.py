@@ -8,11 +8,11 @@ import httpx
 import pytest
 
 import dsh
-from dsh.host import Host, PersistenceUnavailable
+from dsh.host.host import Host, PersistenceUnavailable
 from dsh.persistence.backend import CorruptLog, StorageError
-from dsh.plugins import ClientModule
-from dsh.session import Session
-from dsh.store import FlushError
+from dsh.plugins.context import ClientModule
+from dsh.session.live import FlushError
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 
 from .conftest import (

@@ -7,7 +7,7 @@ from typing import Any
 import httpx
 import pytest
 
-from dsh.limits import MAX_DEPTH, MAX_TEXT_BYTES
+from dsh.base.limits import MAX_DEPTH, MAX_TEXT_BYTES
 from dsh.web.app import create_app
 from dsh.web.settings import WebSettings
 

@@ -8,10 +8,10 @@ import httpx
 import pytest
 from fastapi import FastAPI
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.models import DemoModel
-from dsh.overlay import PluginSpec
 from dsh.persistence import MemoryBackend
+from dsh.plugins.overlay import PluginSpec
 from dsh.web import WebServer, WebSettings, WebStartupError, build_web_app, create_app
 from dsh.web.state import WebState
 from tests.support.deadlines import WAIT

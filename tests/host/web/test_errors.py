@@ -99,8 +99,8 @@ async def test_deny_websocket_truncates_the_close_reason_without_the_extension()
 
 
 def test_a_plugin_s_coded_refusal_keeps_its_status_code_and_message() -> None:
-    from dsh.errors import ActionError
-    from dsh.tools import BarrierFailed
+    from dsh.agents.tools import BarrierFailed
+    from dsh.base.errors import ActionError
 
     conflict = api_error_for(ActionError.conflict("already gone", code="gone"))
     uncertain = api_error_for(BarrierFailed("persistence_uncertain", "EIO"))

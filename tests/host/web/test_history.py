@@ -11,11 +11,11 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from dsh.host import Host, SessionNotFound
+from dsh.host.host import Host, SessionNotFound
 from dsh.models.absent import AbsentModel
 from dsh.persistence.backend import StorageError
 from dsh.persistence.jsonl import JsonlBackend
-from dsh.session import Lineage, Origin, Session, SessionEvent
+from dsh.session.log import Lineage, Origin, Session, SessionEvent
 from dsh.web.history import History, PageRequest, page_bounds
 
 from .conftest import MARKED, PLAIN, MarkerPlugin, PublicationCounter, StorageDouble

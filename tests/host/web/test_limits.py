@@ -7,7 +7,7 @@ import httpx
 import pytest
 from starlette.types import Message, Receive, Scope, Send
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.web import WebSettings, create_app
 from dsh.web.limits import BodyLimit
 

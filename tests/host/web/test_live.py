@@ -7,9 +7,9 @@ import anyio
 import pytest
 
 from dsh import SessionLog, hookimpl
-from dsh.host import Host
-from dsh.session import Session
-from dsh.store import FlushError
+from dsh.host.host import Host
+from dsh.session.live import FlushError
+from dsh.session.log import Session
 from dsh.web.live import GOING_AWAY, RESYNC, TRY_AGAIN_LATER, LiveHub, Subscription
 from tests.support.frames import drain
 
@@ -379,7 +379,7 @@ async def test_a_view_that_is_not_json_is_not_sent(host: Host, hub: LiveHub) -> 
         def dsh_event_view(session: Any, event: Any) -> dict[str, Any]:
             return {"value": {1, 2}}
 
-    from dsh.hookspecs import hookimpl
+    from dsh.plugins.hookspecs import hookimpl
 
     hookimpl(Unencodable.dsh_event_view)
     host.pm.register(Unencodable(), name="test-unencodable")

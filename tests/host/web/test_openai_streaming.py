@@ -17,10 +17,10 @@ import pytest
 from pydantic import JsonValue
 from websockets.asyncio.client import connect
 
-from dsh.host import Host
+from dsh.agents.tools import Tool, ToolArguments, ToolContext
+from dsh.host.host import Host
 from dsh.models.openai import OpenAIAdapter
 from dsh.persistence.memory import MemoryBackend
-from dsh.tools import Tool, ToolArguments, ToolContext
 from dsh.web import create_app
 from dsh.web.server import WebServer
 from dsh.web.settings import WebSettings

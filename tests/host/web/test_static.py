@@ -5,8 +5,8 @@ from pathlib import Path
 import httpx
 import pytest
 
-from dsh.host import Host
-from dsh.plugins import ClientModule
+from dsh.host.host import Host
+from dsh.plugins.context import ClientModule
 from dsh.web.static import module_url, resolve_below
 
 from .conftest import UiPlugin

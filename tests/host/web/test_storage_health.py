@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 import dsh
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.persistence import Backend, JsonlBackend, MemoryBackend
 from dsh.testing import FakeClock, FaultyBackend
 from dsh.web import WebSettings, create_app

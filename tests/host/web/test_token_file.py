@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence.stores import choose_store
+from dsh.persistence.backends import choose_store
 from dsh.web import token_file
 from dsh.web.token_file import TOKEN_FILE, TokenFileError, choose_token, token_path
 

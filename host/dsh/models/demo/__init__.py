@@ -37,8 +37,8 @@ from typing import Any
 
 import anyio
 
-from ...clock import Clock, SystemClock
-from ...tools import ToolCall
+from ...agents.tools import ToolCall
+from ...base.clock import Clock, SystemClock
 from ..base import DeltaSink, Message, ModelReply, ModelRequest
 from ..streaming import stream_reply
 from . import replies, results

@@ -29,16 +29,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import JsonValue
 
-from .kinds import (
-    Change,
-    Create,
-    CreateAt,
-    CreateDaily,
-    CreateEvery,
-    Delete,
-    List,
-    Move,
-)
+from .kinds import Change, Create, CreateAt, CreateDaily, CreateEvery, Delete, List, Move
 
 __all__ = ["Context", "change_arguments", "first_call", "load_zone"]
 

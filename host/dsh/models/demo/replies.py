@@ -10,17 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kinds import (
-    Create,
-    CreateAt,
-    CreateDaily,
-    CreateEvery,
-    Delete,
-    Intent,
-    List,
-    Move,
-    SetPaused,
-)
+from .kinds import Create, CreateAt, CreateDaily, CreateEvery, Delete, Intent, List, Move, SetPaused
 from .words import span
 
 __all__ = [

@@ -32,7 +32,7 @@ from typing import Any, Self
 
 import httpx
 
-from ...clock import Clock, SystemClock
+from ...base.clock import Clock, SystemClock
 from ..base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
 from .config import OpenAIConfig, OpenAISettings, resolve_config
 from .request import build_body

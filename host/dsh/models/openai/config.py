@@ -47,7 +47,7 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from ...validation import describe
+from ...base.validation import describe
 from .profiles import PROFILES, Profile, ProfileName, Thinking, detect_profile, is_loopback
 
 __all__ = [

@@ -48,7 +48,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ...tools import ToolCall
+from ...agents.tools import ToolCall
 from ..base import Message, ModelRequest
 from .config import OpenAIConfig
 

@@ -27,8 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...tools import ToolCall
-from ...validation import describe
+from ...agents.tools import ToolCall
+from ...base.validation import describe
 from ..base import ModelError, ModelReply
 
 __all__ = ["Chunk", "ReplyBuilder", "error_detail", "parse_chunk", "parse_completion", "snippet"]

@@ -35,7 +35,7 @@ import anyio
 import anyio.to_thread
 from anyio import CapacityLimiter
 
-from ...session import SessionEvent, SessionHeader, validate_session_id
+from ...session.log import SessionEvent, SessionHeader, validate_session_id
 from ..backend import (
     Backend,
     Events,

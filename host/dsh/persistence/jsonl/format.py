@@ -23,8 +23,8 @@ from pathlib import Path
 
 from pydantic import ValidationError
 
-from ...session import EVENT_TYPE_PATTERN, SessionEvent, SessionHeader
-from ...validation import describe
+from ...base.validation import describe
+from ...session.log import EVENT_TYPE_PATTERN, SessionEvent, SessionHeader
 from ..backend import CorruptLog
 
 __all__ = [

@@ -42,9 +42,9 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ...session import SessionEvent, SessionHeader
+from ...session.facts import TITLE_TYPE, USER_MESSAGE, SummaryFacts
+from ...session.log import SessionEvent, SessionHeader
 from ..backend import StoredSummary
-from ..summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from .files import FileState
 from .format import EncodedBatch, ScannedLines, parse_event, parse_header, scan_lines, split_header
 

@@ -56,7 +56,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ...session import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
+from ...session.facts import SummaryFacts
+from ...session.log import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
 from ..backend import (
     CorruptLog,
     Events,
@@ -69,7 +70,6 @@ from ..backend import (
     StoredSummary,
     check_contiguous,
 )
-from ..summary import SummaryFacts
 from . import index as line_index
 from .cache import Incarnations, IndexCache, InspectMemo, SummaryCache
 from .files import (
@@ -88,14 +88,7 @@ from .files import (
     write_all,
     write_replacing,
 )
-from .format import (
-    SUFFIX,
-    EncodedBatch,
-    encode_events,
-    encode_header,
-    parse_event,
-    parse_header,
-)
+from .format import SUFFIX, EncodedBatch, encode_events, encode_header, parse_event, parse_header
 from .index import LineIndex
 from .proven import Claim, claim_of, read_log
 

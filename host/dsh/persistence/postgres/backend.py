@@ -35,7 +35,8 @@ from typing import Any
 import psycopg
 from pydantic import ValidationError
 
-from ...session import Lineage, SessionEvent, SessionHeader, validate_session_id
+from ...session.facts import TITLE_TYPE, SummaryFacts, title_of
+from ...session.log import Lineage, SessionEvent, SessionHeader, validate_session_id
 from ..backend import (
     Backend,
     CorruptLog,
@@ -50,7 +51,6 @@ from ..backend import (
     check_contiguous,
 )
 from ..leases import DEFAULT_LEASE_TTL_SECONDS, LeaseHeld, LeaseLost
-from ..summary import TITLE_TYPE, SummaryFacts, title_of
 from .database import Database
 from .feed import PostgresEventFeed
 from .inbox import PostgresInbox

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ...session import validate_session_id
+from ...session.log import validate_session_id
 from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseHeld, LeaseStore
 from .database import Database
 

@@ -31,8 +31,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from ...session import validate_session_id
-from ...validation import describe
+from ...base.validation import describe
+from ...session.log import validate_session_id
 from ..backend import StorageError
 from ..remote_actions import ActionAnswer, ActionOutcome, ActionRequest, RemoteActions
 from .notify import Listener, channel

@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from ...session import validate_session_id
-from ...wake.store import Change, LoadedIndex, WakeEntry, WakeStore, WakeStoreError
+from ...session.log import validate_session_id
+from ...wake.backend import Change, LoadedIndex, WakeEntry, WakeStore, WakeStoreError
 from ..backend import StorageError
 from ..leases import DEFAULT_LEASE_TTL_SECONDS
 

@@ -7,13 +7,13 @@ import anyio
 import pytest
 from pydantic import JsonValue
 
-from dsh.agent import Agent
+from dsh.agents.agent import Agent
+from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.models import DemoModel, Message, ModelAdapter, ModelReply, ModelRequest, StreamSink
 from dsh.models.demo import answer
-from dsh.session import Session
-from dsh.store import SessionStore
+from dsh.session.live import SessionStore
+from dsh.session.log import Session
 from dsh.testing import FakeClock
-from dsh.tools import Tool, ToolArguments, ToolCall, ToolContext
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio

@@ -7,15 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence import (
-    Backend,
-    CorruptLog,
-    IntegrityError,
-    SessionNotFound,
-    StorageError,
-)
+from dsh.persistence import Backend, CorruptLog, IntegrityError, SessionNotFound, StorageError
+from dsh.persistence.backends import choose_store
 from dsh.persistence.postgres import PostgresBackend
-from dsh.persistence.stores import choose_store
 
 from ..contract import BackendContract, events, header
 

@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.host import Host
-from dsh.ownership import LeaseSettings
+from dsh.host.host import Host
+from dsh.host.leases import LeaseSettings
 from dsh.testing import FakeClock, FakeModel
 from dsh.web.live import LiveHub, Subscription
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin

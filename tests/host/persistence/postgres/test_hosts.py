@@ -8,9 +8,9 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from dsh.host import Host, SessionLiveElsewhere
+from dsh.host.host import Host, SessionLiveElsewhere
+from dsh.host.leases import LeaseSettings
 from dsh.models.absent import AbsentModel
-from dsh.ownership import LeaseSettings
 from dsh.testing import FakeClock
 
 from .test_backend import backend_for

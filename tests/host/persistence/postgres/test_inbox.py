@@ -11,8 +11,8 @@ import anyio
 import httpx
 import pytest
 
-from dsh.host import Host
-from dsh.ownership import LeaseSettings
+from dsh.host.host import Host
+from dsh.host.leases import LeaseSettings
 from dsh.persistence.inbox import InboxMessage
 from dsh.persistence.postgres import PostgresBackend
 from dsh.testing import FakeClock, FakeModel

@@ -10,7 +10,7 @@ import pytest
 from dsh.persistence import IntegrityError
 from dsh.persistence.leases import Lease, LeaseHeld, LeaseLost
 from dsh.persistence.postgres import PostgresBackend, PostgresLeases
-from dsh.session import InvalidSessionId
+from dsh.session.log import InvalidSessionId
 
 from ..contract import events, header
 from .test_backend import backend_for

@@ -16,10 +16,10 @@ import httpx
 import pytest
 
 from dsh import hookimpl
-from dsh.agent import Agent
-from dsh.errors import ActionError
-from dsh.host import Host, SessionLiveElsewhere, SessionNotFound
-from dsh.ownership import LeaseSettings
+from dsh.agents.agent import Agent
+from dsh.base.errors import ActionError
+from dsh.host.host import Host, SessionLiveElsewhere, SessionNotFound
+from dsh.host.leases import LeaseSettings
 from dsh.persistence.backend import StorageError
 from dsh.persistence.postgres import PostgresBackend
 from dsh.persistence.remote_actions import ActionAnswer

@@ -10,7 +10,7 @@ import pytest
 
 from dsh.persistence import StorageError
 from dsh.persistence.postgres import SCHEMA_VERSION, Database, schema
-from dsh.session import Session, SessionEvent
+from dsh.session.log import Session, SessionEvent
 
 from .test_backend import backend_for
 

@@ -9,14 +9,14 @@ from pathlib import Path
 import anyio
 import pytest
 
-from dsh.host import Host
-from dsh.ownership import LeaseSettings
+from dsh.host.host import Host
+from dsh.host.leases import LeaseSettings
+from dsh.persistence.backends import choose_store
 from dsh.persistence.postgres import PostgresBackend
 from dsh.persistence.postgres.wake import PostgresWakeStore
-from dsh.persistence.stores import choose_store
 from dsh.testing import FakeClock, FakeModel
 from dsh.wake import WakeEntry, WakeStoreError
-from dsh.wake.stores import wake_store_for
+from dsh.wake.backends import wake_store_for
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin, rung, set_alarm
 from tests.host.wake.support import until
 

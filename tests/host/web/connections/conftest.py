@@ -16,7 +16,7 @@ import anyio
 import pytest
 from anyio.abc import SocketStream
 
-from dsh.host import Host
+from dsh.host.host import Host
 from dsh.web import WebServer, WebSettings, create_app
 from tests.support.deadlines import WAIT
 

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from .session import END_SEED, Lineage, SessionLog
+from .log import END_SEED, Lineage, SessionLog
 
 __all__ = ["TITLE_CHARS", "SessionSummary", "derived_title", "is_empty"]
 

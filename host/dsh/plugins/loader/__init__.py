@@ -2,7 +2,7 @@
 
 Discovery reads the `dsh.plugins` entry-point group (public) and imports
 nothing. The overlay is the allowlist: the loader loads exactly the plugins it
-is given (`dsh.overlay.PluginSpec`s), never one just because it is installed.
+is given (`dsh.plugins.overlay.PluginSpec`s), never one just because it is installed.
 
 Loading a plugin, in order:
 

@@ -15,9 +15,9 @@ from collections.abc import Callable
 from typing import Any
 
 from ..persistence.backend import Backend
-from ..persistence.stores import StoreChoice
+from ..persistence.backends import StoreChoice
+from .backend import MemoryWakeStore, WakeStore
 from .jsonl import JsonlWakeStore
-from .store import MemoryWakeStore, WakeStore
 
 __all__ = ["WakeUnavailable", "wake_store_for", "wake_stores"]
 

@@ -40,8 +40,8 @@ from pydantic import (
     model_validator,
 )
 
-from .session import END_SEED, SessionEvent
-from .validation import describe
+from ..base.validation import describe
+from .log import END_SEED, SessionEvent
 
 __all__ = [
     "ASSISTANT_MESSAGE",

@@ -33,8 +33,8 @@ from pydantic import (
 )
 from pydantic_core import PydanticCustomError
 
-from .jsonbytes import decode, encode, finite_bytes, parse_object
-from .limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
+from ..base.jsonbytes import decode, encode, finite_bytes, parse_object
+from ..base.limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
 
 __all__ = [
     "END_SEED",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import anyio
 
-from .persistence.feed import EventFeed
+from ..persistence.feed import EventFeed
 
 __all__ = ["StoredFollowers"]
 

@@ -57,7 +57,7 @@ from pydantic import (
     model_validator,
 )
 
-from .validation import problems
+from ..base.validation import problems
 
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
@@ -150,7 +150,7 @@ class StoreSettings:
 
     Never the store's URL or password (`--store`, `$DSH_STORE`, `PGPASSWORD`
     say where and how): only how long a lease lasts unrenewed and how often
-    it is renewed (`dsh.ownership.LeaseSettings` checks them together).
+    it is renewed (`dsh.host.leases.LeaseSettings` checks them together).
     """
 
     lease_ttl_seconds: float = 10.0

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from ..session import SessionEvent
+from .log import SessionEvent
 
 __all__ = ["PREVIEW_LIMIT", "TITLE_TYPE", "USER_MESSAGE", "SummaryFacts", "preview_of", "title_of"]
 

@@ -10,12 +10,12 @@ owner reads exactly like a local one.
 
 from __future__ import annotations
 
-from .agent import AgentClosed
-from .errors import CodedError
+from ..agents.agent import AgentClosed
+from ..base.errors import CodedError
+from ..persistence.backend import CorruptLog, StorageError
+from ..session.live import FlushError
+from ..session.log import InvalidSessionId
 from .host import HostClosed, PersistenceUnavailable, SessionNotFound
-from .persistence.backend import CorruptLog, StorageError
-from .session import InvalidSessionId
-from .store import FlushError
 
 __all__ = ["refusal_of"]
 

@@ -34,12 +34,11 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from .clock import Clock
-from .errors import CodedError
-from .events import ErrorInfo, ToolResult
-from .jsonbytes import encode, parse_object
-from .jsontypes import JsonLike, to_json
-from .limits import (
+from ..base.clock import Clock
+from ..base.errors import CodedError
+from ..base.jsonbytes import encode, parse_object
+from ..base.jsontypes import JsonLike, to_json
+from ..base.limits import (
     MAX_ARGUMENTS_BYTES,
     MAX_DEPTH,
     MAX_RESULT_BYTES,
@@ -47,13 +46,14 @@ from .limits import (
     LimitExceeded,
     check_text,
 )
-from .scope import Disposer
-from .validation import describe
+from ..base.scope import Disposer
+from ..base.validation import describe
+from ..session.events import ErrorInfo, ToolResult
 
 if TYPE_CHECKING:
+    from ..session.live import SessionStore
+    from ..session.log import Session
     from .agent import Agent
-    from .session import Session
-    from .store import SessionStore
 
 __all__ = [
     "BarrierFailed",
@@ -157,7 +157,7 @@ class ToolOutcome:
         return self.error is None
 
     def to_event_data(self) -> dict[str, JsonValue]:
-        """The `tool/result` event data (public shape, built by `dsh.events.ToolResult`)."""
+        """The `tool/result` event data (public shape, built by `dsh.session.events.ToolResult`)."""
         if self.error is not None:
             error = ErrorInfo.model_validate(self.error)
             return ToolResult(callId=self.call_id, name=self.name, error=error).data()
@@ -248,7 +248,7 @@ class ToolRegistry:
         that give a JSON schema.
         """
         if not isinstance(tool, Tool):
-            raise TypeError(f"expected a dsh.tools.Tool, got {type(tool).__name__}")
+            raise TypeError(f"expected a dsh.Tool, got {type(tool).__name__}")
         if not TOOL_NAME_PATTERN.fullmatch(getattr(tool, "name", "") or ""):
             raise TypeError(f"tool {tool!r} has an invalid name {getattr(tool, 'name', None)!r}")
         if tool.name in self._tools:

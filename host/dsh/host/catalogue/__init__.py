@@ -8,7 +8,7 @@ worker thread. The web layer reaches all of it through the `Host`.
 
 from .pages import HistoryPage, PageRequest, page_bounds
 from .proof import PrefixProof
-from .storage import StorageReader
+from .reader import StorageReader
 from .storedlog import StoredLog
 
 __all__ = ["HistoryPage", "PageRequest", "PrefixProof", "StorageReader", "StoredLog", "page_bounds"]

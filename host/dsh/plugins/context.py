@@ -17,14 +17,14 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 
 from pydantic import BaseModel
 
-from .clock import Clock
-from .scope import Scope
-from .store import SessionStore
+from ..base.clock import Clock
+from ..base.scope import Scope
+from ..session.live import SessionStore
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
 
-    from .agent import Agent
+    from ..agents.agent import Agent
 
 __all__ = ["ClientModule", "PluginContext"]
 

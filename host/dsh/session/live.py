@@ -27,10 +27,10 @@ from typing import Protocol
 import anyio
 from pydantic import JsonValue
 
-from .clock import Clock, SystemClock
-from .listeners import Listeners
-from .scope import Disposer
-from .session import Session, SessionEvent
+from ..base.clock import Clock, SystemClock
+from ..base.listeners import Listeners
+from ..base.scope import Disposer
+from .log import Session, SessionEvent
 
 __all__ = [
     "FlushError",

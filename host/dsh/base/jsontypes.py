@@ -7,7 +7,7 @@ any `Mapping` with string keys, any `list` or `tuple`, strings, numbers,
 booleans and None, nested. `to_json(value)` turns such a value into plain
 JSON data (dicts and lists) and raises `ValueError` naming the first place
 that is not JSON (a set, a NaN, a non-string key, an object) or nests
-deeper than the host stores (`dsh.limits.MAX_DEPTH`).
+deeper than the host stores (`dsh.base.limits.MAX_DEPTH`).
 """
 
 from __future__ import annotations

@@ -33,8 +33,8 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
-from .clock import Clock, SystemClock
-from .persistence.leases import (
+from ..base.clock import Clock, SystemClock
+from ..persistence.leases import (
     DEFAULT_LEASE_RENEW_SECONDS,
     DEFAULT_LEASE_TTL_SECONDS,
     MAX_LEASE_SECONDS,

@@ -12,7 +12,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..session import SessionEvent, SessionHeader
+from ...session.log import SessionEvent, SessionHeader
 
 __all__ = ["HistoryPage", "PageRequest", "page_bounds"]
 

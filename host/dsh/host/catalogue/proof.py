@@ -24,8 +24,8 @@ import logging
 import weakref
 from collections.abc import Hashable, Sequence
 
-from ..persistence.backend import Backend
-from ..session import Session, SessionEvent
+from ...persistence.backend import Backend
+from ...session.log import Session, SessionEvent
 
 __all__ = ["PrefixProof"]
 

@@ -27,9 +27,9 @@ from typing import Any, TypeVar
 import anyio.to_thread
 from anyio import CapacityLimiter
 
-from ..persistence.backend import Backend
-from ..session import Session, SessionEvent, SessionHeader, SessionLog
-from ..store import SessionStore
+from ...persistence.backend import Backend
+from ...session.live import SessionStore
+from ...session.log import Session, SessionEvent, SessionHeader, SessionLog
 from .pages import HistoryPage, PageRequest, page_bounds
 from .proof import PrefixProof
 from .storedlog import StoredLog

@@ -52,8 +52,15 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import JsonValue, ValidationError
 
-from .clock import Clock
-from .events import (
+from ..base.clock import Clock
+from ..base.limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, LimitExceeded, check_text
+from ..base.listeners import Listeners
+from ..base.scope import Disposer, Scope
+from ..base.tasks import TaskSet
+from ..base.validation import describe
+from ..models.base import ModelAdapter, ModelError, ModelReply, ModelRequest, StreamSink
+from ..models.messages import conversation
+from ..session.events import (
     ASSISTANT_MESSAGE,
     TOOL_RESULT,
     TURN_END,
@@ -66,14 +73,8 @@ from .events import (
     TurnEnd,
     UserMessage,
 )
-from .limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, LimitExceeded, check_text
-from .listeners import Listeners
-from .models.base import ModelAdapter, ModelError, ModelReply, ModelRequest, StreamSink
-from .models.messages import conversation
-from .scope import Disposer, Scope
-from .session import Session
-from .store import SessionStore
-from .tasks import TaskSet
+from ..session.live import SessionStore
+from ..session.log import Session
 from .tools import (
     ToolCall,
     ToolContext,
@@ -83,7 +84,6 @@ from .tools import (
     invoke_tool,
     too_many_calls,
 )
-from .validation import describe
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentBusy", "AgentClosed", "AgentPhase"]
 

@@ -28,13 +28,13 @@ from typing import TYPE_CHECKING, Any, Protocol
 import pluggy
 from pydantic import JsonValue
 
-from .jsontypes import JsonLike
+from ..base.jsontypes import JsonLike
 
 if TYPE_CHECKING:
-    from .agent import Agent
+    from ..agents.agent import Agent
+    from ..session.log import SessionEvent, SessionLog
     from .commands import CommandContext
-    from .plugins import ClientModule
-    from .session import SessionEvent, SessionLog
+    from .context import ClientModule
 
 __all__ = ["PROJECT", "CommandRun", "RegisterCommand", "hookimpl", "hookspec"]
 

@@ -14,11 +14,11 @@ from typing import Any
 import pluggy
 from pydantic import BaseModel, ValidationError
 
-from ..errors import raise_errors
+from ...base.errors import raise_errors
+from ...base.validation import describe, problems
+from ..context import PluginContext
 from ..hooks import wrapper_hooks
 from ..overlay import PluginSpec, key_path
-from ..plugins import PluginContext
-from ..validation import describe, problems
 from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
 from .errors import (
     AmbiguousPlugin,

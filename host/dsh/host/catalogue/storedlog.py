@@ -36,10 +36,10 @@ from typing import TYPE_CHECKING
 
 import anyio.from_thread
 
-from ..session import SessionEvent, SessionHeader
+from ...session.log import SessionEvent, SessionHeader
 
 if TYPE_CHECKING:
-    from ..persistence.backend import Backend
+    from ...persistence.backend import Backend
 
 __all__ = ["StoredLog"]
 

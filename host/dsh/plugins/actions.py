@@ -19,8 +19,8 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from .errors import ActionError
-from .validation import describe
+from ..base.errors import ActionError
+from ..base.validation import describe
 
 __all__ = ["ActionArguments"]
 

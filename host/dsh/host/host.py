@@ -33,7 +33,7 @@ renames and deletes of one Session from overlapping, so this Host stays the
 one writer of every log. With `clean_empty_sessions` (what `dsh web` runs),
 a Session that goes cold without ever being used is moved to the trash.
 
-Every hook is called through `self.hooks` (`dsh.hooks.Hooks`, pluggy's order,
+Every hook is called through `self.hooks` (`dsh.plugins.hooks.Hooks`, pluggy's order,
 failures contained per plugin as each hookspec says). The methods that call
 hooks on a Session's log take a `SessionLog`; `plugin_states` and
 `session_wake_at` are where a live Session's durable prefix (in memory, on
@@ -60,38 +60,32 @@ import pluggy
 from anyio.abc import TaskGroup
 from pydantic import BaseModel, JsonValue
 
-from . import hookspecs
-from .agent import DEFAULT_MAX_STEPS, Agent
-from .clock import Clock, SystemClock
-from .errors import ActionError, CodedError
-from .events import SESSION_TITLE, SessionTitle
-from .follow import StoredFollowers
+from ..agents.agent import DEFAULT_MAX_STEPS, Agent
+from ..base.clock import Clock, SystemClock
+from ..base.errors import ActionError, CodedError
+from ..base.jsontypes import to_json
+from ..base.scope import Disposer, Scope
+from ..models.base import ModelAdapter
+from ..persistence.backend import Backend, LogMark, StorageError, StoredSession
+from ..persistence.backend import SessionNotFound as StoredSessionNotFound
+from ..persistence.coordinator import PersistenceCoordinator, Unconfirmed
+from ..persistence.leases import Lease, LeaseHeld, LeaseStore
+from ..plugins import hookspecs
+from ..plugins.context import ClientModule, PluginContext
+from ..plugins.hooks import ErrorHandler, HookNotImplemented, Hooks
+from ..plugins.hookspecs import RegisterCommand
+from ..plugins.loader import PluginLoader, PluginSpec
+from ..relay import ActionRelay, InboxRelay, Unclaimed
+from ..relay.follow import StoredFollowers
+from ..session.events import SESSION_TITLE, SessionTitle
+from ..session.facts import TITLE_TYPE, USER_MESSAGE, SummaryFacts
+from ..session.live import SessionStore
+from ..session.log import Session, SessionEvent, SessionHeader, SessionLog, validate_session_id
+from ..session.summary import SessionSummary, is_empty
+from ..wake import SessionLifecycle, WakeStore
+from .catalogue import HistoryPage, PageRequest, StorageReader, StoredLog
 from .heap import HeapPolicy
-from .hooks import ErrorHandler, HookNotImplemented, Hooks
-from .hookspecs import RegisterCommand
-from .jsontypes import to_json
-from .listing import SessionSummary, is_empty
-from .loader import PluginLoader, PluginSpec
-from .models.base import ModelAdapter
-from .ownership import LeaseKeeper, LeaseSettings
-from .persistence.backend import Backend, LogMark, StorageError, StoredSession
-from .persistence.backend import SessionNotFound as StoredSessionNotFound
-from .persistence.coordinator import PersistenceCoordinator, Unconfirmed
-from .persistence.leases import Lease, LeaseHeld, LeaseStore
-from .persistence.summary import TITLE_TYPE, USER_MESSAGE, SummaryFacts
-from .plugins import ClientModule, PluginContext
-from .reader import HistoryPage, PageRequest, StorageReader, StoredLog
-from .relay import ActionRelay, InboxRelay, Unclaimed
-from .scope import Disposer, Scope
-from .session import (
-    Session,
-    SessionEvent,
-    SessionHeader,
-    SessionLog,
-    validate_session_id,
-)
-from .store import SessionStore
-from .wake import SessionLifecycle, WakeStore
+from .leases import LeaseKeeper, LeaseSettings
 
 __all__ = [
     "Host",
@@ -555,7 +549,7 @@ class Host:
         Closing the agent closes its scope, which detaches persistence: the
         detach makes the final flush and raises (after everything stopped) if
         some events could not be stored. With `clean_empty_sessions` (and
-        `clean`), a Session that is empty then (`dsh.listing.is_empty`: made
+        `clean`), a Session that is empty then (`dsh.session.summary.is_empty`: made
         and never used) is moved to the trash, so that no one's list fills up
         with them; `dsh sessions restore ID` brings one back.
         """

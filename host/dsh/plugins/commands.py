@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from .datadir import DATA_DIR_ENV, default_data_dir
+from ..host.host import stored_log
+from ..persistence.backend import Backend, StorageError
+from ..persistence.backends import STORE_ENV, JsonlSettings, StoreChoice, choose_store
+from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
+from ..session.log import SessionLog
 from .hookspecs import CommandRun, RegisterCommand
-from .host import stored_log
-from .persistence.backend import Backend, StorageError
-from .persistence.stores import STORE_ENV, JsonlSettings, StoreChoice, choose_store
-from .session import SessionLog
 
 __all__ = [
     "COMMAND_NAME",
