@@ -15,8 +15,7 @@ from dsh.models.absent import AbsentModel
 from dsh.persistence import JsonlBackend, MemoryBackend
 from dsh.session.log import InvalidSessionId, Session
 from dsh.testing import FakeClock, FaultyBackend
-
-from ..persistence.contract import header
+from tests.host.persistence.contract import header
 
 pytestmark = pytest.mark.anyio
 

@@ -28,9 +28,8 @@ from dsh.plugins.loader import (
 from dsh.plugins.overlay import Overlay, PluginSpec, parse_overlay
 from dsh.session.live import SessionStore
 from dsh.testing import FakeClock
-
-from ..fixtures.distributions import PLUGINS, FakeSite
-from ..fixtures.plugins import Configured, Recorder
+from tests.host.fixtures.distributions import PLUGINS, FakeSite
+from tests.host.fixtures.plugins import Configured, Recorder
 
 pytestmark = pytest.mark.anyio
 
@@ -421,7 +420,7 @@ async def test_a_class_loads_like_an_entry_point_with_its_config_checked(host: F
 
 
 async def test_a_class_with_a_bad_hook_names_the_class(host: FakeHost) -> None:
-    from ..fixtures.plugins import WrapsAHook
+    from tests.host.fixtures.plugins import WrapsAHook
 
     with pytest.raises(PluginLoadError) as caught:
         await host.loader.load_class(WrapsAHook, name="wraps")

@@ -12,8 +12,7 @@ from dsh.host.catalogue import StoredLog
 from dsh.persistence import MemoryBackend
 from dsh.session.log import SessionEvent, SessionHeader, SessionLog
 from dsh.testing import FaultyBackend
-
-from ..persistence.contract import header
+from tests.host.persistence.contract import header
 
 pytestmark = pytest.mark.anyio
 T = TypeVar("T")

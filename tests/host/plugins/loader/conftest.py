@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from ..fixtures.distributions import FakeSite
+from tests.host.fixtures.distributions import FakeSite
 
 
 @pytest.fixture

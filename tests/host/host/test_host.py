@@ -19,10 +19,9 @@ from dsh.session.live import FlushError
 from dsh.session.log import END_SEED, InvalidSessionId
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
+from tests.host.fixtures.distributions import FakeSite
+from tests.host.fixtures.plugins import StartsATask
 from tests.support.deadlines import WAIT
-
-from .fixtures.distributions import FakeSite
-from .fixtures.plugins import StartsATask
 
 pytestmark = pytest.mark.anyio
 

@@ -15,8 +15,7 @@ from dsh.plugins.loader import (
     resolve_plugins,
 )
 from dsh.plugins.overlay import PluginSpec
-
-from ..fixtures.distributions import PLUGINS, FakeSite
+from tests.host.fixtures.distributions import PLUGINS, FakeSite
 
 
 def test_discovery_reports_name_distribution_version_and_target(site: FakeSite) -> None:

@@ -11,7 +11,7 @@ import pytest
 
 from dsh.plugins import hookspecs
 
-TESTS = Path(__file__).resolve().parents[1]
+TESTS = Path(__file__).resolve().parents[2]
 
 
 def specs() -> list[tuple[str, object]]:

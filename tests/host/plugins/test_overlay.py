@@ -18,7 +18,7 @@ from dsh.plugins.overlay import (
     parse_overlay,
 )
 
-REPOSITORY = Path(__file__).resolve().parents[2]
+REPOSITORY = Path(__file__).resolve().parents[3]
 
 
 def write(directory: Path, text: str) -> Path:
