@@ -3,7 +3,7 @@
     python bench/persistence_throughput.py [--dir DIR] [--rounds N]
 
 Each `dsh` case appends events and flushes after every `batch` of them,
-through the real `SessionStore` + `PersistenceCoordinator` + `JsonlBackend`,
+through the real `LiveSessions` + `PersistenceCoordinator` + `JsonlBackend`,
 whose file work all runs in its one I/O worker thread (never on the event
 loop): `dsh, 1 Session` flushes one Session; `dsh, 8 Sessions` flushes eight
 concurrently, so their batches are group-committed (one trip to the worker for
@@ -46,7 +46,7 @@ import anyio.to_thread
 from pydantic import JsonValue
 
 from dsh.persistence import JsonlBackend, PersistenceCoordinator
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session, SessionEvent
 
 DATA: JsonValue = {"text": "hello world, this is a short user message", "source": {"kind": "user"}}
@@ -134,7 +134,7 @@ async def backend_only(directory: Path, batch: int, events: int) -> float:
 
 async def stack(directory: Path, batch: int, events: int, sessions: int) -> float:
     """Events per second over `sessions` Sessions flushing concurrently."""
-    store = SessionStore()
+    live = LiveSessions()
     backend = JsonlBackend(directory)
     live = [
         Session.new(f"bench-{time.monotonic_ns()}-{n}", cwd=str(directory), created_at=0)
@@ -145,16 +145,16 @@ async def stack(directory: Path, batch: int, events: int, sessions: int) -> floa
     async def write(session: Session) -> None:
         for _ in range(per_session // batch):
             for _ in range(batch):
-                store.append(session, "message/user", DATA)
-            if not await store.flush(session):
+                live.append(session, "message/user", DATA)
+            if not await live.flush(session):
                 raise RuntimeError("flush did not acknowledge durability")
 
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, backend, group)
+        coordinator = PersistenceCoordinator(live, backend, group)
         for session in live:
-            store.open(session)
+            live.open(session)
             coordinator.attach(session, seed_end=0)
-            await store.flush(session)  # creating the file is not what is measured
+            await live.flush(session)  # creating the file is not what is measured
         start = time.perf_counter()
         async with anyio.create_task_group() as writers:
             for session in live:

@@ -77,3 +77,45 @@ def test_what_plugins_need_is_public() -> None:
     assert {"FakeModel", "FakeClock", "FaultyBackend", "load_plugin", "running_host"} <= set(
         dsh.testing.__all__
     )
+
+
+def test_names_the_third_edition_renamed_still_work_and_say_what_replaces_them() -> None:
+    with pytest.warns(DeprecationWarning, match=r"dsh\.SessionStore .*use dsh\.LiveSessions"):
+        assert dsh.SessionStore is dsh.LiveSessions  # type: ignore[attr-defined]
+    with pytest.warns(DeprecationWarning, match=r"use dsh\.testing\.MemoryWakeBackend"):
+        assert dsh.testing.MemoryWakeStore is dsh.testing.MemoryWakeBackend  # type: ignore[attr-defined]
+    with pytest.raises(AttributeError, match="no attribute 'SessionShop'"):
+        dsh.SessionShop  # type: ignore[attr-defined]  # noqa: B018
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        dsh.testing.Nothing  # type: ignore[attr-defined]  # noqa: B018
+
+
+@pytest.mark.anyio
+async def test_agent_tool_and_plugin_contexts_still_answer_to_store() -> None:
+    seen: list[dsh.PluginContext[None]] = []
+
+    class Remembers:
+        def __init__(self, context: dsh.PluginContext[None]) -> None:
+            seen.append(context)
+
+    async with dsh.testing.running_host() as host:
+        await dsh.testing.load_plugin(host, Remembers)
+        agent = await host.create_session()
+        context = dsh.ToolContext(
+            agent=agent, session=agent.session, live=agent.live, clock=host.clock
+        )
+        for holder, name in (
+            (agent, "Agent"),
+            (context, "ToolContext"),
+            (seen[0], "PluginContext"),
+        ):
+            with pytest.warns(DeprecationWarning, match=rf"{name}\.store .*use {name}\.live"):
+                assert holder.store is host.live
+
+
+@pytest.mark.anyio
+async def test_running_host_takes_the_wake_backend_under_its_second_edition_name() -> None:
+    wake = dsh.testing.MemoryWakeBackend()
+    with pytest.warns(DeprecationWarning, match=r"wake_store=.*use running_host\(wake_backend"):
+        async with dsh.testing.running_host(wake_store=wake) as host:
+            assert host.lifecycle.wakes

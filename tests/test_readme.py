@@ -28,10 +28,10 @@ from dsh.models.demo import DemoModel
 from dsh.models.openai import OpenAISettings, resolve_config
 from dsh.models.registry import check_host, validate_settings
 from dsh.models.scripted import parse_script
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.plugins.overlay import load_overlay, parse_overlay
 from dsh.testing import FakeClock, settled
-from dsh.wake.backends import wake_store_for
+from dsh.wake.backends import wake_backend_for
 from dsh.web import WebSettings, create_app
 from tests.support.deadlines import WAIT
 
@@ -340,14 +340,14 @@ async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: 
     assert overlay.host.model == "demo" and "--overlay overlays/web-schedule-wake" in run
     clock = FakeClock()
     data_dir = tmp_path / "data"
-    store = choose_store(None, data_dir)
+    store = choose_backend(None, data_dir)
     host = Host(
         backend=store.open(),
         model=DemoModel(clock),
         plugins=overlay.plugins,
         clock=clock,
         clean_empty_sessions=True,
-        wake_store=wake_store_for(store),
+        wake_backend=wake_backend_for(store),
         idle_seconds=overlay.host.idle_seconds,
     )
     async with host:

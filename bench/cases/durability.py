@@ -5,7 +5,7 @@ helper's standalone script, which this case drives rather than duplicates):
 
 - `raw`: the same JSON lines written to a file in the same directory with one
   `write` + fdatasync per batch and no Python objects in between (the limit);
-- `dsh`: `SessionStore.append` x batch, then `await store.flush()`, through the
+- `dsh`: `LiveSessions.append` x batch, then `await store.flush()`, through the
   real `PersistenceCoordinator` and `JsonlBackend` (its file work in its I/O
   worker thread, never on the event loop);
 - `backend`: `JsonlBackend.append` alone with events built beforehand;

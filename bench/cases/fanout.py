@@ -84,7 +84,7 @@ async def _dsh_round(port: int, host: Any, subscribers: int, pings: int) -> dict
     url = f"ws://127.0.0.1:{port}/api/sessions/{session.id}/live?token={TOKEN}"
 
     def ping(index: int) -> None:
-        host.store.append(session, "bench/ping", {"t": time.monotonic_ns(), "n": index})
+        host.live.append(session, "bench/ping", {"t": time.monotonic_ns(), "n": index})
 
     rows = await _clients(url, subscribers, pings, ping)
     await host.close_session(session.id)

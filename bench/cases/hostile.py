@@ -93,12 +93,12 @@ async def _one(data_dir: Path, name: str, reply: ModelReply) -> dict[str, Any]:
             if observation.session is session and event is not None and event.type == "turn/end":
                 ended.set()
 
-        host.store.observe(watch)
+        host.live.observe(watch)
         started = time.perf_counter()
         agent.submit("go")
         with anyio.fail_after(600):
             await ended.wait()
-        await host.store.flush(session)
+        await host.live.flush(session)
         seconds = time.perf_counter() - started
         added = list(session.scan(start))
         results = Counter(

@@ -5,7 +5,7 @@ The case starts a cluster with PostgreSQL's durable defaults (`initdb` +
 and measures, in one run:
 
 - **append + flush** of one Session at batch 1 and batch 100 through the real
-  stack (`SessionStore.append` × batch, `await store.flush()`, the
+  stack (`LiveSessions.append` × batch, `await store.flush()`, the
   `PersistenceCoordinator`, `PostgresBackend` with its lease held, so every
   write is fenced), beside a raw loop on the same server: one `INSERT` of
   the same rows per batch, committed (autocommit), its texts sent as binary
@@ -44,9 +44,9 @@ from dsh.host.catalogue import PageRequest
 from dsh.host.host import Host
 from dsh.models.absent import AbsentModel
 from dsh.persistence import PersistenceCoordinator
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.persistence.postgres import PostgresBackend
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session, SessionEvent
 
 from ..persistence_throughput import DATA
@@ -61,7 +61,7 @@ _MESSAGE_ROUNDS = {"full": 20, "quick": 8, "smoke": 2}
 
 
 def _backend(url: str) -> PostgresBackend:
-    backend = choose_store(url, Path("/nonexistent"), environ={}).open()
+    backend = choose_backend(url, Path("/nonexistent"), environ={}).open()
     assert isinstance(backend, PostgresBackend)
     return backend
 
@@ -96,20 +96,20 @@ def _raw(url: str, batch: int, events: int) -> float:
 
 
 async def _stack(url: str, batch: int, events: int) -> float:
-    store = SessionStore()
+    live = LiveSessions()
     backend = _backend(url)
     session = Session.new(f"bench-{time.monotonic_ns()}", cwd="/", created_at=0)
-    await backend.lease_store("bench").acquire(session.id)
+    await backend.lease_backend("bench").acquire(session.id)
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, backend, group)
-        store.open(session)
+        coordinator = PersistenceCoordinator(live, backend, group)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        await store.flush(session)  # creating the Session is not what is measured
+        await live.flush(session)  # creating the Session is not what is measured
         start = time.perf_counter()
         for _ in range(events // batch):
             for _ in range(batch):
-                store.append(session, "message/user", DATA)
-            if not await store.flush(session):
+                live.append(session, "message/user", DATA)
+            if not await live.flush(session):
                 raise RuntimeError("flush did not acknowledge durability")
         elapsed = time.perf_counter() - start
         await coordinator.aclose()

@@ -59,7 +59,7 @@ async def _observe_reminders(
         probe.expect(session_id, due_ms)
     first_due = min(plan.values())
     async with bench_host(data_dir) as host:
-        host.store.observe(probe)
+        host.live.observe(probe)
         with GcPauses() as arming:
             armed_s = await resume_all(host, list(plan))
         armed_ms = time.time_ns() // 1_000_000

@@ -147,7 +147,7 @@ async def spread_recurring(size: Size, data_dir: Path) -> dict[str, Any]:
     probe = RecurringProbe(expected)
     patience = (start_ms - now_ms) / 1000 + size.recurring_window + size.recurring_every + 60
     async with bench_host(data_dir) as host:
-        host.store.observe(probe)
+        host.live.observe(probe)
         armed_s = await resume_all(host, list(expected))
         armed_ms = time.time_ns() // 1_000_000
         gc.collect()

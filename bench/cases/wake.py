@@ -34,7 +34,7 @@ from tests.support.webhost import REPO
 from dsh.host.heap import HeapPolicy
 from dsh.host.host import Host
 from dsh.persistence import JsonlBackend
-from dsh.wake import JsonlWakeStore, WakeEntry
+from dsh.wake import JsonlWakeBackend, WakeEntry
 
 from ..sizes import Size
 from ..stats import summary
@@ -71,7 +71,7 @@ def wake_host(data_dir: Path, *, idle_seconds: float | None = None) -> Host:
         model=FastModel(),
         plugins=(SCHEDULE,),
         cwd=str(data_dir),
-        wake_store=JsonlWakeStore(data_dir),
+        wake_backend=JsonlWakeBackend(data_dir),
         idle_seconds=idle_seconds,
         heap=HeapPolicy(),
     )
@@ -161,16 +161,16 @@ async def _lateness(size: Size, data_dir: Path, write_s: float) -> dict[str, Any
         for index in range(size.wake_sessions)
     }
     _write(data, plan, now_ms)
-    store = JsonlWakeStore(data)
-    await store.replace({session_id: WakeEntry(due) for session_id, due in plan.items()})
-    await store.aclose()
+    backend = JsonlWakeBackend(data)
+    await backend.replace({session_id: WakeEntry(due) for session_id, due in plan.items()})
+    await backend.aclose()
     before_rss = rss_mb()
     probe = DispatchProbe()
     for session_id, due_ms in plan.items():
         probe.expect(session_id, due_ms)
     peak_descriptors = 0
     async with wake_host(data, idle_seconds=HIBERNATE_AFTER) as host:
-        host.store.observe(probe)
+        host.backend.observe(probe)
         armed_before_first = time.time_ns() // 1_000_000 < start_ms - 2_000
         gc.collect()
         with anyio.move_on_after((start_ms - now_ms) / 1000 + size.wake_window + 60):

@@ -19,6 +19,7 @@ from .agents.tools import (
     flush_barrier,
 )
 from .base.clock import Clock, SystemClock
+from .base.deprecation import deprecated
 from .base.errors import ActionError, CodedError, raise_errors
 from .base.jsontypes import JsonLike, to_json
 from .base.listeners import Listeners
@@ -45,7 +46,7 @@ from .session.events import (
     validate_time_zone,
 )
 from .session.events import decode as decode_host_event
-from .session.live import FlushError, SessionClosed, SessionFlushed, SessionStore
+from .session.live import FlushError, LiveSessions, SessionClosed, SessionFlushed
 from .session.log import (
     END_SEED,
     InvalidSessionId,
@@ -57,6 +58,17 @@ from .session.log import (
 )
 
 __version__ = "0.1.0"
+
+#: Public names renamed by the third edition: still importable, with a DeprecationWarning.
+_RENAMED = {"SessionStore": ("LiveSessions", LiveSessions)}
+
+
+def __getattr__(name: str) -> object:
+    if name in _RENAMED:
+        new, value = _RENAMED[name]
+        deprecated(f"dsh.{name}", f"dsh.{new}")
+        return value
+    raise AttributeError(f"module 'dsh' has no attribute {name!r}")
 
 __all__ = [
     "END_SEED",
@@ -80,6 +92,7 @@ __all__ = [
     "InvalidSessionId",
     "JsonLike",
     "Listeners",
+    "LiveSessions",
     "Message",
     "ModelAdapter",
     "ModelError",
@@ -97,7 +110,6 @@ __all__ = [
     "SessionHeader",
     "SessionLog",
     "SessionNotFound",
-    "SessionStore",
     "SessionTitle",
     "Source",
     "StorageError",

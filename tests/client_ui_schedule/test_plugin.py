@@ -11,7 +11,7 @@ import pytest
 from anyio.abc import TaskGroup
 
 import dsh_client_ui_schedule
-from dsh import ClientModule, PluginContext, Scope, SessionStore
+from dsh import ClientModule, LiveSessions, PluginContext, Scope
 from dsh.plugins import hookspecs
 from dsh.testing import FakeClock
 from dsh_client_ui_schedule.plugin import EVENT_TYPES, IMPORTS, MODULE_PATH, ScheduleUiPlugin
@@ -28,7 +28,7 @@ def new_context(group: TaskGroup) -> PluginContext:
         name=PLUGIN_NAME,
         config=None,
         scope=Scope(PLUGIN_NAME),
-        store=SessionStore(clock),
+        live=LiveSessions(clock),
         clock=clock,
         group=group,
     )

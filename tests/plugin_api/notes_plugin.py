@@ -139,7 +139,7 @@ class NotesPlugin:
 
     async def add(self, agent: Agent, args: AddArguments) -> JsonLike:
         async with self._lock(agent):
-            await flush_barrier(agent.store, agent.session)
+            await flush_barrier(agent.live, agent.session)
             notes = notes_of(agent.session)
             if len(notes) >= self.context.config.max_notes:
                 raise ActionError.conflict(
@@ -148,18 +148,18 @@ class NotesPlugin:
             data: dict[str, JsonValue] = {"op": "add", "text": args.text}
             if args.due is not None:
                 data["due"] = args.due
-            agent.store.append(agent.session, EVENT, data)
-            await flush_barrier(agent.store, agent.session)
+            agent.live.append(agent.session, EVENT, data)
+            await flush_barrier(agent.live, agent.session)
             return {"notes": len(notes) + 1}
 
     async def clear(self, agent: Agent) -> JsonLike:
         async with self._lock(agent):
-            await flush_barrier(agent.store, agent.session)
+            await flush_barrier(agent.live, agent.session)
             notes = notes_of(agent.session)
             if not notes:
                 raise ActionError.conflict("there are no notes to clear", code="no_notes")
-            agent.store.append(agent.session, EVENT, {"op": "clear"})
-            await flush_barrier(agent.store, agent.session)
+            agent.live.append(agent.session, EVENT, {"op": "clear"})
+            await flush_barrier(agent.live, agent.session)
             return {"cleared": len(notes)}
 
     def _lock(self, agent: Agent) -> anyio.Lock:

@@ -44,10 +44,27 @@ class World:
     backend: JsonlBackend
 
 
-@pytest.fixture
-def overlay(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+#: The plugin as written against the current API, and as written against the second
+#: edition (a frozen copy that must keep loading; the names it uses that the third
+#: edition renamed warn, which these tests allow, and `test_public_api` checks).
+EDITIONS = [
+    pytest.param("tests.plugin_api.notes_plugin", id="current"),
+    pytest.param(
+        "tests.plugin_api.second_edition.notes_plugin",
+        id="second-edition",
+        marks=pytest.mark.filterwarnings(
+            "ignore:.*deprecated since dsh's third edition:DeprecationWarning"
+        ),
+    ),
+]
+
+
+@pytest.fixture(params=EDITIONS)
+def overlay(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, request: pytest.FixtureRequest
+) -> Path:
     site = FakeSite(tmp_path / "site", monkeypatch)
-    site.install("dsh-notes", {"notes": "tests.plugin_api.notes_plugin:NotesPlugin"})
+    site.install("dsh-notes", {"notes": f"{request.param}:NotesPlugin"})
     path = tmp_path / "overlay.toml"
     path.write_text("[plugins.notes]\nmax_notes = 2\n", encoding="utf-8")
     return path

@@ -1,6 +1,6 @@
 """Live events, sidecars and flushes in the web host against a reference of what a client sees.
 
-The real `LiveHub` (host/dsh/web/live.py) observes a real `SessionStore` whose
+The real `LiveHub` (host/dsh/web/live.py) observes a real `LiveSessions` whose
 only listener is a gate the test controls: each flush acknowledges (True),
 only observes (None, so the barrier returns False) or raises, and pairs of
 flushes can be held open and completed in either order (concurrent flushes
@@ -28,7 +28,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from dsh.persistence.backend import StorageError
-from dsh.session.live import FlushError, SessionStore
+from dsh.session.live import FlushError, LiveSessions
 from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
 from dsh.web.live import LiveHub, Subscription
@@ -59,7 +59,7 @@ class ViewHost:
     """What `LiveHub` reads from a Host: the store, event views, and (no) agents."""
 
     def __init__(self) -> None:
-        self.store = SessionStore(FakeClock())
+        self.live = LiveSessions(FakeClock())
         self.lifecycle = NoLifecycle()
 
     def event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
@@ -159,8 +159,8 @@ class LiveScenario:
 
     async def run(self) -> None:
         self.hub.start()
-        self.host.store.open(self.session)
-        self.host.store.add_listener(self.session, self.gate)
+        self.host.live.open(self.session)
+        self.host.live.add_listener(self.session, self.gate)
         try:
             for op in self.ops:
                 await self.step(op)
@@ -177,7 +177,7 @@ class LiveScenario:
             self.hub.close()
 
     def append(self, viewed: bool) -> None:
-        self.host.store.append(self.session, VIEWED if viewed else PLAIN, {})
+        self.host.live.append(self.session, VIEWED if viewed else PLAIN, {})
         self.reference.append(viewed)
         self.counters["appends"] += 1
 
@@ -190,7 +190,7 @@ class LiveScenario:
     async def flush(self, outcome: str, done: anyio.Event | None = None) -> None:
         through = len(self.session)
         try:
-            durable = await self.host.store.flush(self.session)
+            durable = await self.host.live.flush(self.session)
         except FlushError:
             durable = False
         if durable:

@@ -44,7 +44,7 @@ from dsh.host.host import Host
 from dsh.models.demo import DemoModel
 from dsh.persistence import JsonlBackend
 from dsh.plugins.overlay import PluginSpec
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import END_SEED, Session, SessionEvent
 from dsh.testing import FakeClock, Fault, FaultyBackend
 from dsh_tool_schedule import ScheduleFold
@@ -78,15 +78,15 @@ class FlushRecord:
 class BarrierMonitor:
     """Wraps one store's `flush`: records outcomes, checks True ones, injects refusals."""
 
-    def __init__(self, store: SessionStore, directory: Path) -> None:
-        self._flush = store.flush
+    def __init__(self, live: LiveSessions, directory: Path) -> None:
+        self._flush = live.flush
         self._directory = directory
         self.records: list[FlushRecord] = []
         self.refuse_next = 0
         self.refusals_injected = 0
         self.true_checked = 0
         self.violations: list[str] = []
-        store.flush = self.flush  # type: ignore[method-assign]
+        live.flush = self.flush  # type: ignore[method-assign]
 
     async def flush(self, session: Session) -> bool:
         through = len(session)
@@ -285,7 +285,7 @@ class FaultWorld:
             await self.resume(self.cold.pop())
         assert not self.cold, "a Session could not be resumed without faults"
         for agent in self.host.agents():
-            assert await self.host.store.flush(agent.session) is True
+            assert await self.host.live.flush(agent.session) is True
             await self.talk(agent, "list reminders")  # a management preflight recomputes
         for _ in range(40):
             if not any(ScheduleFold.of(a.session).reminders() for a in self.host.agents()):
@@ -295,7 +295,7 @@ class FaultWorld:
             await self.settle()
         for agent in self.host.agents():
             assert not ScheduleFold.of(agent.session).reminders(), agent.session.id
-            assert await self.host.store.flush(agent.session) is True
+            assert await self.host.live.flush(agent.session) is True
 
     # -- checks -------------------------------------------------------------------
 
@@ -388,7 +388,7 @@ async def test_storage_faults_never_yield_a_false_success_and_the_log_converges(
         clock=clock,
         cwd=str(tmp_path),
     ) as host:
-        monitor = BarrierMonitor(host.store, tmp_path)
+        monitor = BarrierMonitor(host.live, tmp_path)
         world = FaultWorld(host, backend, clock, monitor, rng)
         for _ in range(STEPS * scale):
             await world.step()

@@ -5,7 +5,7 @@
   open to catch the plugin mid-barrier.
 - `FakeModel` is a `ModelAdapter` that plays scripted replies and can pause
   inside a turn.
-- `Harness` owns a `SessionStore` on a `FakeClock`, a pluggy
+- `Harness` owns a `LiveSessions` on a `FakeClock`, a pluggy
   `PluginManager("dsh")` with the real hookspecs and one `SchedulePlugin`,
   and opens real `Agent`s in one anyio task group; `publish(agent)` calls the
   hook exactly as a Host does.
@@ -30,7 +30,7 @@ from dsh.base.scope import Scope
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
 from dsh.plugins import hookspecs
 from dsh.plugins.context import PluginContext
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
@@ -133,7 +133,7 @@ class Harness:
     ) -> None:
         self.group = group
         self.clock = clock
-        self.store = SessionStore(clock)
+        self.live = LiveSessions(clock)
         self.pm = pluggy.PluginManager("dsh")
         self.pm.add_hookspecs(hookspecs)
         self.plugin_scope = Scope("plugin tool-schedule")
@@ -141,7 +141,7 @@ class Harness:
             name="tool-schedule",
             config=config,
             scope=self.plugin_scope,
-            store=self.store,
+            live=self.live,
             clock=clock,
             group=group,
         )
@@ -165,13 +165,13 @@ class Harness:
     ) -> Agent:
         """Make `session` live with a durable listener, build its agent, publish it (by default)."""
         session = session if session is not None else self.new_session()
-        self.store.open(session)
+        self.live.open(session)
         listener = DurableListener()
-        self.store.add_listener(session, listener)
+        self.live.add_listener(session, listener)
         self.listeners[session] = listener
         agent = Agent(
             session=session,
-            store=self.store,
+            live=self.live,
             model=model or FakeModel(),
             group=self.group,
             clock=self.clock,
@@ -190,7 +190,7 @@ class Harness:
 
     async def call(self, agent: Agent, name: str, **arguments: Any) -> ToolOutcome:
         """Run one tool call through the real pipeline, outside a turn."""
-        ctx = ToolContext(agent=agent, session=agent.session, store=self.store, clock=self.clock)
+        ctx = ToolContext(agent=agent, session=agent.session, live=self.live, clock=self.clock)
         return await invoke_tool(agent.tools, ToolCall(id="t", name=name, arguments=arguments), ctx)
 
     async def value(self, agent: Agent, name: str, **arguments: Any) -> Any:

@@ -329,7 +329,7 @@ async def test_the_api_shows_the_state_and_runs_actions_with_their_statuses(
 
 
 def _context(agent: Agent) -> ToolContext:
-    return ToolContext(agent=agent, session=agent.session, store=agent.store, clock=agent.clock)
+    return ToolContext(agent=agent, session=agent.session, live=agent.live, clock=agent.clock)
 
 
 def state_frames(subscription: Any) -> list[Any]:
@@ -358,7 +358,7 @@ async def test_live_state_frames_follow_each_durable_change_of_the_reminders(
         created = state_frames(subscription)
         await post_action(http, session_id, "pause", id="rem-1")
         paused = state_frames(subscription)
-        await host.store.flush(agent.session)  # nothing changed: no frame
+        await host.live.flush(agent.session)  # nothing changed: no frame
         unchanged = state_frames(subscription)
         subscription.close()
     finally:

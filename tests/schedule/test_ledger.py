@@ -66,7 +66,7 @@ async def test_list_shows_overdue_once_the_wall_clock_passes_the_target(harness:
 
 async def test_the_zone_defaults_to_the_one_the_person_last_wrote_from(harness: Harness) -> None:
     agent = harness.open()
-    harness.store.append(
+    harness.live.append(
         agent.session,
         "message/user",
         {"text": "hi", "source": {"kind": "user"}, "timeZone": "Asia/Kolkata"},
@@ -192,8 +192,8 @@ async def test_a_refused_barrier_after_delete_is_unavailable(harness: Harness) -
 
 async def test_no_listener_at_all_means_persistence_unavailable(harness: Harness) -> None:
     agent = harness.open(publish=False)
-    harness.store.close(agent.session)
-    harness.store.open(agent.session)  # live again, but with no durable listener
+    harness.live.close(agent.session)
+    harness.live.open(agent.session)  # live again, but with no durable listener
     harness.publish(agent)
     error = await harness.error(agent, "schedule_list")
     assert error["code"] == "persistence_unavailable"
@@ -245,13 +245,13 @@ async def test_more_creates_in_one_turn_than_allowed_is_limit_exceeded() -> None
     async with anyio.create_task_group() as group:
         host = Harness(group, FakeClock(START_MS), ScheduleConfig(max_per_turn=2))
         agent = host.open()
-        host.store.append(agent.session, "message/user", {"text": "go", "source": {"kind": "user"}})
+        host.live.append(agent.session, "message/user", {"text": "go", "source": {"kind": "user"}})
         await host.value(agent, "schedule_create", prompt="a", after_seconds=60)
         await host.value(agent, "schedule_create", prompt="b", after_seconds=60)
         error = await host.error(agent, "schedule_create", prompt="c", after_seconds=60)
         assert error["code"] == "limit_exceeded"
         assert "2 reminders were already created in this turn" in error["message"]
-        host.store.append(
+        host.live.append(
             agent.session, "message/user", {"text": "more", "source": {"kind": "user"}}
         )
         assert (await host.value(agent, "schedule_create", prompt="c", after_seconds=60))["id"] == (
@@ -313,7 +313,7 @@ async def test_a_stale_revision_is_a_conflict_with_the_current_view(harness: Har
 
 async def test_a_watcher_is_removed_by_its_disposer_once(harness: Harness) -> None:
     agent = harness.open()
-    ledger = ScheduleLedger(session=agent.session, store=harness.store, clock=harness.clock)
+    ledger = ScheduleLedger(session=agent.session, live=harness.live, clock=harness.clock)
     seen: list[str] = []
     dispose = ledger.watch(lambda: seen.append("confirmed"))
     await ledger.list_active()
@@ -326,7 +326,7 @@ async def test_a_watcher_is_removed_by_its_disposer_once(harness: Harness) -> No
 async def test_the_conflict_carries_the_view_for_other_callers(harness: Harness) -> None:
     agent = harness.open()
     await harness.value(agent, "schedule_create", prompt="tea", every_seconds=3600)
-    ledger = ScheduleLedger(session=agent.session, store=harness.store, clock=harness.clock)
+    ledger = ScheduleLedger(session=agent.session, live=harness.live, clock=harness.clock)
     with pytest.raises(ScheduleConflict) as caught:
         await ledger.update("rem-1", 7, UpdateRequest(prompt="x"))
     assert caught.value.view["id"] == "rem-1"
@@ -420,7 +420,7 @@ async def test_a_broken_log_lists_what_came_before_and_refuses_every_change(
 async def test_a_log_broken_by_a_later_append_is_reported_from_then_on(harness: Harness) -> None:
     agent = harness.open()
     await harness.value(agent, "schedule_create", prompt="a", after_seconds=10)
-    harness.store.append(
+    harness.live.append(
         agent.session, "schedule/change", {"version": 9, "change": "delete", "id": "rem-1"}
     )
     error = await harness.error(agent, "schedule_delete", id="rem-1")
@@ -449,7 +449,7 @@ async def test_a_watcher_hears_every_confirmed_barrier_until_its_disposer_runs(
     from dsh_tool_schedule.ledger import ScheduleLedger
 
     agent = harness.open(publish=False)
-    ledger = ScheduleLedger(session=agent.session, store=harness.store, clock=harness.clock)
+    ledger = ScheduleLedger(session=agent.session, live=harness.live, clock=harness.clock)
     heard: list[str] = []
     stop = ledger.watch(lambda: heard.append("confirmed"))
 

@@ -253,7 +253,7 @@ async def test_the_dispatch_is_appended_in_maintenance_before_the_reminder_messa
             change = event.data.get("change") if isinstance(event.data, dict) else None
             seen.append((event.type, change, agent.phase))
 
-    harness.store.observe(observe)
+    harness.live.observe(observe)
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
     await follow(harness, lambda: bool(reminder_messages(agent.session)))
     await settle()
@@ -336,7 +336,7 @@ async def test_an_append_failure_after_enqueue_faults_the_owner_without_retrying
 ) -> None:
     agent = harness.open()
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
-    real_append = harness.store.append
+    real_append = harness.live.append
     refused: list[Any] = []
 
     def append(session: Any, type: str, data: Any) -> Any:
@@ -345,7 +345,7 @@ async def test_an_append_failure_after_enqueue_faults_the_owner_without_retrying
             raise OSError("log is read-only")
         return real_append(session, type, data)
 
-    monkeypatch.setattr(harness.store, "append", append)
+    monkeypatch.setattr(harness.live, "append", append)
     await follow(harness, lambda: bool(refused))
     await settle()
 
@@ -515,7 +515,7 @@ async def test_a_log_broken_during_the_preflight_dispatches_nothing_and_is_told(
     harness.clock.advance(0.25)
     with anyio.fail_after(WAIT):
         await hold.entered.wait()  # the owner's preflight
-    harness.store.append(agent.session, "schedule/change", {"version": 2, "change": "?"})
+    harness.live.append(agent.session, "schedule/change", {"version": 2, "change": "?"})
     hold.release()
     await settle()
 
@@ -609,7 +609,7 @@ async def test_an_invalid_log_is_told_once_and_keeps_the_owner_idle(
 
     # A later lifecycle finds the notice and does not repeat it.
     await agent.aclose()
-    harness.store.close(agent.session)
+    harness.live.close(agent.session)
     again = harness.open(resume(agent.session, at_ms=harness.clock.wall_ms()))
     await settle()
     notices = [event for event in again.session.events if event.type == "schedule/notice"]
@@ -633,7 +633,7 @@ async def test_a_log_broken_while_live_stops_delivery(harness: Harness) -> None:
     agent = harness.open()
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
     await follow(harness, lambda: harness.clock.sleeps[-1] == 0.25)
-    harness.store.append(agent.session, "schedule/change", {"version": 1, "change": "dispatch"})
+    harness.live.append(agent.session, "schedule/change", {"version": 1, "change": "dispatch"})
     harness.clock.advance(0.25)
     await settle()
     assert len(changes(agent.session)) == 2

@@ -53,6 +53,7 @@ from anyio.abc import TaskGroup
 from pydantic import JsonValue, ValidationError
 
 from ..base.clock import Clock
+from ..base.deprecation import deprecated
 from ..base.limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, LimitExceeded, check_text
 from ..base.listeners import Listeners
 from ..base.scope import Disposer, Scope
@@ -73,7 +74,7 @@ from ..session.events import (
     TurnEnd,
     UserMessage,
 )
-from ..session.live import SessionStore
+from ..session.live import LiveSessions
 from ..session.log import Session
 from .tools import (
     ToolCall,
@@ -126,7 +127,7 @@ class Agent:
         self,
         *,
         session: Session,
-        store: SessionStore,
+        live: LiveSessions,
         model: ModelAdapter,
         group: TaskGroup,
         clock: Clock | None = None,
@@ -141,9 +142,9 @@ class Agent:
                 f"has delegationDepth {session.header.depth}, its parent {parent.depth}"
             )
         self.session = session
-        self.store = store
+        self.live = live
         self.model = model
-        self.clock: Clock = clock or store.clock
+        self.clock: Clock = clock or live.clock
         self.parent = parent
         self.max_steps = max_steps
         self.tools = ToolRegistry()
@@ -163,6 +164,12 @@ class Agent:
         self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {}
 
     # -- state ------------------------------------------------------------
+
+    @property
+    def store(self) -> LiveSessions:
+        """The second edition's name of `live` (deprecated)."""
+        deprecated("Agent.store", "Agent.live")
+        return self.live
 
     @property
     def phase(self) -> AgentPhase:
@@ -336,7 +343,7 @@ class Agent:
         )
         done = self._turn_done = anyio.Event()
         try:
-            self.store.append(self.session, USER_MESSAGE, message.data())
+            self.live.append(self.session, USER_MESSAGE, message.data())
             await self._run_turn()
         finally:
             self._turn_done = None
@@ -380,7 +387,7 @@ class Agent:
 
     async def _steps(self) -> dict[str, JsonValue] | None:
         """Run model steps; returns None on success or the turn's error."""
-        ctx = ToolContext(agent=self, session=self.session, store=self.store, clock=self.clock)
+        ctx = ToolContext(agent=self, session=self.session, live=self.live, clock=self.clock)
         for _ in range(self.max_steps):
             try:
                 messages = conversation(self.session.events)
@@ -413,7 +420,7 @@ class Agent:
                 reasoning=reply.reasoning or None,
             )
             try:
-                self.store.append(self.session, ASSISTANT_MESSAGE, answer.data())
+                self.live.append(self.session, ASSISTANT_MESSAGE, answer.data())
             except ValidationError as error:
                 return {
                     "code": "reply_too_large",
@@ -427,21 +434,21 @@ class Agent:
                     outcome = await invoke_tool(self.tools, call, ctx)
                 else:
                     outcome = too_many_calls(call, position, total)
-                self.store.append(self.session, TOOL_RESULT, outcome.to_event_data())
+                self.live.append(self.session, TOOL_RESULT, outcome.to_event_data())
         return {
             "code": "max_steps",
             "message": f"the model kept calling tools for {self.max_steps} steps; turn stopped",
         }
 
     def _end_turn(self, error: dict[str, JsonValue] | None) -> None:
-        if not self.store.is_live(self.session):
+        if not self.live.is_live(self.session):
             return
         end = (
             TurnEnd(status="ok")
             if error is None
             else TurnEnd(status="error", error=ErrorInfo.model_validate(error))
         )
-        self.store.append(self.session, TURN_END, end.data())
+        self.live.append(self.session, TURN_END, end.data())
 
     # -- streaming --------------------------------------------------------
 

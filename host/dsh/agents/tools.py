@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ..base.clock import Clock
+from ..base.deprecation import deprecated
 from ..base.errors import CodedError
 from ..base.jsonbytes import encode, parse_object
 from ..base.jsontypes import JsonLike, to_json
@@ -51,7 +52,7 @@ from ..base.validation import describe
 from ..session.events import ErrorInfo, ToolResult
 
 if TYPE_CHECKING:
-    from ..session.live import SessionStore
+    from ..session.live import LiveSessions
     from ..session.log import Session
     from .agent import Agent
 
@@ -107,7 +108,7 @@ class BarrierFailed(ToolError):
         self.detail = detail
 
 
-async def flush_barrier(store: SessionStore, session: Session) -> None:
+async def flush_barrier(live: LiveSessions, session: Session) -> None:
     """Await `store.flush(session)`; raise `BarrierFailed` unless storage acknowledged it.
 
     A flush that raised is `persistence_uncertain` (never guess whether an
@@ -115,7 +116,7 @@ async def flush_barrier(store: SessionStore, session: Session) -> None:
     `persistence_unavailable` (nothing durable is attached to the Session).
     """
     try:
-        durable = await store.flush(session)
+        durable = await live.flush(session)
     except Exception as error:
         raise BarrierFailed("persistence_uncertain", f"{type(error).__name__}: {error}") from error
     if not durable:
@@ -130,8 +131,14 @@ class ToolContext:
 
     agent: Agent
     session: Session
-    store: SessionStore
+    live: LiveSessions
     clock: Clock
+
+    @property
+    def store(self) -> LiveSessions:
+        """The second edition's name of `live` (deprecated)."""
+        deprecated("ToolContext.store", "ToolContext.live")
+        return self.live
 
 
 @dataclass(frozen=True, slots=True)

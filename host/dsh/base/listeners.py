@@ -1,6 +1,6 @@
 """`Listeners`: a registry of callbacks (or listener objects) whose `add` returns a disposer.
 
-Everything in dsh that lets others listen — the store's observers and
+Everything in dsh that lets others listen — the live Sessions' observers and
 per-Session listeners, an agent's streamed-text listeners, a plugin's own
 watchers — keeps them in a `Listeners`, so that every registration can be
 undone by the disposer it returned (which goes into a `Scope`):

@@ -38,7 +38,7 @@ from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
 from ..models.registry import ModelSettingsError, check_host, check_model
-from ..persistence.backends import StoreChoice, StoreError
+from ..persistence.backends import BackendChoice, BackendChoiceError
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
 from ..plugins import commands
 from ..plugins.commands import Streams, add_store_options, data_dir_of
@@ -59,6 +59,7 @@ __all__ = [
     "add_help_default",
     "add_model_option",
     "add_overlay_option",
+    "backend_choice",
     "build_parser",
     "command_word",
     "data_dir_of",
@@ -69,7 +70,6 @@ __all__ = [
     "overlay_of",
     "overlay_path",
     "parse",
-    "store_of",
     "trailing_overlay",
 ]
 
@@ -303,18 +303,20 @@ def environment_overlay(environ: Mapping[str, str] | None = None) -> Path | None
 
 
 add_data_dir_option = add_store_options
-"""Add `--data-dir DIR` and `--store URL`; read them back with `store_of(args)`
+"""Add `--data-dir DIR` and `--store URL`; read them back with `backend_choice(args)`
 (`dsh.commands`), or the data dir alone with `data_dir_of(args)`."""
 
 
-def store_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> StoreChoice:
+def backend_choice(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None
+) -> BackendChoice:
     """The store `--store` (else `$DSH_STORE`, else `jsonl:<data dir>`) selects.
 
     Raises `CommandError` (exit 1) naming what is wrong with the URL.
     """
     try:
-        return commands.store_of(args, environ)
-    except StoreError as error:
+        return commands.backend_choice(args, environ)
+    except BackendChoiceError as error:
         raise CommandError(str(error)) from error
 
 

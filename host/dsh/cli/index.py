@@ -25,8 +25,8 @@ from ..host.host import Host, HostError
 from ..models.absent import AbsentModel
 from ..persistence.backend import StorageError
 from ..plugins.loader import PluginError
-from ..wake.backend import WakeStoreError
-from ..wake.backends import WakeUnavailable, wake_store_for
+from ..wake.backend import WakeBackendError
+from ..wake.backends import WakeUnavailable, wake_backend_for
 from ..wake.rebuild import RebuildReport, rebuild_index
 from .app import (
     EXIT_OK,
@@ -35,9 +35,9 @@ from .app import (
     Streams,
     add_data_dir_option,
     add_overlay_option,
+    backend_choice,
     overlay_of,
     overlay_path,
-    store_of,
 )
 from .events import utc
 
@@ -71,12 +71,12 @@ def _rebuild(args: argparse.Namespace, streams: Streams) -> int:
             f"{which} does not set [host] wake_cold_sessions = true, so dsh web keeps no wake "
             "index; name the overlay it runs with (for example overlays/web-schedule-wake)"
         )
-    store = store_of(args)
+    choice = backend_choice(args)
     try:
-        wake_store = wake_store_for(store)
+        wake_backend = wake_backend_for(choice)
     except WakeUnavailable as error:
         raise CommandError(str(error)) from error
-    lock = store.writer_lock()
+    lock = choice.writer_lock()
     try:
         if lock is not None:
             lock.acquire()
@@ -87,14 +87,14 @@ def _rebuild(args: argparse.Namespace, streams: Streams) -> int:
         ) from error
 
     async def main() -> RebuildReport:
-        host = Host(backend=store.open(), model=AbsentModel(), plugins=overlay.plugins)
+        host = Host(backend=choice.open(), model=AbsentModel(), plugins=overlay.plugins)
         async with host:
-            return await rebuild_index(host, wake_store)
+            return await rebuild_index(host, wake_backend)
 
     try:
         with streams.warnings():
             report = anyio.run(main)
-    except (PluginError, HostError, StorageError, WakeStoreError, OSError) as error:
+    except (PluginError, HostError, StorageError, WakeBackendError, OSError) as error:
         raise CommandError(str(error)) from error
     finally:
         if lock is not None:
@@ -107,7 +107,7 @@ def _rebuild(args: argparse.Namespace, streams: Streams) -> int:
     next_wake = report.next_wake
     when = "" if next_wake is None else f", the next at {utc(next_wake)}"
     streams.line(
-        f"rebuilt {wake_store.description} from {report.sessions} stored Session"
+        f"rebuilt {wake_backend.description} from {report.sessions} stored Session"
         f"{'' if report.sessions == 1 else 's'}: {report.waking} with a wake time{when}"
         + (f", {len(report.unreadable)} unreadable" if report.unreadable else "")
     )

@@ -32,7 +32,7 @@ import anyio
 from ..host.host import Host, HostError
 from ..models.absent import AbsentModel
 from ..persistence.backend import StorageError
-from ..persistence.backends import StoreError
+from ..persistence.backends import BackendChoiceError
 from ..persistence.memory import MemoryBackend
 from ..plugins.commands import CommandRegistry, PluginCommand, Streams, run_command
 from ..plugins.loader import InstalledPlugin, PluginError, discover_plugins
@@ -88,7 +88,7 @@ def run_with_plugins(
 
     try:
         return anyio.run(main)
-    except (PluginError, HostError, StorageError, StoreError, OSError) as error:
+    except (PluginError, HostError, StorageError, BackendChoiceError, OSError) as error:
         raise CommandError(str(error)) from error
 
 

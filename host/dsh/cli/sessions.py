@@ -37,9 +37,9 @@ from ..persistence.backend import (
     StoredSession,
     StoredSummary,
 )
-from ..persistence.backends import StoreChoice
+from ..persistence.backends import BackendChoice
 from ..persistence.jsonl import JsonlBackend
-from ..plugins.commands import readable_store
+from ..plugins.commands import readable_backend
 from ..session.facts import SummaryFacts
 from ..session.log import InvalidSessionId, Lineage, SessionHeader, validate_session_id
 from ..session.summary import SessionSummary
@@ -50,7 +50,7 @@ from .app import (
     Streams,
     add_data_dir_option,
     add_help_default,
-    store_of,
+    backend_choice,
 )
 from .events import summarize, utc
 
@@ -104,9 +104,11 @@ def _session_id(value: str) -> str:
         raise argparse.ArgumentTypeError(str(error)) from error
 
 
-def _use(store: StoreChoice, streams: Streams, operation: Callable[[Backend], Awaitable[T]]) -> T:
+def _use(
+    choice: BackendChoice, streams: Streams, operation: Callable[[Backend], Awaitable[T]]
+) -> T:
     try:
-        backend = readable_store(store).open()
+        backend = readable_backend(choice).open()
     except StorageError as error:
         raise CommandError(str(error)) from error
 
@@ -124,8 +126,8 @@ def _use(store: StoreChoice, streams: Streams, operation: Callable[[Backend], Aw
 
 
 def _list(args: argparse.Namespace, streams: Streams) -> int:
-    store = store_of(args)
-    stored = _use(store, streams, lambda backend: backend.list())
+    choice = backend_choice(args)
+    stored = _use(choice, streams, lambda backend: backend.list())
     rows = sorted(
         (_row(item) for item in stored), key=lambda row: (row.created_at, row.id), reverse=True
     )
@@ -137,7 +139,7 @@ def _list(args: argparse.Namespace, streams: Streams) -> int:
         streams.line(json.dumps({"sessions": listed}, ensure_ascii=False))
         return EXIT_OK
     if not rows:
-        streams.note(f"no sessions in {store.describe()}")
+        streams.note(f"no sessions in {choice.describe()}")
         return EXIT_OK
     streams.table(
         ["ID", "CREATED (UTC)", "EVENTS", "TITLE", "LINEAGE"],
@@ -162,25 +164,25 @@ def _row(item: StoredSummary) -> SessionSummary:
 
 
 def _show(args: argparse.Namespace, streams: Streams) -> int:
-    store = store_of(args)
+    choice = backend_choice(args)
 
     async def show(backend: Backend) -> StoredSession | None:
-        session_id = await _resolve(backend, args.id, store, stored=True)
+        session_id = await _resolve(backend, args.id, choice, stored=True)
         return await backend.inspect(session_id)
 
-    stored = _use(store, streams, show)
+    stored = _use(choice, streams, show)
     if stored is None:  # removed between finding and reading it
-        raise CommandError(f"no session {args.id!r} in {store.describe()}")
+        raise CommandError(f"no session {args.id!r} in {choice.describe()}")
     _write_header(streams, stored)
     _write_events(streams, stored)
     return EXIT_OK
 
 
 def _restore(args: argparse.Namespace, streams: Streams) -> int:
-    store = store_of(args)
+    choice = backend_choice(args)
 
     async def restore(backend: Backend) -> str:
-        session_id = await _resolve(backend, args.id, store, stored=False)
+        session_id = await _resolve(backend, args.id, choice, stored=False)
         try:
             await backend.restore(session_id)
         except SessionNotFound as error:
@@ -189,12 +191,12 @@ def _restore(args: argparse.Namespace, streams: Streams) -> int:
             raise CommandError(f"{error}; there is nothing to restore") from error
         return session_id
 
-    session_id = _use(store, streams, restore)
+    session_id = _use(choice, streams, restore)
     streams.line(f"restored session {session_id}")
     return EXIT_OK
 
 
-async def _resolve(backend: Backend, given: str, store: StoreChoice, *, stored: bool) -> str:
+async def _resolve(backend: Backend, given: str, choice: BackendChoice, *, stored: bool) -> str:
     """The id `given` names: itself when it is a whole id, else the one id it starts.
 
     `stored` looks among stored Sessions (`show`), else in the trash
@@ -206,13 +208,13 @@ async def _resolve(backend: Backend, given: str, store: StoreChoice, *, stored: 
             return given
         rows = [_row(item) for item in await backend.list()]
         candidates = {row.id: row.shown_title for row in rows if row.id.startswith(given)}
-        where, hint = store.describe(), "dsh sessions list shows the stored ones"
+        where, hint = choice.describe(), "dsh sessions list shows the stored ones"
     else:
         trashed = _trashed(backend)
         if trashed is None or given in trashed:
             return given  # the backend says whether it holds it
         candidates = {session_id: None for session_id in trashed if session_id.startswith(given)}
-        where, hint = f"the trash of {store.describe()}", "only a deleted Session can be restored"
+        where, hint = f"the trash of {choice.describe()}", "only a deleted Session can be restored"
     if not candidates:
         raise CommandError(f"no session {given!r} in {where}; {hint}")
     if len(candidates) > 1:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import argparse
 
 from ..persistence.backend import StorageError
-from .app import EXIT_OK, Command, CommandError, Streams, add_data_dir_option, store_of
+from .app import EXIT_OK, Command, CommandError, Streams, add_data_dir_option, backend_choice
 
 __all__ = ["COMMAND"]
 
@@ -31,12 +31,12 @@ def _configure(parser: argparse.ArgumentParser) -> None:
 
 
 def _migrate(args: argparse.Namespace, streams: Streams) -> int:
-    store = store_of(args)
+    choice = backend_choice(args)
     try:
-        done = store.prepare()
+        done = choice.prepare()
     except (StorageError, OSError) as error:
         raise CommandError(str(error)) from error
-    streams.line(done or f"the {store.kind.name} store {store.describe()} needs no migrations")
+    streams.line(done or f"the {choice.kind.name} store {choice.describe()} needs no migrations")
     return EXIT_OK
 
 

@@ -27,10 +27,10 @@ from .app import (
     add_data_dir_option,
     add_model_option,
     add_overlay_option,
+    backend_choice,
     data_dir_of,
     model_of,
     overlay_of,
-    store_of,
 )
 
 __all__ = ["COMMAND"]
@@ -105,11 +105,11 @@ def _seconds(value: str) -> float:
 
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     overlay = overlay_of(args)
-    store = store_of(args)
+    choice = backend_choice(args)
     try:
         return run_web(
             overlay=overlay,
-            store=store,
+            choice=choice,
             model=model_of(args, overlay, default=DEFAULT_MODEL),
             host=args.host,
             port=args.port,
@@ -117,7 +117,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             access_log=args.access_log,
             stdout=streams.out,
             stop_grace=args.stop_grace,
-            token_path=token_path(store, data_dir_of(args)),
+            token_path=token_path(choice, data_dir_of(args)),
             new_token=args.new_token,
         )
     except LaunchError as error:

@@ -1,6 +1,6 @@
 """The Host: the composition root of one dsh process (or one test).
 
-A Host owns the process-wide task group, the `SessionStore`, the persistence
+A Host owns the process-wide task group, the `LiveSessions`, the persistence
 coordinator, the pluggy `PluginManager` with its loader, and every live
 Session's agent. It is an async context manager:
 
@@ -69,7 +69,7 @@ from ..models.base import ModelAdapter
 from ..persistence.backend import Backend, LogMark, StorageError, StoredSession
 from ..persistence.backend import SessionNotFound as StoredSessionNotFound
 from ..persistence.coordinator import PersistenceCoordinator, Unconfirmed
-from ..persistence.leases import Lease, LeaseHeld, LeaseStore
+from ..persistence.leases import Lease, LeaseBackend, LeaseHeld
 from ..plugins import hookspecs
 from ..plugins.context import ClientModule, PluginContext
 from ..plugins.hooks import ErrorHandler, HookNotImplemented, Hooks
@@ -79,10 +79,10 @@ from ..relay import ActionRelay, InboxRelay, Unclaimed
 from ..relay.follow import StoredFollowers
 from ..session.events import SESSION_TITLE, SessionTitle
 from ..session.facts import TITLE_TYPE, USER_MESSAGE, SummaryFacts
-from ..session.live import SessionStore
+from ..session.live import LiveSessions
 from ..session.log import Session, SessionEvent, SessionHeader, SessionLog, validate_session_id
 from ..session.summary import SessionSummary, is_empty
-from ..wake import SessionLifecycle, WakeStore
+from ..wake import SessionLifecycle, WakeBackend
 from .catalogue import HistoryPage, PageRequest, StorageReader, StoredLog
 from .heap import HeapPolicy
 from .leases import LeaseKeeper, LeaseSettings
@@ -168,7 +168,7 @@ class PublishedModule:
 
 
 class Host:
-    """The composition root: store + persistence + plugins + agents."""
+    """The composition root: live Sessions + persistence + plugins + agents."""
 
     def __init__(
         self,
@@ -181,9 +181,9 @@ class Host:
         max_steps: int = DEFAULT_MAX_STEPS,
         close_retry_seconds: float = 0.0,
         clean_empty_sessions: bool = False,
-        leases: LeaseStore | None = None,
+        leases: LeaseBackend | None = None,
         lease_settings: LeaseSettings | None = None,
-        wake_store: WakeStore | None = None,
+        wake_backend: WakeBackend | None = None,
         idle_seconds: float | None = None,
         heap: HeapPolicy | None = None,
     ) -> None:
@@ -192,11 +192,11 @@ class Host:
         # Names this Host in leases and in messages ("session … is live on host …").
         self.host_id = f"{socket.gethostname()}:{os.getpid()}:{uuid.uuid4().hex[:8]}"
         self.lease_settings = lease_settings or LeaseSettings()
-        self.leases = leases or backend.lease_store(
+        self.leases = leases or backend.lease_backend(
             self.host_id, ttl=self.lease_settings.ttl_seconds
         )
         self._keeper: LeaseKeeper | None = None
-        self.store = SessionStore(self.clock)
+        self.live = LiveSessions(self.clock)
         self.backend = backend
         self.model = model
         self.cwd = cwd or os.getcwd()
@@ -205,7 +205,7 @@ class Host:
         self.clean_empty_sessions = clean_empty_sessions
         self.unstored: list[str] = []
         self._reader = StorageReader(
-            self.store,
+            self.live,
             backend,
             durable=lambda session: (
                 0 if self._coordinator is None else self._coordinator.durable_length(session)
@@ -228,7 +228,9 @@ class Host:
         self._agents: dict[str, Agent] = {}
         self._opening: dict[str, anyio.Event] = {}
         self._closing: dict[str, anyio.Event] = {}
-        self.lifecycle = SessionLifecycle(self, wake_store=wake_store, idle_seconds=idle_seconds)
+        self.lifecycle = SessionLifecycle(
+            self, wake_backend=wake_backend, idle_seconds=idle_seconds
+        )
         self.relay: InboxRelay | None = None  # with a store shared by several hosts
         self.action_relay: ActionRelay | None = None  # likewise
         self.followers: StoredFollowers | None = None  # likewise
@@ -248,11 +250,11 @@ class Host:
                 self.heap.install()
                 stack.callback(self.heap.uninstall)
                 heap = self.heap
-                stack.callback(self.store.observe(lambda _: heap.touch()))
+                stack.callback(self.live.observe(lambda _: heap.touch()))
             group = await stack.enter_async_context(anyio.create_task_group())
             self._group = group
             self._coordinator = PersistenceCoordinator(
-                self.store,
+                self.live,
                 self.backend,
                 group,
                 clock=self.clock,
@@ -361,7 +363,7 @@ class Host:
             name=name,
             config=config,
             scope=self.scope.child(f"plugin {name}"),
-            store=self.store,
+            live=self.live,
             clock=self.clock,
             group=self._group,
         )
@@ -479,7 +481,7 @@ class Host:
 
     async def live_elsewhere(self, session_id: str) -> str | None:
         """The host that holds the Session live, when that is another host."""
-        if self.store.find(session_id) is not None:
+        if self.live.find(session_id) is not None:
             return None
         return (await self.leases.held_elsewhere([session_id])).get(session_id)
 
@@ -522,10 +524,10 @@ class Host:
         """
         self._require_running()
         validate_session_id(session_id)
-        live = self.store.find(session_id)
+        live = self.live.find(session_id)
         if live is not None:
             events = list(live.events)
-            if not await self.store.flush(live):
+            if not await self.live.flush(live):
                 raise PersistenceUnavailable(
                     f"storage did not acknowledge session {session_id}; it cannot be forked"
                 )
@@ -567,7 +569,7 @@ class Host:
             await agent.aclose()
             stored = True
         finally:
-            self.store.close(agent.session)
+            self.live.close(agent.session)
             try:
                 with anyio.CancelScope(shield=True):
                     try:
@@ -604,7 +606,7 @@ class Host:
     async def set_title(self, session_id: str, title: str) -> SessionSummary:
         """Give the Session a title: a durable `session/title` event; its new summary.
 
-        A live Session gets the event through its store and this returns once
+        A live Session gets the event appended and this returns once
         a flush acknowledged it (`PersistenceUnavailable` otherwise). A cold
         one is not made live for this (that would publish its agent, and a
         plugin could start due work): holding the Session's slot, so nothing
@@ -618,8 +620,8 @@ class Host:
         opening = await self._cold_slot(session_id)
         if opening is None:
             session = self._agents[session_id].session
-            self.store.append(session, SESSION_TITLE, data)
-            if not await self.store.flush(session):
+            self.live.append(session, SESSION_TITLE, data)
+            if not await self.live.flush(session):
                 raise PersistenceUnavailable(
                     f"storage did not acknowledge the title of session {session_id}"
                 )
@@ -738,13 +740,13 @@ class Host:
         is released if it fails."""
         assert self._group is not None and self._coordinator is not None
         try:
-            close = self.store.open(session)
+            close = self.live.open(session)
         except BaseException:
             await self._release(lease.session_id)
             raise
         detach = self._coordinator.attach(session, seed_end=seed_end, stored=stored)
         try:
-            durable = await self.store.flush(session)
+            durable = await self.live.flush(session)
             if not durable:
                 raise PersistenceUnavailable(f"storage did not acknowledge session {session.id}")
             await self.lifecycle.going_live(session)
@@ -763,7 +765,7 @@ class Host:
             raise
         agent = Agent(
             session=session,
-            store=self.store,
+            live=self.live,
             model=self.model,
             group=self._group,
             clock=self.clock,
@@ -878,7 +880,7 @@ class Host:
         for item in await self.backend.list():
             if item.id in self._phantoms:
                 continue
-            live = self.store.find(item.id)
+            live = self.live.find(item.id)
             rows[item.id] = (
                 self.summary(live)
                 if live is not None
@@ -892,7 +894,7 @@ class Host:
                     item.preview,
                 )
             )
-        for session in self.store.live():
+        for session in self.live.live():
             if session.id not in rows:
                 rows[session.id] = self.summary(session)
         chosen = [row for row in rows.values() if query is None or row.matches(query)]
@@ -908,7 +910,7 @@ class Host:
             facts.add(event)
             if facts.preview is not None:
                 break
-        live = self.store.is_live(session)
+        live = self.live.is_live(session)
         return SessionSummary(
             session.id,
             session.header.created_at,
@@ -1048,7 +1050,7 @@ class Host:
         `InvalidSessionId`.
         """
         validate_session_id(session_id)
-        live = self.store.find(session_id)
+        live = self.live.find(session_id)
         if live is not None:
             return func(self.durable_log(live), *args, **kwargs)
         return await self.with_stored_log(session_id, func, *args, **kwargs)
@@ -1061,7 +1063,7 @@ class Host:
         `InvalidSessionId`.
         """
         validate_session_id(session_id)
-        live = self.store.find(session_id)
+        live = self.live.find(session_id)
         return self.durable_log(live) if live is not None else await self.stored_log(session_id)
 
     async def session_action(

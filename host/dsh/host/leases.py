@@ -39,7 +39,7 @@ from ..persistence.leases import (
     DEFAULT_LEASE_TTL_SECONDS,
     MAX_LEASE_SECONDS,
     Lease,
-    LeaseStore,
+    LeaseBackend,
 )
 
 __all__ = ["LeaseKeeper", "LeaseSettings"]
@@ -90,14 +90,14 @@ class LeaseKeeper:
 
     def __init__(
         self,
-        store: LeaseStore,
+        backend: LeaseBackend,
         group: TaskGroup,
         on_lost: Callable[[str], Coroutine[Any, Any, None]],
         *,
         clock: Clock | None = None,
         settings: LeaseSettings | None = None,
     ) -> None:
-        self.store = store
+        self.backend = backend
         self.settings = settings or LeaseSettings()
         self._clock: Clock = clock or SystemClock()
         self._now: Callable[[], float] = getattr(self._clock, "monotonic", time.monotonic)
@@ -113,7 +113,7 @@ class LeaseKeeper:
 
     @property
     def expires(self) -> bool:
-        return self.store.ttl is not None
+        return self.backend.ttl is not None
 
     def holds(self, session_id: str) -> bool:
         return session_id in self._held
@@ -123,10 +123,10 @@ class LeaseKeeper:
         return None if held is None else held.lease
 
     async def acquire(self, session_id: str) -> Lease:
-        """Take the Session's lease (raises what `LeaseStore.acquire` raises)."""
+        """Take the Session's lease (raises what `LeaseBackend.acquire` raises)."""
         started = self._now()
-        lease = await self.store.acquire(session_id)
-        ttl = self.store.ttl
+        lease = await self.backend.acquire(session_id)
+        ttl = self.backend.ttl
         self._held[session_id] = _Held(lease, math.inf if ttl is None else started + ttl)
         if self.expires and not self._running and not self._closed:
             self._running = True
@@ -142,7 +142,7 @@ class LeaseKeeper:
             return
         try:
             with anyio.CancelScope(shield=True):
-                await self.store.release(held.lease)
+                await self.backend.release(held.lease)
         except Exception as error:
             log.warning(
                 "session %s: releasing its lease failed (it expires on its own): %s",
@@ -198,7 +198,7 @@ class LeaseKeeper:
             return
         started = self._now()
         try:
-            kept = await self.store.renew([held.lease for held in snapshot.values()])
+            kept = await self.backend.renew([held.lease for held in snapshot.values()])
         except Exception as error:
             self._failed_renewal(str(error))
             return
@@ -206,12 +206,12 @@ class LeaseKeeper:
             log.warning("session leases renewed again after %d failed attempts", self._failing)
             self._failing = 0
         self.renewals += 1
-        assert self.store.ttl is not None
+        assert self.backend.ttl is not None
         for session_id, held in snapshot.items():
             if self._held.get(session_id) is not held:
                 continue  # released (or taken again) meanwhile
             if session_id in kept:
-                held.valid_until = started + self.store.ttl
+                held.valid_until = started + self.backend.ttl
             else:
                 self._lose(session_id, "its lease was taken over or ended elsewhere")
 
@@ -228,6 +228,6 @@ class LeaseKeeper:
 
     def _lose(self, session_id: str, why: str) -> None:
         held = self._held.pop(session_id)
-        self.store.forget(held.lease)  # from now on its writes are refused, unsent
+        self.backend.forget(held.lease)  # from now on its writes are refused, unsent
         log.error("session %s: this host lost it (%s); closing it now", session_id, why)
         self._group.start_soon(self._on_lost, session_id, name=f"lost lease {session_id}")

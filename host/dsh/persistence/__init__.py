@@ -1,7 +1,7 @@
 """Persistence: the coordinator that writes live Sessions, and the storage backends.
 
-`PersistenceCoordinator` attaches one controller per live Session as its store
-listener (the durability acknowledgement behind `SessionStore.flush`);
+`PersistenceCoordinator` attaches one controller per live Session as its
+listener (the durability acknowledgement behind `LiveSessions.flush`);
 `Backend` is the storage contract, `JsonlBackend` the embedded default and
 `MemoryBackend` a volatile stand-in with the same contract.
 """

@@ -48,7 +48,7 @@ from ..session.log import Lineage, SessionEvent, SessionHeader, validate_session
 if TYPE_CHECKING:
     from .feed import EventFeed
     from .inbox import Inbox
-    from .leases import LeaseStore
+    from .leases import LeaseBackend
     from .remote_actions import RemoteActions
 
 __all__ = [
@@ -291,7 +291,7 @@ class Backend(abc.ABC):
         """
         validate_session_id(session_id)
 
-    def lease_store(self, owner: str, *, ttl: float = 10.0) -> LeaseStore:
+    def lease_backend(self, owner: str, *, ttl: float = 10.0) -> LeaseBackend:
         """The leases that say which host writes which Session (`dsh.persistence.leases`).
 
         `owner` names the Host asking, `ttl` how long its leases last without

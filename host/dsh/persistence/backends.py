@@ -8,14 +8,14 @@
                             (`dsh.persistence.postgres.settings`; needs the
                             `postgresql` extra: psycopg)
 
-Each kind of store is registered by name (`StoreKind`) with its own settings
+Each kind of store is registered by name (`BackendKind`) with its own settings
 model, a strict pydantic model that validates what the URL says (its query
 parameters are fields; an unknown one is an error naming it — except for a
 kind that reads the whole URL itself, like PostgreSQL, whose query belongs
-to libpq). A `StoreChoice`
+to libpq). A `BackendChoice`
 opens the backend and, for the JSONL store, the lock that keeps one writing
 `dsh web` per directory (`DataDirLock`); read-only commands never take it.
-The registry is built per call (`store_kinds()`): no module-level state.
+The registry is built per call (`backend_kinds()`): no module-level state.
 """
 
 from __future__ import annotations
@@ -38,13 +38,13 @@ from .redact import redacted
 
 __all__ = [
     "STORE_ENV",
+    "BackendChoice",
+    "BackendChoiceError",
+    "BackendKind",
     "JsonlSettings",
     "MemorySettings",
-    "StoreChoice",
-    "StoreError",
-    "StoreKind",
-    "choose_store",
-    "store_kinds",
+    "backend_kinds",
+    "choose_backend",
 ]
 
 STORE_ENV = "DSH_STORE"
@@ -52,7 +52,7 @@ STORE_ENV = "DSH_STORE"
 _PLANNED = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
 
 
-class StoreError(ValueError):
+class BackendChoiceError(ValueError):
     """A store URL that cannot be used; the message says why and what to write instead."""
 
 
@@ -73,7 +73,7 @@ class MemorySettings(BaseModel):
 
 
 @dataclass(frozen=True, slots=True)
-class StoreKind:
+class BackendKind:
     """One kind of store: its name (the URL scheme), its settings model, how to open it.
 
     `fields(location, default_dir)` turns the part of the URL after `NAME:`
@@ -94,10 +94,10 @@ class StoreKind:
 
 
 @dataclass(frozen=True, slots=True)
-class StoreChoice:
+class BackendChoice:
     """A validated store: what `--store` (or its default) selected."""
 
-    kind: StoreKind
+    kind: BackendKind
     settings: BaseModel
 
     def open(self) -> Backend:
@@ -133,11 +133,11 @@ def _jsonl_fields(location: str, default_dir: Path) -> dict[str, Any]:
 
 def _no_fields(location: str, default_dir: Path) -> dict[str, Any]:
     if location:
-        raise StoreError(f"memory: takes no location, not {location!r}")
+        raise BackendChoiceError(f"memory: takes no location, not {location!r}")
     return {}
 
 
-def _postgres_kinds() -> list[StoreKind]:
+def _postgres_kinds() -> list[BackendKind]:
     try:
         from .postgres import PostgresBackend, PostgresSettings
         from .postgres.settings import split_url
@@ -149,12 +149,12 @@ def _postgres_kinds() -> list[StoreKind]:
             try:
                 return split_url(scheme, rest)
             except ValueError as error:
-                raise StoreError(f"store {f'{scheme}:{rest}'!r}: {error}") from None
+                raise BackendChoiceError(f"store {f'{scheme}:{rest}'!r}: {error}") from None
 
         return parse
 
     return [
-        StoreKind(
+        BackendKind(
             name=scheme,
             settings=PostgresSettings,
             fields=fields(scheme),
@@ -167,11 +167,11 @@ def _postgres_kinds() -> list[StoreKind]:
     ]
 
 
-def store_kinds() -> dict[str, StoreKind]:
+def backend_kinds() -> dict[str, BackendKind]:
     """Every store this version knows, by name."""
     kinds = [
         *_postgres_kinds(),
-        StoreKind(
+        BackendKind(
             name="jsonl",
             settings=JsonlSettings,
             fields=_jsonl_fields,
@@ -181,7 +181,7 @@ def store_kinds() -> dict[str, StoreKind]:
             lock=lambda s: DataDirLock(s.directory),
             describe=lambda s: str(s.directory),
         ),
-        StoreKind(
+        BackendKind(
             name="memory",
             settings=MemorySettings,
             fields=_no_fields,
@@ -193,43 +193,43 @@ def store_kinds() -> dict[str, StoreKind]:
     return {kind.name: kind for kind in kinds}
 
 
-def choose_store(
+def choose_backend(
     url: str | None,
     data_dir: Path,
     *,
     environ: Mapping[str, str] | None = None,
-    kinds: Mapping[str, StoreKind] | None = None,
-) -> StoreChoice:
+    kinds: Mapping[str, BackendKind] | None = None,
+) -> BackendChoice:
     """The store `url` names, else `$DSH_STORE`, else `jsonl:<data_dir>`.
 
-    Raises `StoreError` naming the problem: an unknown or unavailable kind,
+    Raises `BackendChoiceError` naming the problem: an unknown or unavailable kind,
     or settings its model refuses.
     """
     env = os.environ if environ is None else environ
     given = url or env.get(STORE_ENV) or f"jsonl:{data_dir}"
     try:
-        return _choose(given, data_dir, store_kinds() if kinds is None else kinds)
-    except StoreError as error:
+        return _choose(given, data_dir, backend_kinds() if kinds is None else kinds)
+    except BackendChoiceError as error:
         # A message never shows a password the URL carried.
         shown = redacted(given) if "://" in given else given
-        raise StoreError(str(error).replace(repr(given), repr(shown))) from None
+        raise BackendChoiceError(str(error).replace(repr(given), repr(shown))) from None
 
 
-def _choose(chosen: str, data_dir: Path, available: Mapping[str, StoreKind]) -> StoreChoice:
+def _choose(chosen: str, data_dir: Path, available: Mapping[str, BackendKind]) -> BackendChoice:
     name, colon, rest = chosen.partition(":")
     name = name.lower()
     if not colon or not name:
-        raise StoreError(
+        raise BackendChoiceError(
             f"store {chosen!r} is not NAME:LOCATION; use jsonl:DIR (the default) or memory:"
         )
     if name in _PLANNED and name not in available:
-        raise StoreError(
+        raise BackendChoiceError(
             f"the {_PLANNED[name]} store needs psycopg, which is not installed: "
             "pip install 'dsh-host[postgresql]' (or use jsonl:DIR, the default)"
         )
     kind = available.get(name)
     if kind is None:
-        raise StoreError(
+        raise BackendChoiceError(
             f"unknown store {name!r} in {chosen!r}; known: {', '.join(sorted(available))}"
         )
     if kind.whole_url:
@@ -238,12 +238,12 @@ def _choose(chosen: str, data_dir: Path, available: Mapping[str, StoreKind]) -> 
     fields = kind.fields(location, data_dir)
     for key, value in parse_qsl(query, keep_blank_values=True):
         if key in fields:
-            raise StoreError(f"store {chosen!r}: {key!r} is given twice")
+            raise BackendChoiceError(f"store {chosen!r}: {key!r} is given twice")
         fields[key] = value
     return _validated(chosen, kind, fields)
 
 
-def _validated(chosen: str, kind: StoreKind, fields: dict[str, Any]) -> StoreChoice:
+def _validated(chosen: str, kind: BackendKind, fields: dict[str, Any]) -> BackendChoice:
     try:
         settings = kind.settings.model_validate(fields)
     except ValidationError as error:
@@ -251,5 +251,5 @@ def _validated(chosen: str, kind: StoreKind, fields: dict[str, Any]) -> StoreCho
             f"{'.'.join(str(part) for part in item['loc']) or 'settings'}: {item['msg']}"
             for item in error.errors(include_url=False, include_input=False)
         )
-        raise StoreError(f"store {chosen!r}: {problems}") from None
-    return StoreChoice(kind, settings)
+        raise BackendChoiceError(f"store {chosen!r}: {problems}") from None
+    return BackendChoice(kind, settings)

@@ -1,8 +1,8 @@
 """The persistence coordinator: one write path per live Session (DESIGN §4).
 
 `PersistenceCoordinator.attach(session, seed_end=…)` registers a controller as
-the Session's store listener. The controller writes eagerly and acknowledges
-durability only for what the backend has confirmed:
+a listener of the live Session (`LiveSessions.add_listener`). The controller
+writes eagerly and acknowledges durability only for what the backend has confirmed:
 
 1. Its queue is the Session itself: everything from the confirmed cursor to
    the end of the append-only log. `on_append` only wakes the writer; nothing
@@ -73,7 +73,7 @@ from ..base.clock import Clock, SystemClock
 from ..base.errors import raise_errors
 from ..base.scope import Disposer
 from ..base.tasks import TaskSet
-from ..session.live import SessionStore
+from ..session.live import LiveSessions
 from ..session.log import Session, SessionEvent, validate_session_id
 from .backend import Backend, LogMark, SessionExists, StorageError, StoredSession, StoredSummary
 from .leases import LeaseLost
@@ -139,7 +139,7 @@ class PersistenceCoordinator:
 
     def __init__(
         self,
-        store: SessionStore,
+        live: LiveSessions,
         backend: Backend,
         group: TaskGroup,
         *,
@@ -147,7 +147,7 @@ class PersistenceCoordinator:
         backoff: Backoff | None = None,
         close_retry_seconds: float = 0.0,
     ) -> None:
-        self.store = store
+        self.live = live
         self.backend = backend
         self.clock: Clock = clock or SystemClock()
         self.backoff = backoff or Backoff()
@@ -170,7 +170,7 @@ class PersistenceCoordinator:
         counting exactly those `seed_end` events; rule 3 of the module
         docstring); the prefix is then not proven again.
 
-        Raises `SessionClosed` if `session` is not live in the store,
+        Raises `SessionClosed` if `session` is not live,
         `ValueError` if it is attached already, `seed_end` is out of range or
         `stored` counts other than `seed_end` events, `CoordinatorClosed`
         after `aclose()`.
@@ -191,7 +191,7 @@ class PersistenceCoordinator:
         controller = _Controller(session, self, seed_end)
         if stored is not None:
             controller.proven(stored)
-        controller.stop_listening = self.store.add_listener(session, controller)
+        controller.stop_listening = self.live.add_listener(session, controller)
         self._controllers[session] = controller
         controller.start_writer()  # create, adopt or extend the stored log eagerly
         return controller.detach

@@ -40,9 +40,9 @@ __all__ = [
     "DEFAULT_LEASE_TTL_SECONDS",
     "MAX_LEASE_SECONDS",
     "Lease",
+    "LeaseBackend",
     "LeaseHeld",
     "LeaseLost",
-    "LeaseStore",
     "LocalLeases",
 ]
 
@@ -78,7 +78,7 @@ class LeaseLost(StorageError):
     retrying cannot help."""
 
 
-class LeaseStore(abc.ABC):
+class LeaseBackend(abc.ABC):
     """Where leases are kept (see the module docstring).
 
     `owner` is the name this store acquires leases under (one per Host).
@@ -128,7 +128,7 @@ class LeaseStore(abc.ABC):
         """
 
 
-class LocalLeases(LeaseStore):
+class LocalLeases(LeaseBackend):
     """Leases inside one process (see the module docstring): they never expire."""
 
     ttl = None

@@ -1,7 +1,7 @@
 """What `dsh` commands share, built-in or contributed by plugins (`dsh_cli_commands`).
 
 - `Streams`: where a command writes (`line`, `note`, `table`).
-- `add_store_options(parser)` / `store_of(args)`: the store selection that
+- `add_store_options(parser)` / `backend_choice(args)`: the store selection that
   `dsh web`, `dsh sessions` and plugin commands share: `--store URL`, else
   `$DSH_STORE`, else `jsonl:<data dir>`, where the data dir is `--data-dir
   DIR`, else `$DSH_DATA_DIR`, else `~/.local/share/dsh` (`data_dir_of`).
@@ -13,7 +13,7 @@
   A plugin whose hook raised registers none of its commands.
 - `CommandContext`: what a plugin command's `run(args, context)` gets: its
   output and read-only access to stored Sessions. It never starts an agent.
-- `readable_store(store)`: what read-only commands check first, so that a
+- `readable_backend(store)`: what read-only commands check first, so that a
   mistyped `--data-dir` says it does not exist rather than "no sessions".
 
 `dsh.cli.plugin_commands` loads the plugins and runs the chosen command.
@@ -33,7 +33,7 @@ from typing import Any, TextIO
 
 from ..host.host import stored_log
 from ..persistence.backend import Backend, StorageError
-from ..persistence.backends import STORE_ENV, JsonlSettings, StoreChoice, choose_store
+from ..persistence.backends import STORE_ENV, BackendChoice, JsonlSettings, choose_backend
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
 from ..session.log import SessionLog
 from .hookspecs import CommandRun, RegisterCommand
@@ -45,10 +45,10 @@ __all__ = [
     "PluginCommand",
     "Streams",
     "add_store_options",
+    "backend_choice",
     "data_dir_of",
-    "readable_store",
+    "readable_backend",
     "run_command",
-    "store_of",
 ]
 
 COMMAND_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
@@ -96,7 +96,7 @@ class Streams:
 
 def add_store_options(parser: argparse.ArgumentParser) -> None:
     """Add the store selection (`--data-dir DIR`, `--store URL`); read it back with
-    `store_of(args)` (the data dir alone: `data_dir_of(args)`)."""
+    `backend_choice(args)` (the data dir alone: `data_dir_of(args)`)."""
     parser.add_argument(
         "--data-dir",
         type=Path,
@@ -111,23 +111,25 @@ def add_store_options(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def store_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> StoreChoice:
+def backend_choice(
+    args: argparse.Namespace, environ: Mapping[str, str] | None = None
+) -> BackendChoice:
     """The store `args` select (see the module docstring).
 
-    Raises `StoreError` naming what is wrong with the URL. A parser without
+    Raises `BackendChoiceError` naming what is wrong with the URL. A parser without
     the store options selects the default.
     """
     url: str | None = getattr(args, "store", None)
-    return choose_store(url, data_dir_of(args, environ), environ=environ)
+    return choose_backend(url, data_dir_of(args, environ), environ=environ)
 
 
-def readable_store(store: StoreChoice) -> StoreChoice:
+def readable_backend(choice: BackendChoice) -> BackendChoice:
     """`store`, once it is known to be there to read; else `StorageError` naming the problem.
 
     A JSONL store's data dir must be an existing directory (reading never
     creates one; `dsh web` does, on its first start).
     """
-    settings = store.settings
+    settings = choice.settings
     if isinstance(settings, JsonlSettings):
         directory = settings.directory
         if not directory.exists():
@@ -139,7 +141,7 @@ def readable_store(store: StoreChoice) -> StoreChoice:
             raise StorageError(
                 f"the data dir {directory} is not a directory; pass a directory with --data-dir DIR"
             )
-    return store
+    return choice
 
 
 def data_dir_of(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Path:
@@ -259,7 +261,7 @@ class CommandContext:
     @property
     def store_name(self) -> str:
         """The store the command reads, named for messages ("no reminders in …")."""
-        return store_of(self.args).describe()
+        return backend_choice(self.args).describe()
 
     def line(self, text: str = "") -> None:
         """Write one line of output."""
@@ -285,7 +287,7 @@ class CommandContext:
 
     def _store(self) -> Backend:
         if self._backend is None:
-            self._backend = readable_store(store_of(self.args)).open()
+            self._backend = readable_backend(backend_choice(self.args)).open()
         return self._backend
 
     async def aclose(self) -> None:

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from pydantic import BaseModel
 
 from ..base.clock import Clock
+from ..base.deprecation import deprecated
 from ..base.scope import Scope
-from ..session.live import SessionStore
+from ..session.live import LiveSessions
 
 if TYPE_CHECKING:
     from anyio.abc import TaskGroup
@@ -61,16 +62,23 @@ class PluginContext(Generic[ConfigT]):
 
     - `name`: the plugin's entry-point name (what the overlay calls it);
     - `scope`: closes when the plugin unloads (or the Host closes);
-    - `store`, `clock`: the Host's; `group`: the Host's task group (prefer
-      `agent.tasks` for work that belongs to one agent).
+    - `live`, `clock`: the Host's live Sessions and clock; `group`: the Host's task
+      group (prefer `agent.tasks` for work that belongs to one agent).
+
+    `store` is the second edition's name of `live` (deprecated).
     """
 
     name: str
     config: ConfigT
     scope: Scope
-    store: SessionStore
+    live: LiveSessions
     clock: Clock
     group: TaskGroup
+
+    @property
+    def store(self) -> LiveSessions:
+        deprecated("PluginContext.store", "PluginContext.live")
+        return self.live
 
     def install(self, agent: Agent) -> Scope:
         """An installation scope for `agent`: closes when the agent or this plugin closes."""

@@ -1,10 +1,10 @@
-"""The SessionStore: live Sessions, every append, and the durability barrier.
+"""The LiveSessions: live Sessions, every append, and the durability barrier.
 
 Appending notifies the Session's scoped listeners synchronously and publishes
 the `session/event` observation. That notification is *not* evidence of
 durability: only `flush()` is (DESIGN §3).
 
-`await store.flush(session)`:
+`await live.flush(session)`:
 
 1. captures `through = len(session)` at entry (an exclusive boundary);
 2. awaits every listener's `flush(session)` concurrently and lets all settle;
@@ -34,13 +34,13 @@ from .log import Session, SessionEvent
 
 __all__ = [
     "FlushError",
+    "LiveSessions",
     "Observation",
     "Observer",
     "SessionClosed",
     "SessionEventObserved",
     "SessionFlushed",
     "SessionListener",
-    "SessionStore",
     "SessionUnknown",
 ]
 
@@ -88,7 +88,7 @@ class SessionUnknown(LookupError):
 
 
 class SessionClosed(RuntimeError):
-    """The Session is not live in this store (closed, or never opened)."""
+    """The Session is not live here (closed, or never opened)."""
 
 
 class FlushError(Exception):
@@ -104,7 +104,7 @@ class FlushError(Exception):
         self.errors = errors
 
 
-class SessionStore:
+class LiveSessions:
     """Owns live Sessions, appends to them, and runs the flush barrier."""
 
     def __init__(self, clock: Clock | None = None) -> None:
@@ -162,7 +162,7 @@ class SessionStore:
     def _listeners_of(self, session: Session) -> Listeners[SessionListener]:
         listeners = self._listeners.get(session)
         if listeners is None or not self.is_live(session):
-            raise SessionClosed(f"session {session.id} is not live in this store")
+            raise SessionClosed(f"session {session.id} is not live here")
         return listeners
 
     def _publish(self, observation: Observation) -> None:

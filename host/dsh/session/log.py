@@ -6,7 +6,7 @@ immutable record holding its data as canonical JSON bytes (`SessionEvent`).
 Both JSON forms are the public ones (camelCase keys, DESIGN §2); `to_json()`
 and `from_json()` round-trip to identical bytes.
 
-The live `Session` object is deliberately plain: only the `SessionStore` appends
+The live `Session` object is deliberately plain: only the `LiveSessions` appends
 to it (through `_append`), and its identity — not its id — names one live
 lifecycle, so a Session reopened under the same id is a different object.
 """
@@ -498,7 +498,7 @@ class Session:
     """A live Session: a header and its append-only events.
 
     Construct one with `new`, `fork` or `resume`. Appending belongs to the
-    `SessionStore` (which notifies listeners); nothing ever removes or rewrites
+    `LiveSessions` (which notifies listeners); nothing ever removes or rewrites
     an event. Equality is identity. A Session is a `SessionLog`: it keeps the
     seqs of each event type, so `scan(types=...)` visits only matching events.
     """
@@ -657,7 +657,7 @@ class Session:
     def __repr__(self) -> str:
         return f"<Session {self.header.id} len={len(self._events)} at {id(self):#x}>"
 
-    # -- appending (SessionStore only) -----------------------------------
+    # -- appending (LiveSessions only) -----------------------------------
 
     def _append(self, type: str, data: JsonValue, time: int) -> SessionEvent:
         event = SessionEvent(seq=len(self._events), type=type, time=time, data=data)

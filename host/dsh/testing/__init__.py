@@ -7,17 +7,18 @@
 - `FakeModel`: a scripted model adapter that records every request.
 - `FakeClock`: wall and elapsed time that move only when a test says so.
 - `FaultyBackend`: storage that fails or pauses scripted calls.
-- `MemoryWakeStore`: a wake index kept in memory, for
-  `running_host(wake_store=MemoryWakeStore(), idle_seconds=...)`, where a
+- `MemoryWakeBackend`: a wake index kept in memory, for
+  `running_host(wake_backend=MemoryWakeBackend(), idle_seconds=...)`, where a
   plugin's `dsh_session_wake_at` wakes cold Sessions on the fake clock.
 
 Nothing here runs in production. Like `dsh` itself, import it as a package
 (`from dsh.testing import ...`), not its modules.
 """
 
+from ..base.deprecation import deprecated
 from ..host.host import Host
 from ..persistence.memory import MemoryBackend
-from ..wake import MemoryWakeStore
+from ..wake import MemoryWakeBackend
 from .clock import FakeClock
 from .faults import Fault, FaultyBackend, Hold, InjectedFault, Operation
 from .host import Unload, load_plugin, running_host, settled
@@ -32,7 +33,7 @@ __all__ = [
     "Host",
     "InjectedFault",
     "MemoryBackend",
-    "MemoryWakeStore",
+    "MemoryWakeBackend",
     "Operation",
     "Reply",
     "Unload",
@@ -40,3 +41,14 @@ __all__ = [
     "running_host",
     "settled",
 ]
+
+#: Names renamed by the third edition: still importable, with a DeprecationWarning.
+_RENAMED = {"MemoryWakeStore": ("MemoryWakeBackend", MemoryWakeBackend)}
+
+
+def __getattr__(name: str) -> object:
+    if name in _RENAMED:
+        new, value = _RENAMED[name]
+        deprecated(f"dsh.testing.{name}", f"dsh.testing.{new}")
+        return value
+    raise AttributeError(f"module 'dsh.testing' has no attribute {name!r}")

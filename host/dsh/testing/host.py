@@ -8,7 +8,7 @@
         ...
         await unload()          # what unloading the plugin does: every installation unwinds
 
-`running_host()` is a real `Host` (store, persistence, loader, hooks) on
+`running_host()` is a real `Host` (live Sessions, persistence, loader, hooks) on
 in-memory storage (or the `backend` you give, e.g. a `FaultyBackend`), with
 a `FakeClock` unless you pass a clock and a `FakeModel` with an empty script
 unless you pass a model. `load_plugin()` loads a plugin class (no entry
@@ -28,12 +28,13 @@ import anyio
 
 from ..agents.agent import Agent
 from ..base.clock import Clock
+from ..base.deprecation import deprecated
 from ..host.host import Host
 from ..models.base import ModelAdapter
 from ..persistence.backend import Backend
 from ..persistence.memory import MemoryBackend
 from ..plugins.loader import PluginSpec
-from ..wake import WakeStore
+from ..wake import WakeBackend
 from .clock import FakeClock
 from .model import FakeModel
 
@@ -54,22 +55,26 @@ async def running_host(
     backend: Backend | None = None,
     plugins: Sequence[PluginSpec] = (),
     cwd: str = "/dsh-test",
-    wake_store: WakeStore | None = None,
+    wake_backend: WakeBackend | None = None,
     idle_seconds: float | None = None,
+    wake_store: WakeBackend | None = None,
 ) -> AsyncIterator[Host]:
     """A running test `Host` (see the module docstring); closed on exit.
 
-    `wake_store` turns on waking cold Sessions (`dsh.wake.MemoryWakeStore()`
+    `wake_backend` turns on waking cold Sessions (`dsh.testing.MemoryWakeBackend()`
     keeps the index in memory), `idle_seconds` hibernation; both are off by
-    default.
+    default. `wake_store` is the second edition's name of `wake_backend` (deprecated).
     """
+    if wake_store is not None:
+        deprecated("running_host(wake_store=...)", "running_host(wake_backend=...)")
+        wake_backend = wake_backend if wake_backend is not None else wake_store
     host = Host(
         backend=backend if backend is not None else MemoryBackend(),
         model=model if model is not None else FakeModel(),
         clock=clock if clock is not None else FakeClock(),
         plugins=plugins,
         cwd=cwd,
-        wake_store=wake_store,
+        wake_backend=wake_backend,
         idle_seconds=idle_seconds,
     )
     async with host:

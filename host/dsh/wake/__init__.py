@@ -1,8 +1,8 @@
 """Waking cold Sessions and hibernating idle ones (DESIGN §7 "Waking cold Sessions").
 
-- `store`: `WakeStore`, where the wake index is kept between runs (the
-  interface a PostgreSQL table fills too), and `MemoryWakeStore`;
-- `jsonl`: `JsonlWakeStore`, the file `<data-dir>/wake-index.jsonl`;
+- `store`: `WakeBackend`, where the wake index is kept between runs (the
+  interface a PostgreSQL table fills too), and `MemoryWakeBackend`;
+- `jsonl`: `JsonlWakeBackend`, the file `<data-dir>/wake-index.jsonl`;
 - `timer`: `WakeTimer`, one timer for many Sessions;
 - `index`: `WakeIndex`, the in-memory index, its crash rules and the wakes;
 - `hibernation`: `Hibernator`, closing idle live Sessions;
@@ -10,24 +10,24 @@
 - `stores`: which wake store goes with which Session store.
 """
 
-from .backend import LoadedIndex, MemoryWakeStore, WakeEntry, WakeStore, WakeStoreError
+from .backend import LoadedIndex, MemoryWakeBackend, WakeBackend, WakeBackendError, WakeEntry
 from .hibernation import Hibernator
 from .index import WakeIndex, WakeIndexUnavailable
-from .jsonl import JsonlWakeStore
+from .jsonl import JsonlWakeBackend
 from .lifecycle import LifecycleObserver, SessionLifecycle
 from .timer import WakeTimer
 
 __all__ = [
     "Hibernator",
-    "JsonlWakeStore",
+    "JsonlWakeBackend",
     "LifecycleObserver",
     "LoadedIndex",
-    "MemoryWakeStore",
+    "MemoryWakeBackend",
     "SessionLifecycle",
+    "WakeBackend",
+    "WakeBackendError",
     "WakeEntry",
     "WakeIndex",
     "WakeIndexUnavailable",
-    "WakeStore",
-    "WakeStoreError",
     "WakeTimer",
 ]

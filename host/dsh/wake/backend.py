@@ -1,7 +1,7 @@
-"""Where the wake index is kept between runs: the `WakeStore` interface.
+"""Where the wake index is kept between runs: the `WakeBackend` interface.
 
 The wake index (`dsh.wake.index`) lives in memory while the host runs; a
-`WakeStore` keeps a durable copy so that start-up reads one index instead of
+`WakeBackend` keeps a durable copy so that start-up reads one index instead of
 every log. It is never the authority: the Session logs are. So a store may
 lose its copy at any time (`load` then reports a problem and the host
 rebuilds from the logs), but it must never *silently* hold less than it
@@ -34,7 +34,7 @@ import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
-__all__ = ["LoadedIndex", "MemoryWakeStore", "WakeEntry", "WakeStore", "WakeStoreError"]
+__all__ = ["LoadedIndex", "MemoryWakeBackend", "WakeBackend", "WakeBackendError", "WakeEntry"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -55,7 +55,7 @@ Change = tuple[str, WakeEntry]
 
 @dataclass(frozen=True, slots=True)
 class LoadedIndex:
-    """What `WakeStore.load` found: the entries, or why they cannot be used.
+    """What `WakeBackend.load` found: the entries, or why they cannot be used.
 
     `problem` is None when `entries` is the whole stored index; otherwise it
     says why the index must be rebuilt from the logs (missing, unreadable,
@@ -66,11 +66,11 @@ class LoadedIndex:
     problem: str | None = None
 
 
-class WakeStoreError(Exception):
+class WakeBackendError(Exception):
     """The wake store could not read or write; the message names the file or table."""
 
 
-class WakeStore(abc.ABC):
+class WakeBackend(abc.ABC):
     """A durable copy of the wake index (see the module docstring)."""
 
     #: Where the index is kept, for messages ("the wake index /data/wake-index.jsonl").
@@ -92,7 +92,7 @@ class WakeStore(abc.ABC):
     async def write(self, changes: Sequence[Change]) -> None:
         """Durably record `changes` (later ones win; an empty entry removes one).
 
-        Returns once they are durable. Raises `WakeStoreError`; the stored
+        Returns once they are durable. Raises `WakeBackendError`; the stored
         index may then hold some of them or none.
         """
 
@@ -101,7 +101,7 @@ class WakeStore(abc.ABC):
         """Durably and atomically make `entries` the whole stored index.
 
         Afterwards `load` returns exactly `entries` (without empty ones).
-        Raises `WakeStoreError`, leaving the previous index (or none).
+        Raises `WakeBackendError`, leaving the previous index (or none).
         """
 
     @abc.abstractmethod
@@ -110,7 +110,7 @@ class WakeStore(abc.ABC):
 
         What a host does when a write failed: an index that lacks a change
         it should hold must not be trusted at the next start. Raises
-        `WakeStoreError` when even that fails.
+        `WakeBackendError` when even that fails.
         """
 
     async def claim(self, session_id: str) -> bool:
@@ -120,7 +120,7 @@ class WakeStore(abc.ABC):
     async def due(self, horizon_ms: int) -> list[Change]:
         """A shared index's entries due by `horizon_ms`, and its dirty ones, of Sessions
         no host holds or has claimed (what this host should wake or take over).
-        Raises `WakeStoreError`. The default (an index only this host writes): none."""
+        Raises `WakeBackendError`. The default (an index only this host writes): none."""
         return []
 
     async def aclose(self) -> None:
@@ -128,7 +128,7 @@ class WakeStore(abc.ABC):
         return None
 
 
-class MemoryWakeStore(WakeStore):
+class MemoryWakeBackend(WakeBackend):
     """A wake store in memory: for the memory backend and tests (nothing survives).
 
     `fail_writes` makes `write` and `replace` raise (a test's broken disk);
@@ -152,7 +152,7 @@ class MemoryWakeStore(WakeStore):
 
     async def write(self, changes: Sequence[Change]) -> None:
         if self.fail_writes:
-            raise WakeStoreError(f"cannot write {self.description}: writes are failing")
+            raise WakeBackendError(f"cannot write {self.description}: writes are failing")
         if self.entries is None:
             self.entries = {}
         self.writes.append(list(changes))
@@ -164,10 +164,10 @@ class MemoryWakeStore(WakeStore):
 
     async def replace(self, entries: Mapping[str, WakeEntry]) -> None:
         if self.fail_writes:
-            raise WakeStoreError(f"cannot write {self.description}: writes are failing")
+            raise WakeBackendError(f"cannot write {self.description}: writes are failing")
         self.entries = {k: v for k, v in entries.items() if not v.empty}
 
     async def discard(self) -> None:
         if self.fail_discard:
-            raise WakeStoreError(f"cannot discard {self.description}")
+            raise WakeBackendError(f"cannot discard {self.description}")
         self.entries = None

@@ -12,7 +12,7 @@ Sessions after a restart are not ten thousand tasks.
 **Never the authority.** An early, stale or duplicate entry only resumes a
 Session that then finds nothing due (and may hibernate again); a Session
 that cannot be woken (storage failing) is retried with a growing delay; one
-that is no longer stored leaves the index. The durable copy (`WakeStore`) is
+that is no longer stored leaves the index. The durable copy (`WakeBackend`) is
 written so that a crash at any point leaves an index that wakes every
 Session that might need it:
 
@@ -31,19 +31,19 @@ Session that might need it:
    the background, and written as a whole once done; until then nothing is
    appended (there is no usable index to append to, so a crash meanwhile
    rebuilds again).
-4. **A failed write** makes the stored index unusable (`WakeStore.discard`)
+4. **A failed write** makes the stored index unusable (`WakeBackend.discard`)
    before anyone proceeds, so the next start rebuilds from the logs; the
    next write is then a whole snapshot. Only if even that fails does the
    operation waiting for it fail (`WakeIndexUnavailable`).
 
-5. **A shared store** (`WakeStore.shared`: PostgreSQL, several hosts) is
+5. **A shared store** (`WakeBackend.shared`: PostgreSQL, several hosts) is
    never rewritten whole and its dirty entries are not derived at start
    (they may be Sessions live on other hosts). Instead, every
    `sweep_seconds` the index asks it which entries are due soon, or dirty,
-   among the Sessions no host holds (`WakeStore.due`): due ones are armed
+   among the Sessions no host holds (`WakeBackend.due`): due ones are armed
    like its own, dirty ones (a dead host's, once its lease expired) are
    woken at once. Before waking, a host claims the entry
-   (`WakeStore.claim`), so exactly one host wakes each Session.
+   (`WakeBackend.claim`), so exactly one host wakes each Session.
 
 Writes are group-committed: everything recorded while one write is under
 way goes into the next, so a shutdown closing a thousand Sessions writes a
@@ -65,7 +65,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 
 from ..base.clock import Clock
 from ..persistence.backend import StorageError
-from .backend import Change, WakeEntry, WakeStore, WakeStoreError
+from .backend import Change, WakeBackend, WakeBackendError, WakeEntry
 from .timer import WakeTimer
 
 __all__ = ["WakeHost", "WakeIndex", "WakeIndexUnavailable"]
@@ -126,7 +126,7 @@ class WakeIndex:
 
     def __init__(
         self,
-        store: WakeStore,
+        backend: WakeBackend,
         host: WakeHost,
         *,
         clock: Clock,
@@ -135,7 +135,7 @@ class WakeIndex:
         retry_max: float = RETRY_MAX_SECONDS,
         lead_seconds: float = LEAD_SECONDS,
     ) -> None:
-        self.store = store
+        self.backend = backend
         self.lead_ms = round(lead_seconds * 1000)
         """How long before its time a Session is woken (see `LEAD_SECONDS`)."""
         self._host = host
@@ -191,7 +191,7 @@ class WakeIndex:
         Dirty entries are derived again, and an unusable index rebuilt, in
         the background (`ready` is set when that is done).
         """
-        loaded = await self.store.load()
+        loaded = await self.backend.load()
         self._due = anyio.create_memory_object_stream[str](math.inf)
         self._writer = anyio.CancelScope()
         group.start_soon(self._write_forever, self._writer, name="wake index writer")
@@ -206,10 +206,10 @@ class WakeIndex:
         self._entries = dict(loaded.entries)
         for session_id, entry in self._entries.items():
             self._arm(session_id, entry)
-        if self.store.sweep_seconds is not None:
+        if self.backend.sweep_seconds is not None:
             group.start_soon(self._sweep_forever, self._scope(), name="wake index sweep")
         dirty = [session_id for session_id, entry in self._entries.items() if entry.dirty]
-        if self.store.shared:
+        if self.backend.shared:
             # Another host's live Session, or a dead host's: the sweep hands over the
             # ones no host holds (rule 5). Their logs are not this host's to derive.
             dirty = []
@@ -235,7 +235,7 @@ class WakeIndex:
         self.stop_waking()
         try:
             await self._sync()
-            if not self._rebuilding and not self.store.shared:
+            if not self._rebuilding and not self.backend.shared:
                 await self._snapshot()
         except WakeIndexUnavailable as error:
             log.error("%s", error)
@@ -243,7 +243,7 @@ class WakeIndex:
             if self._writer is not None:
                 self._writer.cancel()
                 await self._writer_done.wait()
-            await self.store.aclose()
+            await self.backend.aclose()
 
     # -- the two transitions ------------------------------------------------------
 
@@ -256,7 +256,7 @@ class WakeIndex:
         entry = self._entries.get(session_id)
         if (
             entry is not None
-            and not self.store.shared  # there, this host's copy of the entry may be stale
+            and not self.backend.shared  # there, this host's copy of the entry may be stale
             and (
                 entry.dirty
                 or (entry.wake_at is not None and entry.wake_at <= self._clock.wall_ms())
@@ -330,7 +330,7 @@ class WakeIndex:
             return  # it changed since it was armed
         if self._host.is_live(session_id):
             return  # a person made it live first
-        if not await self.store.claim(session_id):
+        if not await self.backend.claim(session_id):
             return  # another host wakes it
         try:
             await self._host.resume(session_id)
@@ -359,21 +359,21 @@ class WakeIndex:
     async def _sweep_forever(self, scope: anyio.CancelScope) -> None:
         """Rule 5: hand what other hosts left due (or dirty, and no host holds) to the
         timer, every `sweep_seconds`, looking one period and the lead ahead."""
-        assert self.store.sweep_seconds is not None
-        period = self.store.sweep_seconds
+        assert self.backend.sweep_seconds is not None
+        period = self.backend.sweep_seconds
         failing = False
         with scope:
             while True:
                 now = self._clock.wall_ms()
                 try:
-                    found = await self.store.due(now + self.lead_ms + round(period * 1000))
-                except WakeStoreError as error:
+                    found = await self.backend.due(now + self.lead_ms + round(period * 1000))
+                except WakeBackendError as error:
                     if not failing:
                         log.warning("wake index: %s; sweeping again every %g s", error, period)
                     failing = True
                 else:
                     if failing:
-                        log.info("wake index: %s can be swept again", self.store.description)
+                        log.info("wake index: %s can be swept again", self.backend.description)
                     failing = False
                     self._adopt(found, now)
                 await self._clock.sleep(period)
@@ -523,10 +523,10 @@ class WakeIndex:
         self._queue, self._inflight = [], ticket
         try:
             if snapshot:
-                await self.store.replace(self._entries)
+                await self.backend.replace(self._entries)
             else:
-                await self.store.write(changes)
-        except WakeStoreError as error:
+                await self.backend.write(changes)
+        except WakeBackendError as error:
             try:
                 await self._give_up_copy(error)
             except WakeIndexUnavailable as unavailable:
@@ -542,10 +542,10 @@ class WakeIndex:
         self._queue.append((_SNAPSHOT, WakeEntry()))
         await self._sync()
 
-    async def _give_up_copy(self, error: WakeStoreError) -> None:
+    async def _give_up_copy(self, error: WakeBackendError) -> None:
         try:
-            await self.store.discard()
-        except WakeStoreError as second:
+            await self.backend.discard()
+        except WakeBackendError as second:
             raise WakeIndexUnavailable(
                 f"{error}; and the stale copy could not be removed either ({second}): "
                 "run `dsh index rebuild` before the next start"

@@ -51,9 +51,9 @@ from ..persistence.jsonl.files import (
     write_all,
 )
 from ..session.log import InvalidSessionId, validate_session_id
-from .backend import Change, LoadedIndex, WakeEntry, WakeStore, WakeStoreError
+from .backend import Change, LoadedIndex, WakeBackend, WakeBackendError, WakeEntry
 
-__all__ = ["FORMAT", "INDEX_NAME", "VERSION", "JsonlWakeStore"]
+__all__ = ["FORMAT", "INDEX_NAME", "VERSION", "JsonlWakeBackend"]
 
 FORMAT = "dsh-wake-index"
 VERSION = 1
@@ -176,7 +176,7 @@ def _decode(raw: bytes, model: type[Any], number: int) -> Any:
         raise _Unusable(f"line {number} is not a valid record: {reason}") from None
 
 
-class JsonlWakeStore(WakeStore):
+class JsonlWakeBackend(WakeBackend):
     """The wake index in `<data_dir>/wake-index.jsonl` (see the module docstring).
 
     `sync` replaces every fsync (file and directory), for tests that inject
@@ -195,7 +195,7 @@ class JsonlWakeStore(WakeStore):
         self._torn = False
         self._limiter: CapacityLimiter | None = None
 
-    # -- WakeStore ------------------------------------------------------------
+    # -- WakeBackend ------------------------------------------------------------
 
     async def load(self) -> LoadedIndex:
         return await self._run(self._load)
@@ -258,7 +258,7 @@ class JsonlWakeStore(WakeStore):
             self._sync(fd)
         except OSError as error:
             self._torn = True  # a part may be there: truncate it before the next append
-            raise WakeStoreError(f"cannot write {self.path}: {error}") from error
+            raise WakeBackendError(f"cannot write {self.path}: {error}") from error
         self._entries = merged
         self._lines += len(changes)
         self._valid_size += len(payload)
@@ -287,7 +287,7 @@ class JsonlWakeStore(WakeStore):
         except OSError as error:
             with contextlib.suppress(OSError):
                 os.unlink(temp)
-            raise WakeStoreError(f"cannot write {self.path}: {error}") from error
+            raise WakeBackendError(f"cannot write {self.path}: {error}") from error
         # The snapshot's descriptor appends from now on (it is the file at `path`).
         self._close()
         self._fd, self._entries, self._lines = fd, kept, len(kept) + 1
@@ -300,7 +300,7 @@ class JsonlWakeStore(WakeStore):
                 os.unlink(self.path)
             sync_directory(self.data_dir, self._sync)
         except OSError as error:
-            raise WakeStoreError(f"cannot remove {self.path}: {error}") from error
+            raise WakeBackendError(f"cannot remove {self.path}: {error}") from error
         self._entries, self._lines = {}, 0
 
     def _close(self) -> None:

@@ -33,7 +33,7 @@ from ..base.listeners import Listeners
 from ..base.scope import Disposer
 from ..session.live import Observation
 from ..session.log import Session
-from .backend import WakeStore
+from .backend import WakeBackend
 from .hibernation import Hibernator
 from .index import SessionGone, WakeIndex, WakeIndexUnavailable
 
@@ -56,16 +56,16 @@ class SessionLifecycle:
         self,
         host: Host,
         *,
-        wake_store: WakeStore | None = None,
+        wake_backend: WakeBackend | None = None,
         idle_seconds: float | None = None,
         wake_workers: int | None = None,
     ) -> None:
         self._host = host
         self._observers: Listeners[LifecycleObserver] = Listeners()
         self.index: WakeIndex | None = None
-        if wake_store is not None:
+        if wake_backend is not None:
             options = {} if wake_workers is None else {"workers": wake_workers}
-            self.index = WakeIndex(wake_store, _Port(host), clock=host.clock, **options)
+            self.index = WakeIndex(wake_backend, _Port(host), clock=host.clock, **options)
         self.hibernator: Hibernator | None = None
         if idle_seconds:
             self.hibernator = Hibernator(
@@ -88,7 +88,7 @@ class SessionLifecycle:
         if self.index is not None:
             await self.index.start(group)
         if self.hibernator is not None:
-            self._unobserve = self._host.store.observe(self._activity)
+            self._unobserve = self._host.live.observe(self._activity)
             self.hibernator.start(group)
 
     def stop(self) -> None:
@@ -191,7 +191,7 @@ class _Port:
         self._host = host
 
     def is_live(self, session_id: str) -> bool:
-        return self._host.store.find(session_id) is not None
+        return self._host.live.find(session_id) is not None
 
     async def resume(self, session_id: str) -> None:
         from ..host.host import SessionNotFound

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from .backend import WakeEntry, WakeStore
+from .backend import WakeBackend, WakeEntry
 
 if TYPE_CHECKING:
     from ..host.host import Host
@@ -44,10 +44,10 @@ class RebuildReport:
         return min(times, default=None)
 
 
-async def rebuild_index(host: Host, store: WakeStore) -> RebuildReport:
+async def rebuild_index(host: Host, backend: WakeBackend) -> RebuildReport:
     """Derive every stored Session's entry with `host`'s plugins and write them to `store`.
 
-    Raises `WakeStoreError` when the snapshot cannot be written, and what
+    Raises `WakeBackendError` when the snapshot cannot be written, and what
     listing the stored Sessions raises (`StorageError`).
     """
     report = RebuildReport()
@@ -69,6 +69,6 @@ async def rebuild_index(host: Host, store: WakeStore) -> RebuildReport:
     async with anyio.create_task_group() as group:
         for _ in range(READERS):
             group.start_soon(reader)
-    await store.replace(report.entries)
-    await store.aclose()
+    await backend.replace(report.entries)
+    await backend.aclose()
     return report

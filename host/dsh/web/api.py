@@ -174,7 +174,7 @@ async def create_session(request: Request) -> JSONResponse:
 )
 async def read_session(request: Request, session_id: str) -> JSONResponse:
     host = _host(request)
-    live = host.store.find(_checked(session_id))
+    live = host.live.find(_checked(session_id))
     if live is None:
         header, length = await host.stored_header(session_id)
         return _json(

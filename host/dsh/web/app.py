@@ -77,7 +77,7 @@ def create_app(host: Host, settings: WebSettings) -> FastAPI:
 
     app = _new_app(settings, lifespan)
     state = _attach(app, host, settings)
-    # If the Host closes first, stop observing its store with it.
+    # If the Host closes first, stop observing its live Sessions with it.
     host.scope.add(state.close)
     return app
 

@@ -4,7 +4,7 @@
 checks everything it can *before* the server starts — the overlay's plugins
 are installed, the model spec builds, no other `dsh web` writes to the same
 store (the store's `DataDirLock`, held until the process ends), the store
-is reachable and its tables are up to date (`StoreChoice.prepare`: the
+is reachable and its tables are up to date (`BackendChoice.prepare`: the
 PostgreSQL migrations) — so a mistake
 is one clear line, not a server start-up traceback. The access token is
 `$DSH_TOKEN`, or a fresh random one; it is printed only inside the start-up
@@ -31,11 +31,11 @@ from ..host.host import Host
 from ..host.leases import LeaseSettings
 from ..models import resolve_model
 from ..persistence.backend import StorageError
-from ..persistence.backends import JsonlSettings, StoreChoice
+from ..persistence.backends import BackendChoice, JsonlSettings
 from ..plugins.loader import PluginError, PluginProblems
 from ..plugins.loader import check_plugins as loader_checks
 from ..plugins.overlay import Overlay
-from ..wake.backends import wake_store_for
+from ..wake.backends import wake_backend_for
 from .server import WebStartupError, serve
 from .settings import WebSettings
 from .token_file import TokenFileError, choose_token
@@ -83,7 +83,7 @@ def check_plugins(overlay: Overlay) -> None:
 
 def make_host_factory(
     overlay: Overlay,
-    store: StoreChoice,
+    choice: BackendChoice,
     model: str,
     *,
     close_retry_seconds: float = CLOSE_RETRY_SECONDS,
@@ -103,10 +103,10 @@ def make_host_factory(
         renew_seconds=overlay.store.lease_renew_seconds,
     )
     if overlay.host.wake_cold_sessions:
-        wake_store_for(store)  # a store kind without a wake index fails here, before start
+        wake_backend_for(choice)  # a store kind without a wake index fails here, before start
 
     def make_host() -> Host:
-        backend = store.open()
+        backend = choice.open()
         return Host(
             backend=backend,
             model=adapter,
@@ -114,8 +114,8 @@ def make_host_factory(
             close_retry_seconds=close_retry_seconds,
             clean_empty_sessions=True,
             lease_settings=leases,
-            wake_store=(
-                wake_store_for(store, backend) if overlay.host.wake_cold_sessions else None
+            wake_backend=(
+                wake_backend_for(choice, backend) if overlay.host.wake_cold_sessions else None
             ),
             idle_seconds=overlay.host.idle_seconds or None,
             heap=HeapPolicy(),  # a long-running server: long-lived objects are frozen
@@ -127,7 +127,7 @@ def make_host_factory(
 def run_web(
     *,
     overlay: Overlay,
-    store: StoreChoice,
+    choice: BackendChoice,
     model: str,
     host: str,
     port: int,
@@ -148,11 +148,11 @@ def run_web(
     """
     try:
         check_plugins(overlay)
-        make_host = make_host_factory(overlay, store, model, close_retry_seconds=stop_grace)
+        make_host = make_host_factory(overlay, choice, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error), getattr(error, "problems", ())) from error
-    _check_data_dir(store)
-    lock = store.writer_lock()
+    _check_data_dir(choice)
+    lock = choice.writer_lock()
     try:
         if lock is not None:
             lock.acquire()
@@ -171,7 +171,7 @@ def run_web(
             lock.release()
         raise LaunchError(str(error)) from error
     try:
-        prepared = store.prepare()  # reachable, and its tables up to date: or one line
+        prepared = choice.prepare()  # reachable, and its tables up to date: or one line
     except StorageError as error:
         if lock is not None:
             lock.release()
@@ -203,9 +203,9 @@ def run_web(
     return EXIT_OK
 
 
-def _check_data_dir(store: StoreChoice) -> None:
+def _check_data_dir(choice: BackendChoice) -> None:
     """A JSONL data dir may be missing (it is created), but not a file."""
-    chosen = store.settings
+    chosen = choice.settings
     directory = chosen.directory if isinstance(chosen, JsonlSettings) else None
     if directory is not None and directory.exists() and not directory.is_dir():
         raise LaunchError(

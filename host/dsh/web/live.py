@@ -1,6 +1,6 @@
-"""The live stream: store observations fanned out to WebSocket subscriptions.
+"""The live stream: observations of the live Sessions fanned out to WebSocket subscriptions.
 
-`LiveHub` observes one Host's `SessionStore` and turns observations into
+`LiveHub` observes one Host's `LiveSessions` and turns observations into
 frames (pre-encoded JSON text, encoded once per observation):
 
 - `{"kind":"hello","tail":N}` first, when a subscription starts;
@@ -40,7 +40,7 @@ announces a change a failed flush could take back.
 **Subscriptions** are per Session *id*. A subscription is bound to the live
 object it streams; at subscription time that is the current live object, if
 any. A subscription to a cold Session waits, and is bound to the next live
-object with that id as soon as the store reports anything about it (a
+object with that id as soon as the live Sessions report anything about it (a
 resume's first flush, an append); the same happens when a live Session is
 closed and reopened. Binding first catches the client up from the tail it
 was last told about (raw events, plus sidecars for those already below the
@@ -201,7 +201,7 @@ class Subscription:
 
 
 class LiveHub:
-    """Fans one Host's store observations out to subscriptions (see the module docstring)."""
+    """Fans the Host's observations of its live Sessions out to subscriptions (module docstring)."""
 
     def __init__(self, host: Host, *, queue_frames: int = 1024) -> None:
         self._host = host
@@ -216,9 +216,9 @@ class LiveHub:
     # -- lifecycle --------------------------------------------------------
 
     def start(self) -> None:
-        """Begin observing the Host's store."""
+        """Begin observing the Host's live Sessions."""
         if self._stop is None and not self._closed:
-            self._stop = self._host.store.observe(self._observe)
+            self._stop = self._host.live.observe(self._observe)
             self._stop_lifecycle = self._host.lifecycle.observe(self._lifecycle)
 
     def close(self) -> None:
@@ -257,7 +257,7 @@ class LiveHub:
         self._subscriptions.setdefault(session_id, []).append(subscription)
         subscription.release = self._host.lifecycle.hold(session_id)
         subscription.put(encode_frame({"kind": "hello", "tail": tail}))
-        live = self._host.store.find(session_id)
+        live = self._host.live.find(session_id)
         if live is not None:
             self._bind(subscription, live)
         else:
@@ -300,7 +300,7 @@ class LiveHub:
         session_id = subscription.session_id
         live_there: bool | None = None
         while not subscription.ended:
-            if subscription.session is None and self._host.store.find(session_id) is None:
+            if subscription.session is None and self._host.live.find(session_id) is None:
                 owner = await self._host.live_elsewhere(session_id)
                 await self._catch_up_stored(subscription)
                 live = owner is not None

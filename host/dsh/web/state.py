@@ -31,7 +31,7 @@ class WebState:
 
     @classmethod
     def start(cls, host: Host, settings: WebSettings) -> WebState:
-        """Build the helpers and start observing `host`'s store."""
+        """Build the helpers and start observing `host`'s live Sessions."""
         hub = LiveHub(host, queue_frames=settings.queue_frames)
         hub.start()
         return cls(host=host, settings=settings, hub=hub, history=History(host))

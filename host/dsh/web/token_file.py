@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from ..persistence.backends import JsonlSettings, StoreChoice
+from ..persistence.backends import BackendChoice, JsonlSettings
 
 __all__ = [
     "TOKEN_ENV",
@@ -75,9 +75,9 @@ class TokenChoice:
     path: Path | None
 
 
-def token_path(store: StoreChoice, data_dir: Path) -> Path:
+def token_path(choice: BackendChoice, data_dir: Path) -> Path:
     """Where the token file of a host using `store` lives (see the module docstring)."""
-    settings = store.settings
+    settings = choice.settings
     directory = settings.directory if isinstance(settings, JsonlSettings) else data_dir
     return directory / TOKEN_FILE
 

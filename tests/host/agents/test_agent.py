@@ -13,7 +13,7 @@ from dsh.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, A
 from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
 from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
@@ -105,7 +105,7 @@ class Harness:
     def __init__(self, group: anyio.abc.TaskGroup) -> None:
         self.group = group
         self.clock = FakeClock()
-        self.store = SessionStore(self.clock)
+        self.live = LiveSessions(self.clock)
         self.agents: list[Agent] = []
 
     def agent(
@@ -114,8 +114,8 @@ class Harness:
         session = Session.new(
             session_id, cwd="/", created_at=self.clock.wall_ms(), delegation_depth=depth
         )
-        self.store.open(session)
-        agent = Agent(session=session, store=self.store, model=model, group=self.group, **options)
+        self.live.open(session)
+        agent = Agent(session=session, live=self.live, model=model, group=self.group, **options)
         self.agents.append(agent)
         return agent
 
@@ -183,7 +183,7 @@ async def test_a_log_the_model_cannot_be_told_ends_the_turn_with_an_error_naming
     harness: Harness,
 ) -> None:
     agent = harness.agent(FakeModel(ModelReply(text="never asked")))
-    harness.store.append(agent.session, "tool/result", {"callId": "c", "name": "t"})
+    harness.live.append(agent.session, "tool/result", {"callId": "c", "name": "t"})
 
     await turn(agent, "hello")
 
@@ -296,7 +296,7 @@ def test_max_steps_must_be_at_least_one() -> None:
     with pytest.raises(ValueError, match="max_steps must be at least 1"):
         Agent(
             session=Session.new("s", cwd="/", created_at=0),
-            store=SessionStore(FakeClock()),
+            live=LiveSessions(FakeClock()),
             model=FakeModel(),
             group=None,  # type: ignore[arg-type]
             max_steps=0,
@@ -919,7 +919,7 @@ async def test_a_turn_cut_short_after_its_session_closed_appends_nothing_more(
     with anyio.fail_after(WAIT):
         await gate.entered.wait()
 
-    harness.store.close(agent.session)
+    harness.live.close(agent.session)
     await agent.aclose()
 
     assert types(agent) == ["message/user"]

@@ -22,7 +22,7 @@ from dsh.agents.tools import (
     invoke_tool,
 )
 from dsh.models.base import ModelReply, ModelRequest
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
@@ -84,12 +84,12 @@ class NeverModel:
 @pytest.fixture
 async def ctx() -> AsyncIterator[ToolContext]:
     clock = FakeClock()
-    store = SessionStore(clock)
+    live = LiveSessions(clock)
     session = Session.new("tools-test", cwd="/", created_at=clock.wall_ms())
-    store.open(session)
+    live.open(session)
     async with anyio.create_task_group() as group:
-        agent = Agent(session=session, store=store, model=NeverModel(), group=group)
-        yield ToolContext(agent=agent, session=session, store=store, clock=clock)
+        agent = Agent(session=session, live=live, model=NeverModel(), group=group)
+        yield ToolContext(agent=agent, session=session, live=live, clock=clock)
         await agent.aclose()
 
 

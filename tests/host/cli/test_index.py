@@ -8,7 +8,7 @@ import pytest
 
 from dsh.persistence.jsonl import DataDirLock, JsonlBackend
 from dsh.testing import FakeClock
-from dsh.wake import JsonlWakeStore, WakeEntry
+from dsh.wake import JsonlWakeBackend, WakeEntry
 
 from ..fixtures.distributions import FakeSite
 from ..wake.alarm_plugin import set_alarm
@@ -61,7 +61,7 @@ def test_rebuild_writes_every_sessions_wake_time_from_the_logs(
         f"rebuilt the wake index {data / 'wake-index.jsonl'} from 3 stored Sessions: "
         "2 with a wake time, the next at 2027-01-15T08:00:01.000Z\n"
     )
-    loaded = anyio.run(JsonlWakeStore(data).load)
+    loaded = anyio.run(JsonlWakeBackend(data).load)
     assert loaded.entries == {
         first: WakeEntry(1_800_000_005_000),
         second: WakeEntry(1_800_000_001_000),
@@ -100,7 +100,7 @@ def test_rebuild_of_an_empty_store_writes_an_empty_index(
     result = dsh("index", "rebuild", "--overlay", str(overlay(tmp_path)), "--data-dir", str(data))
     assert result.code == 0, result.err
     assert "from 0 stored Sessions: 0 with a wake time\n" in result.out
-    assert anyio.run(JsonlWakeStore(data).load).entries == {}
+    assert anyio.run(JsonlWakeBackend(data).load).entries == {}
 
 
 def test_rebuild_refuses_while_a_dsh_web_holds_the_data_dir(

@@ -21,7 +21,7 @@ from dsh.cli.app import Streams, build_parser
 from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
 from dsh.persistence import JsonlBackend
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.plugins.overlay import Overlay, parse_overlay
 from dsh.web import launch as web_launch
 from dsh.web.launch import make_host_factory
@@ -82,7 +82,7 @@ def test_every_option_is_read() -> None:
 
 
 def test_the_host_factory_uses_the_chosen_store_and_the_overlay_plugins(tmp_path: Path) -> None:
-    make_host = make_host_factory(Overlay.default(), choose_store(None, tmp_path), "absent")
+    make_host = make_host_factory(Overlay.default(), choose_backend(None, tmp_path), "absent")
     host = make_host()
     assert isinstance(host, Host) and isinstance(host.backend, JsonlBackend)
     assert host.backend.directory == tmp_path / "sessions"
@@ -92,7 +92,7 @@ def test_the_host_factory_uses_the_chosen_store_and_the_overlay_plugins(tmp_path
 
 
 def test_the_host_dsh_web_runs_cleans_sessions_left_unused(tmp_path: Path) -> None:
-    make_host = make_host_factory(Overlay.default(), choose_store(None, tmp_path), "absent")
+    make_host = make_host_factory(Overlay.default(), choose_backend(None, tmp_path), "absent")
     assert make_host().clean_empty_sessions is True
 
 
@@ -323,7 +323,7 @@ def test_an_unreachable_postgresql_store_stops_dsh_web_before_it_serves(
 
 def test_the_overlays_lease_timing_reaches_the_host(tmp_path: Path) -> None:
     overlay = parse_overlay("[store]\nlease_ttl_seconds = 6\nlease_renew_seconds = 2\n")
-    host = make_host_factory(overlay, choose_store(None, tmp_path), "absent")()
+    host = make_host_factory(overlay, choose_backend(None, tmp_path), "absent")()
     assert host.lease_settings == LeaseSettings(ttl_seconds=6, renew_seconds=2)
 
 

@@ -127,7 +127,7 @@ async def test_a_host_with_a_policy_installs_it_settles_each_session_and_counts_
         agent = await host.create_session(origin="api")
         assert policy.settles == 1
         before = policy._active_at
-        host.store.append(agent.session, "test/event", {})
+        host.live.append(agent.session, "test/event", {})
         assert policy._active_at > before  # every append counts as activity
         await host.close_session(agent.session.id)
         assert policy._released == 1

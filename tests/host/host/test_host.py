@@ -121,7 +121,7 @@ async def test_a_session_whose_storage_refuses_is_not_made_live() -> None:
         with pytest.raises(FlushError):
             await host.create_session()
         assert host.agents() == []
-        assert list(host.store.live()) == []
+        assert list(host.live.live()) == []
 
 
 async def test_a_store_without_durable_acknowledgement_raises_persistence_unavailable(
@@ -130,7 +130,7 @@ async def test_a_store_without_durable_acknowledgement_raises_persistence_unavai
     async def never_durable(session: Session) -> bool:
         return False
 
-    monkeypatch.setattr(host.store, "flush", never_durable)
+    monkeypatch.setattr(host.live, "flush", never_durable)
     with pytest.raises(PersistenceUnavailable, match="did not acknowledge"):
         await host.create_session()
     assert host.agents() == []
@@ -486,7 +486,7 @@ async def test_a_live_parent_is_stored_before_it_is_forked(
     host: Host, backend: MemoryBackend, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     parent = await host.create_session()
-    host.store.append(parent.session, "test/unstored", {})
+    host.live.append(parent.session, "test/unstored", {})
 
     child = await host.fork(parent.session.id)
 
@@ -498,7 +498,7 @@ async def test_a_live_parent_is_stored_before_it_is_forked(
     async def refuse(session: Session) -> bool:
         return False
 
-    monkeypatch.setattr(host.store, "flush", refuse)
+    monkeypatch.setattr(host.live, "flush", refuse)
     with pytest.raises(PersistenceUnavailable, match="cannot be forked"):
         await host.fork(parent.session.id)
 
@@ -527,7 +527,7 @@ async def test_a_fork_answered_with_an_error_leaves_no_child_listed(host: Host) 
     faulty = FaultyBackend(backend)
     faulty.fail("mark", after_write=True, times=None)
     host._reader = type(host._reader)(  # the same Host, its writes now failing
-        host.store, faulty, durable=lambda s: 0, view=host.event_view
+        host.live, faulty, durable=lambda s: 0, view=host.event_view
     )
     host.backend = faulty
     assert host._coordinator is not None
@@ -585,8 +585,8 @@ async def test_storage_health_lists_the_sessions_whose_writes_fail(
         agent = await host.create_session()
         assert host.storage_health().ok
         faulty.fail("append", times=None)
-        host.store.append(agent.session, "test/a", {})
-        host.store.append(agent.session, "test/b", {})
+        host.live.append(agent.session, "test/a", {})
+        host.live.append(agent.session, "test/b", {})
         with anyio.fail_after(WAIT):
             while host.storage_health().ok:
                 await anyio.lowlevel.checkpoint()
@@ -594,7 +594,7 @@ async def test_storage_health_lists_the_sessions_whose_writes_fail(
         assert [item.session_id for item in health.degraded] == [agent.session.id]
         assert health.unconfirmed_events == 2
         faulty.clear()
-        assert await host.store.flush(agent.session)
+        assert await host.live.flush(agent.session)
         assert host.storage_health().ok
 
 
@@ -616,8 +616,8 @@ async def test_closing_the_host_names_the_sessions_it_could_not_store(
             stored = await host.create_session()
             unstored = await host.create_session()
             faulty.fail("append", times=None, session_id=unstored.session.id)
-            host.store.append(unstored.session, "test/a", {})
-            host.store.append(stored.session, "test/a", {})
+            host.live.append(unstored.session, "test/a", {})
+            host.live.append(stored.session, "test/a", {})
             group.start_soon(advance)
         group.cancel_scope.cancel()
     assert host.unstored == [unstored.session.id]
@@ -744,10 +744,10 @@ async def test_session_state_is_keyed_by_plugin_from_the_durable_prefix(
     host.pm.register(stateful, name="stateful")
     host.pm.register(BadStates(), name="bad")
     agent = await host.create_session()
-    host.store.append(agent.session, "test/plain", {})  # appended, not yet durable
+    host.live.append(agent.session, "test/plain", {})  # appended, not yet durable
 
     live = await host.plugin_states(agent.session.id)
-    await host.store.flush(agent.session)
+    await host.live.flush(agent.session)
     flushed = await host.plugin_states(agent.session.id)
     await host.close_session(agent.session.id)
     cold = await host.plugin_states(agent.session.id)

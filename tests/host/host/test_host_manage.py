@@ -181,7 +181,7 @@ async def test_a_title_storage_does_not_acknowledge_is_an_error(
     async def never_durable(session: Session) -> bool:
         return False
 
-    monkeypatch.setattr(host.store, "flush", never_durable)
+    monkeypatch.setattr(host.live, "flush", never_durable)
     with pytest.raises(PersistenceUnavailable, match="title"):
         await host.set_title(agent.session.id, "Lost?")
 
@@ -388,9 +388,9 @@ async def test_live_summaries_carry_each_plugins_compact_summary_computed_once_p
     host.pm.register(counting, name="counting")
     host.pm.register(BrokenSummary(), name="broken")
     session_id = (await host.create_session()).session.id
-    assert host.summary(host.store.get(session_id)).to_dict()["plugins"] == {}
+    assert host.summary(host.live.get(session_id)).to_dict()["plugins"] == {}
     await turn(host, session_id, "hello")
-    assert await host.store.flush(host.store.get(session_id))
+    assert await host.live.flush(host.live.get(session_id))
 
     rows = [row.to_dict() for row in await host.list_sessions()]
     again = [row.to_dict() for row in await host.list_sessions()]
@@ -406,7 +406,7 @@ async def test_live_summaries_carry_each_plugins_compact_summary_computed_once_p
 async def test_a_plugin_registered_later_gets_its_summary_into_the_list(host: Host) -> None:
     session_id = (await host.create_session()).session.id
     await turn(host, session_id, "hello")
-    assert await host.store.flush(host.store.get(session_id))
+    assert await host.live.flush(host.live.get(session_id))
     before = [row.to_dict()["plugins"] for row in await host.list_sessions()]
 
     host.pm.register(Counting(), name="counting")

@@ -10,7 +10,7 @@ import anyio.lowlevel
 import pytest
 
 from dsh.host.leases import LeaseKeeper, LeaseSettings
-from dsh.persistence.leases import Lease, LeaseStore, LocalLeases, StorageError
+from dsh.persistence.leases import Lease, LeaseBackend, LocalLeases, StorageError
 from dsh.testing import FakeClock
 
 pytestmark = pytest.mark.anyio
@@ -18,7 +18,7 @@ pytestmark = pytest.mark.anyio
 TTL = 10.0
 
 
-class ExpiringLeases(LeaseStore):
+class ExpiringLeases(LeaseBackend):
     """Leases with a `ttl`, whose renewals a test scripts: `drop` loses some, `fail` raises,
     `hang` blocks until released."""
 
@@ -62,8 +62,8 @@ async def settle() -> None:
 
 
 class Running:
-    def __init__(self, keeper: LeaseKeeper, store: ExpiringLeases, clock: FakeClock) -> None:
-        self.keeper, self.store, self.clock = keeper, store, clock
+    def __init__(self, keeper: LeaseKeeper, backend: ExpiringLeases, clock: FakeClock) -> None:
+        self.keeper, self.backend, self.clock = keeper, backend, clock
         self.lost: list[str] = []
 
     async def acquire(self, session_id: str) -> Lease:
@@ -78,7 +78,7 @@ class Running:
 
 @pytest.fixture
 async def running() -> AsyncIterator[Running]:
-    store, clock = ExpiringLeases(), FakeClock()
+    backend, clock = ExpiringLeases(), FakeClock()
     async with anyio.create_task_group() as group:
         lost: list[str] = []
 
@@ -86,9 +86,9 @@ async def running() -> AsyncIterator[Running]:
             lost.append(session_id)
 
         keeper = LeaseKeeper(
-            store, group, on_lost, clock=clock, settings=LeaseSettings(renew_seconds=3)
+            backend, group, on_lost, clock=clock, settings=LeaseSettings(renew_seconds=3)
         )
-        run = Running(keeper, store, clock)
+        run = Running(keeper, backend, clock)
         run.lost = lost
         yield run
         keeper.close()
@@ -100,11 +100,11 @@ async def test_held_leases_are_renewed_together_every_period(running: Running) -
     await running.acquire("s1")
     await running.acquire("s2")
     await running.tick(2.9)
-    assert running.store.renewals == []
+    assert running.backend.renewals == []
     await running.tick(0.1)
-    assert running.store.renewals == [{"s1", "s2"}]
+    assert running.backend.renewals == [{"s1", "s2"}]
     await running.tick(3)
-    assert len(running.store.renewals) == 2 and running.keeper.renewals == 2
+    assert len(running.backend.renewals) == 2 and running.keeper.renewals == 2
     assert running.lost == []
 
 
@@ -113,13 +113,13 @@ async def test_a_lease_the_renewal_leaves_out_is_lost_and_given_up_at_once(
 ) -> None:
     await running.acquire("s1")
     await running.acquire("s2")
-    running.store.drop = {"s2"}
+    running.backend.drop = {"s2"}
     await running.tick(3)
     assert running.lost == ["s2"]
-    assert running.store.forgotten == ["s2"]
+    assert running.backend.forgotten == ["s2"]
     assert running.keeper.holds("s1") and not running.keeper.holds("s2")
     await running.tick(3)
-    assert running.store.renewals[-1] == {"s1"}
+    assert running.backend.renewals[-1] == {"s1"}
 
 
 async def test_failing_renewals_give_a_lease_up_when_its_ttl_since_the_last_success_ran_out(
@@ -128,7 +128,7 @@ async def test_failing_renewals_give_a_lease_up_when_its_ttl_since_the_last_succ
     caplog.set_level(logging.WARNING, "dsh.host.leases")
     await running.acquire("s1")
     await running.tick(3)  # renewed at 3: valid until 13
-    running.store.fail = True
+    running.backend.fail = True
     for _ in range(3):
         await running.tick(3)  # 6, 9, 12: failing, still valid
     assert running.lost == []
@@ -140,14 +140,14 @@ async def test_failing_renewals_give_a_lease_up_when_its_ttl_since_the_last_succ
 
 async def test_a_renewal_that_hangs_is_abandoned_when_the_lease_runs_out(running: Running) -> None:
     await running.acquire("s1")  # valid until 10
-    running.store.hang = anyio.Event()
+    running.backend.hang = anyio.Event()
     await running.tick(3)
     await running.tick(3)
     await running.tick(3)
     assert running.lost == []
     await running.tick(1)
     assert running.lost == ["s1"]
-    running.store.hang.set()
+    running.backend.hang.set()
 
 
 async def test_a_renewal_that_recovers_keeps_the_lease_and_says_so(
@@ -155,9 +155,9 @@ async def test_a_renewal_that_recovers_keeps_the_lease_and_says_so(
 ) -> None:
     caplog.set_level(logging.WARNING, "dsh.host.leases")
     await running.acquire("s1")
-    running.store.fail = True
+    running.backend.fail = True
     await running.tick(3)
-    running.store.fail = False
+    running.backend.fail = False
     await running.tick(3)
     await running.tick(6)
     assert running.lost == [] and running.keeper.holds("s1")
@@ -169,12 +169,12 @@ async def test_released_leases_are_ended_and_no_longer_renewed(running: Running)
     assert running.keeper.lease("s1") == lease
     await running.keeper.release("s1")
     await running.keeper.release("s1")
-    assert running.store.released == ["s1"] and running.keeper.lease("s1") is None
+    assert running.backend.released == ["s1"] and running.keeper.lease("s1") is None
     await running.tick(9)
-    assert running.store.renewals == []
+    assert running.backend.renewals == []
     await running.acquire("s2")  # the renewal task wakes for new leases
     await running.tick(3)
-    assert running.store.renewals == [{"s2"}]
+    assert running.backend.renewals == [{"s2"}]
 
 
 async def test_a_release_that_fails_is_logged_and_the_lease_left_to_expire(
@@ -184,7 +184,7 @@ async def test_a_release_that_fails_is_logged_and_the_lease_left_to_expire(
         raise StorageError("no connection")
 
     await running.acquire("s1")
-    running.store.release = refuse  # type: ignore[method-assign]
+    running.backend.release = refuse  # type: ignore[method-assign]
     await running.keeper.release("s1")
     assert not running.keeper.holds("s1")
     assert "(it expires on its own): no connection" in caplog.text
@@ -197,7 +197,7 @@ async def test_closing_stops_the_renewals_without_waiting_a_period(running: Runn
     await settle()
     assert running.clock.sleeping == 0
     await running.tick(30)
-    assert running.store.renewals == [] and running.lost == []
+    assert running.backend.renewals == [] and running.lost == []
 
 
 async def test_leases_that_never_expire_run_no_renewal_task() -> None:

@@ -17,7 +17,7 @@ from dsh.agents.agent import Agent
 from dsh.agents.tools import ToolCall
 from dsh.models.base import Message, ModelError, ModelReply, ModelRequest
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig, RetryPolicy
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from tests.support.deadlines import WAIT
 
@@ -673,13 +673,13 @@ async def test_closing_an_agent_cancels_its_stalled_model_request_promptly(
     server: FakeOpenAIServer, adapter: OpenAIAdapter, clock: WatchedClock
 ) -> None:
     server.push(stall(b"data: " + json.dumps(chunk("thinking")).encode() + b"\n\n"))
-    store = SessionStore(clock=clock)
+    live = LiveSessions(clock=clock)
     session = Session.new("s1", cwd="/", created_at=clock.wall_ms())
-    store.open(session)
+    live.open(session)
     deltas = Deltas()
 
     async with anyio.create_task_group() as group:
-        agent = Agent(session=session, store=store, model=adapter, group=group)
+        agent = Agent(session=session, live=live, model=adapter, group=group)
         agent.add_delta_listener(deltas)
         agent.submit("hello")
         with anyio.fail_after(WAIT):

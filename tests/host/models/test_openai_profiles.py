@@ -21,7 +21,7 @@ from dsh.agents.agent import Agent
 from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.models.base import Message, ModelError, ModelReply, ModelRequest, StreamSink
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from tests.support.deadlines import WAIT
 
@@ -303,14 +303,14 @@ async def test_deepseek_thinking_tool_call_result_answer_with_reasoning_passed_b
         fake.answer(reasoning="It worked; tell them.", content="Reminder rem-1 is set."),
         fake.answer(reasoning="Small talk.", content="You're welcome."),
     )
-    store = SessionStore()
+    live = LiveSessions()
     session = Session.new("ds", cwd="/", created_at=0)
-    store.open(session)
+    live.open(session)
     tool = RemindTool()
     frames: list[tuple[str, str]] = []
 
     async with adapter_for(server, DEEPSEEK) as adapter, anyio.create_task_group() as group:
-        agent = Agent(session=session, store=store, model=adapter, group=group)
+        agent = Agent(session=session, live=live, model=adapter, group=group)
         agent.tools.register(tool)
         agent.add_delta_listener(lambda text: frames.append(("answer", text)))
         agent.add_delta_listener(

@@ -18,31 +18,31 @@ import sys
 import anyio
 
 from dsh.persistence import JsonlBackend, PersistenceCoordinator
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 
 
 async def main(data_dir: str, session_id: str) -> None:
-    store = SessionStore()
+    live = LiveSessions()
     rng = random.Random(os.getpid())
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, JsonlBackend(data_dir), group)
+        coordinator = PersistenceCoordinator(live, JsonlBackend(data_dir), group)
         stored = await coordinator.read(session_id)
         if stored is None:
-            session = Session.new(session_id, cwd=data_dir, created_at=store.clock.wall_ms())
+            session = Session.new(session_id, cwd=data_dir, created_at=live.clock.wall_ms())
             seed_end = 0
         else:
-            now = store.clock.wall_ms()
+            now = live.clock.wall_ms()
             session = Session.resume(stored.header, stored.events, resumed_at=now)
             seed_end = len(stored.events)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=seed_end)
         count = 0
         while True:
             for _ in range(rng.randint(1, 30)):
-                store.append(session, "test/tick", {"pid": os.getpid(), "n": count})
+                live.append(session, "test/tick", {"pid": os.getpid(), "n": count})
                 count += 1
-            if await store.flush(session):
+            if await live.flush(session):
                 sys.stdout.write(f"{len(session)}\n")
                 sys.stdout.flush()
 

@@ -27,7 +27,7 @@ from dsh.persistence import (
     StorageError,
 )
 from dsh.persistence.leases import LeaseLost
-from dsh.session.live import FlushError, Observation, SessionClosed, SessionFlushed, SessionStore
+from dsh.session.live import FlushError, LiveSessions, Observation, SessionClosed, SessionFlushed
 from dsh.session.log import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
 from dsh.testing import FakeClock, FaultyBackend, Operation
 from tests.support.deadlines import WAIT
@@ -41,12 +41,12 @@ Kind = Literal["new", "fork", "resume"]
 
 
 @asynccontextmanager
-async def running(backend: Backend) -> AsyncIterator[tuple[SessionStore, PersistenceCoordinator]]:
-    store = SessionStore(FakeClock())
+async def running(backend: Backend) -> AsyncIterator[tuple[LiveSessions, PersistenceCoordinator]]:
+    live = LiveSessions(FakeClock())
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, backend, group, clock=store.clock)
+        coordinator = PersistenceCoordinator(live, backend, group, clock=live.clock)
         try:
-            yield store, coordinator
+            yield live, coordinator
         finally:
             with anyio.CancelScope(shield=True):
                 try:
@@ -67,9 +67,9 @@ def memory() -> FaultyBackend:
     return FaultyBackend(MemoryBackend())
 
 
-def add(store: SessionStore, session: Session, count: int = 1) -> None:
+def add(live: LiveSessions, session: Session, count: int = 1) -> None:
     for _ in range(count):
-        store.append(session, "message/user", {"text": "hi", "n": len(session)})
+        live.append(session, "message/user", {"text": "hi", "n": len(session)})
 
 
 async def eventually(check: Callable[[], Awaitable[bool] | bool], what: str) -> None:
@@ -98,14 +98,14 @@ async def assert_stored_exactly(backend: Backend, session: Session) -> None:
     assert await backend.cursor(session.id) == len(session)
 
 
-def observe(store: SessionStore) -> list[int]:
+def observe(live: LiveSessions) -> list[int]:
     through: list[int] = []
 
     def record(item: Observation) -> None:
         if isinstance(item, SessionFlushed):
             through.append(item.through)
 
-    store.observe(record)
+    live.observe(record)
     return through
 
 
@@ -132,10 +132,10 @@ async def test_an_attached_session_is_written_eagerly_without_a_flush(
     backend: FaultyBackend, kind: Kind
 ) -> None:
     session, seed_end = await make_session(kind, backend)
-    async with running(backend) as (store, coordinator):
-        store.open(session)
+    async with running(backend) as (live, coordinator):
+        live.open(session)
         coordinator.attach(session, seed_end=seed_end)
-        add(store, session, 3)
+        add(live, session, 3)
         await eventually(lambda: _cursor_is(backend.inner, "s1", len(session)), "eager write")
         await assert_stored_exactly(backend.inner, session)
 
@@ -160,11 +160,11 @@ async def test_a_fork_is_created_with_exactly_its_seed_then_appended() -> None:
     recording = Recording()
     backend = FaultyBackend(recording)
     session, seed_end = await make_session("fork", backend)
-    async with running(backend) as (store, coordinator):
-        store.open(session)
+    async with running(backend) as (live, coordinator):
+        live.open(session)
         coordinator.attach(session, seed_end=seed_end)
-        add(store, session, 2)
-        assert await store.flush(session) is True
+        add(live, session, 2)
+        assert await live.flush(session) is True
         assert recording.created == [4]
         stored = await recording.inspect("s1")
         assert stored is not None
@@ -185,12 +185,12 @@ async def test_a_resume_with_its_stored_mark_writes_only_its_suffix_and_asks_not
     backend: FaultyBackend,
 ) -> None:
     session, mark = await resumed_with_its_mark(backend)
-    async with running(backend) as (store, coordinator):
-        store.open(session)
+    async with running(backend) as (live, coordinator):
+        live.open(session)
         coordinator.attach(session, seed_end=3, stored=mark)
         assert coordinator.durable_length(session) == 3
-        add(store, session, 2)
-        assert await store.flush(session) is True
+        add(live, session, 2)
+        assert await live.flush(session) is True
         await assert_stored_exactly(backend.inner, session)
     asked = ("initialize", "mark", "inspect", "read", "cursor")
     assert {name: backend.calls[name] for name in asked} == dict.fromkeys(asked, 0)
@@ -201,22 +201,22 @@ async def test_a_resume_with_its_stored_mark_still_recovers_with_content(
     memory: FaultyBackend,
 ) -> None:
     session, mark = await resumed_with_its_mark(memory)
-    async with running(memory) as (store, coordinator):
-        store.open(session)
+    async with running(memory) as (live, coordinator):
+        live.open(session)
         coordinator.attach(session, seed_end=3, stored=mark)
         fault = memory.fail("append", after_write=True)
-        add(store, session)
+        add(live, session)
         await eventually(lambda: fault.fired == 1, "the eager append to land unacknowledged")
-        assert await store.flush(session) is True  # reconciled: nothing written twice
+        assert await live.flush(session) is True  # reconciled: nothing written twice
         await assert_stored_exactly(memory.inner, session)
 
 
 async def test_a_stored_mark_must_count_the_events_the_session_was_built_from(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session(header("s1"), events(0, 3))
-        store.open(session)
+        live.open(session)
         with pytest.raises(ValueError, match="counts 2 events, not the 3"):
             coordinator.attach(session, seed_end=3, stored=LogMark(2, None))
         assert not coordinator.is_attached(session)
@@ -225,15 +225,15 @@ async def test_a_stored_mark_must_count_the_events_the_session_was_built_from(
 async def test_flush_acknowledges_and_the_store_publishes_the_boundary(
     backend: FaultyBackend,
 ) -> None:
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        through = observe(store)
-        add(store, session, 2)
-        assert await store.flush(session) is True
-        add(store, session, 1)
-        assert await store.flush(session) is True
+        through = observe(live)
+        add(live, session, 2)
+        assert await live.flush(session) is True
+        add(live, session, 1)
+        assert await live.flush(session) is True
         assert through == [2, 3]
         await assert_stored_exactly(backend.inner, session)
 
@@ -242,15 +242,15 @@ async def test_an_empty_new_session_is_acknowledged_only_once_it_is_stored(
     memory: FaultyBackend,
 ) -> None:
     hold = memory.hold("initialize")
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
         results: list[bool] = []
         async with anyio.create_task_group() as group:
 
             async def flush() -> None:
-                results.append(await store.flush(session))
+                results.append(await live.flush(session))
 
             group.start_soon(flush)
             with anyio.fail_after(WAIT):
@@ -263,18 +263,18 @@ async def test_an_empty_new_session_is_acknowledged_only_once_it_is_stored(
 
 
 async def test_everything_pending_is_written_as_one_batch(memory: FaultyBackend) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         hold = memory.hold("append")
-        add(store, session)
+        add(live, session)
         with anyio.fail_after(WAIT):
             await hold.entered.wait()
-        add(store, session, 9)
+        add(live, session, 9)
         hold.release()
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         assert memory.calls["append"] == 2
         await assert_stored_exactly(memory.inner, session)
 
@@ -282,36 +282,36 @@ async def test_everything_pending_is_written_as_one_batch(memory: FaultyBackend)
 async def test_flush_is_true_only_once_its_boundary_is_stored_while_appends_race(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
-        through = observe(store)
+        assert await live.flush(session) is True
+        through = observe(live)
         hold = memory.hold("append")
-        add(store, session, 2)
+        add(live, session, 2)
         with anyio.fail_after(WAIT):
             await hold.entered.wait()
         stored_when_acknowledged: dict[int, int | None] = {}
 
         async def flush(boundary: int) -> None:
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
             stored_when_acknowledged[boundary] = await memory.inner.cursor("s1")
 
         async with anyio.create_task_group() as group:
             group.start_soon(flush, 2)
             await settle()
-            add(store, session, 3)  # appended while the first flush waits
+            add(live, session, 3)  # appended while the first flush waits
             group.start_soon(flush, 5)
             await settle()
             assert stored_when_acknowledged == {}
-            add(store, session, 1)  # past every flush's boundary
+            add(live, session, 1)  # past every flush's boundary
             hold.release()
         assert set(stored_when_acknowledged) == {2, 5}
         for boundary, stored in stored_when_acknowledged.items():
             assert stored is not None and stored >= boundary
         assert sorted(through) == [2, 5]
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         await assert_stored_exactly(memory.inner, session)
 
 
@@ -344,15 +344,15 @@ async def test_one_failed_first_write_is_recovered_from_the_real_cursor(
 ) -> None:
     session, seed_end = await make_session(kind, backend)
     fault = backend.fail(operation, after_write=after_write)
-    async with running(backend) as (store, coordinator):
-        store.open(session)
+    async with running(backend) as (live, coordinator):
+        live.open(session)
         with caplog.at_level(logging.WARNING, logger="dsh.persistence.coordinator"):
             coordinator.attach(session, seed_end=seed_end)
-            add(store, session, 2)
+            add(live, session, 2)
             await eventually(lambda: fault.fired == 1, "the eager write to fail")
         assert "s1: persistence write failed" in caplog.text
-        add(store, session, 1)
-        assert await store.flush(session) is True
+        add(live, session, 1)
+        assert await live.flush(session) is True
         await assert_stored_exactly(backend.inner, session)
 
 
@@ -369,19 +369,19 @@ async def test_a_flush_that_hits_a_fault_raises_and_the_next_one_recovers(
     after_write: bool,
 ) -> None:
     session, seed_end = await make_session(kind, backend)
-    async with running(backend) as (store, coordinator):
-        store.open(session)
-        through = observe(store)
+    async with running(backend) as (live, coordinator):
+        live.open(session)
+        through = observe(live)
         backend.fail(operation, after_write=after_write, times=None)
         coordinator.attach(session, seed_end=seed_end)
-        add(store, session, 2)
+        add(live, session, 2)
         with pytest.raises(FlushError) as info:
-            await store.flush(session)
+            await live.flush(session)
         assert isinstance(info.value.errors[0], StorageError)
         assert "s1" in str(info.value)
         assert through == []
         backend.clear()
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         assert through == [len(session)]
         await assert_stored_exactly(backend.inner, session)
 
@@ -392,20 +392,20 @@ async def test_a_write_in_flight_that_fails_is_retried_by_the_flush_waiting_for_
 ) -> None:
     """The writer's eager append meets a fault scripted before the faults stopped; a flush
     called meanwhile is the next flush of that failed batch: it retries it and succeeds."""
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         fault = memory.fail("append", after_write=after_write)
         hold = memory.hold("append", after_write=after_write)
-        add(store, session, 2)
+        add(live, session, 2)
         with anyio.fail_after(WAIT):
             await hold.entered.wait()  # in flight, its fault already chosen
         results: list[bool] = []
 
         async def flush() -> None:
-            results.append(await store.flush(session))
+            results.append(await live.flush(session))
 
         async with anyio.create_task_group() as group:
             group.start_soon(flush)
@@ -419,21 +419,21 @@ async def test_a_write_in_flight_that_fails_is_retried_by_the_flush_waiting_for_
 
 
 async def test_a_flush_whose_own_retry_fails_too_raises(memory: FaultyBackend) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         memory.fail("append", times=None)
         hold = memory.hold("append")
-        add(store, session, 2)
+        add(live, session, 2)
         with anyio.fail_after(WAIT):
             await hold.entered.wait()
         errors: list[FlushError] = []
 
         async def flush() -> None:
             with pytest.raises(FlushError) as info:
-                await store.flush(session)
+                await live.flush(session)
             errors.append(info.value)
 
         async with anyio.create_task_group() as group:
@@ -444,26 +444,26 @@ async def test_a_flush_whose_own_retry_fails_too_raises(memory: FaultyBackend) -
         assert "events 0–1 are not confirmed stored" in str(errors[0])
         assert "append call #2 failed" in str(errors[0])
         memory.clear()
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
 
 
 async def test_after_a_failure_nothing_is_written_until_the_next_flush(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         fault = memory.fail("append")
-        add(store, session)
+        add(live, session)
         await eventually(lambda: fault.fired == 1, "the eager append to fail")
         calls = memory.calls.copy()
-        add(store, session, 3)
+        add(live, session, 3)
         await settle()
         assert memory.calls == calls
         assert await memory.inner.cursor("s1") == 0
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         await assert_stored_exactly(memory.inner, session)
 
 
@@ -471,13 +471,13 @@ async def test_a_different_log_under_the_same_id_is_never_extended(
     memory: FaultyBackend,
 ) -> None:
     await memory.inner.initialize(header("s1", createdAt=1), events(0, 2))
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/home/me", created_at=2)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        add(store, session, 3)
+        add(live, session, 3)
         with pytest.raises(FlushError) as info:
-            await store.flush(session)
+            await live.flush(session)
         assert isinstance(info.value.errors[0].__cause__, DivergedLog)
         assert "different log" in str(info.value)
         with pytest.raises(StorageError, match=r"detached with events \[0, 3\) not stored"):
@@ -494,12 +494,12 @@ async def test_a_stored_log_that_is_not_a_prefix_is_refused(
 ) -> None:
     stored_events = events(0, 6) if difference == "longer" else events(0, 3, other=True)
     await memory.inner.initialize(header("s1"), stored_events)
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.resume(header("s1"), events(0, 3), resumed_at=1)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=3)
         with pytest.raises(FlushError, match="different log"):
-            await store.flush(session)
+            await live.flush(session)
         with pytest.raises(StorageError, match="not stored"):
             await coordinator.aclose()
     assert await memory.inner.cursor("s1") == len(stored_events)
@@ -508,14 +508,14 @@ async def test_a_stored_log_that_is_not_a_prefix_is_refused(
 async def test_storage_that_reports_an_existing_session_then_has_none_is_an_error(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         memory.fail("initialize", error=SessionExists("pretend"))
         coordinator.attach(session, seed_end=0)
         with pytest.raises(FlushError, match="then found nothing"):
-            await store.flush(session)
-        assert await store.flush(session) is True
+            await live.flush(session)
+        assert await live.flush(session) is True
         await assert_stored_exactly(memory.inner, session)
 
 
@@ -523,18 +523,18 @@ async def test_storage_that_lost_a_created_session_gets_it_rewritten(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     backend = FaultyBackend.jsonl(tmp_path)
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        add(store, session, 2)
-        assert await store.flush(session) is True
+        add(live, session, 2)
+        assert await live.flush(session) is True
         (tmp_path / "sessions" / "s1.jsonl").unlink()
         fault = backend.fail("append")
-        add(store, session)
+        add(live, session)
         await eventually(lambda: fault.fired == 1, "the eager append to fail")
         with caplog.at_level(logging.WARNING, logger="dsh.persistence.coordinator"):
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
         assert "storage lost confirmed events (holds None of 2)" in caplog.text
         await assert_stored_exactly(backend.inner, session)
 
@@ -542,18 +542,18 @@ async def test_storage_that_lost_a_created_session_gets_it_rewritten(
 async def test_storage_holding_more_than_the_live_session_is_divergence(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        add(store, session, 2)
-        assert await store.flush(session) is True
+        add(live, session, 2)
+        assert await live.flush(session) is True
         await memory.inner.append("s1", events(2, 6))  # another writer
-        add(store, session)
+        add(live, session)
         with pytest.raises(FlushError):  # refused at the cursor (by the writer or this flush)
-            await store.flush(session)
+            await live.flush(session)
         with pytest.raises(FlushError, match="holds 6 events, more than the live 3"):
-            await store.flush(session)
+            await live.flush(session)
         with pytest.raises(StorageError, match="not stored"):
             await coordinator.aclose()
 
@@ -561,40 +561,40 @@ async def test_storage_holding_more_than_the_live_session_is_divergence(
 async def test_a_cancelled_flush_leaves_the_write_in_doubt_and_it_is_reconciled(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         fault = memory.fail("append")
-        add(store, session)
+        add(live, session)
         await eventually(lambda: fault.fired == 1, "the eager append to fail")
         # The writer is idle after the failure, so the next flush writes itself...
         hold = memory.hold("append", after_write=True)
         with anyio.CancelScope() as scope:
             async with anyio.create_task_group() as group:
-                group.start_soon(store.flush, session)
+                group.start_soon(live.flush, session)
                 with anyio.fail_after(WAIT):
                     await hold.entered.wait()
                 scope.cancel()  # ...and is cancelled after its append landed
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         assert memory.calls["append"] == 2  # the landed append was reconciled, not re-sent
         await assert_stored_exactly(memory.inner, session)
 
 
 async def test_a_flush_waiting_on_a_stopped_writer_raises(memory: FaultyBackend) -> None:
-    store = SessionStore(FakeClock())
+    live = LiveSessions(FakeClock())
     session = Session.new("s1", cwd="/", created_at=0)
-    store.open(session)
+    live.open(session)
     errors: list[FlushError] = []
 
     async def flush() -> None:
         with pytest.raises(FlushError) as info:
-            await store.flush(session)
+            await live.flush(session)
         errors.append(info.value)
 
     async with anyio.create_task_group() as outer, anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, memory, group)
+        coordinator = PersistenceCoordinator(live, memory, group)
         hold = memory.hold("initialize")
         coordinator.attach(session, seed_end=0)
         with anyio.fail_after(WAIT):
@@ -609,12 +609,12 @@ async def test_a_flush_waiting_on_a_stopped_writer_raises(memory: FaultyBackend)
 
 
 async def test_attach_refuses_what_it_cannot_persist(memory: FaultyBackend) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
         with pytest.raises(SessionClosed):
             coordinator.attach(session, seed_end=0)
         assert not coordinator.is_attached(session)
-        store.open(session)
+        live.open(session)
         for seed_end in (-1, 1):
             with pytest.raises(ValueError, match="seed_end"):
                 coordinator.attach(session, seed_end=seed_end)
@@ -627,32 +627,32 @@ async def test_attach_refuses_what_it_cannot_persist(memory: FaultyBackend) -> N
 async def test_detach_writes_what_is_pending_then_stops_listening_and_releases(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         detach = coordinator.attach(session, seed_end=0)
-        add(store, session, 3)
+        add(live, session, 3)
         await detach()
         await assert_stored_exactly(memory.inner, session)
         assert memory.calls["release"] == 1
         assert not coordinator.is_attached(session)
         calls = memory.calls.copy()
-        add(store, session)
+        add(live, session)
         await settle()
         assert memory.calls == calls
-        assert await store.flush(session) is False  # no listener left
+        assert await live.flush(session) is False  # no listener left
         await detach()
         assert memory.calls["release"] == 1
 
 
 async def test_detach_reports_events_it_could_not_store(memory: FaultyBackend) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         detach = coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         memory.fail("append", times=None)
-        add(store, session, 2)
+        add(live, session, 2)
         with pytest.raises(StorageError, match=r"s1 was detached with events \[0, 2\) not stored"):
             await detach()
         assert not coordinator.is_attached(session)
@@ -662,9 +662,9 @@ async def test_detach_reports_events_it_could_not_store(memory: FaultyBackend) -
 async def test_a_failing_release_is_logged_not_raised(
     memory: FaultyBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         detach = coordinator.attach(session, seed_end=0)
         memory.fail("release")
         with caplog.at_level(logging.WARNING, logger="dsh.persistence.coordinator"):
@@ -676,18 +676,18 @@ async def test_a_failing_release_is_logged_not_raised(
 async def test_aclose_stores_every_attached_session_and_refuses_more(
     backend: FaultyBackend,
 ) -> None:
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         sessions = [Session.new(f"s{n}", cwd="/", created_at=n) for n in range(3)]
         for session in sessions:
-            store.open(session)
+            live.open(session)
             coordinator.attach(session, seed_end=0)
-            add(store, session, 2)
+            add(live, session, 2)
         await coordinator.aclose()
         for session in sessions:
             await assert_stored_exactly(backend.inner, session)
             assert not coordinator.is_attached(session)
         late = Session.new("late", cwd="/", created_at=0)
-        store.open(late)
+        live.open(late)
         with pytest.raises(CoordinatorClosed):
             coordinator.attach(late, seed_end=0)
 
@@ -696,17 +696,17 @@ async def test_aclose_stores_every_attached_session_and_refuses_more(
 async def test_aclose_detaches_everything_then_raises_what_failed(
     memory: FaultyBackend, failing: int
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         sessions = [Session.new(f"s{n}", cwd="/", created_at=n) for n in range(3)]
         for session in sessions:
-            store.open(session)
+            live.open(session)
             coordinator.attach(session, seed_end=0)
         for session in sessions:
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
         for session in sessions[:failing]:
             memory.fail("append", times=None, session_id=session.id)
         for session in sessions:
-            add(store, session)
+            add(live, session)
         with pytest.raises((StorageError, ExceptionGroup)) as info:
             await coordinator.aclose()
         if failing == 1:
@@ -739,40 +739,40 @@ async def test_a_resumed_jsonl_session_continues_its_file_after_a_torn_tail(
     with (tmp_path / "sessions" / "s1.jsonl").open("ab") as file:
         file.write(b'{"seq":3,"ty')
     backend = FaultyBackend(JsonlBackend(tmp_path))
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         stored = await coordinator.read("s1")
         assert stored is not None
         assert stored.torn_tail
         session = Session.resume(stored.header, stored.events, resumed_at=1)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=len(stored.events))
-        add(store, session, 2)
-        assert await store.flush(session) is True
+        add(live, session, 2)
+        assert await live.flush(session) is True
         await assert_stored_exactly(JsonlBackend(tmp_path), session)
 
 
 async def test_a_flush_returns_at_its_boundary_and_leaves_later_events_to_the_writer(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         fault = memory.fail("append")
-        add(store, session)
+        add(live, session)
         await eventually(lambda: fault.fired == 1, "the eager append to fail")
         hold = memory.hold("append")  # the flush below writes this batch itself
         results: list[bool] = []
         async with anyio.create_task_group() as group:
 
             async def flush() -> None:
-                results.append(await store.flush(session))
+                results.append(await live.flush(session))
 
             group.start_soon(flush)
             with anyio.fail_after(WAIT):
                 await hold.entered.wait()
-            add(store, session, 2)  # past the flush's boundary
+            add(live, session, 2)  # past the flush's boundary
             hold.release()
         assert results == [True]
         await eventually(lambda: _cursor_is(memory.inner, "s1", 3), "the writer to catch up")
@@ -813,16 +813,16 @@ def test_storage_is_always_a_prefix_and_every_true_flush_is_true(
             assert stored.events == tuple(session.events[: len(stored.events)])
             return len(stored.events)
 
-        async with running(backend) as (store, coordinator):
-            store.open(session)
+        async with running(backend) as (live, coordinator):
+            live.open(session)
             coordinator.attach(session, seed_end=seed_end)
             for action, argument in script:
                 if action == "append":
-                    add(store, session, argument)
+                    add(live, session, argument)
                 elif action == "flush":
                     boundary = len(session)
                     try:
-                        acknowledged = await store.flush(session)
+                        acknowledged = await live.flush(session)
                     except FlushError:
                         acknowledged = False
                     if acknowledged:
@@ -835,7 +835,7 @@ def test_storage_is_always_a_prefix_and_every_true_flush_is_true(
             backend.clear()
             # A write still in flight may yet meet a fault scripted before: the flush
             # retries it, so the first flush once faults stop succeeds.
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
             await assert_stored_exactly(backend.inner, session)
 
     anyio.run(scenario)
@@ -859,17 +859,17 @@ async def test_a_log_whose_creation_lost_its_directory_fsync_is_synced_before_ad
         os.fsync(fd)
         trace.append(kind)
 
-    store = SessionStore()
+    live = LiveSessions()
     async with anyio.create_task_group() as group:
-        coordinator = PersistenceCoordinator(store, JsonlBackend(tmp_path, sync=sync), group)
+        coordinator = PersistenceCoordinator(live, JsonlBackend(tmp_path, sync=sync), group)
         session = Session.new("s1", cwd="/", created_at=1)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
         with pytest.raises(FlushError):
-            await store.flush(session)
+            await live.flush(session)
         trace.append("retry")
 
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
 
         await coordinator.aclose()
     assert trace[: trace.index("retry")][-2:] == ["file", "dir failed"]
@@ -886,16 +886,16 @@ async def until_sleeping(clock: FakeClock, count: int = 1) -> None:
 async def test_after_a_failure_the_writer_retries_by_itself_with_growing_bounded_waits(
     memory: FaultyBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
-    async with running(memory) as (store, coordinator):
-        clock = store.clock
+    async with running(memory) as (live, coordinator):
+        clock = live.clock
         assert isinstance(clock, FakeClock)
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         memory.fail("append", times=4)
         with caplog.at_level(logging.INFO, logger="dsh.persistence.coordinator"):
-            add(store, session, 2)
+            add(live, session, 2)
             for _ in range(4):
                 await until_sleeping(clock)
                 clock.advance(clock.sleeps[-1])
@@ -916,19 +916,19 @@ def test_the_backoff_doubles_up_to_its_cap() -> None:
 async def test_a_session_with_unconfirmed_events_is_reported_until_they_are_stored(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
-        clock = store.clock
+    async with running(memory) as (live, coordinator):
+        clock = live.clock
         assert isinstance(clock, FakeClock)
         healthy = Session.new("ok", cwd="/", created_at=0)
         failing = Session.new("s1", cwd="/", created_at=0)
         for session in (healthy, failing):
-            store.open(session)
+            live.open(session)
             coordinator.attach(session, seed_end=0)
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
         assert coordinator.unconfirmed() == []
         memory.fail("append", times=None, session_id="s1")
-        add(store, failing, 3)
-        add(store, healthy, 1)
+        add(live, failing, 3)
+        add(live, healthy, 1)
         await until_sleeping(clock)
         [report] = coordinator.unconfirmed()
         assert (report.session_id, report.first, report.end, report.count) == ("s1", 0, 3, 3)
@@ -939,39 +939,39 @@ async def test_a_session_with_unconfirmed_events_is_reported_until_they_are_stor
 
 
 async def test_an_unconfirmed_creation_counts_every_event(memory: FaultyBackend) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         memory.fail("initialize", times=None)
         coordinator.attach(session, seed_end=0)
         with pytest.raises(FlushError, match="storage did not confirm its creation"):
-            await store.flush(session)
+            await live.flush(session)
         [report] = coordinator.unconfirmed()
         assert (report.first, report.end) == (0, 0)
-        add(store, session, 2)
+        add(live, session, 2)
         with pytest.raises(FlushError, match="its creation and events 0–1"):
-            await store.flush(session)
+            await live.flush(session)
         memory.clear()
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
 
 
 async def test_recovery_never_acknowledges_an_event_another_writer_replaced(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        add(store, session, 2)
-        assert await store.flush(session) is True
+        add(live, session, 2)
+        assert await live.flush(session) is True
         fault = memory.fail("append")
-        add(store, session)
+        add(live, session)
         await eventually(lambda: fault.fired == 1, "the eager append to fail")
         # Another writer stores a different event at seq 2: the count now matches.
         impostor = SessionEvent(seq=2, type="message/user", time=0, data={"text": "not mine"})
         await memory.inner.append("s1", [impostor])
         with pytest.raises(FlushError) as info:
-            await store.flush(session)
+            await live.flush(session)
         assert isinstance(info.value.errors[0].__cause__, DivergedLog)
         assert "other events than the live ones in [2, 3)" in str(info.value)
         assert coordinator.durable_length(session) == 2
@@ -982,43 +982,43 @@ async def test_recovery_never_acknowledges_an_event_another_writer_replaced(
 
 async def test_a_log_replaced_behind_the_writer_is_compared_in_full(tmp_path: Path) -> None:
     backend = FaultyBackend.jsonl(tmp_path)
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        add(store, session, 3)
-        assert await store.flush(session) is True
+        add(live, session, 3)
+        assert await live.flush(session) is True
         path = tmp_path / "sessions" / "s1.jsonl"
         lines = path.read_bytes().splitlines(keepends=True)
         lines[1] = lines[1].replace(b'"n":0', b'"n":9')  # an edit of a confirmed event
         replacement = tmp_path / "replacement"
         replacement.write_bytes(b"".join(lines))
         os.replace(replacement, path)
-        add(store, session)
+        add(live, session)
         with pytest.raises(FlushError):
-            await store.flush(session)  # the writer notices the log changed
+            await live.flush(session)  # the writer notices the log changed
         with pytest.raises(FlushError, match=r"other events than the live ones in \[0, 3\)"):
-            await store.flush(session)
+            await live.flush(session)
         with pytest.raises(StorageError):
             await coordinator.aclose()
 
 
 async def test_a_log_restored_unchanged_behind_the_writer_is_continued(tmp_path: Path) -> None:
     backend = FaultyBackend.jsonl(tmp_path)
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         coordinator.attach(session, seed_end=0)
-        add(store, session, 3)
-        assert await store.flush(session) is True
+        add(live, session, 3)
+        assert await live.flush(session) is True
         path = tmp_path / "sessions" / "s1.jsonl"
         copy = tmp_path / "copy"
         copy.write_bytes(path.read_bytes())
         os.replace(copy, path)  # the same content under a new inode
-        add(store, session)
+        add(live, session)
         with contextlib.suppress(FlushError):
-            await store.flush(session)
-        assert await store.flush(session) is True
+            await live.flush(session)
+        assert await live.flush(session) is True
         await assert_stored_exactly(backend.inner, session)
 
 
@@ -1031,19 +1031,19 @@ async def advance_until(clock: FakeClock, done: Callable[[], bool]) -> None:
 
 
 async def test_detaching_keeps_retrying_within_its_budget(memory: FaultyBackend) -> None:
-    store = SessionStore(FakeClock())
-    clock = store.clock
+    live = LiveSessions(FakeClock())
+    clock = live.clock
     assert isinstance(clock, FakeClock)
     async with anyio.create_task_group() as group:
         coordinator = PersistenceCoordinator(
-            store, memory, group, clock=clock, close_retry_seconds=1.0
+            live, memory, group, clock=clock, close_retry_seconds=1.0
         )
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         detach = coordinator.attach(session, seed_end=0)
-        assert await store.flush(session) is True
+        assert await live.flush(session) is True
         memory.fail("append", times=3)
-        add(store, session, 2)
+        add(live, session, 2)
         outcomes: list[Exception | None] = []
 
         async def detach_and_keep(detach: Callable[[], Awaitable[None]]) -> None:
@@ -1060,11 +1060,11 @@ async def test_detaching_keeps_retrying_within_its_budget(memory: FaultyBackend)
         await assert_stored_exactly(memory.inner, session)
 
         other = Session.new("s2", cwd="/", created_at=0)
-        store.open(other)
+        live.open(other)
         detach = coordinator.attach(other, seed_end=0)
-        assert await store.flush(other) is True
+        assert await live.flush(other) is True
         memory.fail("append", times=None, session_id="s2")
-        add(store, other)
+        add(live, other)
         before = clock.elapsed
         async with anyio.create_task_group() as inner:
             inner.start_soon(detach_and_keep, detach)
@@ -1075,13 +1075,13 @@ async def test_detaching_keeps_retrying_within_its_budget(memory: FaultyBackend)
 
 
 async def test_abandon_stops_a_session_without_writing_more(memory: FaultyBackend) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=0)
-        store.open(session)
+        live.open(session)
         memory.fail("initialize", times=None)
         coordinator.attach(session, seed_end=0)
         with pytest.raises(FlushError):
-            await store.flush(session)
+            await live.flush(session)
         calls = memory.calls.copy()
         await coordinator.abandon(session)
         await coordinator.abandon(session)  # twice is harmless
@@ -1096,16 +1096,16 @@ async def test_a_full_disk_is_retried_until_space_returns_and_nothing_is_lost(
     with FullDisk.open(tmp_path) as disk:
         disk.patch_writes(monkeypatch)
         backend = JsonlBackend(disk.directory)
-        async with running(backend) as (store, coordinator):
-            clock = store.clock
+        async with running(backend) as (live, coordinator):
+            clock = live.clock
             assert isinstance(clock, FakeClock)
             session = Session.new("s1", cwd="/", created_at=0)
-            store.open(session)
+            live.open(session)
             coordinator.attach(session, seed_end=0)
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
             disk.fill()
             for _ in range(100):  # a real tmpfs may still fit a few lines in the last page
-                add(store, session, 20)
+                add(live, session, 20)
                 await eventually(
                     lambda: (
                         coordinator.unconfirmed() != []
@@ -1122,7 +1122,7 @@ async def test_a_full_disk_is_retried_until_space_returns_and_nothing_is_lost(
             assert stored.events == tuple(session.events[: len(stored.events)])
             disk.free()
             await advance_until(clock, lambda: coordinator.unconfirmed() == [])
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
             await assert_stored_exactly(backend, session)
 
 
@@ -1145,19 +1145,19 @@ async def test_a_lost_lease_is_never_retried_and_storage_is_not_asked_again(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     backend = FencedOff()
-    async with running(backend) as (store, coordinator):
+    async with running(backend) as (live, coordinator):
         session = Session.new("s1", cwd="/", created_at=1)
-        store.open(session)
+        live.open(session)
         detach = coordinator.attach(session, seed_end=0)
-        assert await store.flush(session)
-        add(store, session)
+        assert await live.flush(session)
+        add(live, session)
         with pytest.raises(FlushError, match="no longer valid"):
-            await store.flush(session)
+            await live.flush(session)
         reads = backend.reads
-        store.clock.advance(60)  # type: ignore[attr-defined]  # no background retry
+        live.clock.advance(60)  # type: ignore[attr-defined]  # no background retry
         await settle()
         with pytest.raises(FlushError, match="no longer valid"):
-            await store.flush(session)
+            await live.flush(session)
         assert backend.reads == reads
         assert [item.first for item in coordinator.unconfirmed()] == [0]
         with pytest.raises(StorageError, match=r"detached with events \[0, 1\) not stored"):
@@ -1169,16 +1169,16 @@ async def test_a_lost_lease_is_never_retried_and_storage_is_not_asked_again(
 async def test_idle_sessions_hold_no_writer_task_and_appends_are_still_written_eagerly(
     memory: FaultyBackend,
 ) -> None:
-    async with running(memory) as (store, coordinator):
+    async with running(memory) as (live, coordinator):
         sessions = [Session.new(f"s{n}", cwd="/", created_at=0) for n in range(5)]
         for session in sessions:
-            store.open(session)
+            live.open(session)
             coordinator.attach(session, seed_end=0)
         for session in sessions:
-            assert await store.flush(session) is True
+            assert await live.flush(session) is True
         await eventually(lambda: len(coordinator._tasks) == 0, "the writers to finish")
         # No task is left; an append starts a writer that stores it and ends.
-        add(store, sessions[2], 3)
+        add(live, sessions[2], 3)
         await eventually(
             lambda: coordinator.durable_length(sessions[2]) == 3, "the eager write to land"
         )

@@ -29,7 +29,7 @@ from dsh.persistence import (
     SessionNotFound,
     StorageError,
 )
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl import logs
 from dsh.session.log import InvalidSessionId, Session, SessionEvent
@@ -602,7 +602,7 @@ async def test_a_broken_writer_is_dropped_rather_than_closed_with_its_index(
 async def test_the_open_logs_setting_bounds_the_logs_the_backend_holds_open(
     tmp_path: Path,
 ) -> None:
-    backend = choose_store("jsonl:?open_logs=1", tmp_path, environ={}).open()
+    backend = choose_backend("jsonl:?open_logs=1", tmp_path, environ={}).open()
     try:
         for session_id in ("s1", "s2", "s3"):
             await backend.initialize(header(session_id), events(0, 1))

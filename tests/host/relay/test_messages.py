@@ -114,7 +114,7 @@ async def test_rows_are_queued_in_order_once_and_removed_once_their_messages_are
         ]
         event = next(agent.session.scan(types={"message/user"}))
         assert event.data["timeZone"] == "Europe/Paris"  # type: ignore[index]
-        assert await host.store.flush(agent.session)
+        assert await host.live.flush(agent.session)
         clock.advance(1)
         await until(lambda: inbox.rows == [], "the rows to be removed")
         assert sorted(inbox.removed) == [first, second]
@@ -131,12 +131,12 @@ async def test_a_row_whose_message_is_in_the_log_is_removed_not_queued_again() -
         agent = await host.create_session()
         session_id = agent.session.id
         # A previous owner stored the row's message, then died before removing the row.
-        host.store.append(
+        host.live.append(
             agent.session,
             "message/user",
             {"text": "stored already", "source": {"kind": "user", "inbox": 1}},
         )
-        assert await host.store.flush(agent.session)
+        assert await host.live.flush(agent.session)
         await host.close_session(session_id, clean=False)
         assert inbox.put(session_id, "stored already") == 1
         await host.resume(session_id)
@@ -151,7 +151,7 @@ async def test_rows_nobody_holds_the_session_for_make_it_live_here() -> None:
     async with relay_host(clock, backend) as host:
         agent = await host.create_session()
         session_id = agent.session.id
-        host.store.append(agent.session, "note/x", {})
+        host.live.append(agent.session, "note/x", {})
         await host.close_session(session_id)
         inbox.put(session_id, "while it was cold")
         inbox.orphans = [session_id]

@@ -8,11 +8,11 @@ from pydantic import ValidationError
 
 from dsh.session.live import (
     FlushError,
+    LiveSessions,
     Observation,
     SessionClosed,
     SessionEventObserved,
     SessionFlushed,
-    SessionStore,
     SessionUnknown,
 )
 from dsh.session.log import Session, SessionEvent
@@ -49,20 +49,20 @@ def clock() -> FakeClock:
 
 
 @pytest.fixture
-def store(clock: FakeClock) -> SessionStore:
-    return SessionStore(clock)
+def live(clock: FakeClock) -> LiveSessions:
+    return LiveSessions(clock)
 
 
 @pytest.fixture
-def session(store: SessionStore) -> Session:
+def session(live: LiveSessions) -> Session:
     session = Session.new("s1", cwd="/", created_at=0)
-    store.open(session)
+    live.open(session)
     return session
 
 
-def observed(store: SessionStore) -> list[Observation]:
+def observed(live: LiveSessions) -> list[Observation]:
     seen: list[Observation] = []
-    store.observe(seen.append)
+    live.observe(seen.append)
     return seen
 
 
@@ -73,64 +73,64 @@ def flushed(seen: list[Observation]) -> list[SessionFlushed]:
 # -- registry -----------------------------------------------------------------
 
 
-async def test_opening_a_live_id_twice_is_refused(store: SessionStore, session: Session) -> None:
+async def test_opening_a_live_id_twice_is_refused(live: LiveSessions, session: Session) -> None:
     with pytest.raises(ValueError, match="already live"):
-        store.open(Session.new("s1", cwd="/", created_at=0))
+        live.open(Session.new("s1", cwd="/", created_at=0))
     with pytest.raises(ValueError, match="already live"):
-        store.open(session)
+        live.open(session)
 
 
 async def test_get_find_and_live_see_only_open_sessions(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
-    assert store.get("s1") is session
-    assert store.find("s1") is session
-    assert store.is_live(session)
-    assert list(store.live()) == [session]
+    assert live.get("s1") is session
+    assert live.find("s1") is session
+    assert live.is_live(session)
+    assert list(live.live()) == [session]
     with pytest.raises(SessionUnknown, match="'nope'"):
-        store.get("nope")
-    assert store.find("nope") is None
+        live.get("nope")
+    assert live.find("nope") is None
 
 
-async def test_open_returns_a_disposer_that_closes(store: SessionStore) -> None:
+async def test_open_returns_a_disposer_that_closes(live: LiveSessions) -> None:
     session = Session.new("s2", cwd="/", created_at=0)
-    dispose = store.open(session)
+    dispose = live.open(session)
     dispose()
-    assert store.find("s2") is None
-    assert not store.is_live(session)
-    store.close(session)  # closing twice is harmless
-    assert list(store.live()) == []
+    assert live.find("s2") is None
+    assert not live.is_live(session)
+    live.close(session)  # closing twice is harmless
+    assert list(live.live()) == []
 
 
 async def test_a_reopened_id_is_a_new_lifecycle_that_the_old_object_cannot_close(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
-    store.close(session)
+    live.close(session)
     again = Session.new("s1", cwd="/", created_at=0)
-    store.open(again)
-    store.close(session)
-    assert store.get("s1") is again
-    assert not store.is_live(session)
+    live.open(again)
+    live.close(session)
+    assert live.get("s1") is again
+    assert not live.is_live(session)
     with pytest.raises(SessionClosed):
-        store.append(session, "message/user", {})
+        live.append(session, "message/user", {})
 
 
 # -- append ---------------------------------------------------------------------
 
 
 async def test_append_stamps_the_wall_clock_and_numbers_events(
-    store: SessionStore, session: Session, clock: FakeClock
+    live: LiveSessions, session: Session, clock: FakeClock
 ) -> None:
-    first = store.append(session, "message/user", {"text": "a"})
+    first = live.append(session, "message/user", {"text": "a"})
     clock.advance(2.5)
-    second = store.append(session, "message/user", {"text": "b"})
+    second = live.append(session, "message/user", {"text": "b"})
     assert (first.seq, first.time) == (0, 1_000)
     assert (second.seq, second.time) == (1, 3_500)
     assert list(session.events) == [first, second]
 
 
 async def test_append_notifies_listeners_in_order_then_publishes_the_event(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     order: list[str] = []
 
@@ -142,56 +142,56 @@ async def test_append_notifies_listeners_in_order_then_publishes_the_event(
         def on_append(self, session: Session, event: SessionEvent) -> None:
             order.append(f"{self.name}:{event.seq}")
 
-    store.add_listener(session, Named("a"))
-    store.add_listener(session, Named("b"))
-    store.observe(lambda item: order.append(f"observed:{type(item).__name__}"))
-    event = store.append(session, "message/user", {})
+    live.add_listener(session, Named("a"))
+    live.add_listener(session, Named("b"))
+    live.observe(lambda item: order.append(f"observed:{type(item).__name__}"))
+    event = live.append(session, "message/user", {})
     assert order == ["a:0", "b:0", "observed:SessionEventObserved"]
     assert event.seq == 0
 
 
 async def test_an_invalid_append_changes_nothing_and_notifies_nobody(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     listener = Listener()
-    store.add_listener(session, listener)
-    seen = observed(store)
+    live.add_listener(session, listener)
+    seen = observed(live)
     with pytest.raises(ValidationError):
-        store.append(session, "not a type", {})
+        live.append(session, "not a type", {})
     with pytest.raises(ValidationError):
-        store.append(session, "message/user", {"x": float("nan")})
+        live.append(session, "message/user", {"x": float("nan")})
     assert len(session) == 0
     assert listener.appended == []
     assert seen == []
 
 
 async def test_append_to_a_closed_or_unknown_session_raises(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
-    store.close(session)
+    live.close(session)
     with pytest.raises(SessionClosed, match="s1"):
-        store.append(session, "message/user", {})
+        live.append(session, "message/user", {})
     stranger = Session.new("s9", cwd="/", created_at=0)
     with pytest.raises(SessionClosed):
-        store.append(stranger, "message/user", {})
+        live.append(stranger, "message/user", {})
     with pytest.raises(SessionClosed):
-        store.add_listener(stranger, Listener())
+        live.add_listener(stranger, Listener())
     assert len(session) == 0
 
 
 async def test_a_failing_append_listener_is_logged_and_the_others_still_hear(
-    store: SessionStore, session: Session, caplog: pytest.LogCaptureFixture
+    live: LiveSessions, session: Session, caplog: pytest.LogCaptureFixture
 ) -> None:
     class Broken(Listener):
         def on_append(self, session: Session, event: SessionEvent) -> None:
             raise Boom("listener broke")
 
     healthy = Listener()
-    store.add_listener(session, Broken())
-    store.add_listener(session, healthy)
-    seen = observed(store)
+    live.add_listener(session, Broken())
+    live.add_listener(session, healthy)
+    seen = observed(live)
     with caplog.at_level(logging.ERROR, logger="dsh.session.live"):
-        store.append(session, "message/user", {})
+        live.append(session, "message/user", {})
     assert healthy.appended == [0]
     assert len(seen) == 1
     assert "failed on append to s1" in caplog.text
@@ -201,51 +201,51 @@ async def test_a_failing_append_listener_is_logged_and_the_others_still_hear(
 # -- listeners and observers ------------------------------------------------------
 
 
-async def test_removed_listeners_hear_nothing_more(store: SessionStore, session: Session) -> None:
+async def test_removed_listeners_hear_nothing_more(live: LiveSessions, session: Session) -> None:
     listener = Listener()
-    remove = store.add_listener(session, listener)
-    store.append(session, "message/user", {})
+    remove = live.add_listener(session, listener)
+    live.append(session, "message/user", {})
     remove()
     remove()  # removing twice is harmless
-    store.append(session, "message/user", {})
-    assert await store.flush(session) is False
+    live.append(session, "message/user", {})
+    assert await live.flush(session) is False
     assert listener.appended == [0]
     assert listener.flushes == 0
 
 
 async def test_closing_drops_listeners_so_flush_acknowledges_nothing(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     listener = Listener()
-    remove = store.add_listener(session, listener)
-    store.close(session)
+    remove = live.add_listener(session, listener)
+    live.close(session)
     remove()  # the store already forgot it
-    assert await store.flush(session) is False
+    assert await live.flush(session) is False
     assert listener.flushes == 0
 
 
-async def test_removed_observers_see_nothing_more(store: SessionStore, session: Session) -> None:
+async def test_removed_observers_see_nothing_more(live: LiveSessions, session: Session) -> None:
     seen: list[Observation] = []
-    remove = store.observe(seen.append)
-    store.append(session, "message/user", {})
+    remove = live.observe(seen.append)
+    live.append(session, "message/user", {})
     remove()
     remove()
-    store.append(session, "message/user", {})
+    live.append(session, "message/user", {})
     assert [type(item) for item in seen] == [SessionEventObserved]
 
 
 async def test_a_failing_observer_is_contained_and_logged(
-    store: SessionStore, session: Session, caplog: pytest.LogCaptureFixture
+    live: LiveSessions, session: Session, caplog: pytest.LogCaptureFixture
 ) -> None:
     def broken(item: Observation) -> None:
         raise Boom("observer broke")
 
-    store.add_listener(session, Listener(True))
-    store.observe(broken)
-    seen = observed(store)
+    live.add_listener(session, Listener(True))
+    live.observe(broken)
+    seen = observed(live)
     with caplog.at_level(logging.ERROR, logger="dsh.session.live"):
-        event = store.append(session, "message/user", {})
-        assert await store.flush(session) is True
+        event = live.append(session, "message/user", {})
+        assert await live.flush(session) is True
     assert seen == [SessionEventObserved(session, event), SessionFlushed(session, 1)]
     assert "failed on SessionEventObserved" in caplog.text
     assert "failed on SessionFlushed" in caplog.text
@@ -256,50 +256,50 @@ async def test_a_failing_observer_is_contained_and_logged(
 
 
 async def test_flush_without_listeners_returns_false_and_publishes_nothing(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
-    seen = observed(store)
-    store.append(session, "message/user", {})
-    assert await store.flush(session) is False
+    seen = observed(live)
+    live.append(session, "message/user", {})
+    assert await live.flush(session) is False
     assert flushed(seen) == []
 
 
 async def test_flush_with_only_observe_only_listeners_returns_false(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     first, second = Listener(None), Listener(None)
-    store.add_listener(session, first)
-    store.add_listener(session, second)
-    seen = observed(store)
-    assert await store.flush(session) is False
+    live.add_listener(session, first)
+    live.add_listener(session, second)
+    seen = observed(live)
+    assert await live.flush(session) is False
     assert (first.flushes, second.flushes) == (1, 1)
     assert flushed(seen) == []
 
 
 @pytest.mark.parametrize("answer", [False, 1, "yes"])
 async def test_only_a_literal_true_acknowledges_durability(
-    store: SessionStore, session: Session, answer: object
+    live: LiveSessions, session: Session, answer: object
 ) -> None:
-    store.add_listener(session, Listener(answer))  # type: ignore[arg-type]
-    seen = observed(store)
-    assert await store.flush(session) is False
+    live.add_listener(session, Listener(answer))  # type: ignore[arg-type]
+    seen = observed(live)
+    assert await live.flush(session) is False
     assert flushed(seen) == []
 
 
 async def test_one_true_among_observers_acknowledges_and_publishes_once(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
-    store.add_listener(session, Listener(None))
-    store.add_listener(session, Listener(True))
-    store.add_listener(session, Listener(None))
-    store.append(session, "message/user", {})
-    seen = observed(store)
-    assert await store.flush(session) is True
+    live.add_listener(session, Listener(None))
+    live.add_listener(session, Listener(True))
+    live.add_listener(session, Listener(None))
+    live.append(session, "message/user", {})
+    seen = observed(live)
+    assert await live.flush(session) is True
     assert flushed(seen) == [SessionFlushed(session, 1)]
 
 
 async def test_the_flushed_boundary_is_captured_at_entry_despite_racing_appends(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     entered = anyio.Event()
     proceed = anyio.Event()
@@ -310,21 +310,21 @@ async def test_the_flushed_boundary_is_captured_at_entry_despite_racing_appends(
             await proceed.wait()
             return True
 
-    store.add_listener(session, Slow())
-    store.append(session, "message/user", {})
-    store.append(session, "message/user", {})
-    seen = observed(store)
+    live.add_listener(session, Slow())
+    live.append(session, "message/user", {})
+    live.append(session, "message/user", {})
+    seen = observed(live)
     results: list[bool] = []
 
     async def flush() -> None:
-        results.append(await store.flush(session))
+        results.append(await live.flush(session))
 
     async with anyio.create_task_group() as group:
         group.start_soon(flush)
         with anyio.fail_after(WAIT):
             await entered.wait()
-        store.append(session, "message/user", {})
-        store.append(session, "message/user", {})
+        live.append(session, "message/user", {})
+        live.append(session, "message/user", {})
         proceed.set()
     assert results == [True]
     assert flushed(seen) == [SessionFlushed(session, 2)]
@@ -332,7 +332,7 @@ async def test_the_flushed_boundary_is_captured_at_entry_despite_racing_appends(
 
 
 async def test_a_raising_listener_fails_the_flush_only_after_the_others_settle(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     log: list[str] = []
     slow_entered = anyio.Event()
@@ -350,15 +350,15 @@ async def test_a_raising_listener_fails_the_flush_only_after_the_others_settle(
             log.append("slow settled")
             return True
 
-    store.add_listener(session, Slow())
-    store.add_listener(session, Failing())
-    store.append(session, "message/user", {})
-    seen = observed(store)
+    live.add_listener(session, Slow())
+    live.add_listener(session, Failing())
+    live.append(session, "message/user", {})
+    seen = observed(live)
     errors: list[FlushError] = []
 
     async def flush() -> None:
         try:
-            await store.flush(session)
+            await live.flush(session)
         except FlushError as error:
             log.append("flush raised")
             errors.append(error)
@@ -378,7 +378,7 @@ async def test_a_raising_listener_fails_the_flush_only_after_the_others_settle(
     assert flushed(seen) == []
 
 
-async def test_every_listener_failure_is_reported(store: SessionStore, session: Session) -> None:
+async def test_every_listener_failure_is_reported(live: LiveSessions, session: Session) -> None:
     class Failing(Listener):
         def __init__(self, message: str) -> None:
             super().__init__()
@@ -387,24 +387,24 @@ async def test_every_listener_failure_is_reported(store: SessionStore, session: 
         async def flush(self, session: Session) -> bool | None:
             raise Boom(self.message)
 
-    store.add_listener(session, Failing("one"))
-    store.add_listener(session, Listener(True))
-    store.add_listener(session, Failing("two"))
+    live.add_listener(session, Failing("one"))
+    live.add_listener(session, Listener(True))
+    live.add_listener(session, Failing("two"))
     with pytest.raises(FlushError, match="2 listener") as info:
-        await store.flush(session)
+        await live.flush(session)
     assert sorted(str(error) for error in info.value.errors) == ["one", "two"]
 
 
 async def test_a_lone_raising_listener_fails_the_flush(
-    store: SessionStore, session: Session
+    live: LiveSessions, session: Session
 ) -> None:
     class Failing(Listener):
         async def flush(self, session: Session) -> bool | None:
             raise Boom("alone")
 
-    store.add_listener(session, Failing())
-    seen = observed(store)
+    live.add_listener(session, Failing())
+    seen = observed(live)
     with pytest.raises(FlushError, match="alone") as info:
-        await store.flush(session)
+        await live.flush(session)
     assert [str(error) for error in info.value.errors] == ["alone"]
     assert flushed(seen) == []

@@ -71,8 +71,8 @@ class AlarmPlugin:
             due = [at for at in waiting if at <= now]
             if due:
                 for at in due:
-                    agent.store.append(agent.session, RANG, {"at": at})
-                await flush_barrier(agent.store, agent.session)
+                    agent.live.append(agent.session, RANG, {"at": at})
+                await flush_barrier(agent.live, agent.session)
                 continue
             if not waiting:
                 await agent.when_idle()  # something may set an alarm meanwhile
@@ -82,4 +82,4 @@ class AlarmPlugin:
 
 
 def set_alarm(agent: Agent, at: int) -> None:
-    agent.store.append(agent.session, SET, {"at": at})
+    agent.live.append(agent.session, SET, {"at": at})

@@ -20,7 +20,7 @@ import anyio
 from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeModel
-from dsh.wake import JsonlWakeStore
+from dsh.wake import JsonlWakeBackend
 
 from .alarm_plugin import AlarmPlugin, set_alarm
 
@@ -41,7 +41,7 @@ async def main(data_dir: str, seed: int) -> None:
     host = Host(
         backend=JsonlBackend(data_dir),
         model=FakeModel(),
-        wake_store=JsonlWakeStore(data_dir),
+        wake_backend=JsonlWakeBackend(data_dir),
         idle_seconds=0.3,
     )
     host.pm.register(Announcing(), name="alarm")
@@ -66,7 +66,7 @@ async def main(data_dir: str, seed: int) -> None:
             at = host.clock.wall_ms() + rng.randint(100, 1500)
             try:
                 set_alarm(agent, at)
-                durable = await host.store.flush(agent.session)
+                durable = await host.live.flush(agent.session)
             except Exception:
                 continue  # hibernated under us: that alarm was never acknowledged
             if durable:

@@ -12,7 +12,7 @@ from dsh.host.host import Host
 from dsh.persistence.backend import Backend
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock, FakeModel
-from dsh.wake import WakeStore
+from dsh.wake import WakeBackend
 from tests.support.deadlines import WAIT
 
 from .alarm_plugin import AlarmPlugin
@@ -31,7 +31,7 @@ async def alarm_host(
     clock: FakeClock,
     *,
     backend: Backend | None = None,
-    wake_store: WakeStore | None = None,
+    wake_backend: WakeBackend | None = None,
     idle_seconds: float | None = None,
     plugin: AlarmPlugin | None = None,
 ) -> AsyncIterator[Host]:
@@ -41,7 +41,7 @@ async def alarm_host(
         model=FakeModel(),
         clock=clock,
         cwd="/dsh-test",
-        wake_store=wake_store,
+        wake_backend=wake_backend,
         idle_seconds=idle_seconds,
     )
     host.pm.register(plugin if plugin is not None else AlarmPlugin(), name="alarm")

@@ -29,7 +29,7 @@ import pytest
 from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeModel
-from dsh.wake import JsonlWakeStore
+from dsh.wake import JsonlWakeBackend
 
 from .alarm_plugin import RANG, SET, AlarmPlugin
 
@@ -126,7 +126,7 @@ def test_sigkill_around_wakes_loses_no_alarm_and_rings_none_twice(tmp_path: Path
         host = Host(
             backend=JsonlBackend(data),
             model=FakeModel(),
-            wake_store=JsonlWakeStore(data),
+            wake_backend=JsonlWakeBackend(data),
         )
         host.pm.register(AlarmPlugin(), name="alarm")
         async with host:

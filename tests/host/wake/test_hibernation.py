@@ -6,7 +6,7 @@ import anyio
 import pytest
 
 from dsh.testing import FakeClock
-from dsh.wake import Hibernator, MemoryWakeStore
+from dsh.wake import Hibernator, MemoryWakeBackend
 
 from .support import alarm_host, until
 
@@ -68,10 +68,10 @@ async def test_a_session_whose_writes_are_unconfirmed_or_that_is_due_stays_live(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = FakeClock()
-    async with alarm_host(clock, wake_store=MemoryWakeStore({}), idle_seconds=5) as host:
+    async with alarm_host(clock, wake_backend=MemoryWakeBackend({}), idle_seconds=5) as host:
         pending = await host.create_session()
-        host.store.append(pending.session, "test/unflushed", {})
-        assert await host.store.flush(pending.session)
+        host.live.append(pending.session, "test/unflushed", {})
+        assert await host.live.flush(pending.session)
         lifecycle = host.lifecycle
         assert lifecycle._may_hibernate(pending) is True
         coordinator = host.coordinator
@@ -88,7 +88,7 @@ async def test_a_session_whose_writes_are_unconfirmed_or_that_is_due_stays_live(
             group.start_soon(due.run_maintenance, gate.wait)  # the owner cannot ring meanwhile
             await until(lambda: due.phase == "maintenance")
             set_alarm(due, clock.wall_ms() - 1)
-            assert await host.store.flush(due.session)
+            assert await host.live.flush(due.session)
             assert lifecycle._may_hibernate(due) is False
             gate.set()
         child = await host.spawn_child(due)

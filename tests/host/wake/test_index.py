@@ -11,7 +11,7 @@ import pytest
 
 from dsh.persistence.backend import StorageError
 from dsh.testing import FakeClock
-from dsh.wake import MemoryWakeStore, WakeEntry, WakeIndex, WakeIndexUnavailable, WakeStoreError
+from dsh.wake import MemoryWakeBackend, WakeBackendError, WakeEntry, WakeIndex, WakeIndexUnavailable
 from dsh.wake.index import SessionGone
 
 from .support import until
@@ -70,10 +70,10 @@ class StandIn:
 
 @asynccontextmanager
 async def running(
-    store: MemoryWakeStore, host: StandIn, **options: float
+    wake: MemoryWakeBackend, host: StandIn, **options: float
 ) -> AsyncIterator[WakeIndex]:
     options.setdefault("lead_seconds", 0)  # most tests wake at the time itself
-    index = WakeIndex(store, host, clock=host.clock, workers=2, **options)
+    index = WakeIndex(wake, host, clock=host.clock, workers=2, **options)
     host.index = index
     async with anyio.create_task_group() as group:
         await index.start(group)
@@ -91,9 +91,9 @@ def now(clock: FakeClock, seconds: float = 0) -> int:
 
 async def test_start_up_reads_the_index_and_wakes_each_session_at_its_time() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 10)), "b": WakeEntry(now(clock, 20))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 10)), "b": WakeEntry(now(clock, 20))})
     host = StandIn(clock, {"a": now(clock, 10), "b": now(clock, 20)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         assert index.rebuilt is False and index.ready.is_set()
         assert host.derived == []  # no log was read
         assert index.armed == 2
@@ -103,99 +103,99 @@ async def test_start_up_reads_the_index_and_wakes_each_session_at_its_time() -> 
         await until(lambda: host.resumed == ["a", "b"])
         assert index.woken == 2
         # A woken Session's stored entry was already past due: nothing was written.
-        assert store.writes == []
+        assert wake.writes == []
 
 
 async def test_a_missing_index_is_rebuilt_from_every_log_and_stored_whole() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore()
+    wake = MemoryWakeBackend()
     host = StandIn(clock, {"a": now(clock, 5), "b": None, "c": now(clock, 1)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         assert index.rebuilt is True
         await until(index.ready.is_set)
         assert sorted(host.derived) == ["a", "b", "c"]
-        assert store.entries == {"a": WakeEntry(now(clock, 5)), "c": WakeEntry(now(clock, 1))}
+        assert wake.entries == {"a": WakeEntry(now(clock, 5)), "c": WakeEntry(now(clock, 1))}
         clock.advance(1)
         await until(lambda: host.resumed == ["c"])
 
 
 async def test_a_crash_while_live_leaves_a_dirty_mark_that_start_up_derives_again() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 600))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 600))})
     host = StandIn(clock, {"a": now(clock, 600)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await index.going_live("a")
-        assert store.entries == {"a": WakeEntry(now(clock, 600), dirty=True)}
+        assert wake.entries == {"a": WakeEntry(now(clock, 600), dirty=True)}
         assert index.armed_at("a") is None
         # ...a reminder is created while it is live; then the process dies (no close).
         host.stored["a"] = now(clock, 5)
     host2 = StandIn(clock, host.stored)
-    store.entries = {"a": WakeEntry(now(clock, 600), dirty=True)}  # what the crash left
-    async with running(store, host2) as index:
+    wake.entries = {"a": WakeEntry(now(clock, 600), dirty=True)}  # what the crash left
+    async with running(wake, host2) as index:
         await until(index.ready.is_set)
         assert host2.derived == ["a"]
-        assert store.entries == {"a": WakeEntry(now(clock, 5))}
+        assert wake.entries == {"a": WakeEntry(now(clock, 5))}
         clock.advance(5)
         await until(lambda: host2.resumed == ["a"])
 
 
 async def test_going_live_with_a_past_due_entry_needs_no_write() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, -1)), "b": WakeEntry(None, True)})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, -1)), "b": WakeEntry(None, True)})
     host = StandIn(clock, {"a": now(clock, -1), "b": None})
     host.live.add("a")  # made live by a person before the timer got to it
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await until(index.ready.is_set)
         await index.going_live("a")
         await index.going_live("b")  # dirty already (and derived again: b has nothing)
-        assert all(change[0] != "a" for batch in store.writes for change in batch)
+        assert all(change[0] != "a" for batch in wake.writes for change in batch)
 
 
 async def test_going_cold_records_the_answer_and_arms_it() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
+    wake = MemoryWakeBackend({})
     host = StandIn(clock, {"a": None})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await index.going_live("a")
         host.live.add("a")
         host.stored["a"] = now(clock, 30)
         await host.close("a")
-        assert store.entries == {"a": WakeEntry(now(clock, 30))}
+        assert wake.entries == {"a": WakeEntry(now(clock, 30))}
         assert index.armed_at("a") == now(clock, 30)
         host.stored["a"] = None
         await index.going_live("a")
         await host.close("a")
-        assert store.entries == {}
+        assert wake.entries == {}
         assert index.entry("a") is None and index.armed == 0
 
 
 async def test_a_close_whose_wake_time_is_unknown_stays_dirty_with_the_old_time_armed() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 30))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 30))})
     host = StandIn(clock, {"a": now(clock, 30)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await index.going_live("a")
         await index.gone_cold("a", None, known=False)
-        assert store.entries == {"a": WakeEntry(now(clock, 30), dirty=True)}
+        assert wake.entries == {"a": WakeEntry(now(clock, 30), dirty=True)}
         assert index.armed_at("a") == now(clock, 30)
 
 
 async def test_a_session_no_longer_stored_leaves_the_index_when_it_comes_up() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"gone": WakeEntry(now(clock, 1))})
+    wake = MemoryWakeBackend({"gone": WakeEntry(now(clock, 1))})
     host = StandIn(clock, {})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         clock.advance(1)
-        await until(lambda: store.entries == {})
+        await until(lambda: wake.entries == {})
         assert index.entry("gone") is None and host.resumed == []
 
 
 async def test_a_session_that_cannot_be_woken_is_tried_again_later_and_later() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 1))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 1))})
     host = StandIn(clock, {"a": now(clock, 1)})
     host.broken.add("a")
-    async with running(store, host, retry_first=2, retry_max=5) as index:
+    async with running(wake, host, retry_first=2, retry_max=5) as index:
         start = now(clock)
         clock.advance(1)
         await until(lambda: index.armed_at("a") == start + 1_000 + 2_000)
@@ -206,14 +206,14 @@ async def test_a_session_that_cannot_be_woken_is_tried_again_later_and_later() -
         host.broken.clear()
         clock.advance(5)
         await until(lambda: host.resumed == ["a"])
-        assert store.entries == {"a": WakeEntry(start + 1_000)}  # never the authority to drop it
+        assert wake.entries == {"a": WakeEntry(start + 1_000)}  # never the authority to drop it
 
 
 async def test_a_live_session_is_never_woken_and_a_changed_entry_wakes_nothing() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 1)), "b": WakeEntry(now(clock, 1))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 1)), "b": WakeEntry(now(clock, 1))})
     host = StandIn(clock, {"a": now(clock, 1), "b": now(clock, 1)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         host.live.add("a")  # made live by hand a moment before (not yet told to the index)
         index._entries.pop("b")  # its entry went away after it was armed
         clock.advance(1)
@@ -222,14 +222,14 @@ async def test_a_live_session_is_never_woken_and_a_changed_entry_wakes_nothing()
 
 
 async def test_another_host_that_claims_a_session_first_wakes_it() -> None:
-    class Claimed(MemoryWakeStore):
+    class Claimed(MemoryWakeBackend):
         async def claim(self, session_id: str) -> bool:
             return False
 
     clock = FakeClock()
-    store = Claimed({"a": WakeEntry(now(clock, 1))})
+    wake = Claimed({"a": WakeEntry(now(clock, 1))})
     host = StandIn(clock, {"a": now(clock, 1)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         clock.advance(1)
         await until(lambda: index.armed == 0 and not index._due_ids)
         assert host.resumed == []
@@ -237,30 +237,30 @@ async def test_another_host_that_claims_a_session_first_wakes_it() -> None:
 
 async def test_a_failed_write_discards_the_stored_copy_and_the_next_write_is_a_snapshot() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 9))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 9))})
     host = StandIn(clock, {"a": now(clock, 9), "b": None})
-    async with running(store, host) as index:
-        store.fail_writes = True
+    async with running(wake, host) as index:
+        wake.fail_writes = True
         await index.going_live("b")  # the write fails, the copy is removed: safe to go on
-        assert store.entries is None
-        store.fail_writes = False
+        assert wake.entries is None
+        wake.fail_writes = False
         await index.gone_cold("b", now(clock, 4), known=True)
-        assert store.entries == {"a": WakeEntry(now(clock, 9)), "b": WakeEntry(now(clock, 4))}
+        assert wake.entries == {"a": WakeEntry(now(clock, 9)), "b": WakeEntry(now(clock, 4))}
 
 
 async def test_a_write_that_fails_and_cannot_be_discarded_fails_the_transition() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
+    wake = MemoryWakeBackend({})
     host = StandIn(clock, {"a": None})
-    async with running(store, host) as index:
-        store.fail_writes = store.fail_discard = True
+    async with running(wake, host) as index:
+        wake.fail_writes = wake.fail_discard = True
         with pytest.raises(WakeIndexUnavailable, match="dsh index rebuild"):
             await index.going_live("a")
-        store.fail_writes = store.fail_discard = False
+        wake.fail_writes = wake.fail_discard = False
 
 
 async def test_changes_recorded_during_one_write_go_together_in_the_next() -> None:
-    class Slow(MemoryWakeStore):
+    class Slow(MemoryWakeBackend):
         def __init__(self) -> None:
             super().__init__({})
             self.release = anyio.Event()
@@ -270,68 +270,68 @@ async def test_changes_recorded_during_one_write_go_together_in_the_next() -> No
             await super().write(changes)
 
     clock = FakeClock()
-    store = Slow()
+    wake = Slow()
     host = StandIn(clock, {f"s{n}": None for n in range(5)})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         async with anyio.create_task_group() as group:
             group.start_soon(index.going_live, "s0")
             await until(lambda: index._inflight is not None)  # that write is under way
             for n in range(1, 5):
                 group.start_soon(index.going_live, f"s{n}")
             await until(lambda: len(index.entries()) == 5)
-            store.release.set()
-        assert [len(batch) for batch in store.writes] == [1, 4]
+            wake.release.set()
+        assert [len(batch) for batch in wake.writes] == [1, 4]
 
 
 async def test_the_rebuild_leaves_alone_what_sessions_did_meanwhile() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore()
+    wake = MemoryWakeBackend()
     host = StandIn(clock, {"a": now(clock, 5), "b": now(clock, 6)})
     host.gate = anyio.Event()
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await index.going_live("a")  # nothing written: there is no usable copy yet
-        assert store.entries is None
+        assert wake.entries is None
         host.stored["a"] = now(clock, 50)
         await index.gone_cold("a", now(clock, 50), known=True)
         host.gate.set()
         await until(index.ready.is_set)
-        assert store.entries == {"a": WakeEntry(now(clock, 50)), "b": WakeEntry(now(clock, 6))}
+        assert wake.entries == {"a": WakeEntry(now(clock, 50)), "b": WakeEntry(now(clock, 6))}
 
 
 async def test_a_log_that_cannot_be_read_during_a_rebuild_stays_dirty() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore()
+    wake = MemoryWakeBackend()
     host = StandIn(clock, {"a": now(clock, 5)})
     host.broken.add("a")
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await until(index.ready.is_set)
-        assert store.entries == {"a": WakeEntry(None, dirty=True)}
+        assert wake.entries == {"a": WakeEntry(None, dirty=True)}
 
 
 async def test_a_rebuild_that_cannot_list_the_sessions_writes_nothing() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore()
+    wake = MemoryWakeBackend()
     host = StandIn(clock, {"a": now(clock, 5)})
     host.list_fails = True
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await until(index.ready.is_set)
         await index.gone_cold("a", now(clock, 5), known=True)
-    assert store.entries is None  # the next start tries again
+    assert wake.entries is None  # the next start tries again
 
 
 async def test_closing_compacts_the_stored_copy_into_one_snapshot() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
+    wake = MemoryWakeBackend({})
     host = StandIn(clock, {"a": None})
     replaced: list[dict[str, WakeEntry]] = []
-    original = store.replace
+    original = wake.replace
 
     async def spy(entries: dict[str, WakeEntry]) -> None:  # type: ignore[override]
         replaced.append(dict(entries))
         await original(entries)
 
-    store.replace = spy  # type: ignore[method-assign]
-    async with running(store, host) as index:
+    wake.replace = spy  # type: ignore[method-assign]
+    async with running(wake, host) as index:
         await index.going_live("a")
         await index.gone_cold("a", now(clock, 7), known=True)
     assert replaced == [{"a": WakeEntry(now(clock, 7))}]
@@ -341,18 +341,18 @@ async def test_a_snapshot_that_fails_at_close_is_logged_not_raised(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
+    wake = MemoryWakeBackend({})
     host = StandIn(clock, {})
-    async with running(store, host):
-        store.fail_writes = store.fail_discard = True
+    async with running(wake, host):
+        wake.fail_writes = wake.fail_discard = True
     assert "could not be removed either" in caplog.text
 
 
 async def test_a_session_is_woken_its_lead_before_its_time() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({"a": WakeEntry(now(clock, 10))})
+    wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 10))})
     host = StandIn(clock, {"a": now(clock, 10)})
-    async with running(store, host, lead_seconds=2) as index:
+    async with running(wake, host, lead_seconds=2) as index:
         assert index.lead_ms == 2_000
         assert index.armed_at("a") == now(clock, 8)
         clock.advance(7.9)
@@ -362,7 +362,7 @@ async def test_a_session_is_woken_its_lead_before_its_time() -> None:
         await until(lambda: host.resumed == ["a"])
 
 
-class SharedStore(MemoryWakeStore):
+class SharedStore(MemoryWakeBackend):
     """A wake store other hosts write too (PostgreSQL's shape): `due` hands over what
     they left; `claims` says which claims this host wins."""
 
@@ -379,7 +379,7 @@ class SharedStore(MemoryWakeStore):
     async def due(self, horizon_ms: int) -> list[tuple[str, WakeEntry]]:
         self.sweeps.append(horizon_ms)
         if self.sweep_fails:
-            raise WakeStoreError("cannot sweep the shared index: the server went away")
+            raise WakeBackendError("cannot sweep the shared index: the server went away")
         handed, self.handed = self.handed, []
         return handed
 
@@ -393,15 +393,15 @@ async def test_a_shared_index_adopts_what_the_sweep_hands_over_and_wakes_dead_ho
     caplog.set_level(logging.INFO, "dsh.wake.index")
     clock = FakeClock()
     # s-live is live on another host (dirty), s-old was theirs and is due later.
-    store = SharedStore({"s-live": WakeEntry(None, True), "s-old": WakeEntry(now(clock, 50))})
+    wake = SharedStore({"s-live": WakeEntry(None, True), "s-old": WakeEntry(now(clock, 50))})
     host = StandIn(clock, {"s-live": None, "s-old": None, "s-dead": now(clock, 5), "s-due": 1})
-    async with running(store, host) as index:
+    async with running(wake, host) as index:
         await until(lambda: index.ready.is_set())
         assert host.derived == []  # another host's dirty entry is not derived here
         assert index.armed_at("s-live") is None and index.armed_at("s-old") == now(clock, 50)
         # The sweep looks the lead plus one period ahead.
-        await until(lambda: store.sweeps == [now(clock, 1)])
-        store.handed = [
+        await until(lambda: wake.sweeps == [now(clock, 1)])
+        wake.handed = [
             ("s-dead", WakeEntry(None, True)),  # a dead host's: nobody holds it
             ("s-due", WakeEntry(now(clock, 0.5))),
             ("s-mine", WakeEntry(9)),
@@ -414,33 +414,33 @@ async def test_a_shared_index_adopts_what_the_sweep_hands_over_and_wakes_dead_ho
         await until(lambda: "s-due" in host.resumed)
         assert "s-mine" not in host.resumed and index.entry("s-mine") == WakeEntry(None, True)
         # A claim another host won wakes nothing here.
-        store.lost.add("s-other")
-        store.handed = [("s-other", WakeEntry(now(clock, 0)))]
-        store.sweep_fails = True
+        wake.lost.add("s-other")
+        wake.handed = [("s-other", WakeEntry(now(clock, 0)))]
+        wake.sweep_fails = True
         clock.advance(1)
-        await until(lambda: len(store.sweeps) == 3)
+        await until(lambda: len(wake.sweeps) == 3)
         clock.advance(1)
-        await until(lambda: len(store.sweeps) == 4)
-        store.sweep_fails = False
+        await until(lambda: len(wake.sweeps) == 4)
+        wake.sweep_fails = False
         clock.advance(1)
-        await until(lambda: len(store.sweeps) == 5 and index.entry("s-other") is not None)
+        await until(lambda: len(wake.sweeps) == 5 and index.entry("s-other") is not None)
         for _ in range(10):
             await anyio.lowlevel.checkpoint()
         assert "s-other" not in host.resumed
     assert caplog.text.count("the server went away; sweeping again every 1 s") == 1
     assert caplog.text.count("can be swept again") == 1
     # Shared: never rewritten whole at the end (only the changes of this host).
-    assert store.entries is not None and store.entries["s-live"] == WakeEntry(None, True)
+    assert wake.entries is not None and wake.entries["s-live"] == WakeEntry(None, True)
 
 
 async def test_on_a_shared_index_going_live_marks_the_session_dirty_even_when_it_looks_due() -> (
     None
 ):
     clock = FakeClock()
-    store = SharedStore({"s1": WakeEntry(now(clock, -5))})
+    wake = SharedStore({"s1": WakeEntry(now(clock, -5))})
     host = StandIn(clock, {"s1": None})
-    async with running(store, host) as index:
-        store.writes.clear()
+    async with running(wake, host) as index:
+        wake.writes.clear()
         await index.going_live("s1")
         # This host's copy may be stale (another host may have delivered and removed it).
-        assert store.writes == [[("s1", WakeEntry(now(clock, -5), True))]]
+        assert wake.writes == [[("s1", WakeEntry(now(clock, -5), True))]]

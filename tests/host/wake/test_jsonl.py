@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh.wake import JsonlWakeStore, WakeEntry, WakeStoreError
+from dsh.wake import JsonlWakeBackend, WakeBackendError, WakeEntry
 from dsh.wake import jsonl as wake_jsonl
 from dsh.wake.jsonl import FORMAT, INDEX_NAME, VERSION
 
@@ -26,8 +26,8 @@ def write_file(tmp_path: Path, text: str) -> Path:
 
 
 async def test_a_missing_index_asks_for_a_rebuild_naming_the_file(tmp_path: Path) -> None:
-    store = JsonlWakeStore(tmp_path)
-    loaded = await store.load()
+    wake = JsonlWakeBackend(tmp_path)
+    loaded = await wake.load()
     assert loaded.entries == {}
     assert loaded.problem == f"there is no wake index at {tmp_path / INDEX_NAME}"
 
@@ -35,11 +35,11 @@ async def test_a_missing_index_asks_for_a_rebuild_naming_the_file(tmp_path: Path
 async def test_a_snapshot_then_appended_changes_load_back_later_ones_winning(
     tmp_path: Path,
 ) -> None:
-    store = JsonlWakeStore(tmp_path)
-    await store.replace({"b": WakeEntry(2), "a": WakeEntry(1), "gone": WakeEntry()})
-    await store.write([("c", WakeEntry(None, True)), ("a", WakeEntry()), ("b", WakeEntry(3))])
-    await store.write([])
-    await store.aclose()
+    wake = JsonlWakeBackend(tmp_path)
+    await wake.replace({"b": WakeEntry(2), "a": WakeEntry(1), "gone": WakeEntry()})
+    await wake.write([("c", WakeEntry(None, True)), ("a", WakeEntry()), ("b", WakeEntry(3))])
+    await wake.write([])
+    await wake.aclose()
     path = tmp_path / INDEX_NAME
     assert lines(path) == [
         {"format": FORMAT, "version": VERSION},
@@ -50,7 +50,7 @@ async def test_a_snapshot_then_appended_changes_load_back_later_ones_winning(
         {"id": "b", "wakeAt": 3, "dirty": False},
     ]
     assert os.stat(path).st_mode & 0o777 == 0o600
-    loaded = await JsonlWakeStore(tmp_path).load()
+    loaded = await JsonlWakeBackend(tmp_path).load()
     assert loaded.problem is None
     assert loaded.entries == {"b": WakeEntry(3), "c": WakeEntry(None, True)}
 
@@ -85,7 +85,7 @@ async def test_an_unusable_index_is_reported_with_the_reason(
     tmp_path: Path, text: str, reason: str
 ) -> None:
     path = write_file(tmp_path, text)
-    loaded = await JsonlWakeStore(tmp_path).load()
+    loaded = await JsonlWakeBackend(tmp_path).load()
     assert loaded.entries == {}
     assert loaded.problem is not None
     assert loaded.problem.startswith(f"{path} cannot be used: ")
@@ -96,10 +96,10 @@ async def test_a_torn_last_line_is_ignored_and_truncated_before_the_next_append(
     tmp_path: Path,
 ) -> None:
     path = write_file(tmp_path, HEADER + '\n{"id":"a","wakeAt":1,"dirty":false}\n{"id":"b","wa')
-    store = JsonlWakeStore(tmp_path)
-    assert (await store.load()).entries == {"a": WakeEntry(1)}
-    await store.write([("c", WakeEntry(7))])
-    await store.aclose()
+    wake = JsonlWakeBackend(tmp_path)
+    assert (await wake.load()).entries == {"a": WakeEntry(1)}
+    await wake.write([("c", WakeEntry(7))])
+    await wake.aclose()
     assert lines(path)[1:] == [
         {"id": "a", "wakeAt": 1, "dirty": False},
         {"id": "c", "wakeAt": 7, "dirty": False},
@@ -108,7 +108,7 @@ async def test_a_torn_last_line_is_ignored_and_truncated_before_the_next_append(
 
 async def test_a_last_complete_line_that_is_not_json_is_torn_too(tmp_path: Path) -> None:
     write_file(tmp_path, HEADER + '\n{"id":"a","wakeAt":1,"dirty":false}\n{"id":"b"\n')
-    assert (await JsonlWakeStore(tmp_path).load()).entries == {"a": WakeEntry(1)}
+    assert (await JsonlWakeBackend(tmp_path).load()).entries == {"a": WakeEntry(1)}
 
 
 async def test_a_symlink_or_a_directory_is_refused_and_rebuilt(tmp_path: Path) -> None:
@@ -116,11 +116,11 @@ async def test_a_symlink_or_a_directory_is_refused_and_rebuilt(tmp_path: Path) -
     link_dir = tmp_path / "linked"
     link_dir.mkdir()
     (link_dir / INDEX_NAME).symlink_to(target)
-    loaded = await JsonlWakeStore(link_dir).load()
+    loaded = await JsonlWakeBackend(link_dir).load()
     assert loaded.problem is not None and "symbolic link" in loaded.problem
     folder_dir = tmp_path / "folder"
     (folder_dir / INDEX_NAME).mkdir(parents=True)
-    loaded = await JsonlWakeStore(folder_dir).load()
+    loaded = await JsonlWakeBackend(folder_dir).load()
     assert loaded.problem is not None and "directory" in loaded.problem
 
 
@@ -128,20 +128,20 @@ async def test_many_changes_compact_into_one_snapshot(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setattr(wake_jsonl, "COMPACT_MIN_LINES", 8)
-    store = JsonlWakeStore(tmp_path)
-    await store.replace({})
+    wake = JsonlWakeBackend(tmp_path)
+    await wake.replace({})
     for step in range(20):
-        await store.write([("a", WakeEntry(step)), ("b", WakeEntry(None, step % 2 == 0))])
-    await store.aclose()
+        await wake.write([("a", WakeEntry(step)), ("b", WakeEntry(None, step % 2 == 0))])
+    await wake.aclose()
     stored = lines(tmp_path / INDEX_NAME)
     assert len(stored) <= 8 + 1
-    assert (await JsonlWakeStore(tmp_path).load()).entries == {"a": WakeEntry(19)}
+    assert (await JsonlWakeBackend(tmp_path).load()).entries == {"a": WakeEntry(19)}
 
 
 async def test_writing_before_any_snapshot_writes_one(tmp_path: Path) -> None:
-    store = JsonlWakeStore(tmp_path / "new")
-    await store.write([("a", WakeEntry(1))])
-    await store.aclose()
+    wake = JsonlWakeBackend(tmp_path / "new")
+    await wake.write([("a", WakeEntry(1))])
+    await wake.aclose()
     assert lines(tmp_path / "new" / INDEX_NAME) == [
         {"format": FORMAT, "version": VERSION},
         {"id": "a", "wakeAt": 1, "dirty": False},
@@ -158,40 +158,40 @@ async def test_a_failed_fsync_is_an_error_naming_the_file_and_nothing_half_writt
             raise OSError(5, "Input/output error")
         os.fsync(fd)
 
-    store = JsonlWakeStore(tmp_path, sync=sync)
-    await store.replace({"a": WakeEntry(1)})
+    wake = JsonlWakeBackend(tmp_path, sync=sync)
+    await wake.replace({"a": WakeEntry(1)})
     broken["on"] = True
-    with pytest.raises(WakeStoreError, match=f"cannot write {tmp_path / INDEX_NAME}"):
-        await store.write([("b", WakeEntry(2))])
-    with pytest.raises(WakeStoreError, match="Input/output error"):
-        await store.replace({"c": WakeEntry(3)})
+    with pytest.raises(WakeBackendError, match=f"cannot write {tmp_path / INDEX_NAME}"):
+        await wake.write([("b", WakeEntry(2))])
+    with pytest.raises(WakeBackendError, match="Input/output error"):
+        await wake.replace({"c": WakeEntry(3)})
     assert os.listdir(tmp_path) == [INDEX_NAME]  # no temp file left
     broken["on"] = False
-    await store.write([("d", WakeEntry(4))])  # truncates the unacknowledged line first
-    await store.aclose()
-    assert (await JsonlWakeStore(tmp_path).load()).entries == {
+    await wake.write([("d", WakeEntry(4))])  # truncates the unacknowledged line first
+    await wake.aclose()
+    assert (await JsonlWakeBackend(tmp_path).load()).entries == {
         "a": WakeEntry(1),
         "d": WakeEntry(4),
     }
 
 
 async def test_discard_removes_the_file_so_the_next_load_rebuilds(tmp_path: Path) -> None:
-    store = JsonlWakeStore(tmp_path)
-    await store.replace({"a": WakeEntry(1)})
-    await store.discard()
-    await store.discard()  # nothing there: still fine
+    wake = JsonlWakeBackend(tmp_path)
+    await wake.replace({"a": WakeEntry(1)})
+    await wake.discard()
+    await wake.discard()  # nothing there: still fine
     assert not (tmp_path / INDEX_NAME).exists()
-    assert (await store.load()).problem is not None
-    await store.aclose()
+    assert (await wake.load()).problem is not None
+    await wake.aclose()
 
 
 async def test_discard_that_cannot_remove_the_file_is_an_error(tmp_path: Path) -> None:
     def sync(fd: int) -> None:
         raise OSError(28, "No space left on device")
 
-    store = JsonlWakeStore(tmp_path, sync=sync)
-    with pytest.raises(WakeStoreError, match=f"cannot remove {tmp_path / INDEX_NAME}"):
-        await store.discard()
+    wake = JsonlWakeBackend(tmp_path, sync=sync)
+    with pytest.raises(WakeBackendError, match=f"cannot remove {tmp_path / INDEX_NAME}"):
+        await wake.discard()
 
 
 async def test_an_unreadable_index_is_reported(
@@ -203,5 +203,5 @@ async def test_an_unreadable_index_is_reported(
         raise OSError(5, "Input/output error")
 
     monkeypatch.setattr(wake_jsonl, "read_all", fail)
-    loaded = await JsonlWakeStore(tmp_path).load()
+    loaded = await JsonlWakeBackend(tmp_path).load()
     assert loaded.problem == f"cannot read {tmp_path / INDEX_NAME}: [Errno 5] Input/output error"

@@ -12,7 +12,7 @@ from dsh.agents.agent import AgentPhase
 from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeClock
-from dsh.wake import JsonlWakeStore, MemoryWakeStore, WakeEntry
+from dsh.wake import JsonlWakeBackend, MemoryWakeBackend, WakeEntry
 
 from .alarm_plugin import AlarmPlugin, rung, set_alarm
 from .support import alarm_host, until
@@ -24,19 +24,19 @@ async def make_alarm(host: Host, clock: FakeClock, seconds: float) -> tuple[str,
     agent = await host.create_session()
     at = clock.wall_ms() + round(seconds * 1000)
     set_alarm(agent, at)
-    assert await host.store.flush(agent.session)
+    assert await host.live.flush(agent.session)
     return agent.session.id, at
 
 
 async def test_a_cold_session_is_woken_at_its_time_published_and_its_owner_delivers() -> None:
     clock, plugin = FakeClock(), AlarmPlugin()
-    store = MemoryWakeStore({})
-    async with alarm_host(clock, wake_store=store, plugin=plugin) as host:
+    wake = MemoryWakeBackend({})
+    async with alarm_host(clock, wake_backend=wake, plugin=plugin) as host:
         session_id, at = await make_alarm(host, clock, 30)
         await host.close_session(session_id)
         index = host.lifecycle.index
         assert index is not None and index.entry(session_id) == WakeEntry(at)
-        assert store.entries == {session_id: WakeEntry(at)}  # written before the close returned
+        assert wake.entries == {session_id: WakeEntry(at)}  # written before the close returned
         lead = index.lead_ms / 1000
         assert index.armed_at(session_id) == at - index.lead_ms
         clock.advance(30 - lead - 0.1)
@@ -51,7 +51,7 @@ async def test_a_cold_session_is_woken_at_its_time_published_and_its_owner_deliv
         clock.advance(lead)  # its owner delivers at the time itself
         await until(lambda: rung(agent.session) == [at])
         await host.close_session(session_id)
-        assert store.entries == {}  # nothing more to wake it for
+        assert wake.entries == {}  # nothing more to wake it for
 
 
 async def test_without_the_index_a_cold_session_is_never_woken() -> None:
@@ -68,14 +68,14 @@ async def test_without_the_index_a_cold_session_is_never_woken() -> None:
 async def test_an_idle_session_hibernates_and_its_alarm_still_rings_with_wake_on() -> None:
     clock, plugin = FakeClock(), AlarmPlugin()
     async with alarm_host(
-        clock, wake_store=MemoryWakeStore({}), idle_seconds=5, plugin=plugin
+        clock, wake_backend=MemoryWakeBackend({}), idle_seconds=5, plugin=plugin
     ) as host:
         session_id, at = await make_alarm(host, clock, 60)
         hibernator = host.lifecycle.hibernator
         assert hibernator is not None
         clock.advance(5)
         await until(lambda: hibernator.hibernated == 1)
-        assert host.store.find(session_id) is None
+        assert host.live.find(session_id) is None
         clock.advance(55)
         await until(lambda: host.agent(session_id) is not None)
         agent = host.agent(session_id)
@@ -139,8 +139,8 @@ async def test_activity_postpones_hibernation() -> None:
     async with alarm_host(clock, idle_seconds=5) as host:
         agent = await host.create_session()
         clock.advance(4)
-        host.store.append(agent.session, "test/activity", {})
-        assert await host.store.flush(agent.session)
+        host.live.append(agent.session, "test/activity", {})
+        assert await host.live.flush(agent.session)
         hibernator = host.lifecycle.hibernator
         assert hibernator is not None
         clock.advance(4)
@@ -152,10 +152,10 @@ async def test_activity_postpones_hibernation() -> None:
 
 async def test_a_resume_during_a_close_waits_for_it_and_reads_the_whole_log() -> None:
     clock = FakeClock()
-    async with alarm_host(clock, wake_store=MemoryWakeStore({})) as host:
+    async with alarm_host(clock, wake_backend=MemoryWakeBackend({})) as host:
         agent = await host.create_session()
         for n in range(20):
-            host.store.append(agent.session, "test/tick", {"n": n})
+            host.live.append(agent.session, "test/tick", {"n": n})
         length = len(agent.session)
         async with anyio.create_task_group() as group:
             group.start_soon(host.close_session, agent.session.id)
@@ -175,9 +175,9 @@ async def test_a_close_whose_last_writes_failed_reads_its_wake_time_from_storage
             await super().append(session_id, events)  # type: ignore[arg-type]
 
     clock = FakeClock()
-    store = MemoryWakeStore({})
+    wake = MemoryWakeBackend({})
     backend = Failing(Path(os.environ.get("TMPDIR", "/tmp")) / f"wake-fail-{os.getpid()}")
-    async with alarm_host(clock, backend=backend, wake_store=store) as host:
+    async with alarm_host(clock, backend=backend, wake_backend=wake) as host:
         session_id, at = await make_alarm(host, clock, 30)
         agent = host.agent(session_id)
         assert agent is not None
@@ -185,7 +185,7 @@ async def test_a_close_whose_last_writes_failed_reads_its_wake_time_from_storage
         set_alarm(agent, at - 10_000)  # never stored
         with pytest.raises(Exception, match="No space left"):
             await host.close_session(session_id)
-        assert store.entries == {session_id: WakeEntry(at)}  # what storage holds
+        assert wake.entries == {session_id: WakeEntry(at)}  # what storage holds
         backend.fail = False
 
 
@@ -195,7 +195,7 @@ async def test_a_restart_reads_the_index_and_rings_the_alarm_due_while_it_was_do
     clock = FakeClock()
     data = tmp_path / "data"
     async with alarm_host(
-        clock, backend=JsonlBackend(data), wake_store=JsonlWakeStore(data)
+        clock, backend=JsonlBackend(data), wake_backend=JsonlWakeBackend(data)
     ) as host:
         session_id, at = await make_alarm(host, clock, 10)
         other, later = await make_alarm(host, clock, 100)
@@ -203,7 +203,7 @@ async def test_a_restart_reads_the_index_and_rings_the_alarm_due_while_it_was_do
     clock.advance(20)  # the host is down when the first alarm is due
     plugin = AlarmPlugin()
     async with alarm_host(
-        clock, backend=JsonlBackend(data), wake_store=JsonlWakeStore(data), plugin=plugin
+        clock, backend=JsonlBackend(data), wake_backend=JsonlWakeBackend(data), plugin=plugin
     ) as host:
         index = host.lifecycle.index
         assert index is not None and index.rebuilt is False
@@ -219,20 +219,20 @@ async def test_deleting_the_index_file_rebuilds_it_from_the_logs_at_start(tmp_pa
     clock = FakeClock()
     data = tmp_path / "data"
     async with alarm_host(
-        clock, backend=JsonlBackend(data), wake_store=JsonlWakeStore(data)
+        clock, backend=JsonlBackend(data), wake_backend=JsonlWakeBackend(data)
     ) as host:
         session_id, at = await make_alarm(host, clock, 10)
         plain = (await host.create_session()).session.id
     (data / "wake-index.jsonl").unlink()
     async with alarm_host(
-        clock, backend=JsonlBackend(data), wake_store=JsonlWakeStore(data)
+        clock, backend=JsonlBackend(data), wake_backend=JsonlWakeBackend(data)
     ) as host:
         index = host.lifecycle.index
         assert index is not None and index.rebuilt is True
         await until(index.ready.is_set)
         assert index.entries() == {session_id: WakeEntry(at)}
         assert plain not in index.entries()
-    assert JsonlWakeStore(data).path.read_text().count("\n") == 2  # header + one entry
+    assert JsonlWakeBackend(data).path.read_text().count("\n") == 2  # header + one entry
 
 
 async def test_descriptors_stay_bounded_by_live_sessions_when_many_are_opened(
@@ -245,14 +245,14 @@ async def test_descriptors_stay_bounded_by_live_sessions_when_many_are_opened(
         return len(os.listdir("/proc/self/fd"))
 
     async with alarm_host(
-        clock, backend=JsonlBackend(data), wake_store=JsonlWakeStore(data), idle_seconds=5
+        clock, backend=JsonlBackend(data), wake_backend=JsonlWakeBackend(data), idle_seconds=5
     ) as host:
         before = descriptors()
         for _ in range(3):
             for _ in range(100):
                 agent = await host.create_session()
-                host.store.append(agent.session, "test/tick", {})
-                await host.store.flush(agent.session)
+                host.live.append(agent.session, "test/tick", {})
+                await host.live.flush(agent.session)
             assert descriptors() >= before + 90  # each live Session holds its log open
             clock.advance(5)
             await until(lambda: not host.agents())
@@ -264,8 +264,8 @@ async def test_a_close_whose_log_cannot_be_read_either_stays_dirty(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
-    async with alarm_host(clock, wake_store=store) as host:
+    wake = MemoryWakeBackend({})
+    async with alarm_host(clock, wake_backend=wake) as host:
         session_id, _ = await make_alarm(host, clock, 30)
 
         async def unreadable(session_id: str) -> int | None:
@@ -275,29 +275,29 @@ async def test_a_close_whose_log_cannot_be_read_either_stays_dirty(
         agent = host.agent(session_id)
         assert agent is not None
         await host.lifecycle.went_cold(agent.session, stored=False)
-        assert store.entries is not None and store.entries[session_id].dirty
+        assert wake.entries is not None and wake.entries[session_id].dirty
 
 
 async def test_a_close_the_index_cannot_record_is_logged_and_still_completes(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
-    async with alarm_host(clock, wake_store=store) as host:
+    wake = MemoryWakeBackend({})
+    async with alarm_host(clock, wake_backend=wake) as host:
         session_id, at = await make_alarm(host, clock, 30)
-        store.fail_writes = store.fail_discard = True
+        wake.fail_writes = wake.fail_discard = True
         await host.close_session(session_id)
-        assert host.store.find(session_id) is None
+        assert host.live.find(session_id) is None
         assert "went cold but" in caplog.text
         index = host.lifecycle.index
         assert index is not None
         assert index.armed_at(session_id) == at - index.lead_ms  # memory is right
-        store.fail_writes = store.fail_discard = False
+        wake.fail_writes = wake.fail_discard = False
 
 
 async def test_without_hibernation_a_hold_is_a_no_op_and_a_vanished_session_is_gone() -> None:
     clock = FakeClock()
-    async with alarm_host(clock, wake_store=MemoryWakeStore({})) as host:
+    async with alarm_host(clock, wake_backend=MemoryWakeBackend({})) as host:
         release = host.lifecycle.hold("anything")
         release()
         index = host.lifecycle.index
@@ -311,17 +311,17 @@ async def test_without_hibernation_a_hold_is_a_no_op_and_a_vanished_session_is_g
 
 async def test_a_go_live_the_index_cannot_record_fails_and_the_session_stays_armed() -> None:
     clock = FakeClock()
-    store = MemoryWakeStore({})
-    async with alarm_host(clock, wake_store=store) as host:
+    wake = MemoryWakeBackend({})
+    async with alarm_host(clock, wake_backend=wake) as host:
         session_id, at = await make_alarm(host, clock, 30)
         await host.close_session(session_id)
-        store.fail_writes = store.fail_discard = True
+        wake.fail_writes = wake.fail_discard = True
         index = host.lifecycle.index
         assert index is not None
         with pytest.raises(Exception, match="could not be removed either"):
             await host.resume(session_id)
-        assert host.agent(session_id) is None and host.store.find(session_id) is None
+        assert host.agent(session_id) is None and host.live.find(session_id) is None
         assert index.armed_at(session_id) == at - index.lead_ms  # still woken in time
-        store.fail_writes = store.fail_discard = False
+        wake.fail_writes = wake.fail_discard = False
         clock.advance(30)
         await until(lambda: host.agent(session_id) is not None)

@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from dsh.testing import FakeClock
-from dsh.wake import MemoryWakeStore
+from dsh.wake import MemoryWakeBackend
 from dsh.web.live import LiveHub
 from tests.support.frames import drain
 
@@ -32,13 +32,13 @@ def kinds(frames: list[dict[str, Any]]) -> list[str]:
 
 async def test_a_watcher_sees_its_session_go_cold_then_woken_and_its_alarm_delivered() -> None:
     clock = FakeClock()
-    async with alarm_host(clock, wake_store=MemoryWakeStore({}), idle_seconds=5) as host:
+    async with alarm_host(clock, wake_backend=MemoryWakeBackend({}), idle_seconds=5) as host:
         hub = LiveHub(host)
         hub.start()
         agent = await host.create_session()
         at = clock.wall_ms() + 60_000
         set_alarm(agent, at)
-        assert await host.store.flush(agent.session)
+        assert await host.live.flush(agent.session)
         session_id = agent.session.id
         watcher = hub.subscribe(session_id, len(agent.session), lambda: None)
         hibernator = host.lifecycle.hibernator

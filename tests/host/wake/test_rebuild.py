@@ -7,7 +7,7 @@ import pytest
 from dsh.persistence.backend import Events, StorageError
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock
-from dsh.wake import MemoryWakeStore, WakeEntry
+from dsh.wake import MemoryWakeBackend, WakeEntry
 from dsh.wake.rebuild import rebuild_index
 
 from .alarm_plugin import set_alarm
@@ -38,7 +38,7 @@ class Unreadable(MemoryBackend):
 
 async def test_a_rebuild_keeps_a_log_it_cannot_read_as_dirty_and_reports_it() -> None:
     clock, backend = FakeClock(), Unreadable()
-    store = MemoryWakeStore()
+    wake = MemoryWakeBackend()
     async with alarm_host(clock, backend=backend) as host:
         good = await host.create_session()
         set_alarm(good, clock.wall_ms() + 5_000)
@@ -47,12 +47,12 @@ async def test_a_rebuild_keeps_a_log_it_cannot_read_as_dirty_and_reports_it() ->
         await host.close_session(good.session.id)
         await host.close_session(bad.session.id)
         backend.bad.add(bad.session.id)
-        report = await rebuild_index(host, store)
+        report = await rebuild_index(host, wake)
     assert report.sessions == 2 and report.waking == 1
     assert report.next_wake == clock.wall_ms() + 5_000
     assert list(report.unreadable) == [bad.session.id]
     assert "Input/output error" in report.unreadable[bad.session.id]
-    assert store.entries == {
+    assert wake.entries == {
         good.session.id: WakeEntry(clock.wall_ms() + 5_000),
         bad.session.id: WakeEntry(None, dirty=True),
     }

@@ -146,7 +146,7 @@ async def test_a_live_session_shows_its_header_length_and_agent(
     created = await new_session(client)
     agent = host.agent(created["id"])
     assert agent is not None
-    host.store.append(agent.session, PLAIN, {})
+    host.live.append(agent.session, PLAIN, {})
     response = await client.get(f"/api/sessions/{created['id']}")
     assert response.status_code == 200
     assert response.json() == {
@@ -170,7 +170,7 @@ async def test_a_cold_session_is_read_from_storage_without_publishing_an_agent(
     assert body["live"] is False and body["agent"] is None and body["length"] == 0
     assert body["header"]["id"] == created["id"]
     assert publications.published == published
-    assert host.store.find(created["id"]) is None
+    assert host.live.find(created["id"]) is None
 
 
 async def test_a_live_session_without_its_agent_yet_shows_agent_null(
@@ -274,7 +274,7 @@ async def test_forking_without_a_body_copies_the_whole_log(
     created = await new_session(client)
     agent = host.agent(created["id"])
     assert agent is not None
-    host.store.append(agent.session, PLAIN, {})
+    host.live.append(agent.session, PLAIN, {})
     response = await client.post(f"/api/sessions/{created['id']}/fork")
     assert response.status_code == 201
     child = response.json()["session"]
@@ -287,8 +287,8 @@ async def test_forking_at_a_seq_copies_that_prefix(client: httpx.AsyncClient, ho
     created = await new_session(client)
     agent = host.agent(created["id"])
     assert agent is not None
-    host.store.append(agent.session, PLAIN, {})
-    host.store.append(agent.session, PLAIN, {})
+    host.live.append(agent.session, PLAIN, {})
+    host.live.append(agent.session, PLAIN, {})
     response = await client.post(f"/api/sessions/{created['id']}/fork", json={"atSeq": 1})
     assert response.status_code == 201
     assert response.json()["session"]["lineage"]["forkedAt"] == 1
@@ -299,7 +299,7 @@ async def test_forking_a_cold_session_works(client: httpx.AsyncClient, host: Hos
     await host.close_session(created["id"])
     response = await client.post(f"/api/sessions/{created['id']}/fork", json={"atSeq": 0})
     assert response.status_code == 201
-    assert host.store.find(created["id"]) is None
+    assert host.live.find(created["id"]) is None
 
 
 @pytest.mark.parametrize(
@@ -408,8 +408,8 @@ async def seeded(client: httpx.AsyncClient, host: Host, count: int) -> str:
     agent = host.agent(created["id"])
     assert agent is not None
     for n in range(count):
-        host.store.append(agent.session, MARKED if n % 2 == 0 else PLAIN, {"n": n})
-    await host.store.flush(agent.session)
+        host.live.append(agent.session, MARKED if n % 2 == 0 else PLAIN, {"n": n})
+    await host.live.flush(agent.session)
     return str(created["id"])
 
 
@@ -454,7 +454,7 @@ async def test_cold_events_are_detached_with_views_and_publish_nothing(
     assert body["attached"] is False
     assert set(body["views"]) == {"0", "2"}
     assert publications.published == published
-    assert host.store.find(session_id) is None
+    assert host.live.find(session_id) is None
 
 
 @pytest.mark.parametrize(
@@ -562,7 +562,7 @@ async def test_the_list_titles_sessions_by_their_first_message_and_searches_them
     trip, taxes, empty = [await new_session(client) for _ in range(3)]
     for created, text in ((trip, "Plan the TRIP to Lisbon\nby train"), (taxes, "file taxes")):
         await client.post(f"/api/sessions/{created['id']}/messages", json={"text": text})
-    await wait_until(lambda: all(len(host.store.get(s["id"])) == 3 for s in (trip, taxes)))
+    await wait_until(lambda: all(len(host.live.get(s["id"])) == 3 for s in (trip, taxes)))
 
     listed = (await client.get("/api/sessions")).json()["sessions"]
     found = (await client.get("/api/sessions", params={"q": "lisbon"})).json()["sessions"]
@@ -696,7 +696,7 @@ async def test_cancel_stops_the_running_turn_and_says_whether_one_ran(
 
     assert response.status_code == 200 and response.json() == {"cancelled": True}
     assert again.json() == {"cancelled": False}
-    end = host.store.get(created["id"]).events[-1]
+    end = host.live.get(created["id"]).events[-1]
     assert end.type == "turn/end" and end.data["error"]["code"] == "cancelled"  # type: ignore[index,call-overload]
 
 

@@ -69,7 +69,7 @@ async def test_the_lifespan_runs_the_host_and_closes_it_flushing_its_sessions(
         (host,) = hosts
         agent = host.agent(created["id"])
         assert agent is not None
-        host.store.append(agent.session, PLAIN, {"unflushed": True})
+        host.live.append(agent.session, PLAIN, {"unflushed": True})
         server.stop()
     assert host.agents() == []
     assert await backend.cursor(created["id"]) == 1

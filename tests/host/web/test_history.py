@@ -26,10 +26,10 @@ pytestmark = pytest.mark.anyio
 async def live_with_marks(host: Host) -> Session:
     """A live Session: marked, plain, marked — all stored."""
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {"n": 0})
-    host.store.append(session, PLAIN, {})
-    host.store.append(session, MARKED, {"n": 2})
-    assert await host.store.flush(session) is True
+    host.live.append(session, MARKED, {"n": 0})
+    host.live.append(session, PLAIN, {})
+    host.live.append(session, MARKED, {"n": 2})
+    assert await host.live.flush(session) is True
     return session
 
 
@@ -108,8 +108,8 @@ async def test_a_stored_event_equal_in_python_but_not_in_json_is_a_difference(
     host: Host, backend: StorageDouble
 ) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {"flag": True})
-    await host.store.flush(session)
+    host.live.append(session, MARKED, {"flag": True})
+    await host.live.flush(session)
     time = session.events[0].time
     backend.tamper(
         session.id, events=[SessionEvent(seq=0, type=MARKED, time=time, data={"flag": 1})]
@@ -149,7 +149,7 @@ async def test_views_stop_at_the_end_of_the_stored_prefix(
     host: Host, backend: StorageDouble
 ) -> None:
     session = await live_with_marks(host)
-    host.store.append(session, MARKED, {"n": 3})  # not flushed: may not be stored yet
+    host.live.append(session, MARKED, {"n": 3})  # not flushed: may not be stored yet
     backend.tamper(session.id, events=backend.stored_events(session.id)[:3])
     page = await History(host).page(session.id, PageRequest())
     assert set(page["views"]) == {"0", "2"}
@@ -175,9 +175,9 @@ async def test_a_grown_log_is_compared_only_where_it_grew(
     session = await live_with_marks(host)
     history = History(host)
     assert await history.proven_prefix(session) == 3
-    host.store.append(session, MARKED, {"n": 3})
-    host.store.append(session, PLAIN, {})
-    await host.store.flush(session)
+    host.live.append(session, MARKED, {"n": 3})
+    host.live.append(session, PLAIN, {})
+    await host.live.flush(session)
     ranges: list[tuple[int, int | None]] = []
     real_read = backend.read
 
@@ -246,7 +246,7 @@ async def test_cold_history_computes_views_from_storage_without_activation(
     assert page["attached"] is False
     assert set(page["views"]) == {"0", "2"}
     assert page["tail"] == 3
-    assert host.store.find(session.id) is None
+    assert host.live.find(session.id) is None
     assert host.agent(session.id) is None
     assert publications.published == published
 
@@ -307,15 +307,15 @@ async def test_a_stored_line_whose_fsync_has_not_returned_gets_no_view(tmp_path:
     async with Host(backend=backend, model=AbsentModel()) as host:
         host.pm.register(MarkerPlugin(), name="test-marker")
         session = (await host.create_session()).session
-        host.store.append(session, MARKED, {"n": 0})
-        assert await host.store.flush(session)
+        host.live.append(session, MARKED, {"n": 0})
+        assert await host.live.flush(session)
         armed.set()
-        host.store.append(session, MARKED, {"n": 1})
+        host.live.append(session, MARKED, {"n": 1})
         outcome: list[object] = []
 
         async def flush() -> None:
             try:
-                outcome.append(await host.store.flush(session))
+                outcome.append(await host.live.flush(session))
             except Exception as error:
                 outcome.append(type(error).__name__)
 

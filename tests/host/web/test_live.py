@@ -69,9 +69,9 @@ def raw_seqs(frames: list[dict[str, Any]]) -> list[int]:
 
 async def test_hello_with_the_live_tail_comes_first(host: Host, hub: LiveHub) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, PLAIN, {})
+    host.live.append(session, PLAIN, {})
     subscription = hub.subscribe(session.id, len(session), Overflows())
-    host.store.append(session, PLAIN, {"n": 2})
+    host.live.append(session, PLAIN, {"n": 2})
     frames = drain(subscription)
     assert frames[0] == {"kind": "hello", "tail": 1}
     assert frames[1] == {
@@ -83,7 +83,7 @@ async def test_hello_with_the_live_tail_comes_first(host: Host, hub: LiveHub) ->
 async def test_an_append_is_sent_raw_and_never_with_its_view(host: Host, hub: LiveHub) -> None:
     session = (await host.create_session()).session
     subscription = hub.subscribe(session.id, 0, Overflows())
-    host.store.append(session, MARKED, {"x": 1})
+    host.live.append(session, MARKED, {"x": 1})
     frames = drain(subscription)
     assert raw_seqs(frames) == [0]
     assert sidecars(frames) == []
@@ -94,10 +94,10 @@ async def test_a_view_is_redelivered_exactly_once_after_the_flush_that_covers_it
 ) -> None:
     session = (await host.create_session()).session
     subscription = hub.subscribe(session.id, 0, Overflows())
-    host.store.append(session, MARKED, {"x": 1})
-    host.store.append(session, PLAIN, {})
+    host.live.append(session, MARKED, {"x": 1})
+    host.live.append(session, PLAIN, {})
     drain(subscription)
-    assert await host.store.flush(session) is True
+    assert await host.live.flush(session) is True
     frames = drain(subscription)
     assert frames == [
         {
@@ -106,7 +106,7 @@ async def test_a_view_is_redelivered_exactly_once_after_the_flush_that_covers_it
             "sidecar": {"for": "event", "view": {"marked": {"x": 1}, "seq": 0}},
         }
     ]
-    assert await host.store.flush(session) is True
+    assert await host.live.flush(session) is True
     assert drain(subscription) == []
     assert hub.watermark(session) == 2
 
@@ -116,17 +116,17 @@ async def test_a_failed_flush_redelivers_nothing_and_a_later_success_does(
 ) -> None:
     session = (await host.create_session()).session
     gate = Gate()
-    host.store.add_listener(session, gate)
+    host.live.add_listener(session, gate)
     subscription = hub.subscribe(session.id, 0, Overflows())
-    host.store.append(session, MARKED, {})
+    host.live.append(session, MARKED, {})
     drain(subscription)
     gate.outcomes = [OSError("disk on fire")]
     with pytest.raises(FlushError):
-        await host.store.flush(session)
+        await host.live.flush(session)
     assert drain(subscription) == []
     assert hub.watermark(session) == 0
     gate.outcomes = [True]
-    assert await host.store.flush(session) is True
+    assert await host.live.flush(session) is True
     assert sidecars(drain(subscription)) == [0]
 
 
@@ -135,21 +135,21 @@ async def test_flushes_completing_in_reverse_order_keep_the_highest_watermark(
 ) -> None:
     session = (await host.create_session()).session
     gate = Gate()
-    host.store.add_listener(session, gate)
+    host.live.add_listener(session, gate)
     subscription = hub.subscribe(session.id, 0, Overflows())
     first, second = anyio.Event(), anyio.Event()
     gate.holds = [first, second]
     done: list[str] = []
 
     async def flush(name: str) -> None:
-        assert await host.store.flush(session) is True
+        assert await host.live.flush(session) is True
         done.append(name)
 
     async with anyio.create_task_group() as group:
-        host.store.append(session, MARKED, {"n": 0})
+        host.live.append(session, MARKED, {"n": 0})
         group.start_soon(flush, "short")
         await wait_until(lambda: gate.entered == 1)
-        host.store.append(session, MARKED, {"n": 1})
+        host.live.append(session, MARKED, {"n": 1})
         group.start_soon(flush, "long")
         await wait_until(lambda: gate.entered == 2)
         drain(subscription)
@@ -167,8 +167,8 @@ async def test_a_reopened_session_is_a_new_object_that_starts_from_nothing(
     host: Host, hub: LiveHub
 ) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {})
-    await host.store.flush(session)
+    host.live.append(session, MARKED, {})
+    await host.live.flush(session)
     assert hub.watermark(session) == 1
     subscription = hub.subscribe(session.id, len(session), Overflows())
     await host.close_session(session.id)
@@ -191,9 +191,9 @@ async def test_a_flush_with_no_subscriber_advances_the_watermark_without_asking_
     host: Host, hub: LiveHub, marker: MarkerPlugin
 ) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {})
+    host.live.append(session, MARKED, {})
     asked = marker.asked
-    await host.store.flush(session)
+    await host.live.flush(session)
     assert hub.watermark(session) == 1
     assert marker.asked == asked
 
@@ -202,15 +202,15 @@ async def test_watching_a_cold_session_streams_once_it_becomes_live(
     host: Host, hub: LiveHub
 ) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {})
+    host.live.append(session, MARKED, {})
     await host.close_session(session.id)
     subscription = hub.subscribe(session.id, 1, Overflows())
     assert subscription.session is None
     assert drain(subscription) == [{"kind": "hello", "tail": 1}]
     agent, _ = await host.resume(session.id)
-    host.store.append(agent.session, PLAIN, {})
-    host.store.append(agent.session, MARKED, {"new": True})
-    await host.store.flush(agent.session)
+    host.live.append(agent.session, PLAIN, {})
+    host.live.append(agent.session, MARKED, {"new": True})
+    await host.live.flush(agent.session)
     frames = drain(subscription)
     assert raw_seqs(frames) == [1, 2, 3]
     # The stored receipt (seq 0) came with the cold history the client read;
@@ -223,7 +223,7 @@ async def test_resuming_a_session_with_many_receipts_does_not_flood_its_watchers
 ) -> None:
     session = (await host.create_session()).session
     for _ in range(10):
-        host.store.append(session, MARKED, {})
+        host.live.append(session, MARKED, {})
     await host.close_session(session.id)
     small = Tracked(host, opened, queue_frames=4)
     small.start()
@@ -243,10 +243,10 @@ async def test_binding_below_the_watermark_sends_the_durable_views_it_catches_up
     host: Host, hub: LiveHub
 ) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {})
-    host.store.append(session, PLAIN, {})
-    await host.store.flush(session)
-    host.store.append(session, MARKED, {"late": True})
+    host.live.append(session, MARKED, {})
+    host.live.append(session, PLAIN, {})
+    await host.live.flush(session)
+    host.live.append(session, MARKED, {"late": True})
     subscription = hub.subscribe(session.id, 0, Overflows())
     frames = drain(subscription)
     assert [frame["kind"] for frame in frames] == ["hello", "event", "event", "event", "event"]
@@ -273,7 +273,7 @@ async def test_a_full_queue_ends_the_subscription_without_blocking_appends(
     session = (await host.create_session()).session
     subscription = hub.subscribe(session.id, 0, overflows)
     for n in range(10):
-        host.store.append(session, PLAIN, {"n": n})
+        host.live.append(session, PLAIN, {"n": n})
     assert len(session) == 10
     assert subscription.end_code == TRY_AGAIN_LATER
     assert overflows.count == 1
@@ -351,7 +351,7 @@ async def test_closing_the_hub_ends_every_subscription_and_stops_observing(
     hub.close()
     hub.close()
     assert subscription.end_code == GOING_AWAY
-    host.store.append(session, PLAIN, {})
+    host.live.append(session, PLAIN, {})
     assert drain(subscription) == [{"kind": "hello", "tail": 0}]
     late = hub.subscribe(session.id, 0, Overflows())
     assert late.ended and drain(late) == []
@@ -385,8 +385,8 @@ async def test_a_view_that_is_not_json_is_not_sent(host: Host, hub: LiveHub) -> 
     host.pm.register(Unencodable(), name="test-unencodable")
     session = (await host.create_session()).session
     subscription = hub.subscribe(session.id, 0, Overflows())
-    host.store.append(session, PLAIN, {})
-    await host.store.flush(session)
+    host.live.append(session, PLAIN, {})
+    await host.live.flush(session)
     assert sidecars(drain(subscription)) == []
 
 
@@ -408,9 +408,9 @@ async def test_an_append_to_a_session_live_without_a_flush_binds_a_waiting_subsc
 ) -> None:
     subscription = hub.subscribe("direct", 0, Overflows())
     session = Session.new("direct", cwd="/", created_at=0)
-    close = host.store.open(session)
-    host.store.append(session, PLAIN, {})
-    host.store.append(session, PLAIN, {})
+    close = host.live.open(session)
+    host.live.append(session, PLAIN, {})
+    host.live.append(session, PLAIN, {})
     assert subscription.session is session
     assert raw_seqs(drain(subscription)) == [0, 1]
     close()
@@ -459,12 +459,12 @@ async def test_a_state_frame_follows_only_the_flush_that_changed_the_state(
     session = (await host.create_session()).session
     subscription = hub.subscribe(session.id, len(session), Overflows())
 
-    host.store.append(session, MARKED, {})
+    host.live.append(session, MARKED, {})
     appended = drain(subscription)
-    assert await host.store.flush(session) is True
+    assert await host.live.flush(session) is True
     flushed = drain(subscription)
-    host.store.append(session, PLAIN, {})
-    assert await host.store.flush(session) is True
+    host.live.append(session, PLAIN, {})
+    assert await host.live.flush(session) is True
     unchanged = drain(subscription)
 
     assert states(appended) == []
@@ -478,15 +478,15 @@ async def test_a_failed_flush_sends_no_state_and_the_next_success_does(
     host.pm.register(MarkedCount(), name="counter")
     session = (await host.create_session()).session
     gate = Gate()
-    host.store.add_listener(session, gate)
+    host.live.add_listener(session, gate)
     subscription = hub.subscribe(session.id, len(session), Overflows())
-    host.store.append(session, MARKED, {})
+    host.live.append(session, MARKED, {})
     gate.outcomes = [OSError("disk on fire")]
 
     with pytest.raises(FlushError):
-        await host.store.flush(session)
+        await host.live.flush(session)
     after_failure = drain(subscription)
-    assert await host.store.flush(session) is True
+    assert await host.live.flush(session) is True
 
     assert states(after_failure) == []
     assert states(drain(subscription)) == [
@@ -497,9 +497,9 @@ async def test_a_failed_flush_sends_no_state_and_the_next_success_does(
 async def test_a_new_subscription_starts_with_the_durable_states(host: Host, hub: LiveHub) -> None:
     host.pm.register(MarkedCount(), name="counter")
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {})
-    assert await host.store.flush(session) is True
-    host.store.append(session, MARKED, {})  # not durable yet
+    host.live.append(session, MARKED, {})
+    assert await host.live.flush(session) is True
+    host.live.append(session, MARKED, {})  # not durable yet
 
     subscription = hub.subscribe(session.id, 0, Overflows())
 
@@ -516,14 +516,14 @@ async def test_a_state_that_goes_away_is_sent_as_null_and_json_kinds_are_told_ap
     session = (await host.create_session()).session
     subscription = hub.subscribe(session.id, len(session), Overflows())
     counter.value = {"flag": 1}
-    host.store.append(session, PLAIN, {})
-    await host.store.flush(session)
+    host.live.append(session, PLAIN, {})
+    await host.live.flush(session)
     counter.value = {"flag": True}  # equal in Python, not in JSON
-    host.store.append(session, PLAIN, {})
-    await host.store.flush(session)
+    host.live.append(session, PLAIN, {})
+    await host.live.flush(session)
     counter.value = None
-    host.store.append(session, PLAIN, {})
-    await host.store.flush(session)
+    host.live.append(session, PLAIN, {})
+    await host.live.flush(session)
 
     assert [frame["state"] for frame in states(drain(subscription))] == [
         {"flag": 1},
@@ -537,7 +537,7 @@ async def test_watching_a_cold_session_gets_its_states_once_it_is_live_and_store
 ) -> None:
     host.pm.register(MarkedCount(), name="counter")
     agent = await host.create_session()
-    host.store.append(agent.session, MARKED, {})
+    host.live.append(agent.session, MARKED, {})
     await host.close_session(agent.session.id)
     subscription = hub.subscribe(agent.session.id, 2, Overflows())
     assert states(drain(subscription)) == []

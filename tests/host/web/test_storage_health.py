@@ -52,9 +52,9 @@ async def test_health_is_degraded_while_events_are_unconfirmed_and_ok_again_afte
     async with serving(faulty, settings) as (host, client):
         session = (await client.post("/api/sessions")).json()["session"]
         faulty.fail("append", times=None)
-        live = host.store.get(session["id"])
+        live = host.live.get(session["id"])
         for _ in range(3):
-            host.store.append(live, MARKED, {})
+            host.live.append(live, MARKED, {})
         with anyio.fail_after(WAIT):
             while (response := await client.get("/api/health")).status_code == 200:
                 await anyio.lowlevel.checkpoint()
@@ -72,7 +72,7 @@ async def test_health_is_degraded_while_events_are_unconfirmed_and_ok_again_afte
             },
         }
         faulty.clear()
-        assert await host.store.flush(live)
+        assert await host.live.flush(live)
         response = await client.get("/api/health")
         assert (response.status_code, response.json()) == (
             200,
@@ -122,9 +122,9 @@ async def test_a_jsonl_log_rewritten_behind_the_host_loses_its_views(
 ) -> None:
     async with serving(JsonlBackend(tmp_path), settings) as (host, client):
         session_id = (await client.post("/api/sessions")).json()["session"]["id"]
-        live = host.store.get(session_id)
-        host.store.append(live, MARKED, {"n": 0})
-        assert await host.store.flush(live)
+        live = host.live.get(session_id)
+        host.live.append(live, MARKED, {"n": 0})
+        assert await host.live.flush(live)
         page = (await client.get(f"/api/sessions/{session_id}/events")).json()
         assert set(page["views"]) == {"0"}
 
@@ -180,7 +180,7 @@ async def test_a_cold_session_is_described_without_reading_its_events(
 
     async with serving(Watching(inner), settings) as (host, client):
         session_id = (await client.post("/api/sessions")).json()["session"]["id"]
-        host.store.append(host.store.get(session_id), MARKED, {})
+        host.live.append(host.live.get(session_id), MARKED, {})
         await host.close_session(session_id)
         recorded.clear()
         described = (await client.get(f"/api/sessions/{session_id}")).json()

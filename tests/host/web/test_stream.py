@@ -44,19 +44,19 @@ async def test_hello_then_raw_events_then_one_sidecar_after_the_flush(
     session = (await host.create_session()).session
     async with served.connect(session.id) as ws:
         assert await receive_json(ws) == {"kind": "hello", "tail": 0}
-        host.store.append(session, MARKED, {"x": 1})
-        host.store.append(session, PLAIN, {})
+        host.live.append(session, MARKED, {"x": 1})
+        host.live.append(session, PLAIN, {})
         first, second = await receive_json(ws), await receive_json(ws)
         assert first == {"kind": "event", "event": session.events[0].to_dict()}
         assert second["event"]["seq"] == 1 and "sidecar" not in second
-        assert await host.store.flush(session) is True
+        assert await host.live.flush(session) is True
         assert await receive_json(ws) == {
             "kind": "event",
             "event": session.events[0].to_dict(),
             "sidecar": {"for": "event", "view": {"marked": {"x": 1}, "seq": 0}},
         }
-        assert await host.store.flush(session) is True
-        host.store.append(session, PLAIN, {"after": True})
+        assert await host.live.flush(session) is True
+        host.live.append(session, PLAIN, {"after": True})
         follow = await receive_json(ws)
         assert follow["event"]["seq"] == 2 and "sidecar" not in follow
 
@@ -64,15 +64,15 @@ async def test_hello_then_raw_events_then_one_sidecar_after_the_flush(
 async def test_a_failed_flush_sends_no_sidecar(host: Host, served: Running) -> None:
     session = (await host.create_session()).session
     gate = Gate()
-    host.store.add_listener(session, gate)
+    host.live.add_listener(session, gate)
     async with served.connect(session.id) as ws:
         await receive_json(ws)
-        host.store.append(session, MARKED, {})
+        host.live.append(session, MARKED, {})
         await receive_json(ws)
         gate.outcomes = [StorageError("disk on fire")]
         with pytest.raises(FlushError):
-            await host.store.flush(session)
-        host.store.append(session, PLAIN, {})
+            await host.live.flush(session)
+        host.live.append(session, PLAIN, {})
         follow = await receive_json(ws)
         assert follow["event"]["seq"] == 1 and "sidecar" not in follow
 
@@ -81,7 +81,7 @@ async def test_watching_a_cold_session_says_hello_with_the_stored_tail_and_strea
     host: Host, served: Running
 ) -> None:
     session = (await host.create_session()).session
-    host.store.append(session, MARKED, {})
+    host.live.append(session, MARKED, {})
     await host.close_session(session.id)
     async with served.connect(session.id) as ws:
         assert await receive_json(ws) == {"kind": "hello", "tail": 1}
@@ -98,9 +98,9 @@ async def test_watching_a_cold_session_says_hello_with_the_stored_tail_and_strea
         }
         # Then it says the Session is live again (its root agent is published).
         assert await receive_json(ws) == {"kind": "live", "live": True}
-        live = host.store.get(session.id)
-        host.store.append(live, MARKED, {"new": True})
-        await host.store.flush(live)
+        live = host.live.get(session.id)
+        host.live.append(live, MARKED, {"new": True})
+        await host.live.flush(live)
         raw = await receive_json(ws)
         assert raw["event"]["seq"] == 2 and "sidecar" not in raw
         # No sidecar for the stored seq 0 (its view came with the cold history):
@@ -124,7 +124,7 @@ async def test_deleting_a_session_ends_its_streams_with_4404(host: Host, served:
             with anyio.fail_after(WAIT):
                 await ws.recv()
         assert closed.value.rcvd is not None and closed.value.rcvd.code == 4404
-        host.store.append(other, PLAIN, {})
+        host.live.append(other, PLAIN, {})
         assert (await receive_json(kept))["event"]["seq"] == 0  # the others stream on
     assert state_of(served).hub.subscribers(watched.id) == 0
 
@@ -145,7 +145,7 @@ async def test_what_a_client_sends_is_ignored(host: Host, served: Running) -> No
         await receive_json(ws)
         await ws.send("anything")
         await ws.send(b"\x00")
-        host.store.append(session, PLAIN, {})
+        host.live.append(session, PLAIN, {})
         assert (await receive_json(ws))["event"]["seq"] == 0
 
 
@@ -173,7 +173,7 @@ async def test_a_client_that_falls_behind_is_closed_with_1013_and_appends_never_
         async with running.connect(session.id) as ws:
             await receive_json(ws)
             for n in range(50):  # one synchronous burst: no frame can be sent meanwhile
-                host.store.append(session, PLAIN, {"n": n})
+                host.live.append(session, PLAIN, {"n": n})
             assert len(session) == 50
             received = 0
             with pytest.raises(ConnectionClosed) as closed:

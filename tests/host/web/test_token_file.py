@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.web import token_file
 from dsh.web.token_file import TOKEN_FILE, TokenFileError, choose_token, token_path
 
@@ -164,9 +164,9 @@ def test_the_token_of_a_jsonl_store_lives_in_its_directory_and_others_in_the_dat
     tmp_path: Path,
 ) -> None:
     data_dir = tmp_path / "data"
-    default = choose_store(None, data_dir, environ={})
+    default = choose_backend(None, data_dir, environ={})
     assert token_path(default, data_dir) == data_dir / TOKEN_FILE
-    elsewhere = choose_store(f"jsonl:{tmp_path / 'logs'}", data_dir, environ={})
+    elsewhere = choose_backend(f"jsonl:{tmp_path / 'logs'}", data_dir, environ={})
     assert token_path(elsewhere, data_dir) == tmp_path / "logs" / TOKEN_FILE
-    memory = choose_store("memory:", data_dir, environ={})
+    memory = choose_backend("memory:", data_dir, environ={})
     assert token_path(memory, data_dir) == data_dir / TOKEN_FILE

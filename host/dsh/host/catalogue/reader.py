@@ -28,7 +28,7 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from ...persistence.backend import Backend
-from ...session.live import SessionStore
+from ...session.live import LiveSessions
 from ...session.log import Session, SessionEvent, SessionHeader, SessionLog
 from .pages import HistoryPage, PageRequest, page_bounds
 from .proof import PrefixProof
@@ -50,14 +50,14 @@ class StorageReader:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: LiveSessions,
         backend: Backend,
         *,
         durable: Callable[[Session], int],
         view: ViewOf,
         view_threads: int = VIEW_THREADS,
     ) -> None:
-        self._store = store
+        self._live = store
         self._backend = backend
         self._durable = durable
         self._view = view
@@ -67,7 +67,7 @@ class StorageReader:
 
     async def tail(self, session_id: str) -> int | None:
         """The live length, else the stored count; None if there is no such Session."""
-        live = self._store.find(session_id)
+        live = self._live.find(session_id)
         if live is not None:
             return len(live)
         return await self._backend.cursor(session_id)
@@ -99,7 +99,7 @@ class StorageReader:
 
     async def page(self, session_id: str, request: PageRequest) -> HistoryPage | None:
         """The page `request` selects, with its views; None if there is no such Session."""
-        live = self._store.find(session_id)
+        live = self._live.find(session_id)
         if live is not None:
             proven = await self.proven_prefix(live)
             start, stop = page_bounds(len(live), request)

@@ -20,7 +20,7 @@ The same `Backend` contract as the JSONL store, over the tables of
 - `trash` marks the row deleted; `restore` clears the mark and gives the log
   a new incarnation.
 
-`lease_store(owner)` returns the `PostgresLeases` whose leases this
+`lease_backend(owner)` returns the `PostgresLeases` whose leases this
 backend's writes are fenced with; `inbox()` the `PostgresInbox` through
 which messages reach the host that owns their Session, `remote_actions()`
 the `PostgresRemoteActions` through which actions do.
@@ -97,7 +97,9 @@ class PostgresBackend(Backend):
         """The leases a Host took from this backend (None until one did)."""
         return self._leases
 
-    def lease_store(self, owner: str, *, ttl: float = DEFAULT_LEASE_TTL_SECONDS) -> PostgresLeases:
+    def lease_backend(
+        self, owner: str, *, ttl: float = DEFAULT_LEASE_TTL_SECONDS
+    ) -> PostgresLeases:
         if self._leases is None or (self._leases.owner, self._leases.ttl) != (owner, ttl):
             self._leases = PostgresLeases(self.database, owner, ttl=ttl)
         return self._leases

@@ -23,7 +23,7 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ...session.log import validate_session_id
-from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseHeld, LeaseStore
+from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseBackend, LeaseHeld
 from .database import Database
 
 __all__ = ["PostgresLeases"]
@@ -57,7 +57,7 @@ WHERE session_id = %s AND owner = %s AND epoch = %s AND expires_at > clock_times
 """
 
 
-class PostgresLeases(LeaseStore):
+class PostgresLeases(LeaseBackend):
     """The leases of one host (`owner`) in one database (see the module docstring)."""
 
     def __init__(

@@ -1,4 +1,4 @@
-"""`PostgresWakeStore`: the wake index of every host on one database, as the `wake` table.
+"""`PostgresWakeBackend`: the wake index of every host on one database, as the `wake` table.
 
 One row per Session that needs waking (`wake_at`, epoch ms on the hosts'
 clocks) or whose entry is dirty (it went live and has not gone cold
@@ -40,14 +40,14 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from ...session.log import validate_session_id
-from ...wake.backend import Change, LoadedIndex, WakeEntry, WakeStore, WakeStoreError
+from ...wake.backend import Change, LoadedIndex, WakeBackend, WakeBackendError, WakeEntry
 from ..backend import StorageError
 from ..leases import DEFAULT_LEASE_TTL_SECONDS
 
 if TYPE_CHECKING:
     from .backend import PostgresBackend
 
-__all__ = ["DUE_LIMIT", "SWEEP_SECONDS", "PostgresWakeStore"]
+__all__ = ["DUE_LIMIT", "SWEEP_SECONDS", "PostgresWakeBackend"]
 
 SWEEP_SECONDS = 1.0
 DUE_LIMIT = 1000  # entries one sweep hands over at most (the next sweep takes the rest)
@@ -99,7 +99,7 @@ LIMIT %(limit)s
 """
 
 
-class PostgresWakeStore(WakeStore):
+class PostgresWakeBackend(WakeBackend):
     """The shared wake index of the hosts on `backend`'s database (module docstring)."""
 
     shared = True
@@ -125,10 +125,12 @@ class PostgresWakeStore(WakeStore):
             return None, DEFAULT_LEASE_TTL_SECONDS
         return leases.owner, leases.ttl or DEFAULT_LEASE_TTL_SECONDS
 
-    def _failure(self, error: Exception, doing: str) -> WakeStoreError:
+    def _failure(self, error: Exception, doing: str) -> WakeBackendError:
         if isinstance(error, StorageError):
-            return WakeStoreError(f"cannot {doing} {self.description}: {error}")
-        return WakeStoreError(f"cannot {doing} {self.description}: {self.database.failure(error)}")
+            return WakeBackendError(f"cannot {doing} {self.description}: {error}")
+        return WakeBackendError(
+            f"cannot {doing} {self.description}: {self.database.failure(error)}"
+        )
 
     async def load(self) -> LoadedIndex:
         # A shared index is never rebuilt by one host: a database that cannot be read
@@ -179,7 +181,7 @@ class PostgresWakeStore(WakeStore):
             raise self._failure(error, "replace") from error
 
     async def discard(self) -> None:
-        raise WakeStoreError(
+        raise WakeBackendError(
             f"{self.description} is shared by every host on the database; "
             "one host cannot give it up"
         )

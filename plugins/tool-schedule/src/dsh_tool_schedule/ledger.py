@@ -46,7 +46,7 @@ from .views import reminder_view
 from .zones import format_local, load_zone
 
 if TYPE_CHECKING:
-    from dsh import Clock, Disposer, Session, SessionEvent, SessionStore
+    from dsh import Clock, Disposer, LiveSessions, Session, SessionEvent
 
     from .fold import FoldError
 
@@ -72,20 +72,20 @@ class ScheduleLedger:
     """The reminders of one live Session, managed through its store."""
 
     # Slotted: every armed Session keeps one.
-    __slots__ = ("_closed", "_fold", "_lock", "_watchers", "clock", "config", "session", "store")
+    __slots__ = ("_closed", "_fold", "_lock", "_watchers", "clock", "config", "live", "session")
 
     def __init__(
         self,
         *,
         session: Session,
-        store: SessionStore,
+        live: LiveSessions,
         clock: Clock,
         config: ScheduleConfig | None = None,
         fold: ScheduleFold | None = None,
     ) -> None:
         """`fold` is a fold of a prefix of `session`'s log to start from (a cached one)."""
         self.session = session
-        self.store = store
+        self.live = live
         self.clock = clock
         self.config = config or ScheduleConfig()
         self._lock: anyio.Lock | None = None
@@ -121,18 +121,18 @@ class ScheduleLedger:
 
     async def barrier(self) -> None:
         """Await `store.flush(session)`; raise `BarrierFailed` unless it acknowledged."""
-        await flush_barrier(self.store, self.session)
+        await flush_barrier(self.live, self.session)
 
     def append_dispatch(self, reminder: Reminder, due: Due) -> SessionEvent:
         """Append the `dispatch` of `due` (the owner calls this inside maintenance)."""
         data = dispatch_data(
             reminder.id, format_timestamp(due.occurrence_ms), due.missed, reminder.seq
         )
-        return self.store.append(self.session, EVENT_TYPE, data)
+        return self.live.append(self.session, EVENT_TYPE, data)
 
     def append_notice(self, error: FoldError) -> SessionEvent:
         """Append the `schedule/notice` of a rejected log (the owner does, once per rejection)."""
-        return self.store.append(self.session, NOTICE_TYPE, notice_data(error))
+        return self.live.append(self.session, NOTICE_TYPE, notice_data(error))
 
     def close(self) -> None:
         """Refuse management operations that have not started yet."""
@@ -169,7 +169,7 @@ class ScheduleLedger:
                 default_zone=user_zone(self.session),
                 min_interval=self.config.min_interval_seconds,
             )
-            event = self.store.append(self.session, EVENT_TYPE, create_data(record))
+            event = self.live.append(self.session, EVENT_TYPE, create_data(record))
             await self._checkpoint(
                 appended=f"reminder {reminder_id}",
                 retry=f"if {reminder_id} is listed it exists: do not create it again",
@@ -238,7 +238,7 @@ class ScheduleLedger:
             if revision is not None and revision != reminder.record.revision:
                 raise ScheduleConflict(revision, reminder_view(reminder, self.plan(reminder, now)))
             record = draft(reminder, now)
-            event = self.store.append(self.session, EVENT_TYPE, update_data(record))
+            event = self.live.append(self.session, EVENT_TYPE, update_data(record))
             await self._checkpoint(
                 appended=f"revision {record.revision} of {reminder.id}",
                 retry=f"check the revision of {reminder.id} before updating it again",
@@ -283,7 +283,7 @@ class ScheduleLedger:
                 return {"id": reminder_id, "deleted": False, "code": "schedule_not_found"}
             if revision is not None and revision != reminder.record.revision:
                 raise ScheduleConflict(revision, reminder_view(reminder, self.plan(reminder, now)))
-            self.store.append(self.session, EVENT_TYPE, delete_data(reminder.id))
+            self.live.append(self.session, EVENT_TYPE, delete_data(reminder.id))
             await self._checkpoint(
                 appended=f"the delete of {reminder.id}",
                 retry=f"if {reminder.id} is still listed, delete it again",

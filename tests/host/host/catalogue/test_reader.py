@@ -101,9 +101,9 @@ async def test_an_attached_page_views_the_live_session_on_the_loop(tmp_path: Pat
     async with Host(backend=MemoryBackend(), model=AbsentModel(), clock=FakeClock()) as host:
         host.pm.register(plugin, name="back-reference")
         session = (await host.create_session()).session
-        host.store.append(session, ANCHOR, {"n": 0})
-        host.store.append(session, POINTER, {})
-        assert await host.store.flush(session)
+        host.live.append(session, ANCHOR, {"n": 0})
+        host.live.append(session, POINTER, {})
+        assert await host.live.flush(session)
         page = await host.history_page(session.id, PageRequest())
     assert page.attached is True
     assert page.views == {1: {"anchor": {"n": 0}, "at": 0}}
@@ -117,7 +117,7 @@ async def test_tail_and_stored_header_count_without_decoding(tmp_path: Path) -> 
         found, length = await host.stored_header("s1")
         assert (found.id, length) == ("s1", 3_000)
         agent = await host.create_session()
-        host.store.append(agent.session, "message/user", {"text": "hi", "source": {"kind": "user"}})
+        host.live.append(agent.session, "message/user", {"text": "hi", "source": {"kind": "user"}})
         assert await host.tail(agent.session.id) == 1
         for call in (host.tail, host.stored_header, host.stored_log):
             with pytest.raises(SessionNotFound):

@@ -11,7 +11,7 @@ from dsh.agents.agent import Agent
 from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.models import DemoModel, Message, ModelAdapter, ModelReply, ModelRequest, StreamSink
 from dsh.models.demo import answer
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
@@ -296,12 +296,12 @@ class FakeCreate(Tool[CreateArgs]):
 
 async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
     clock = FakeClock()
-    store = SessionStore(clock)
+    live = LiveSessions(clock)
     session = Session.new("demo-e2e", cwd="/", created_at=clock.wall_ms())
-    store.open(session)
+    live.open(session)
     with anyio.fail_after(WAIT):
         async with anyio.create_task_group() as group:
-            agent = Agent(session=session, store=store, model=DemoModel(), group=group)
+            agent = Agent(session=session, live=live, model=DemoModel(), group=group)
             agent.tools.register(FakeCreate())
 
             agent.submit("remind me in 10 seconds to stretch")

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from dsh.persistence import Backend, CorruptLog, IntegrityError, SessionNotFound, StorageError
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.persistence.postgres import PostgresBackend
 
 from ..contract import BackendContract, events, header
@@ -18,7 +18,7 @@ pytestmark = [pytest.mark.anyio, pytest.mark.pg]
 
 def backend_for(url: str) -> PostgresBackend:
     """The backend `--store url` opens."""
-    backend = choose_store(url, Path("/nonexistent"), environ={}).open()
+    backend = choose_backend(url, Path("/nonexistent"), environ={}).open()
     assert isinstance(backend, PostgresBackend)
     return backend
 

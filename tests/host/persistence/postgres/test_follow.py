@@ -88,8 +88,8 @@ async def test_a_stream_on_a_third_host_carries_the_owners_stored_events_and_vie
         assert watcher.frames[0] == {"kind": "hello", "tail": tail}
 
         # A stores an alarm ringing: C streams it, with its view, once stored.
-        a.store.append(agent.session, RANG, {"at": 5})
-        assert await a.store.flush(agent.session)
+        a.live.append(agent.session, RANG, {"at": 5})
+        assert await a.live.flush(agent.session)
         await until(lambda: f"{RANG}@{tail}+view" in watcher.described(), "the rang event")
         sidecar = next(f for f in watcher.frames if "sidecar" in f)
         assert sidecar["sidecar"] == {"for": "event", "view": {"rang": 5}}

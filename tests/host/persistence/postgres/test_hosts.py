@@ -41,8 +41,8 @@ async def test_a_live_session_has_one_owner_and_another_host_takes_it_once_it_cl
 ) -> None:
     a, b, _ = two
     agent = await a.create_session()
-    a.store.append(agent.session, "note/x", {"n": 1})
-    assert await a.store.flush(agent.session)
+    a.live.append(agent.session, "note/x", {"n": 1})
+    assert await a.live.flush(agent.session)
     assert a.owns(agent.session.id) and not b.owns(agent.session.id)
     with pytest.raises(SessionLiveElsewhere, match=f"live on host {a.host_id}") as info:
         await b.resume(agent.session.id)
@@ -71,14 +71,14 @@ async def test_a_host_that_loses_a_lease_closes_the_session_and_stores_nothing_m
             "UPDATE leases SET expires_at = clock_timestamp() - interval '1 second'"
         )
     taken, _ = await b.resume(session.id)
-    a.store.append(session, "note/late", {"n": 2})
+    a.live.append(session, "note/late", {"n": 2})
     with pytest.raises(Exception, match=r"no longer valid|holds no lease"):
-        await a.store.flush(session)
+        await a.live.flush(session)
     clock.advance(3)  # A's next renewal finds the lease gone
     with anyio.fail_after(10):
-        while a.store.is_live(session):
+        while a.live.is_live(session):
             await anyio.lowlevel.checkpoint()
-    assert not a.owns(session.id) and not a.store.is_live(session)
+    assert not a.owns(session.id) and not a.live.is_live(session)
     stored = await b.backend.read(session.id)
     assert "note/late" not in [event.type for event in stored]
     assert b.owns(taken.session.id)
@@ -89,8 +89,8 @@ async def test_a_session_created_on_one_host_is_listed_and_readable_on_another(
 ) -> None:
     a, b, _ = two
     agent = await a.create_session()
-    a.store.append(agent.session, "session/title", {"title": "Shared"})
-    assert await a.store.flush(agent.session)
+    a.live.append(agent.session, "session/title", {"title": "Shared"})
+    assert await a.live.flush(agent.session)
     listed = {row.id: row for row in await b.list_sessions()}
     assert listed[agent.session.id].title == "Shared"
     header, length = await b.stored_header(agent.session.id)
@@ -108,7 +108,7 @@ async def test_a_cold_write_takes_the_lease_so_another_hosts_live_session_is_lef
     with pytest.raises(SessionLiveElsewhere):
         await b.delete_session(session_id)
     assert [row.id for row in await b.list_sessions()] == [session_id]
-    a.store.append(agent.session, "note/x", {})  # so that closing does not trash it as empty
+    a.live.append(agent.session, "note/x", {})  # so that closing does not trash it as empty
     await a.close_session(session_id)
     summary = await b.set_title(session_id, "From B")
     assert summary.title == "From B" and not b.owns(session_id)

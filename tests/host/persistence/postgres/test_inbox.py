@@ -50,7 +50,7 @@ async def test_posted_messages_wait_in_order_and_wake_every_listener(
     ]
     assert await inbox.waiting(["s1", "s3"]) == {"s1"} and await inbox.waiting([]) == set()
     assert await inbox.orphaned() == ["s1", "s2"]
-    lease = await backend.lease_store("host-a", ttl=30).acquire("s1")
+    lease = await backend.lease_backend("host-a", ttl=30).acquire("s1")
     assert await inbox.orphaned() == ["s2"]  # s1 has an owner: it takes them
     await inbox.remove([first])
     await inbox.remove([])
@@ -143,7 +143,7 @@ async def test_a_message_for_a_session_nobody_holds_makes_it_live_on_the_host_po
     async with hosts_on(pg_url, clock, 2) as (a, b):
         agent = await a.create_session()
         session_id = agent.session.id
-        a.store.append(agent.session, "note/x", {})
+        a.live.append(agent.session, "note/x", {})
         await a.close_session(session_id)
         posted = await b.post_message(session_id, "to B")
         assert posted.agent is not None and posted.resumed and b.owns(session_id)
@@ -158,7 +158,7 @@ async def test_rows_left_for_a_session_whose_owner_is_gone_are_taken_by_a_surviv
     async with hosts_on(pg_url, clock, 2) as (a, b):
         agent = await a.create_session()
         session_id = agent.session.id
-        a.store.append(agent.session, "note/x", {})
+        a.live.append(agent.session, "note/x", {})
         await a.close_session(session_id)
         # Posted while A still owned it, and A closed it before taking the row.
         inbox = b.backend.inbox()

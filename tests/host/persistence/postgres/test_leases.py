@@ -23,8 +23,8 @@ class Hosts:
 
     def __init__(self, url: str) -> None:
         self.a, self.b = backend_for(url), backend_for(url)
-        self.leases_a = self.a.lease_store("host-a")
-        self.leases_b = self.b.lease_store("host-b")
+        self.leases_a = self.a.lease_backend("host-a")
+        self.leases_b = self.b.lease_backend("host-b")
 
     async def expire(self, session_id: str) -> None:
         """Let the lease's time run out (as if its TTL passed without a renewal)."""
@@ -167,6 +167,6 @@ async def wait_for_lock_waiter(hosts: Hosts) -> None:
 
 
 async def test_a_backend_keeps_one_lease_store_per_owner(hosts: Hosts) -> None:
-    assert hosts.a.lease_store("host-a") is hosts.leases_a
-    assert hosts.a.lease_store("host-c") is not hosts.leases_a
+    assert hosts.a.lease_backend("host-a") is hosts.leases_a
+    assert hosts.a.lease_backend("host-c") is not hosts.leases_a
     assert isinstance(hosts.a, PostgresBackend)

@@ -54,8 +54,8 @@ class Actions:
 
     async def _mark(self, agent: Agent, args: dict[str, Any]) -> Any:
         self.ran.append(agent.session.id)
-        self.host.store.append(agent.session, "test/mark", {"args": args})
-        assert await self.host.store.flush(agent.session)
+        self.host.live.append(agent.session, "test/mark", {"args": args})
+        assert await self.host.live.flush(agent.session)
         return {"ran_on": self.host.host_id, "args": args}
 
     async def _hang(self) -> Any:
@@ -403,7 +403,7 @@ async def test_a_sessions_requests_are_claimed_one_at_a_time_and_only_under_a_le
     assert await remote.take(["s1"], "host-a") == []  # host-a holds no lease
     assert await remote.waiting("host-a") == set()
     assert await remote.take([], "host-a") == []
-    await backend.lease_store("host-a").acquire("s1")
+    await backend.lease_backend("host-a").acquire("s1")
     assert await remote.waiting("host-a") == {"s1"}
     taken = await remote.take(["s1"], "host-a")
     assert [(r.id, r.action, r.args, r.via) for r in taken] == [
@@ -430,7 +430,7 @@ async def test_an_expired_request_is_never_taken_and_is_pruned_later(
     backend: PostgresBackend,
 ) -> None:
     remote = backend.remote_actions()
-    await backend.lease_store("host-a").acquire("s1")
+    await backend.lease_backend("host-a").acquire("s1")
     stale = await remote.request("s1", "p", "a", {}, via="host-b", lasts=0)
     fresh = await remote.request("s1", "p", "b", {}, via="host-b", lasts=60)
     assert [r.id for r in await remote.take(["s1"], "host-a")] == [fresh]  # not behind it
@@ -449,8 +449,8 @@ async def test_stored_rows_that_do_not_parse_are_answered_or_named(
     backend: PostgresBackend, caplog: pytest.LogCaptureFixture
 ) -> None:
     remote = backend.remote_actions()
-    await backend.lease_store("host-a").acquire("s1")
-    await backend.lease_store("host-a").acquire("s2")
+    await backend.lease_backend("host-a").acquire("s1")
+    await backend.lease_backend("host-a").acquire("s2")
     bad = await remote.request("s1", "p", "a", {}, via="host-b", lasts=60)
     good = await remote.request("s2", "p", "a", {"ok": True}, via="host-b", lasts=60)
     async with backend.database.connection() as connection:

@@ -11,12 +11,12 @@ import pytest
 
 from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
-from dsh.persistence.backends import choose_store
+from dsh.persistence.backends import choose_backend
 from dsh.persistence.postgres import PostgresBackend
-from dsh.persistence.postgres.wake import PostgresWakeStore
+from dsh.persistence.postgres.wake import PostgresWakeBackend
 from dsh.testing import FakeClock, FakeModel
-from dsh.wake import WakeEntry, WakeStoreError
-from dsh.wake.backends import wake_store_for
+from dsh.wake import WakeBackendError, WakeEntry
+from dsh.wake.backends import wake_backend_for
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin, rung, set_alarm
 from tests.host.wake.support import until
 
@@ -47,8 +47,8 @@ async def rows(backend: PostgresBackend) -> dict[str, tuple[int | None, bool, st
 @pytest.fixture
 async def backends(pg_url: str) -> AsyncIterator[tuple[PostgresBackend, PostgresBackend]]:
     a, b = backend_for(pg_url), backend_for(pg_url)
-    a.lease_store("host-a", ttl=30)
-    b.lease_store("host-b", ttl=30)
+    a.lease_backend("host-a", ttl=30)
+    b.lease_backend("host-b", ttl=30)
     yield a, b
     await a.aclose()
     await b.aclose()
@@ -57,16 +57,16 @@ async def backends(pg_url: str) -> AsyncIterator[tuple[PostgresBackend, Postgres
 async def test_entries_are_written_read_back_and_removed_later_ones_winning(
     backends: tuple[PostgresBackend, PostgresBackend],
 ) -> None:
-    store = PostgresWakeStore(backends[0])
-    await store.write([("s1", WakeEntry(5)), ("s2", WakeEntry(None, True)), ("s1", WakeEntry(7))])
-    assert (await store.load()).entries == {"s1": WakeEntry(7), "s2": WakeEntry(None, True)}
-    await store.write([("s2", WakeEntry())])
-    assert (await store.load()).entries == {"s1": WakeEntry(7)}
-    await store.replace({"s3": WakeEntry(1), "s4": WakeEntry()})
-    assert (await store.load()).entries == {"s3": WakeEntry(1)}
-    await store.write([])
-    assert store.shared and store.sweep_seconds == 1.0
-    assert store.description == f"the wake index in {backends[0].describe()}"
+    wake = PostgresWakeBackend(backends[0])
+    await wake.write([("s1", WakeEntry(5)), ("s2", WakeEntry(None, True)), ("s1", WakeEntry(7))])
+    assert (await wake.load()).entries == {"s1": WakeEntry(7), "s2": WakeEntry(None, True)}
+    await wake.write([("s2", WakeEntry())])
+    assert (await wake.load()).entries == {"s1": WakeEntry(7)}
+    await wake.replace({"s3": WakeEntry(1), "s4": WakeEntry()})
+    assert (await wake.load()).entries == {"s3": WakeEntry(1)}
+    await wake.write([])
+    assert wake.shared and wake.sweep_seconds == 1.0
+    assert wake.description == f"the wake index in {backends[0].describe()}"
 
 
 async def test_only_the_lease_holder_writes_an_entry_while_it_holds_the_session(
@@ -74,12 +74,12 @@ async def test_only_the_lease_holder_writes_an_entry_while_it_holds_the_session(
 ) -> None:
     a, b = backends
     lease = await a.leases.acquire("s1")  # type: ignore[union-attr]
-    await PostgresWakeStore(a).write([("s1", WakeEntry(None, True))])
+    await PostgresWakeBackend(a).write([("s1", WakeEntry(None, True))])
     # B lost the Session to A (say): its clean entry must not hide A's dirty mark.
-    await PostgresWakeStore(b).write([("s1", WakeEntry(9)), ("s2", WakeEntry(3))])
+    await PostgresWakeBackend(b).write([("s1", WakeEntry(9)), ("s2", WakeEntry(3))])
     assert await rows(a) == {"s1": (None, True, None), "s2": (3, False, None)}
     await a.leases.release(lease)  # type: ignore[union-attr]
-    await PostgresWakeStore(b).write([("s1", WakeEntry(9))])
+    await PostgresWakeBackend(b).write([("s1", WakeEntry(9))])
     assert (await rows(a))["s1"] == (9, False, None)
 
 
@@ -87,7 +87,7 @@ async def test_exactly_one_of_many_claims_wins_and_a_write_clears_the_claim(
     backends: tuple[PostgresBackend, PostgresBackend],
 ) -> None:
     a, b = backends
-    stores = [PostgresWakeStore(a), PostgresWakeStore(b)] * 4
+    stores = [PostgresWakeBackend(a), PostgresWakeBackend(b)] * 4
     await stores[0].write([("s1", WakeEntry(5))])
     won: list[int] = []
 
@@ -112,27 +112,27 @@ async def test_a_session_held_by_a_host_is_neither_claimed_nor_swept(
 ) -> None:
     a, b = backends
     lease = await a.leases.acquire("s1")  # type: ignore[union-attr]
-    await PostgresWakeStore(a).write([("s1", WakeEntry(5, True))])
-    await PostgresWakeStore(b).write([("s2", WakeEntry(50)), ("s3", WakeEntry(None, True))])
-    store = PostgresWakeStore(b)
-    assert not await store.claim("s1")
+    await PostgresWakeBackend(a).write([("s1", WakeEntry(5, True))])
+    await PostgresWakeBackend(b).write([("s2", WakeEntry(50)), ("s3", WakeEntry(None, True))])
+    wake = PostgresWakeBackend(b)
+    assert not await wake.claim("s1")
     # Due by 10: nothing of s2 yet; s3 is dirty and nobody holds it (a dead host's).
-    assert await store.due(10) == [("s3", WakeEntry(None, True))]
-    assert await store.due(50) == [("s3", WakeEntry(None, True)), ("s2", WakeEntry(50))]
+    assert await wake.due(10) == [("s3", WakeEntry(None, True))]
+    assert await wake.due(50) == [("s3", WakeEntry(None, True)), ("s2", WakeEntry(50))]
     await expire_leases(a, "s1")
-    assert ("s1", WakeEntry(5, True)) in await store.due(0)
-    assert await store.claim("s1")
-    assert ("s1", WakeEntry(5, True)) not in await store.due(100)  # claimed: not handed out
+    assert ("s1", WakeEntry(5, True)) in await wake.due(0)
+    assert await wake.claim("s1")
+    assert ("s1", WakeEntry(5, True)) not in await wake.due(100)  # claimed: not handed out
     assert lease.epoch == 1
 
 
 async def test_a_shared_index_cannot_be_discarded_and_failures_name_it(
     backends: tuple[PostgresBackend, PostgresBackend], tmp_path: Path
 ) -> None:
-    store = PostgresWakeStore(backends[0])
-    with pytest.raises(WakeStoreError, match="shared by every host"):
-        await store.discard()
-    dead = PostgresWakeStore(
+    wake = PostgresWakeBackend(backends[0])
+    with pytest.raises(WakeBackendError, match="shared by every host"):
+        await wake.discard()
+    dead = PostgresWakeBackend(
         backend_for(f"postgresql://nobody@/dsh?host={tmp_path}&connect_timeout=1"),
         owns_backend=True,
     )
@@ -142,7 +142,7 @@ async def test_a_shared_index_cannot_be_discarded_and_failures_name_it(
         dead.claim("s1"),
         dead.due(0),
     ):
-        with pytest.raises(WakeStoreError, match=r"cannot \w+.* the wake index in postgresql://"):
+        with pytest.raises(WakeBackendError, match=r"cannot \w+.* the wake index in postgresql://"):
             await attempt
     await dead.aclose()
 
@@ -150,13 +150,13 @@ async def test_a_shared_index_cannot_be_discarded_and_failures_name_it(
 async def test_the_postgresql_store_kind_has_a_wake_store_on_the_hosts_connections(
     pg_url: str,
 ) -> None:
-    choice = choose_store(pg_url, Path("/nonexistent"), environ={})
+    choice = choose_backend(pg_url, Path("/nonexistent"), environ={})
     backend = choice.open()
     assert isinstance(backend, PostgresBackend)
-    shared = wake_store_for(choice, backend)
-    assert isinstance(shared, PostgresWakeStore) and shared.database is backend.database
-    own = wake_store_for(choice)
-    assert isinstance(own, PostgresWakeStore) and own.database is not backend.database
+    shared = wake_backend_for(choice, backend)
+    assert isinstance(shared, PostgresWakeBackend) and shared.database is backend.database
+    own = wake_backend_for(choice)
+    assert isinstance(own, PostgresWakeBackend) and own.database is not backend.database
     await own.write([("s1", WakeEntry(1))])  # opens (and migrates) its own pool
     await own.aclose()
     await shared.aclose()  # leaves the Host's pool alone
@@ -181,7 +181,7 @@ async def alarm_hosts(url: str, clock: FakeClock, count: int = 2) -> AsyncIterat
             clock=clock,
             cwd="/dsh-test",
             lease_settings=LeaseSettings(ttl_seconds=30, renew_seconds=3),
-            wake_store=PostgresWakeStore(backend),
+            wake_backend=PostgresWakeBackend(backend),
         )
         host.pm.register(AlarmPlugin(), name="alarm")
         hosts.append(host)
@@ -214,7 +214,7 @@ async def test_a_due_session_is_woken_by_exactly_one_host_even_one_that_started_
         agent = await a.create_session()
         at = clock.wall_ms() + 60_000
         set_alarm(agent, at)
-        assert await a.store.flush(agent.session)
+        assert await a.live.flush(agent.session)
         session_id = agent.session.id
         await a.close_session(session_id)
         assert await rows(a.backend) == {session_id: (at, False, None)}  # type: ignore[arg-type]
@@ -239,7 +239,7 @@ async def test_a_dead_hosts_due_reminder_is_delivered_once_by_a_survivor(pg_url:
         agent = await a.create_session()
         at = clock.wall_ms() + 60_000
         set_alarm(agent, at)  # set while live: only A's memory and the log know it
-        assert await a.store.flush(agent.session)
+        assert await a.live.flush(agent.session)
         session_id = agent.session.id
         assert (await rows(a.backend))[session_id][1] is True  # type: ignore[arg-type]
         clock.advance(5)
@@ -272,7 +272,7 @@ async def test_a_host_learns_through_its_sweep_what_another_host_left_due(pg_url
             agent = await a.create_session()
             at = clock.wall_ms() + 30_000
             set_alarm(agent, at)
-            assert await a.store.flush(agent.session)
+            assert await a.live.flush(agent.session)
             session_id = agent.session.id
         # A stopped cleanly: its Session is cold, with its entry stored.
         assert await rows(b.backend) == {session_id: (at, False, None)}  # type: ignore[arg-type]

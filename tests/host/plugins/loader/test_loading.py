@@ -26,7 +26,7 @@ from dsh.plugins.loader import (
     PluginUnloadError,
 )
 from dsh.plugins.overlay import Overlay, PluginSpec, parse_overlay
-from dsh.session.live import SessionStore
+from dsh.session.live import LiveSessions
 from dsh.testing import FakeClock
 from tests.host.fixtures.distributions import PLUGINS, FakeSite
 from tests.host.fixtures.plugins import Configured, Recorder
@@ -46,7 +46,7 @@ class FakeHost:
     def __post_init__(self) -> None:
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
-        self.store = SessionStore(self.clock)
+        self.live = LiveSessions(self.clock)
         self.loader = PluginLoader(self.pm, self.make_context)
 
     def make_context(self, name: str, config: BaseModel | None) -> PluginContext:
@@ -54,7 +54,7 @@ class FakeHost:
             name=name,
             config=config,
             scope=self.scope.child(f"plugin {name}"),
-            store=self.store,
+            live=self.live,
             clock=self.clock,
             group=self.group,
         )
