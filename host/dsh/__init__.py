@@ -5,38 +5,37 @@ tests, with `dsh.testing`) may use. Plugins import from `dsh` only, never
 from `dsh.<module>`, whose layout may change between releases.
 """
 
-from .agents.agent import Agent, AgentBusy, AgentClosed, AgentPhase
+from .agents.agent import Agent, AgentPhase
+from .agents.errors import AgentBusy, AgentClosed, BarrierFailed, DuplicateTool, ToolError
 from .agents.tools import (
-    BarrierFailed,
-    DuplicateTool,
     Tool,
     ToolArguments,
     ToolCall,
     ToolContext,
-    ToolError,
     ToolOutcome,
     ToolRegistry,
     flush_barrier,
 )
 from .base.clock import Clock, SystemClock
 from .base.deprecation import deprecated
-from .base.errors import ActionError, CodedError, raise_errors
+from .base.errors import CodedError, ScopeClosed, raise_errors
 from .base.jsontypes import JsonLike, to_json
 from .base.listeners import Listeners
-from .base.scope import Disposer, Scope, ScopeClosed
+from .base.scope import Disposer, Scope
 from .base.tasks import TaskSet
 from .base.validation import describe
-from .host.host import SessionNotFound
-from .models.base import Message, ModelAdapter, ModelError, ModelReply, ModelRequest
-from .persistence.backend import StorageError
+from .models.base import Message, ModelAdapter, ModelReply, ModelRequest
+from .models.errors import ModelError
+from .persistence.errors import SessionNotFound, StorageError
 from .plugins.actions import ActionArguments
 from .plugins.commands import CommandContext, Streams, add_store_options
 from .plugins.context import ClientModule, PluginContext
+from .plugins.errors import ActionError
 from .plugins.hookspecs import CommandRun, RegisterCommand, hookimpl
+from .session.errors import FlushError, InvalidSessionId, PayloadError, SessionClosed
 from .session.events import (
     AssistantMessage,
     ErrorInfo,
-    PayloadError,
     SessionTitle,
     Source,
     ToolCallRecord,
@@ -46,10 +45,9 @@ from .session.events import (
     validate_time_zone,
 )
 from .session.events import decode as decode_host_event
-from .session.live import FlushError, LiveSessions, SessionClosed, SessionFlushed
+from .session.live import LiveSessions, SessionFlushed
 from .session.log import (
     END_SEED,
-    InvalidSessionId,
     Session,
     SessionEvent,
     SessionHeader,

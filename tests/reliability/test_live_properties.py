@@ -27,8 +27,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh.persistence.backend import StorageError
-from dsh.session.live import FlushError, LiveSessions
+from dsh.persistence.errors import StorageError
+from dsh.session.errors import FlushError
+from dsh.session.live import LiveSessions
 from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
 from dsh.web.live import LiveHub, Subscription

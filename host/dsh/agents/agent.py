@@ -54,13 +54,16 @@ from pydantic import JsonValue, ValidationError
 
 from ..base.clock import Clock
 from ..base.deprecation import deprecated
-from ..base.limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, LimitExceeded, check_text
+from ..base.errors import LimitExceeded
+from ..base.limits import MAX_ARGUMENTS_BYTES, MAX_TOOL_CALLS, check_text
 from ..base.listeners import Listeners
 from ..base.scope import Disposer, Scope
 from ..base.tasks import TaskSet
 from ..base.validation import describe
-from ..models.base import ModelAdapter, ModelError, ModelReply, ModelRequest, StreamSink
+from ..models.base import ModelAdapter, ModelReply, ModelRequest, StreamSink
+from ..models.errors import ModelError
 from ..models.messages import conversation
+from ..session.errors import PayloadError
 from ..session.events import (
     ASSISTANT_MESSAGE,
     TOOL_RESULT,
@@ -68,7 +71,6 @@ from ..session.events import (
     USER_MESSAGE,
     AssistantMessage,
     ErrorInfo,
-    PayloadError,
     Source,
     ToolCallRecord,
     TurnEnd,
@@ -76,10 +78,10 @@ from ..session.events import (
 )
 from ..session.live import LiveSessions
 from ..session.log import Session
+from .errors import AgentBusy, AgentClosed, ToolError
 from .tools import (
     ToolCall,
     ToolContext,
-    ToolError,
     ToolRegistry,
     checked_arguments,
     invoke_tool,
@@ -103,14 +105,6 @@ class AgentPhase(StrEnum):
     TURN = "turn"
     MAINTENANCE = "maintenance"
     CLOSED = "closed"
-
-
-class AgentBusy(RuntimeError):
-    """`run_maintenance` was asked while a turn or other maintenance owns the agent."""
-
-
-class AgentClosed(RuntimeError):
-    """The agent is closed: it takes no more input or work."""
 
 
 @dataclass(frozen=True, slots=True)

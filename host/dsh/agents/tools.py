@@ -30,13 +30,13 @@ import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Generic, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ..base.clock import Clock
 from ..base.deprecation import deprecated
-from ..base.errors import CodedError
+from ..base.errors import LimitExceeded
 from ..base.jsonbytes import encode, parse_object
 from ..base.jsontypes import JsonLike, to_json
 from ..base.limits import (
@@ -44,12 +44,12 @@ from ..base.limits import (
     MAX_DEPTH,
     MAX_RESULT_BYTES,
     MAX_TOOL_CALLS,
-    LimitExceeded,
     check_text,
 )
 from ..base.scope import Disposer
 from ..base.validation import describe
 from ..session.events import ErrorInfo, ToolResult
+from .errors import BarrierFailed, DuplicateTool, ToolError
 
 if TYPE_CHECKING:
     from ..session.live import LiveSessions
@@ -57,13 +57,10 @@ if TYPE_CHECKING:
     from .agent import Agent
 
 __all__ = [
-    "BarrierFailed",
-    "DuplicateTool",
     "Tool",
     "ToolArguments",
     "ToolCall",
     "ToolContext",
-    "ToolError",
     "ToolOutcome",
     "ToolRegistry",
     "flush_barrier",
@@ -80,32 +77,6 @@ class ToolArguments(BaseModel):
     """Base for tool input models: strict, no extra fields, immutable."""
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
-
-
-BarrierCode = Literal["persistence_uncertain", "persistence_unavailable"]
-
-
-class ToolError(CodedError):
-    """A failure the model should see as `{"code", "message"}`.
-
-    Raised from a tool, it becomes the call's error result. Tool code reused
-    by a plugin's action (`dsh_session_action`) may raise it too: the web API
-    answers with `status` (422 unless the error says otherwise, e.g. 409 for
-    a conflict or 503 when storage did not confirm).
-    """
-
-    default_status = 422
-
-
-class BarrierFailed(ToolError):
-    """The flush barrier did not confirm the Session; `code` says how, `detail` why."""
-
-    default_status = 503
-
-    def __init__(self, code: BarrierCode, detail: str) -> None:
-        super().__init__(code, detail)
-        self.code: BarrierCode = code
-        self.detail = detail
 
 
 async def flush_barrier(live: LiveSessions, session: Session) -> None:
@@ -219,10 +190,6 @@ def _parameters(arguments: type[BaseModel]) -> dict[str, Any]:
     parameters = arguments.model_json_schema()
     parameters.pop("title", None)
     return parameters
-
-
-class DuplicateTool(ValueError):
-    """A tool with that name is already registered in this registry."""
 
 
 class _Unregister:

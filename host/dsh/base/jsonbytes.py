@@ -30,17 +30,14 @@ from typing import Any
 from pydantic import JsonValue
 from pydantic_core import PydanticSerializationError, from_json, to_json
 
-from .limits import LimitExceeded, depth_of
+from .errors import LimitExceeded, NotJson
+from .limits import depth_of
 
 __all__ = ["NotJson", "decode", "encode", "explain", "finite_bytes", "parse_object"]
 
 _RECURSION_HINT = "recursion limit"
 # Deeper than any limit a caller checks: only a value that contains itself gets here.
 _EXPLAIN_DEPTH = 1_000
-
-
-class NotJson(ValueError):
-    """A value that is not plain, finite JSON; the message names the first place."""
 
 
 def encode(value: object, *, max_depth: int, max_bytes: int, what: str = "data") -> bytes:

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from .errors import LimitExceeded
+
 __all__ = [
     "MAX_ARGUMENTS_BYTES",
     "MAX_DEPTH",
@@ -57,10 +59,6 @@ MAX_TEXT_BYTES = 1024 * 1024
 MAX_RESULT_BYTES = 1024 * 1024
 MAX_EVENT_BYTES = 4 * 1024 * 1024
 MAX_TOOL_CALLS = 64
-
-
-class LimitExceeded(ValueError):
-    """A value is deeper or larger than its limit; the message names what, and the limit."""
 
 
 def depth_of(value: object, stop: int | None = None) -> int:

@@ -17,17 +17,13 @@ from collections.abc import Awaitable, Callable
 
 import anyio
 
-from .errors import raise_errors
+from .errors import ScopeClosed, raise_errors
 
 __all__ = ["Disposer", "Scope", "ScopeClosed"]
 
 log = logging.getLogger(__name__)
 
 Disposer = Callable[[], Awaitable[None] | None]
-
-
-class ScopeClosed(RuntimeError):
-    """Raised when registering into a Scope that is closing or closed."""
 
 
 class Scope:

@@ -16,13 +16,11 @@ from typing import Any
 import anyio
 from anyio.abc import TaskGroup
 
+from .errors import TaskSetClosed
+
 __all__ = ["TaskSet", "TaskSetClosed"]
 
 log = logging.getLogger(__name__)
-
-
-class TaskSetClosed(RuntimeError):
-    """Raised when starting a task in a TaskSet that is closed."""
 
 
 class TaskSet:

@@ -37,12 +37,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn, TextIO
 
-from ..models.registry import ModelSettingsError, check_host, check_model
-from ..persistence.backends import BackendChoice, BackendChoiceError
+from ..models.errors import ModelSettingsError
+from ..models.registry import check_host, check_model
+from ..persistence.backends import BackendChoice
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
+from ..persistence.errors import BackendChoiceError
 from ..plugins import commands
 from ..plugins.commands import Streams, add_store_options, data_dir_of
-from ..plugins.overlay import Overlay, OverlayError, load_overlay
+from ..plugins.errors import OverlayError
+from ..plugins.overlay import Overlay, load_overlay
+from .errors import CommandError
 
 __all__ = [
     "DATA_DIR_ENV",
@@ -52,7 +56,6 @@ __all__ = [
     "EXIT_USAGE",
     "OVERLAY_ENV",
     "Command",
-    "CommandError",
     "Run",
     "Streams",
     "add_data_dir_option",
@@ -82,21 +85,6 @@ OVERLAY_ENV = "DSH_OVERLAY"
 
 
 Run = Callable[[argparse.Namespace, Streams], int]
-
-
-class CommandError(Exception):
-    """An expected failure: printed as `dsh: error: <message>` with exit code `code`.
-
-    `problems`, when given, are several separate problems: each is printed as
-    its own `dsh: error: ...` line (the message is their lines joined).
-    """
-
-    def __init__(
-        self, message: str, code: int = EXIT_FAILURE, *, problems: Sequence[str] = ()
-    ) -> None:
-        super().__init__(message)
-        self.code = code
-        self.problems = tuple(problems)
 
 
 @dataclass(frozen=True, slots=True)

@@ -16,11 +16,11 @@ from datetime import UTC, datetime
 
 from pydantic import JsonValue
 
+from ..session.errors import PayloadError
 from ..session.events import (
     HOST_EVENT_TYPES,
     AssistantMessage,
     ErrorInfo,
-    PayloadError,
     SessionTitle,
     ToolResult,
     TurnEnd,

@@ -21,17 +21,17 @@ import argparse
 
 import anyio
 
-from ..host.host import Host, HostError
+from ..host.errors import HostError
+from ..host.host import Host
 from ..models.absent import AbsentModel
-from ..persistence.backend import StorageError
-from ..plugins.loader import PluginError
-from ..wake.backend import WakeBackendError
-from ..wake.backends import WakeUnavailable, wake_backend_for
+from ..persistence.errors import StorageError
+from ..plugins.errors import PluginError
+from ..wake.backends import wake_backend_for
+from ..wake.errors import WakeBackendError, WakeUnavailable
 from ..wake.rebuild import RebuildReport, rebuild_index
 from .app import (
     EXIT_OK,
     Command,
-    CommandError,
     Streams,
     add_data_dir_option,
     add_overlay_option,
@@ -39,6 +39,7 @@ from .app import (
     overlay_of,
     overlay_path,
 )
+from .errors import CommandError
 from .events import utc
 
 __all__ = ["COMMAND"]

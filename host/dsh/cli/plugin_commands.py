@@ -29,15 +29,17 @@ from pathlib import Path
 
 import anyio
 
-from ..host.host import Host, HostError
+from ..host.errors import HostError
+from ..host.host import Host
 from ..models.absent import AbsentModel
-from ..persistence.backend import StorageError
-from ..persistence.backends import BackendChoiceError
+from ..persistence.errors import BackendChoiceError, StorageError
 from ..persistence.memory import MemoryBackend
 from ..plugins.commands import CommandRegistry, PluginCommand, Streams, run_command
-from ..plugins.loader import InstalledPlugin, PluginError, discover_plugins
-from ..plugins.overlay import OVERLAY_FILE, OverlayError, PluginSpec, load_overlay
-from .app import Command, CommandError, build_parser, parse
+from ..plugins.errors import OverlayError, PluginError
+from ..plugins.loader import InstalledPlugin, discover_plugins
+from ..plugins.overlay import OVERLAY_FILE, PluginSpec, load_overlay
+from .app import Command, build_parser, parse
+from .errors import CommandError
 
 __all__ = ["as_command", "offered_commands", "run_with_plugins", "unknown_command_hint"]
 

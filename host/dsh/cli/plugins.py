@@ -17,23 +17,11 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
-from ..plugins.loader import (
-    ENTRY_POINT_GROUP,
-    AmbiguousPlugin,
-    InstalledPlugin,
-    check_plugins,
-    discover_plugins,
-)
+from ..plugins.errors import AmbiguousPlugin
+from ..plugins.loader import ENTRY_POINT_GROUP, InstalledPlugin, check_plugins, discover_plugins
 from ..plugins.overlay import Overlay
-from .app import (
-    EXIT_OK,
-    Command,
-    CommandError,
-    Streams,
-    add_overlay_option,
-    overlay_of,
-    overlay_path,
-)
+from .app import EXIT_OK, Command, Streams, add_overlay_option, overlay_of, overlay_path
+from .errors import CommandError
 
 __all__ = ["COMMAND"]
 

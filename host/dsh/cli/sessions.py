@@ -29,29 +29,17 @@ from typing import TypeVar
 
 import anyio
 
-from ..persistence.backend import (
-    Backend,
-    SessionExists,
-    SessionNotFound,
-    StorageError,
-    StoredSession,
-    StoredSummary,
-)
+from ..persistence.backend import Backend, StoredSession, StoredSummary
 from ..persistence.backends import BackendChoice
+from ..persistence.errors import SessionExists, SessionNotFound, StorageError
 from ..persistence.jsonl import JsonlBackend
 from ..plugins.commands import readable_backend
+from ..session.errors import InvalidSessionId
 from ..session.facts import SummaryFacts
-from ..session.log import InvalidSessionId, Lineage, SessionHeader, validate_session_id
+from ..session.log import Lineage, SessionHeader, validate_session_id
 from ..session.summary import SessionSummary
-from .app import (
-    EXIT_OK,
-    Command,
-    CommandError,
-    Streams,
-    add_data_dir_option,
-    add_help_default,
-    backend_choice,
-)
+from .app import EXIT_OK, Command, Streams, add_data_dir_option, add_help_default, backend_choice
+from .errors import CommandError
 from .events import summarize, utc
 
 __all__ = ["COMMAND"]

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import argparse
 
-from ..persistence.backend import StorageError
-from .app import EXIT_OK, Command, CommandError, Streams, add_data_dir_option, backend_choice
+from ..persistence.errors import StorageError
+from .app import EXIT_OK, Command, Streams, add_data_dir_option, backend_choice
+from .errors import CommandError
 
 __all__ = ["COMMAND"]
 

@@ -17,12 +17,12 @@ from __future__ import annotations
 
 import argparse
 
-from ..web.launch import CLOSE_RETRY_SECONDS, DEFAULT_MODEL, LaunchError, run_web
+from ..web.errors import LaunchError
+from ..web.launch import CLOSE_RETRY_SECONDS, DEFAULT_MODEL, run_web
 from ..web.settings import DEFAULT_HOST, DEFAULT_PORT
 from ..web.token_file import token_path
 from .app import (
     Command,
-    CommandError,
     Streams,
     add_data_dir_option,
     add_model_option,
@@ -32,6 +32,7 @@ from .app import (
     model_of,
     overlay_of,
 )
+from .errors import CommandError
 
 __all__ = ["COMMAND"]
 

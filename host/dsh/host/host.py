@@ -62,21 +62,24 @@ from pydantic import BaseModel, JsonValue
 
 from ..agents.agent import DEFAULT_MAX_STEPS, Agent
 from ..base.clock import Clock, SystemClock
-from ..base.errors import ActionError, CodedError
+from ..base.errors import CodedError
 from ..base.jsontypes import to_json
 from ..base.scope import Disposer, Scope
 from ..models.base import ModelAdapter
-from ..persistence.backend import Backend, LogMark, StorageError, StoredSession
-from ..persistence.backend import SessionNotFound as StoredSessionNotFound
+from ..persistence.backend import Backend, LogMark, StoredSession
 from ..persistence.coordinator import PersistenceCoordinator, Unconfirmed
-from ..persistence.leases import Lease, LeaseBackend, LeaseHeld
+from ..persistence.errors import LeaseHeld, SessionNotFound, StorageError
+from ..persistence.leases import Lease, LeaseBackend
 from ..plugins import hookspecs
 from ..plugins.context import ClientModule, PluginContext
-from ..plugins.hooks import ErrorHandler, HookNotImplemented, Hooks
+from ..plugins.errors import ActionError, HookNotImplemented
+from ..plugins.hooks import ErrorHandler, Hooks
 from ..plugins.hookspecs import RegisterCommand
 from ..plugins.loader import PluginLoader, PluginSpec
-from ..relay import ActionRelay, InboxRelay, Unclaimed
+from ..relay import ActionRelay, InboxRelay
+from ..relay.errors import Unclaimed
 from ..relay.follow import StoredFollowers
+from ..session.errors import SessionLiveElsewhere
 from ..session.events import SESSION_TITLE, SessionTitle
 from ..session.facts import TITLE_TYPE, USER_MESSAGE, SummaryFacts
 from ..session.live import LiveSessions
@@ -84,17 +87,13 @@ from ..session.log import Session, SessionEvent, SessionHeader, SessionLog, vali
 from ..session.summary import SessionSummary, is_empty
 from ..wake import SessionLifecycle, WakeBackend
 from .catalogue import HistoryPage, PageRequest, StorageReader, StoredLog
+from .errors import HostClosed, PersistenceUnavailable
 from .heap import HeapPolicy
 from .leases import LeaseKeeper, LeaseSettings
 
 __all__ = [
     "Host",
-    "HostClosed",
-    "HostError",
-    "PersistenceUnavailable",
     "PublishedModule",
-    "SessionLiveElsewhere",
-    "SessionNotFound",
     "SessionSummary",
     "StorageHealth",
 ]
@@ -106,32 +105,6 @@ T = TypeVar("T")
 #: An action on a Session live elsewhere: relayed, and when its owner let the
 #: Session go meanwhile, tried here again — this many times in all.
 _ACTION_ATTEMPTS = 3
-
-
-class HostError(Exception):
-    """A Host operation failed; the message says what and for which Session."""
-
-
-class HostClosed(HostError):
-    """The Host is not running."""
-
-
-class SessionNotFound(HostError, LookupError):
-    """No live or stored Session with that id."""
-
-
-class PersistenceUnavailable(HostError):
-    """A new Session's storage did not acknowledge its first flush."""
-
-
-class SessionLiveElsewhere(HostError, CodedError):
-    """Another host owns the Session (holds its lease), so this one cannot make it live."""
-
-    default_status = 409
-
-    def __init__(self, held: LeaseHeld) -> None:
-        CodedError.__init__(self, "session_live_elsewhere", str(held))
-        self.owner = held.owner
 
 
 @dataclass(frozen=True, slots=True)
@@ -594,7 +567,7 @@ class Host:
         try:
             async with self._cold_writer(session_id):
                 await self.backend.trash(session_id)
-        except StoredSessionNotFound:
+        except SessionNotFound:
             return
         except Exception as error:
             log.warning("session %s is empty but stays listed: %s", session_id, error)
@@ -667,7 +640,7 @@ class Host:
             try:
                 async with self._cold_writer(session_id):
                     await self.backend.trash(session_id)
-            except StoredSessionNotFound:
+            except SessionNotFound:
                 raise SessionNotFound(f"no session {session_id!r}") from None
         finally:
             self._release_slot(session_id, opening)
@@ -693,7 +666,7 @@ class Host:
         try:
             return await self._keeper.acquire(session_id)
         except LeaseHeld as held:
-            raise SessionLiveElsewhere(held) from None
+            raise SessionLiveElsewhere(str(held), held.owner) from None
 
     @asynccontextmanager
     async def _cold_writer(self, session_id: str) -> AsyncIterator[Lease]:
@@ -788,7 +761,7 @@ class Host:
         """Take what a failed creation may have stored out of the list (to the trash)."""
         try:
             await self.backend.trash(session_id)
-        except StoredSessionNotFound:
+        except SessionNotFound:
             return  # nothing was stored
         except Exception as error:
             # Hidden from this Host's list; another process may still see it.

@@ -8,7 +8,6 @@ from .base import (
     DeltaSink,
     Message,
     ModelAdapter,
-    ModelError,
     ModelReply,
     ModelRequest,
     ReasoningSink,
@@ -16,8 +15,9 @@ from .base import (
     reasoning_channel,
 )
 from .demo import DemoModel
+from .errors import ModelError, ScriptError
 from .registry import MODEL_CHOICES, ModelChoice, resolve_model
-from .scripted import ScriptedModel, ScriptError
+from .scripted import ScriptedModel
 
 __all__ = [
     "MODEL_CHOICES",

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import anyio
 
-from .base import DeltaSink, ModelError, ModelReply, ModelRequest
+from .base import DeltaSink, ModelReply, ModelRequest
+from .errors import ModelError
 
 __all__ = ["UNAVAILABLE", "AbsentModel"]
 

@@ -27,25 +27,17 @@ from typing import Any, Literal, Protocol, runtime_checkable
 from pydantic import JsonValue
 
 from ..agents.tools import ToolCall
-from ..base.errors import CodedError
 
 __all__ = [
     "DeltaSink",
     "Message",
     "ModelAdapter",
-    "ModelError",
     "ModelReply",
     "ModelRequest",
     "ReasoningSink",
     "StreamSink",
     "reasoning_channel",
 ]
-
-
-class ModelError(CodedError):
-    """The model could not answer. `code` is machine-readable, `message` for people."""
-
-    default_status = 502
 
 
 @dataclass(frozen=True, slots=True)

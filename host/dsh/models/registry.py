@@ -37,12 +37,12 @@ from ..plugins.overlay import key_path
 from .absent import AbsentModel
 from .base import ModelAdapter
 from .demo import DemoModel
+from .errors import ModelSettingsError
 from .scripted import ScriptedModel
 
 __all__ = [
     "MODEL_CHOICES",
     "ModelChoice",
-    "ModelSettingsError",
     "check_host",
     "check_model",
     "no_argument",
@@ -66,20 +66,6 @@ class ModelChoice:
     usage: str
     build: Build
     settings: Callable[[], type[BaseModel]] | None = None
-
-
-class ModelSettingsError(ValueError):
-    """`[host.NAME]` tables (or a model name) that cannot be used.
-
-    `problems` holds `(key path, message)` pairs; the message has one line per
-    problem, each prefixed with the overlay file when it is known.
-    """
-
-    def __init__(self, source: Path | None, problems: list[tuple[str, str]]) -> None:
-        where = f"{source}: " if source is not None else ""
-        super().__init__("\n".join(f"{where}{path}: {message}" for path, message in problems))
-        self.source = source
-        self.problems = tuple(problems)
 
 
 def _refuse_argument(name: str, argument: str | None) -> None:

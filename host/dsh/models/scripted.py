@@ -39,7 +39,8 @@ from pydantic import (
 
 from ..agents.tools import ToolCall
 from .absent import UNAVAILABLE
-from .base import DeltaSink, ModelError, ModelReply, ModelRequest
+from .base import DeltaSink, ModelReply, ModelRequest
+from .errors import ModelError, ScriptError
 from .streaming import stream_reply
 
 __all__ = ["ScriptError", "ScriptedModel"]
@@ -72,15 +73,6 @@ class _ScriptedReply(BaseModel):
 
 
 _SCRIPT = TypeAdapter(list[_ScriptedReply])
-
-
-class ScriptError(ValueError):
-    """A model script that cannot be used. The message names the file and the problem."""
-
-    def __init__(self, source: str, problem: str) -> None:
-        super().__init__(f"model script {source}: {problem}")
-        self.source = source
-        self.problem = problem
 
 
 def _where(location: tuple[int | str, ...]) -> str:

@@ -6,26 +6,20 @@ listener (the durability acknowledgement behind `LiveSessions.flush`);
 `MemoryBackend` a volatile stand-in with the same contract.
 """
 
-from .backend import (
-    Backend,
+from .backend import Backend, LogMark, StoredSession, StoredSummary
+from .coordinator import Backoff, PersistenceCoordinator, Unconfirmed
+from .errors import (
+    CoordinatorClosed,
     CorruptLog,
+    DataDirBusy,
+    DivergedLog,
     IntegrityError,
     LogChanged,
-    LogMark,
     SessionExists,
     SessionNotFound,
     StorageError,
-    StoredSession,
-    StoredSummary,
 )
-from .coordinator import (
-    Backoff,
-    CoordinatorClosed,
-    DivergedLog,
-    PersistenceCoordinator,
-    Unconfirmed,
-)
-from .jsonl import DataDirBusy, DataDirLock, JsonlBackend
+from .jsonl import DataDirLock, JsonlBackend
 from .memory import MemoryBackend
 
 __all__ = [

@@ -39,11 +39,11 @@ from __future__ import annotations
 import abc
 from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..session.facts import SummaryFacts
 from ..session.log import Lineage, SessionEvent, SessionHeader, validate_session_id
+from .errors import IntegrityError, SessionNotFound, StorageError
 
 if TYPE_CHECKING:
     from .feed import EventFeed
@@ -53,14 +53,8 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Backend",
-    "CorruptLog",
     "Events",
-    "IntegrityError",
-    "LogChanged",
     "LogMark",
-    "SessionExists",
-    "SessionNotFound",
-    "StorageError",
     "StoredSession",
     "StoredSummary",
     "check_contiguous",
@@ -107,47 +101,6 @@ class LogMark:
 
     length: int
     incarnation: Hashable | None
-
-
-class StorageError(Exception):
-    """Storage failed or refused an operation. The message names the Session or file."""
-
-
-class SessionExists(StorageError):
-    """`initialize` was asked to create a Session that is already stored."""
-
-
-class SessionNotFound(StorageError):
-    """`append`, `read`, `trash` or `restore` was asked about a Session that is not there."""
-
-
-class IntegrityError(StorageError):
-    """A batch does not continue exactly at the stored cursor; nothing was stored."""
-
-    def __init__(self, session_id: str, expected: int, got: int | None) -> None:
-        found = "an empty batch" if got is None else f"seq {got}"
-        super().__init__(
-            f"session {session_id}: a batch must continue at seq {expected}, found {found}"
-        )
-        self.session_id = session_id
-        self.expected = expected
-        self.got = got
-
-
-class LogChanged(StorageError):
-    """The stored log changed since this backend last wrote it, other than by its own
-    appends (another process, a restore, an editor). Nothing was stored; the next
-    call works from what storage holds now, so a caller compares before continuing."""
-
-
-class CorruptLog(StorageError):
-    """A stored record is malformed and is not a torn tail (a crash artefact)."""
-
-    def __init__(self, path: Path | str, line: int, reason: str) -> None:
-        super().__init__(f"{path}: line {line}: {reason}")
-        self.path = str(path)
-        self.line = line
-        self.reason = reason
 
 
 def summarize(header: SessionHeader, events: Sequence[SessionEvent]) -> StoredSummary:

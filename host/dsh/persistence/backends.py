@@ -31,6 +31,7 @@ import anyio
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from .backend import Backend
+from .errors import BackendChoiceError
 from .jsonl import DataDirLock, JsonlBackend
 from .jsonl.backend import DEFAULT_OPEN_LOGS
 from .memory import MemoryBackend
@@ -39,7 +40,6 @@ from .redact import redacted
 __all__ = [
     "STORE_ENV",
     "BackendChoice",
-    "BackendChoiceError",
     "BackendKind",
     "JsonlSettings",
     "MemorySettings",
@@ -50,10 +50,6 @@ __all__ = [
 STORE_ENV = "DSH_STORE"
 # Named in DESIGN §4; refused with a clear message where psycopg is not installed.
 _PLANNED = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
-
-
-class BackendChoiceError(ValueError):
-    """A store URL that cannot be used; the message says why and what to write instead."""
 
 
 class JsonlSettings(BaseModel):

@@ -75,13 +75,11 @@ from ..base.scope import Disposer
 from ..base.tasks import TaskSet
 from ..session.live import LiveSessions
 from ..session.log import Session, SessionEvent, validate_session_id
-from .backend import Backend, LogMark, SessionExists, StorageError, StoredSession, StoredSummary
-from .leases import LeaseLost
+from .backend import Backend, LogMark, StoredSession, StoredSummary
+from .errors import CoordinatorClosed, DivergedLog, LeaseLost, SessionExists, StorageError
 
 __all__ = [
     "Backoff",
-    "CoordinatorClosed",
-    "DivergedLog",
     "PersistenceCoordinator",
     "Unconfirmed",
 ]
@@ -90,14 +88,6 @@ log = logging.getLogger(__name__)
 
 # Recovery reads back at most this many events per backend call.
 _VERIFY_CHUNK = 1_000
-
-
-class CoordinatorClosed(RuntimeError):
-    """`attach` was called after `aclose`."""
-
-
-class DivergedLog(StorageError):
-    """Storage holds a log under this Session's id that is not a prefix of it."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -33,7 +33,7 @@ from collections.abc import Collection
 from dataclasses import dataclass
 
 from ..session.log import validate_session_id
-from .backend import StorageError
+from .errors import LeaseHeld
 
 __all__ = [
     "DEFAULT_LEASE_RENEW_SECONDS",
@@ -41,8 +41,6 @@ __all__ = [
     "MAX_LEASE_SECONDS",
     "Lease",
     "LeaseBackend",
-    "LeaseHeld",
-    "LeaseLost",
     "LocalLeases",
 ]
 
@@ -58,24 +56,6 @@ class Lease:
     session_id: str
     owner: str
     epoch: int
-
-
-class LeaseHeld(StorageError):
-    """Another host holds the Session's lease; `owner` names it, `expires_in` is how
-    many seconds its lease has left (None: it never expires on its own)."""
-
-    def __init__(self, session_id: str, owner: str, expires_in: float | None) -> None:
-        until = "" if expires_in is None else f" for up to {max(expires_in, 0.0):.1f} s more"
-        super().__init__(f"session {session_id} is live on host {owner}{until}")
-        self.session_id = session_id
-        self.owner = owner
-        self.expires_in = expires_in
-
-
-class LeaseLost(StorageError):
-    """A write was refused because the writer's lease on the Session is no longer
-    valid (it expired, or another host took the Session over). Nothing was stored;
-    retrying cannot help."""
 
 
 class LeaseBackend(abc.ABC):

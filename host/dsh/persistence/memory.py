@@ -20,14 +20,13 @@ from .backend import (
     Backend,
     Events,
     LogMark,
-    SessionExists,
-    SessionNotFound,
     StoredSession,
     StoredSummary,
     check_contiguous,
     select_events,
     summarize,
 )
+from .errors import SessionExists, SessionNotFound
 
 __all__ = ["MemoryBackend"]
 

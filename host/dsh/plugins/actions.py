@@ -19,8 +19,8 @@ from typing import Self
 
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
-from ..base.errors import ActionError
 from ..base.validation import describe
+from .errors import ActionError
 
 __all__ = ["ActionArguments"]
 

@@ -32,9 +32,10 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..host.host import stored_log
-from ..persistence.backend import Backend, StorageError
+from ..persistence.backend import Backend
 from ..persistence.backends import STORE_ENV, BackendChoice, JsonlSettings, choose_backend
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
+from ..persistence.errors import StorageError
 from ..session.log import SessionLog
 from .hookspecs import CommandRun, RegisterCommand
 

@@ -43,6 +43,8 @@ from typing import Any
 
 import pluggy
 
+from .errors import HookNotImplemented
+
 __all__ = ["Contribution", "HookNotImplemented", "Hooks", "wrapper_hooks"]
 
 log = logging.getLogger(__name__)
@@ -58,17 +60,6 @@ class Contribution:
 
     plugin: str
     value: Any
-
-
-class HookNotImplemented(LookupError):
-    """The named plugin is not registered, or does not implement the hook."""
-
-    def __init__(self, plugin: str, hook: str, registered: bool) -> None:
-        reason = "does not implement it" if registered else "is not loaded"
-        super().__init__(f"plugin {plugin!r} {reason} ({hook})")
-        self.plugin = plugin
-        self.hook = hook
-        self.registered = registered
 
 
 def wrapper_hooks(pm: pluggy.PluginManager, plugin: object) -> list[str]:

@@ -58,13 +58,13 @@ from pydantic import (
 )
 
 from ..base.validation import problems
+from .errors import OverlayError
 
 __all__ = [
     "DEFAULT_IDLE_SECONDS",
     "OVERLAY_FILE",
     "HostSettings",
     "Overlay",
-    "OverlayError",
     "PluginSpec",
     "StoreSettings",
     "key_path",
@@ -101,26 +101,6 @@ def _distribution_name(value: str) -> str:
             "starting and ending with a letter or digit"
         )
     return value
-
-
-class OverlayError(ValueError):
-    """An overlay that cannot be read or is not valid.
-
-    `path` is the overlay file; `problems` holds `(location, message)` pairs,
-    where a location is a TOML key path such as `plugins.tool-schedule.distribution`
-    (empty for problems with the whole file); `plugin` is the plugin the
-    problems belong to, when they all belong to one.
-    """
-
-    def __init__(
-        self, path: Path | None, problems: list[tuple[str, str]], plugin: str | None = None
-    ) -> None:
-        where = str(path) if path is not None else "<overlay>"
-        lines = [f"{where}: {loc}: {msg}" if loc else f"{where}: {msg}" for loc, msg in problems]
-        super().__init__("\n".join(lines))
-        self.path = path
-        self.problems = tuple(problems)
-        self.plugin = plugin
 
 
 @dataclass(frozen=True, slots=True)

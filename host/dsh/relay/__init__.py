@@ -6,7 +6,8 @@
   owner, and the host it was posted to answers with the owner's answer.
 """
 
-from .actions import ActionRelay, Unclaimed
+from .actions import ActionRelay
+from .errors import Unclaimed
 from .messages import InboxRelay
 
 __all__ = ["ActionRelay", "InboxRelay", "Unclaimed"]

@@ -8,7 +8,7 @@ has remote actions:
   as a request lasting `wait_seconds`, and this host waits for the owner's
   answer (woken by the answer's notification, or looking every
   `poll_seconds`), then answers with it: the owner's result, or its refusal
-  with the same code and HTTP status a local refusal has (`dsh.refusals`).
+  with the same code and HTTP status a local refusal has (`refusal_of`).
   A store that fails meanwhile is looked at again until the wait ends. When
   nobody can answer an untaken request (the owner closed the Session or
   died), it is withdrawn and `ask` raises `Unclaimed`: the Host then makes
@@ -39,10 +39,12 @@ from typing import TYPE_CHECKING, Final, TypeVar
 import anyio
 from pydantic import JsonValue
 
-from ..base.errors import ActionError
-from ..persistence.backend import StorageError
+from ..base.errors import refusal_of
+from ..persistence.errors import StorageError
 from ..persistence.remote_actions import ActionAnswer, ActionRequest, RemoteActions
+from ..plugins.errors import ActionError
 from ..session.log import Session
+from .errors import Unclaimed
 from .rounds import Rounds
 
 if TYPE_CHECKING:
@@ -64,10 +66,6 @@ PRUNE_EVERY_POLLS = 60
 
 
 _T = TypeVar("_T")
-
-
-class Unclaimed(Exception):
-    """No host took the request and no host holds its Session: run it here."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -267,8 +265,6 @@ class ActionRelay:
             await self._store_answer(request.id, answer, what)
 
     def _refusal(self, error: Exception, what: str, session_id: str) -> ActionAnswer:
-        from ..host.refusals import refusal_of
-
         refusal = refusal_of(error)
         if refusal is None:
             log.error("actions: session %s: %s failed", session_id, what, exc_info=error)

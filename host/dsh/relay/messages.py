@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from ..agents.agent import AgentClosed
-from ..persistence.backend import StorageError
+from ..agents.errors import AgentClosed
+from ..persistence.errors import StorageError
 from ..persistence.inbox import INBOX_SOURCE_KEY, Inbox
 from ..session.facts import USER_MESSAGE
 from ..session.log import Session
@@ -195,7 +195,8 @@ class InboxRelay:
 
     async def _adopt(self, session_id: str) -> None:
         """Rows nobody holds the Session for: make it live here (the lease decides)."""
-        from ..host.host import SessionLiveElsewhere, SessionNotFound
+        from ..persistence.errors import SessionNotFound
+        from ..session.errors import SessionLiveElsewhere
 
         try:
             await self.host.resume(session_id)

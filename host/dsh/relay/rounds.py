@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 
 from anyio.abc import TaskGroup
 
-from ..persistence.backend import StorageError
+from ..persistence.errors import StorageError
 
 if TYPE_CHECKING:
     from ..host.host import Host

@@ -41,6 +41,7 @@ from pydantic import (
 )
 
 from ..base.validation import describe
+from .errors import PayloadError
 from .log import END_SEED, SessionEvent
 
 __all__ = [
@@ -55,7 +56,6 @@ __all__ = [
     "EndSeed",
     "ErrorInfo",
     "HostPayload",
-    "PayloadError",
     "SessionTitle",
     "Source",
     "ToolCallRecord",
@@ -76,16 +76,6 @@ MAX_TITLE_CHARS = 200
 # IANA names: `Area/Location[/Sub]`, `UTC`, `Etc/GMT+5`; never a path that could
 # climb out of the zone database.
 _ZONE_NAME = re.compile(r"[A-Za-z][A-Za-z0-9_+-]*(/[A-Za-z0-9_+-]+){0,2}")
-
-
-class PayloadError(ValueError):
-    """A stored host event whose data does not have its type's shape."""
-
-    def __init__(self, seq: int, type: str, reason: str) -> None:
-        super().__init__(f"event {seq} ({type}): {reason}")
-        self.seq = seq
-        self.type = type
-        self.reason = reason
 
 
 def _zone_name(value: str) -> str:

@@ -30,18 +30,16 @@ from pydantic import JsonValue
 from ..base.clock import Clock, SystemClock
 from ..base.listeners import Listeners
 from ..base.scope import Disposer
+from .errors import FlushError, SessionClosed
 from .log import Session, SessionEvent
 
 __all__ = [
-    "FlushError",
     "LiveSessions",
     "Observation",
     "Observer",
-    "SessionClosed",
     "SessionEventObserved",
     "SessionFlushed",
     "SessionListener",
-    "SessionUnknown",
 ]
 
 log = logging.getLogger(__name__)
@@ -83,27 +81,6 @@ Observation = SessionEventObserved | SessionFlushed
 Observer = Callable[[Observation], None]
 
 
-class SessionUnknown(LookupError):
-    """No live Session with that id."""
-
-
-class SessionClosed(RuntimeError):
-    """The Session is not live here (closed, or never opened)."""
-
-
-class FlushError(Exception):
-    """At least one listener failed to flush. `errors` holds every failure."""
-
-    def __init__(self, session: Session, errors: list[Exception]) -> None:
-        first = errors[0]
-        super().__init__(
-            f"flush of session {session.id} failed in {len(errors)} listener(s): "
-            f"{type(first).__name__}: {first}"
-        )
-        self.session = session
-        self.errors = errors
-
-
 class LiveSessions:
     """Owns live Sessions, appends to them, and runs the flush barrier."""
 
@@ -134,11 +111,11 @@ class LiveSessions:
         self._listeners.pop(session, None)
 
     def get(self, session_id: str) -> Session:
-        """The live Session with this id; raises `SessionUnknown`."""
+        """The live Session with this id; raises `SessionClosed` if none is live here."""
         try:
             return self._live[session_id]
         except KeyError:
-            raise SessionUnknown(f"no live session {session_id!r}") from None
+            raise SessionClosed(f"no live session {session_id!r}") from None
 
     def find(self, session_id: str) -> Session | None:
         return self._live.get(session_id)

@@ -35,11 +35,11 @@ from pydantic_core import PydanticCustomError
 
 from ..base.jsonbytes import decode, encode, finite_bytes, parse_object
 from ..base.limits import MAX_EVENT_BYTES, MAX_EVENT_DEPTH
+from .errors import InvalidSessionId
 
 __all__ = [
     "END_SEED",
     "SESSION_ID_PATTERN",
-    "InvalidSessionId",
     "Lineage",
     "Origin",
     "Session",
@@ -52,17 +52,6 @@ __all__ = [
 SESSION_ID_PATTERN = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$")
 END_SEED = "session/end-seed"
 EVENT_TYPE_PATTERN = r"^[a-z0-9][a-z0-9_.-]*/[a-z0-9][a-z0-9_.-]*$"
-
-
-class InvalidSessionId(ValueError):
-    """A Session id that does not match `SESSION_ID_PATTERN`."""
-
-    def __init__(self, value: object) -> None:
-        super().__init__(
-            f"invalid session id {value!r}: expected 1-64 characters of letters, digits, "
-            "'_' or '-', starting with a letter or digit"
-        )
-        self.value = value
 
 
 def validate_session_id(value: str) -> str:

@@ -39,14 +39,8 @@ from typing import Any, Literal, TypeVar, get_args
 
 import anyio
 
-from ..persistence.backend import (
-    Backend,
-    Events,
-    LogMark,
-    StorageError,
-    StoredSession,
-    StoredSummary,
-)
+from ..persistence.backend import Backend, Events, LogMark, StoredSession, StoredSummary
+from ..persistence.errors import StorageError
 from ..persistence.jsonl import JsonlBackend
 from ..session.log import SessionEvent, SessionHeader
 

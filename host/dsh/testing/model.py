@@ -24,7 +24,8 @@ from typing import Any
 import anyio
 
 from ..agents.tools import ToolCall
-from ..models.base import DeltaSink, ModelError, ModelReply, ModelRequest
+from ..models.base import DeltaSink, ModelReply, ModelRequest
+from ..models.errors import ModelError
 
 __all__ = ["FakeModel", "Reply"]
 

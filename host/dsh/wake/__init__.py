@@ -10,9 +10,10 @@
 - `stores`: which wake store goes with which Session store.
 """
 
-from .backend import LoadedIndex, MemoryWakeBackend, WakeBackend, WakeBackendError, WakeEntry
+from .backend import LoadedIndex, MemoryWakeBackend, WakeBackend, WakeEntry
+from .errors import WakeBackendError, WakeIndexUnavailable
 from .hibernation import Hibernator
-from .index import WakeIndex, WakeIndexUnavailable
+from .index import WakeIndex
 from .jsonl import JsonlWakeBackend
 from .lifecycle import LifecycleObserver, SessionLifecycle
 from .timer import WakeTimer

@@ -34,6 +34,8 @@ import abc
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from .errors import WakeBackendError
+
 __all__ = ["LoadedIndex", "MemoryWakeBackend", "WakeBackend", "WakeBackendError", "WakeEntry"]
 
 
@@ -64,10 +66,6 @@ class LoadedIndex:
 
     entries: dict[str, WakeEntry] = field(default_factory=dict)
     problem: str | None = None
-
-
-class WakeBackendError(Exception):
-    """The wake store could not read or write; the message names the file or table."""
 
 
 class WakeBackend(abc.ABC):

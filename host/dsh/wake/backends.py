@@ -17,13 +17,10 @@ from typing import Any
 from ..persistence.backend import Backend
 from ..persistence.backends import BackendChoice
 from .backend import MemoryWakeBackend, WakeBackend
+from .errors import WakeUnavailable
 from .jsonl import JsonlWakeBackend
 
 __all__ = ["WakeUnavailable", "wake_backend_for", "wake_backends"]
-
-
-class WakeUnavailable(ValueError):
-    """The chosen Session store has no wake index (the message says which)."""
 
 
 def wake_backends() -> dict[str, Callable[[Any, Backend | None], WakeBackend]]:

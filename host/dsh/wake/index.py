@@ -64,8 +64,9 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
 from ..base.clock import Clock
-from ..persistence.backend import StorageError
-from .backend import Change, WakeBackend, WakeBackendError, WakeEntry
+from ..persistence.errors import SessionNotFound
+from .backend import Change, WakeBackend, WakeEntry
+from .errors import WakeBackendError, WakeIndexUnavailable
 from .timer import WakeTimer
 
 __all__ = ["WakeHost", "WakeIndex", "WakeIndexUnavailable"]
@@ -85,14 +86,6 @@ RETRY_FIRST_SECONDS = 5.0
 RETRY_MAX_SECONDS = 600.0
 
 
-class WakeIndexUnavailable(StorageError):
-    """The wake index could neither record a change nor be made unusable."""
-
-
-class SessionGone(Exception):
-    """Raised by `WakeHost.resume`/`derive` for a Session that is not stored (any more)."""
-
-
 class WakeHost(Protocol):
     """What the index needs from its Host (`dsh.wake.lifecycle` adapts a `Host`)."""
 
@@ -101,11 +94,11 @@ class WakeHost(Protocol):
         ...
 
     async def resume(self, session_id: str) -> None:
-        """Make the Session live as a resume does; `SessionGone` if it is not stored."""
+        """Make the Session live as a resume does; `SessionNotFound` if it is not stored."""
         ...
 
     async def derive(self, session_id: str) -> int | None:
-        """`dsh_session_wake_at` of the stored log; `SessionGone` if it is not stored."""
+        """`dsh_session_wake_at` of the stored log; `SessionNotFound` if it is not stored."""
         ...
 
     async def stored_ids(self) -> list[str]:
@@ -334,7 +327,7 @@ class WakeIndex:
             return  # another host wakes it
         try:
             await self._host.resume(session_id)
-        except SessionGone:
+        except SessionNotFound:
             log.info("wake index: session %s is no longer stored; forgetting it", session_id)
             self._entries.pop(session_id, None)
             await self._record_quietly([(session_id, WakeEntry())])
@@ -450,7 +443,7 @@ class WakeIndex:
     async def _derive(self, session_id: str) -> WakeEntry:
         try:
             return WakeEntry(await self._host.derive(session_id))
-        except SessionGone:
+        except SessionNotFound:
             return WakeEntry()
         except Exception as error:
             log.warning(

@@ -41,7 +41,7 @@ from anyio import CapacityLimiter
 from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..base.validation import describe
-from ..persistence.backend import StorageError
+from ..persistence.errors import StorageError
 from ..persistence.jsonl.files import (
     FILE_MODE,
     Sync,
@@ -50,8 +50,10 @@ from ..persistence.jsonl.files import (
     sync_directory,
     write_all,
 )
-from ..session.log import InvalidSessionId, validate_session_id
-from .backend import Change, LoadedIndex, WakeBackend, WakeBackendError, WakeEntry
+from ..session.errors import InvalidSessionId
+from ..session.log import validate_session_id
+from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
+from .errors import WakeBackendError
 
 __all__ = ["FORMAT", "INDEX_NAME", "VERSION", "JsonlWakeBackend"]
 

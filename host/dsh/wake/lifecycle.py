@@ -34,8 +34,9 @@ from ..base.scope import Disposer
 from ..session.live import Observation
 from ..session.log import Session
 from .backend import WakeBackend
+from .errors import WakeIndexUnavailable
 from .hibernation import Hibernator
-from .index import SessionGone, WakeIndex, WakeIndexUnavailable
+from .index import WakeIndex
 
 if TYPE_CHECKING:
     from ..agents.agent import Agent
@@ -194,20 +195,10 @@ class _Port:
         return self._host.live.find(session_id) is not None
 
     async def resume(self, session_id: str) -> None:
-        from ..host.host import SessionNotFound
-
-        try:
-            await self._host.resume(session_id)
-        except SessionNotFound as error:
-            raise SessionGone(str(error)) from error
+        await self._host.resume(session_id)
 
     async def derive(self, session_id: str) -> int | None:
-        from ..host.host import SessionNotFound
-
-        try:
-            return await self._host.session_wake_at(session_id)
-        except SessionNotFound as error:
-            raise SessionGone(str(error)) from error
+        return await self._host.session_wake_at(session_id)
 
     async def stored_ids(self) -> list[str]:
         return [row.id for row in await self._host.list_sessions()]

@@ -20,8 +20,9 @@ Modules, one idea each:
 from __future__ import annotations
 
 from .app import build_web_app, create_app
-from .launch import LaunchError, run_web
-from .server import WebServer, WebStartupError, serve
+from .errors import LaunchError, WebStartupError
+from .launch import run_web
+from .server import WebServer, serve
 from .settings import WebSettings
 
 __all__ = [

@@ -25,7 +25,7 @@ from .. import __version__
 from ..base.jsonbytes import encode
 from ..base.limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
 from ..host.host import Host
-from ..persistence.backend import SessionExists
+from ..persistence.errors import SessionExists
 from ..session.events import MAX_TITLE_CHARS, validate_time_zone
 from ..session.log import validate_session_id
 from .errors import ApiError, error_body

@@ -3,10 +3,21 @@
 Every failure answers `{"error": {"code", "message"}}` with a fitting status
 (DESIGN §9): `ApiError` for failures the routes decide; handlers that map
 FastAPI's validation errors (422 `invalid_body` / `invalid_query`), Starlette's
-routing errors (404 `not_found`, 405 `method_not_allowed`) and the Host's and
-storage's typed exceptions; and `CatchAll`, an ASGI middleware that turns any
-other exception into a logged 500 `internal_error` instead of a bare text page.
+routing errors (404 `not_found`, 405 `method_not_allowed`) and every error of
+the host's own: a `CodedError` answers with itself, a `DshError` with the code
+and status its class declares (`dsh.base.errors.refusal_of`), an `OSError` as
+storage failing; and `CatchAll`, an ASGI middleware that turns any other
+exception into a logged 500 `internal_error` instead of a bare text page.
 `deny_websocket` refuses a WebSocket handshake with the same shape.
+
+The web layer's own errors:
+
+    CodedError (dsh.base.errors)
+    └── ApiError                 a failure a route decides, with its status (and headers)
+    TokenFileError               the token file cannot be used
+    LaunchError                  `dsh web` cannot start; what to do
+    WebStartupError(RuntimeError)  the app's lifespan could not enter the Host
+    └── ListenError              the server cannot listen where it was asked to
 """
 
 from __future__ import annotations
@@ -23,14 +34,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from ..agents.agent import AgentClosed
-from ..base.errors import CodedError
+from ..base.errors import CodedError, DshError, refusal_of
 from ..base.validation import problems
-from ..host.host import HostClosed, PersistenceUnavailable, SessionNotFound
-from ..host.refusals import refusal_of
-from ..persistence.backend import StorageError
-from ..session.live import FlushError
-from ..session.log import InvalidSessionId
 
 __all__ = [
     "ApiError",
@@ -56,6 +61,29 @@ class ApiError(CodedError):
         self.headers = headers
 
 
+class TokenFileError(Exception):
+    """The token file cannot be used; the message names it and says what to do."""
+
+
+class LaunchError(Exception):
+    """The web host cannot start; the message says why and what to do.
+
+    `problems` lists separate problems when there are several (each one line).
+    """
+
+    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
+        super().__init__(message)
+        self.problems = tuple(problems)
+
+
+class WebStartupError(RuntimeError):
+    """The app's lifespan failed to start (the Host could not be entered)."""
+
+
+class ListenError(WebStartupError):
+    """The server cannot listen where it was asked to; the message says why and what to pass."""
+
+
 def error_body(code: str, message: str) -> dict[str, JsonValue]:
     """`{"error": {"code", "message"}}`."""
     return {"error": {"code": code, "message": message}}
@@ -68,7 +96,7 @@ def error_response(
 
 
 def api_error_for(error: Exception) -> ApiError | None:
-    """The API error a known Host or storage exception stands for (`dsh.refusals`), or None."""
+    """The API error a known failure stands for (`refusal_of`), or None for an unexpected one."""
     if isinstance(error, ApiError):
         return error
     refusal = refusal_of(error)
@@ -79,10 +107,16 @@ def api_error_for(error: Exception) -> ApiError | None:
 
 async def _known_error(request: Request, error: Exception) -> Response:
     api_error = api_error_for(error)
-    assert api_error is not None, "registered only for mapped exception types"
+    if api_error is None:  # one of ours that means nothing to a client: a bug
+        log.error("unhandled error in %s %s", request.method, request.url.path, exc_info=error)
+        return _unexpected()
     if api_error.status >= 500:
         log.error("%s %s failed: %s", request.method, request.url.path, error)
     return error_response(api_error.status, api_error.code, api_error.message, api_error.headers)
+
+
+def _unexpected() -> JSONResponse:
+    return error_response(500, "internal_error", "an unexpected error occurred; see the server log")
 
 
 async def _http_error(request: Request, error: Exception) -> Response:
@@ -138,18 +172,7 @@ def install_error_handlers(app: FastAPI) -> None:
     """Answer every handled failure of `app` in the one error shape."""
     app.add_exception_handler(HTTPException, _http_error)
     app.add_exception_handler(RequestValidationError, _validation_error)
-    for known in (
-        ApiError,
-        InvalidSessionId,
-        SessionNotFound,
-        HostClosed,
-        PersistenceUnavailable,
-        FlushError,
-        AgentClosed,
-        CodedError,
-        StorageError,
-        OSError,
-    ):
+    for known in (CodedError, DshError, OSError):
         app.add_exception_handler(known, _known_error)
 
 
@@ -181,10 +204,7 @@ class CatchAll:
             log.exception("unhandled error in %s %s", scope.get("method"), scope.get("path"))
             if started:
                 raise
-            response = error_response(
-                500, "internal_error", "an unexpected error occurred; see the server log"
-            )
-            await response(scope, receive, send)
+            await _unexpected()(scope, receive, send)
 
 
 async def deny_websocket(send: Send, scope: Scope, status: int, code: str, message: str) -> None:

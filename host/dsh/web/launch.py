@@ -30,20 +30,20 @@ from ..host.heap import HeapPolicy
 from ..host.host import Host
 from ..host.leases import LeaseSettings
 from ..models import resolve_model
-from ..persistence.backend import StorageError
 from ..persistence.backends import BackendChoice, JsonlSettings
-from ..plugins.loader import PluginError, PluginProblems
+from ..persistence.errors import StorageError
+from ..plugins.errors import PluginError, PluginProblems
 from ..plugins.loader import check_plugins as loader_checks
 from ..plugins.overlay import Overlay
 from ..wake.backends import wake_backend_for
-from .server import WebStartupError, serve
+from .errors import LaunchError, TokenFileError, WebStartupError
+from .server import serve
 from .settings import WebSettings
-from .token_file import TokenFileError, choose_token
+from .token_file import choose_token
 
 __all__ = [
     "CLOSE_RETRY_SECONDS",
     "DEFAULT_MODEL",
-    "LaunchError",
     "check_plugins",
     "make_host_factory",
     "run_web",
@@ -54,17 +54,6 @@ CLOSE_RETRY_SECONDS = 10.0
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
-
-
-class LaunchError(Exception):
-    """The web host cannot start; the message says why and what to do.
-
-    `problems` lists separate problems when there are several (each one line).
-    """
-
-    def __init__(self, message: str, problems: Sequence[str] = ()) -> None:
-        super().__init__(message)
-        self.problems = tuple(problems)
 
 
 def check_plugins(overlay: Overlay) -> None:

@@ -82,9 +82,10 @@ import uvicorn
 from fastapi import FastAPI
 from uvicorn.config import LOGGING_CONFIG
 
-from ..host.host import Host, HostError
-from ..persistence.backend import StorageError
-from ..plugins.loader import PluginError
+from ..host.errors import HostError
+from ..host.host import Host
+from ..persistence.errors import StorageError
+from ..plugins.errors import PluginError
 from .app import build_web_app
 from .connections import (
     Acceptor,
@@ -96,17 +97,16 @@ from .connections import (
     QuietRepeats,
     Ticket,
 )
+from .errors import ListenError, WebStartupError
 from .guards import AccessPolicy
 from .redact import RedactToken, redacted_logs
 from .settings import WebSettings
 
 __all__ = [
-    "ListenError",
     "QuietExpectedStartupFailure",
     "QuietRefusedHandshakes",
     "RedactToken",
     "WebServer",
-    "WebStartupError",
     "public_url",
     "serve",
 ]
@@ -131,10 +131,6 @@ BATCH_SHARE = 8
 
 def _call_later(delay: float, callback: Callable[[], None]) -> asyncio.TimerHandle:
     return asyncio.get_running_loop().call_later(delay, callback)
-
-
-class WebStartupError(RuntimeError):
-    """The app's lifespan failed to start (the Host could not be entered)."""
 
 
 class QuietRefusedHandshakes(logging.Filter):
@@ -188,10 +184,6 @@ def display_host(host: str) -> str:
 def public_url(host: str, port: int, token: str) -> str:
     """`http://HOST:PORT/?token=TOKEN`: the page URL that carries the access token."""
     return f"http://{display_host(host)}:{port}/?token={quote(token, safe='')}"
-
-
-class ListenError(WebStartupError):
-    """The server cannot listen where it was asked to; the message says why and what to pass."""
 
 
 def listening_socket(host: str, port: int) -> socket.socket:

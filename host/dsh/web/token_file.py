@@ -40,12 +40,12 @@ from pathlib import Path
 from typing import Literal
 
 from ..persistence.backends import BackendChoice, JsonlSettings
+from .errors import TokenFileError
 
 __all__ = [
     "TOKEN_ENV",
     "TOKEN_FILE",
     "TokenChoice",
-    "TokenFileError",
     "choose_token",
     "token_path",
 ]
@@ -60,10 +60,6 @@ DIRECTORY_MODE = 0o700
 MAX_TOKEN_CHARS = 512
 # What `secrets.token_urlsafe` writes, and what a person may reasonably have put there.
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]+")
-
-
-class TokenFileError(Exception):
-    """The token file cannot be used; the message names it and says what to do."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -9,10 +9,12 @@ import anyio
 import pytest
 from pydantic import JsonValue
 
-from dsh.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentBusy, AgentClosed, AgentPhase
+from dsh.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentPhase
+from dsh.agents.errors import AgentBusy, AgentClosed
 from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
-from dsh.models.base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
+from dsh.models.base import DeltaSink, ModelReply, ModelRequest, reasoning_channel
+from dsh.models.errors import ModelError
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock

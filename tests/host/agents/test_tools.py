@@ -10,13 +10,12 @@ import pytest
 from pydantic import Field, JsonValue
 
 from dsh.agents.agent import Agent
+from dsh.agents.errors import DuplicateTool, ToolError
 from dsh.agents.tools import (
-    DuplicateTool,
     Tool,
     ToolArguments,
     ToolCall,
     ToolContext,
-    ToolError,
     ToolOutcome,
     ToolRegistry,
     invoke_tool,

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.agents.tools import ToolError
-from dsh.base.errors import ActionError, CodedError, raise_errors
-from dsh.models.base import ModelError
+from dsh.agents.errors import ToolError
+from dsh.base.errors import CodedError, raise_errors
+from dsh.models.errors import ModelError
+from dsh.plugins.errors import ActionError
 from dsh.web.errors import ApiError
 
 

@@ -8,8 +8,8 @@ import pytest
 from hypothesis import given
 from pydantic_core import to_json
 
-from dsh.base.jsonbytes import NotJson, decode, encode, explain, finite_bytes, parse_object
-from dsh.base.limits import LimitExceeded
+from dsh.base.errors import LimitExceeded, NotJson
+from dsh.base.jsonbytes import decode, encode, explain, finite_bytes, parse_object
 from tests.support import strategies
 
 json_values = strategies.json_values(max_leaves=30)

@@ -4,11 +4,11 @@ from typing import Any
 
 import pytest
 
+from dsh.base.errors import LimitExceeded
 from dsh.base.limits import (
     MAX_DEPTH,
     MAX_EVENT_DEPTH,
     MAX_TEXT_BYTES,
-    LimitExceeded,
     check_depth,
     check_text,
     depth_of,

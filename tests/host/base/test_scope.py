@@ -3,7 +3,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from dsh.base.scope import Scope, ScopeClosed
+from dsh.base.errors import ScopeClosed
+from dsh.base.scope import Scope
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio

@@ -5,7 +5,8 @@ import logging
 import anyio
 import pytest
 
-from dsh.base.tasks import TaskSet, TaskSetClosed
+from dsh.base.errors import TaskSetClosed
+from dsh.base.tasks import TaskSet
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio

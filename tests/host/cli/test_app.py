@@ -14,7 +14,6 @@ from dsh.cli.app import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
     Command,
-    CommandError,
     Streams,
     add_model_option,
     add_overlay_option,
@@ -27,6 +26,7 @@ from dsh.cli.app import (
     overlay_of,
     trailing_overlay,
 )
+from dsh.cli.errors import CommandError
 from dsh.plugins.overlay import Overlay, parse_overlay
 
 from .conftest import Cli

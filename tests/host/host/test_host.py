@@ -11,12 +11,14 @@ import anyio
 import pytest
 
 from dsh import ActionError, Agent, ClientModule, Session, SessionEvent, SessionLog, hookimpl
-from dsh.host.host import Host, HostClosed, PersistenceUnavailable, SessionNotFound
+from dsh.host.errors import HostClosed, PersistenceUnavailable
+from dsh.host.host import Host
 from dsh.models.base import ModelReply, ModelRequest
+from dsh.persistence.errors import SessionNotFound
 from dsh.persistence.memory import MemoryBackend
 from dsh.plugins.loader import PluginSpec
-from dsh.session.live import FlushError
-from dsh.session.log import END_SEED, InvalidSessionId
+from dsh.session.errors import FlushError, InvalidSessionId
+from dsh.session.log import END_SEED
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
 from tests.host.fixtures.distributions import FakeSite

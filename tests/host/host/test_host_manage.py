@@ -15,12 +15,14 @@ import pytest
 from pydantic import ValidationError
 
 from dsh import JsonLike, SessionLog, hookimpl
-from dsh.host.host import Host, PersistenceUnavailable, SessionNotFound
+from dsh.host.errors import PersistenceUnavailable
+from dsh.host.host import Host
 from dsh.models.base import ModelReply, ModelRequest
 from dsh.persistence import JsonlBackend
-from dsh.persistence.backend import SessionExists
+from dsh.persistence.errors import SessionExists, SessionNotFound
 from dsh.persistence.memory import MemoryBackend
-from dsh.session.log import END_SEED, InvalidSessionId, Session
+from dsh.session.errors import InvalidSessionId
+from dsh.session.log import END_SEED, Session
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
 from tests.support.deadlines import WAIT

@@ -10,7 +10,8 @@ import anyio.lowlevel
 import pytest
 
 from dsh.host.leases import LeaseKeeper, LeaseSettings
-from dsh.persistence.leases import Lease, LeaseBackend, LocalLeases, StorageError
+from dsh.persistence.errors import StorageError
+from dsh.persistence.leases import Lease, LeaseBackend, LocalLeases
 from dsh.testing import FakeClock
 
 pytestmark = pytest.mark.anyio

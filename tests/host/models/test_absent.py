@@ -3,7 +3,8 @@ from __future__ import annotations
 import anyio
 import pytest
 
-from dsh.models import AbsentModel, ModelAdapter, ModelError, ModelRequest
+from dsh.models import AbsentModel, ModelAdapter, ModelRequest
+from dsh.models.errors import ModelError
 
 pytestmark = pytest.mark.anyio
 

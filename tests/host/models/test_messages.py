@@ -6,7 +6,7 @@ from pydantic import JsonValue
 from dsh.agents.tools import ToolCall
 from dsh.models.base import Message
 from dsh.models.messages import conversation
-from dsh.session.events import PayloadError
+from dsh.session.errors import PayloadError
 from dsh.session.log import SessionEvent
 
 

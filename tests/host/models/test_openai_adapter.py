@@ -15,7 +15,8 @@ import pytest
 
 from dsh.agents.agent import Agent
 from dsh.agents.tools import ToolCall
-from dsh.models.base import Message, ModelError, ModelReply, ModelRequest
+from dsh.models.base import Message, ModelReply, ModelRequest
+from dsh.models.errors import ModelError
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig, RetryPolicy
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session

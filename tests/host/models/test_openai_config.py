@@ -5,9 +5,9 @@ from __future__ import annotations
 import pytest
 from pydantic import SecretStr, ValidationError
 
+from dsh.models.errors import ModelConfigError
 from dsh.models.openai import (
     PROFILES,
-    ModelConfigError,
     OpenAIAdapter,
     OpenAIConfig,
     OpenAISettings,

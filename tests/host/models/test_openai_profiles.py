@@ -19,7 +19,8 @@ from pydantic import JsonValue
 
 from dsh.agents.agent import Agent
 from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
-from dsh.models.base import Message, ModelError, ModelReply, ModelRequest, StreamSink
+from dsh.models.base import Message, ModelReply, ModelRequest, StreamSink
+from dsh.models.errors import ModelError
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session

@@ -5,7 +5,8 @@ from __future__ import annotations
 import pytest
 
 from dsh.models import resolve_model
-from dsh.models.openai import ModelConfigError, OpenAIAdapter
+from dsh.models.errors import ModelConfigError
+from dsh.models.openai import OpenAIAdapter
 
 pytestmark = pytest.mark.anyio
 

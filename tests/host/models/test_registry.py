@@ -11,16 +11,10 @@ from dsh.models import (
     DemoModel,
     ModelChoice,
     ScriptedModel,
-    ScriptError,
     resolve_model,
 )
-from dsh.models.registry import (
-    ModelSettingsError,
-    check_host,
-    check_model,
-    no_argument,
-    validate_settings,
-)
+from dsh.models.errors import ModelSettingsError, ScriptError
+from dsh.models.registry import check_host, check_model, no_argument, validate_settings
 
 
 def test_demo_and_absent_resolve_to_their_adapters() -> None:

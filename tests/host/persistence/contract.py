@@ -13,9 +13,11 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh.persistence import Backend, IntegrityError, SessionExists, SessionNotFound, StoredSummary
+from dsh.persistence import Backend, StoredSummary
+from dsh.persistence.errors import IntegrityError, SessionExists, SessionNotFound
+from dsh.session.errors import InvalidSessionId
 from dsh.session.facts import PREVIEW_LIMIT
-from dsh.session.log import InvalidSessionId, Lineage, Session, SessionEvent, SessionHeader
+from dsh.session.log import Lineage, Session, SessionEvent, SessionHeader
 
 CREATED_AT = 1_767_225_600_000
 

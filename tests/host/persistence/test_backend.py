@@ -6,8 +6,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from dsh.persistence import Backend, LogMark, MemoryBackend, StorageError, StoredSession
-from dsh.persistence.backend import SessionNotFound, StoredSummary, select_events, summarize
+from dsh.persistence import Backend, LogMark, MemoryBackend, StoredSession
+from dsh.persistence.backend import StoredSummary, select_events, summarize
+from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.session.log import SessionEvent, SessionHeader
 
 from .contract import events, header

@@ -8,13 +8,8 @@ from pathlib import Path
 import pytest
 
 from dsh.persistence import DataDirLock, JsonlBackend, MemoryBackend
-from dsh.persistence.backends import (
-    STORE_ENV,
-    BackendChoiceError,
-    JsonlSettings,
-    backend_kinds,
-    choose_backend,
-)
+from dsh.persistence.backends import STORE_ENV, JsonlSettings, backend_kinds, choose_backend
+from dsh.persistence.errors import BackendChoiceError
 from dsh.persistence.postgres import PostgresBackend, PostgresSettings
 from dsh.persistence.redact import redacted
 

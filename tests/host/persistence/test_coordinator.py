@@ -17,18 +17,21 @@ from hypothesis import strategies as st
 from dsh.persistence import (
     Backend,
     Backoff,
-    CoordinatorClosed,
-    DivergedLog,
     JsonlBackend,
     LogMark,
     MemoryBackend,
     PersistenceCoordinator,
+)
+from dsh.persistence.errors import (
+    CoordinatorClosed,
+    DivergedLog,
+    LeaseLost,
     SessionExists,
     StorageError,
 )
-from dsh.persistence.leases import LeaseLost
-from dsh.session.live import FlushError, LiveSessions, Observation, SessionClosed, SessionFlushed
-from dsh.session.log import END_SEED, InvalidSessionId, Session, SessionEvent, SessionHeader
+from dsh.session.errors import FlushError, InvalidSessionId, SessionClosed
+from dsh.session.live import LiveSessions, Observation, SessionFlushed
+from dsh.session.log import END_SEED, Session, SessionEvent, SessionHeader
 from dsh.testing import FakeClock, FaultyBackend, Operation
 from tests.support.deadlines import WAIT
 from tests.support.fulldisk import FullDisk

@@ -19,20 +19,20 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dsh.persistence import (
-    Backend,
+from dsh.persistence import Backend, JsonlBackend
+from dsh.persistence.backends import choose_backend
+from dsh.persistence.errors import (
     CorruptLog,
     IntegrityError,
-    JsonlBackend,
     LogChanged,
     SessionExists,
     SessionNotFound,
     StorageError,
 )
-from dsh.persistence.backends import choose_backend
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl import logs
-from dsh.session.log import InvalidSessionId, Session, SessionEvent
+from dsh.session.errors import InvalidSessionId
+from dsh.session.log import Session, SessionEvent
 from dsh.testing import FaultyBackend
 from tests.support import strategies
 from tests.support.deadlines import WAIT

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence import CorruptLog, JsonlBackend
+from dsh.persistence import JsonlBackend
+from dsh.persistence.errors import CorruptLog
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl.proven import Claim, claim_of, read_log
 from dsh.session.log import SessionEvent

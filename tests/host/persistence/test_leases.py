@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.persistence.leases import Lease, LeaseHeld, LeaseLost, LocalLeases, StorageError
-from dsh.session.log import InvalidSessionId
+from dsh.persistence.errors import LeaseHeld, LeaseLost, StorageError
+from dsh.persistence.leases import Lease, LocalLeases
+from dsh.session.errors import InvalidSessionId
 
 pytestmark = pytest.mark.anyio
 

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence import DataDirBusy, DataDirLock, StorageError
+from dsh.persistence import DataDirLock
+from dsh.persistence.errors import DataDirBusy, StorageError
 
 
 def test_the_lock_is_exclusive_and_names_its_holder(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from pydantic import Field
 
-from dsh.base.errors import ActionError
 from dsh.plugins.actions import ActionArguments
+from dsh.plugins.errors import ActionError
 
 
 class Snooze(ActionArguments):

@@ -9,7 +9,8 @@ import pytest
 
 from dsh import hookimpl
 from dsh.plugins import hookspecs
-from dsh.plugins.hooks import HookNotImplemented, Hooks, wrapper_hooks
+from dsh.plugins.errors import HookNotImplemented
+from dsh.plugins.hooks import Hooks, wrapper_hooks
 
 
 def manager() -> pluggy.PluginManager:

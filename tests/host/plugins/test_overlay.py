@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 
 import dsh.plugins.overlay
+from dsh.plugins.errors import OverlayError
 from dsh.plugins.overlay import (
     HostSettings,
     Overlay,
-    OverlayError,
     PluginSpec,
     StoreSettings,
     key_path,

@@ -10,8 +10,8 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from dsh.host.host import Host, SessionNotFound
-from dsh.persistence.backend import StorageError
+from dsh.host.host import Host
+from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.persistence.inbox import Inbox, InboxMessage
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock, FakeModel

@@ -5,12 +5,12 @@ from typing import Any
 import pytest
 from pydantic import JsonValue, ValidationError
 
+from dsh.session.errors import PayloadError
 from dsh.session.events import (
     HOST_EVENT_TYPES,
     AssistantMessage,
     EndSeed,
     ErrorInfo,
-    PayloadError,
     SessionTitle,
     Source,
     ToolCallRecord,

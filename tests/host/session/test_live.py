@@ -6,14 +6,12 @@ import anyio
 import pytest
 from pydantic import ValidationError
 
+from dsh.session.errors import FlushError, SessionClosed
 from dsh.session.live import (
-    FlushError,
     LiveSessions,
     Observation,
-    SessionClosed,
     SessionEventObserved,
     SessionFlushed,
-    SessionUnknown,
 )
 from dsh.session.log import Session, SessionEvent
 from dsh.testing import FakeClock
@@ -87,7 +85,7 @@ async def test_get_find_and_live_see_only_open_sessions(
     assert live.find("s1") is session
     assert live.is_live(session)
     assert list(live.live()) == [session]
-    with pytest.raises(SessionUnknown, match="'nope'"):
+    with pytest.raises(SessionClosed, match="no live session 'nope'"):
         live.get("nope")
     assert live.find("nope") is None
 

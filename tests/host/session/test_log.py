@@ -8,9 +8,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 from pydantic import ValidationError
 
+from dsh.session.errors import InvalidSessionId
 from dsh.session.log import (
     END_SEED,
-    InvalidSessionId,
     Lineage,
     Origin,
     Session,

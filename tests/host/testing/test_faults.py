@@ -5,7 +5,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from dsh.persistence import MemoryBackend, StorageError
+from dsh.persistence import MemoryBackend
+from dsh.persistence.errors import StorageError
 from dsh.session.log import SessionEvent, SessionHeader
 from dsh.testing import FaultyBackend, InjectedFault
 from tests.support.deadlines import WAIT

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from dsh import Agent, PluginContext, hookimpl
-from dsh.plugins.loader import PluginConfigError, PluginLoadError
+from dsh.plugins.errors import PluginConfigError, PluginLoadError
 from dsh.testing import (
     FakeClock,
     FakeModel,

@@ -2,7 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.wake import LoadedIndex, MemoryWakeBackend, WakeBackendError, WakeEntry
+from dsh.wake import LoadedIndex, MemoryWakeBackend, WakeEntry
+from dsh.wake.errors import WakeBackendError
 
 pytestmark = pytest.mark.anyio
 

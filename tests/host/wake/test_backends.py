@@ -6,7 +6,8 @@ import pytest
 
 from dsh.persistence.backends import BackendChoice, BackendKind, choose_backend
 from dsh.wake import JsonlWakeBackend, MemoryWakeBackend
-from dsh.wake.backends import WakeUnavailable, wake_backend_for
+from dsh.wake.backends import wake_backend_for
+from dsh.wake.errors import WakeUnavailable
 
 
 def test_a_jsonl_store_keeps_its_wake_index_next_to_the_logs(tmp_path: Path) -> None:

@@ -9,10 +9,10 @@ from contextlib import asynccontextmanager
 import anyio
 import pytest
 
-from dsh.persistence.backend import StorageError
+from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.testing import FakeClock
-from dsh.wake import MemoryWakeBackend, WakeBackendError, WakeEntry, WakeIndex, WakeIndexUnavailable
-from dsh.wake.index import SessionGone
+from dsh.wake import MemoryWakeBackend, WakeEntry, WakeIndex
+from dsh.wake.errors import WakeBackendError, WakeIndexUnavailable
 
 from .support import until
 
@@ -40,7 +40,7 @@ class StandIn:
         if session_id in self.broken:
             raise StorageError(f"cannot read session {session_id}")
         if session_id not in self.stored:
-            raise SessionGone(session_id)
+            raise SessionNotFound(session_id)
         assert self.index is not None
         await self.index.going_live(session_id)
         self.live.add(session_id)
@@ -53,7 +53,7 @@ class StandIn:
         if session_id in self.broken:
             raise StorageError(f"cannot read session {session_id}")
         if session_id not in self.stored:
-            raise SessionGone(session_id)
+            raise SessionNotFound(session_id)
         return self.stored[session_id]
 
     async def stored_ids(self) -> list[str]:

@@ -6,8 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from dsh.wake import JsonlWakeBackend, WakeBackendError, WakeEntry
+from dsh.wake import JsonlWakeBackend, WakeEntry
 from dsh.wake import jsonl as wake_jsonl
+from dsh.wake.errors import WakeBackendError
 from dsh.wake.jsonl import FORMAT, INDEX_NAME, VERSION
 
 pytestmark = pytest.mark.anyio

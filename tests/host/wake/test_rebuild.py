@@ -4,7 +4,8 @@ from collections.abc import Collection
 
 import pytest
 
-from dsh.persistence.backend import Events, StorageError
+from dsh.persistence.backend import Events
+from dsh.persistence.errors import StorageError
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock
 from dsh.wake import MemoryWakeBackend, WakeEntry

@@ -8,10 +8,11 @@ import httpx
 import pytest
 
 import dsh
-from dsh.host.host import Host, PersistenceUnavailable
-from dsh.persistence.backend import CorruptLog, StorageError
+from dsh.host.errors import PersistenceUnavailable
+from dsh.host.host import Host
+from dsh.persistence.errors import CorruptLog, StorageError
 from dsh.plugins.context import ClientModule
-from dsh.session.live import FlushError
+from dsh.session.errors import FlushError
 from dsh.session.log import Session
 from dsh.testing import FakeClock
 
@@ -670,7 +671,7 @@ async def test_deleting_closes_a_live_session_and_takes_it_out_of_the_list(
 async def test_deleting_when_the_trash_holds_that_id_is_409(
     client: httpx.AsyncClient, host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.backend import SessionExists
+    from dsh.persistence.errors import SessionExists
 
     created = await new_session(client)
 

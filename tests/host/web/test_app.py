@@ -12,7 +12,8 @@ from dsh.host.host import Host
 from dsh.models import DemoModel
 from dsh.persistence import MemoryBackend
 from dsh.plugins.overlay import PluginSpec
-from dsh.web import WebServer, WebSettings, WebStartupError, build_web_app, create_app
+from dsh.web import WebServer, WebSettings, build_web_app, create_app
+from dsh.web.errors import WebStartupError
 from dsh.web.state import WebState
 from tests.support.deadlines import WAIT
 

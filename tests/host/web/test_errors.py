@@ -7,10 +7,13 @@ from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.types import Message, Receive, Scope, Send
 
+from dsh.base.errors import DshError
+from dsh.persistence.errors import SessionNotFound
 from dsh.web.errors import (
     ApiError,
     CatchAll,
     _http_error,
+    _known_error,
     api_error_for,
     deny_websocket,
     describe_validation,
@@ -99,8 +102,8 @@ async def test_deny_websocket_truncates_the_close_reason_without_the_extension()
 
 
 def test_a_plugin_s_coded_refusal_keeps_its_status_code_and_message() -> None:
-    from dsh.agents.tools import BarrierFailed
-    from dsh.base.errors import ActionError
+    from dsh.agents.errors import BarrierFailed
+    from dsh.plugins.errors import ActionError
 
     conflict = api_error_for(ActionError.conflict("already gone", code="gone"))
     uncertain = api_error_for(BarrierFailed("persistence_uncertain", "EIO"))
@@ -111,3 +114,19 @@ def test_a_plugin_s_coded_refusal_keeps_its_status_code_and_message() -> None:
         503,
         "persistence_uncertain",
     )
+
+
+async def test_a_known_error_answers_as_its_class_declares_and_an_undeclared_one_as_a_bug(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    request = Request({"type": "http", "method": "GET", "path": "/x", "headers": []})
+    found = await _known_error(request, SessionNotFound("no session 'x'"))
+    assert found.status_code == 404
+    assert json.loads(found.body) == {
+        "error": {"code": "session_not_found", "message": "no session 'x'"}
+    }
+    bug = await _known_error(request, DshError("the secret internals"))
+    assert bug.status_code == 500
+    assert json.loads(bug.body)["error"]["code"] == "internal_error"
+    assert b"secret" not in bug.body
+    assert "unhandled error in GET /x" in caplog.text and "secret internals" in caplog.text

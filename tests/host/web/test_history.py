@@ -11,9 +11,9 @@ import anyio
 import anyio.to_thread
 import pytest
 
-from dsh.host.host import Host, SessionNotFound
+from dsh.host.host import Host
 from dsh.models.absent import AbsentModel
-from dsh.persistence.backend import StorageError
+from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.session.log import Lineage, Origin, Session, SessionEvent
 from dsh.web.history import History, PageRequest, page_bounds

@@ -8,7 +8,7 @@ import pytest
 
 from dsh import SessionLog, hookimpl
 from dsh.host.host import Host
-from dsh.session.live import FlushError
+from dsh.session.errors import FlushError
 from dsh.session.log import Session
 from dsh.web.live import GOING_AWAY, RESYNC, TRY_AGAIN_LATER, LiveHub, Subscription
 from tests.support.frames import drain

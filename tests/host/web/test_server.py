@@ -23,9 +23,10 @@ from websockets.exceptions import InvalidStatus
 from dsh.host.host import Host
 from dsh.models import DemoModel
 from dsh.persistence import MemoryBackend
-from dsh.persistence.backend import StorageError
+from dsh.persistence.errors import StorageError
 from dsh.web import WebServer, WebSettings, create_app, serve
-from dsh.web.server import ListenError, RedactToken, display_host, listening_socket, public_url
+from dsh.web.errors import ListenError
+from dsh.web.server import RedactToken, display_host, listening_socket, public_url
 from tests.support.deadlines import WAIT
 
 from .conftest import TOKEN, StorageDouble, wait_until

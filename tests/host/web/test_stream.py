@@ -9,8 +9,8 @@ from starlette.websockets import WebSocketDisconnect, WebSocketState
 from websockets.exceptions import ConnectionClosed, InvalidStatus
 
 from dsh.host.host import Host
-from dsh.persistence.backend import StorageError
-from dsh.session.live import FlushError
+from dsh.persistence.errors import StorageError
+from dsh.session.errors import FlushError
 from dsh.web import WebServer, WebSettings, create_app
 from dsh.web.live import Subscription
 from dsh.web.state import WebState

@@ -9,7 +9,8 @@ import pytest
 
 from dsh.persistence.backends import choose_backend
 from dsh.web import token_file
-from dsh.web.token_file import TOKEN_FILE, TokenFileError, choose_token, token_path
+from dsh.web.errors import TokenFileError
+from dsh.web.token_file import TOKEN_FILE, choose_token, token_path
 
 
 def mode(path: Path) -> int:

@@ -7,8 +7,9 @@ from the environment, `request`/`response`/`sse` for the wire format and
 `retry` for the policy.
 """
 
+from ..errors import ModelConfigError
 from .adapter import OpenAIAdapter
-from .config import ModelConfigError, OpenAIConfig, OpenAISettings, resolve_config
+from .config import OpenAIConfig, OpenAISettings, resolve_config
 from .profiles import PROFILES, Profile, detect_profile
 from .request import SYSTEM_PROMPT
 from .retry import RetryPolicy

@@ -33,7 +33,8 @@ from typing import Any, Self
 import httpx
 
 from ...base.clock import Clock, SystemClock
-from ..base import DeltaSink, ModelError, ModelReply, ModelRequest, reasoning_channel
+from ..base import DeltaSink, ModelReply, ModelRequest, reasoning_channel
+from ..errors import ModelError
 from .config import OpenAIConfig, OpenAISettings, resolve_config
 from .request import build_body
 from .response import ReplyBuilder, error_detail, parse_chunk, parse_completion, snippet

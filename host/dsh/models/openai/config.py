@@ -48,11 +48,11 @@ from pydantic import (
 from pydantic_core import PydanticCustomError
 
 from ...base.validation import describe
+from ..errors import ModelConfigError
 from .profiles import PROFILES, Profile, ProfileName, Thinking, detect_profile, is_loopback
 
 __all__ = [
     "HOW_TO_CONFIGURE",
-    "ModelConfigError",
     "OpenAIConfig",
     "OpenAISettings",
     "is_loopback",
@@ -60,10 +60,6 @@ __all__ = [
 ]
 
 _KEY_VARIABLES = "DSH_API_KEY, DEEPSEEK_API_KEY or OPENAI_API_KEY"
-
-
-class ModelConfigError(ValueError):
-    """The adapter cannot be configured; the message says what to set."""
 
 
 HOW_TO_CONFIGURE = """\

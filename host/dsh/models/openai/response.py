@@ -29,7 +29,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ...agents.tools import ToolCall
 from ...base.validation import describe
-from ..base import ModelError, ModelReply
+from ..base import ModelReply
+from ..errors import ModelError
 
 __all__ = ["Chunk", "ReplyBuilder", "error_detail", "parse_chunk", "parse_completion", "snippet"]
 

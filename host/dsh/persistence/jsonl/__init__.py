@@ -7,7 +7,8 @@ file work), `backend` (`JsonlBackend`, the async `Backend`) and `lock`
 (`DataDirLock`, one writing process per data directory).
 """
 
+from ..errors import DataDirBusy
 from .backend import JsonlBackend
-from .lock import DataDirBusy, DataDirLock
+from .lock import DataDirLock
 
 __all__ = ["DataDirBusy", "DataDirLock", "JsonlBackend"]

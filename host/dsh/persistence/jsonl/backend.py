@@ -36,15 +36,8 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from ...session.log import SessionEvent, SessionHeader, validate_session_id
-from ..backend import (
-    Backend,
-    Events,
-    LogMark,
-    SessionExists,
-    StoredSession,
-    StoredSummary,
-    check_contiguous,
-)
+from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..errors import SessionExists
 from .files import Sync
 from .format import encode_events
 from .logs import LogFiles, PendingBatch

@@ -32,7 +32,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import NamedTuple
 
-from ..backend import SessionExists, StorageError
+from ..errors import SessionExists, StorageError
 
 __all__ = [
     "DIRECTORY_MODE",

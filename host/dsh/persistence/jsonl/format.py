@@ -25,7 +25,7 @@ from pydantic import ValidationError
 
 from ...base.validation import describe
 from ...session.log import EVENT_TYPE_PATTERN, SessionEvent, SessionHeader
-from ..backend import CorruptLog
+from ..errors import CorruptLog
 
 __all__ = [
     "SUFFIX",

@@ -23,7 +23,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
-from ..backend import StorageError
+from ..errors import DataDirBusy, StorageError
 from .files import DIRECTORY_MODE, FILE_MODE
 
 __all__ = ["DataDirBusy", "DataDirLock"]
@@ -32,16 +32,6 @@ LOCK_NAME = "lock"
 # The holder writes its PID right after taking the lock; a loser that looks in
 # between waits this long for it before saying the PID is unknown.
 _PID_PATIENCE = 1.0
-
-
-class DataDirBusy(StorageError):
-    """Another process holds the data directory's lock."""
-
-    def __init__(self, data_dir: Path, pid: int | None) -> None:
-        holder = f"PID {pid}" if pid is not None else "PID unknown"
-        super().__init__(f"the data dir {data_dir} is in use by another dsh web ({holder})")
-        self.data_dir = data_dir
-        self.pid = pid
 
 
 class DataDirLock:

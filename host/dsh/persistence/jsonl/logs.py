@@ -58,18 +58,8 @@ from pathlib import Path
 
 from ...session.facts import SummaryFacts
 from ...session.log import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
-from ..backend import (
-    CorruptLog,
-    Events,
-    LogChanged,
-    LogMark,
-    SessionExists,
-    SessionNotFound,
-    StorageError,
-    StoredSession,
-    StoredSummary,
-    check_contiguous,
-)
+from ..backend import Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..errors import CorruptLog, LogChanged, SessionExists, SessionNotFound, StorageError
 from . import index as line_index
 from .cache import Incarnations, IndexCache, InspectMemo, SummaryCache
 from .files import (

@@ -12,10 +12,11 @@ index). Needs the `postgresql` extra: `pip install
 'dsh-host[postgresql]'` (psycopg 3 with its pool).
 """
 
+from ..errors import SchemaTooNew
 from .backend import PostgresBackend
 from .database import Database
 from .leases import PostgresLeases
-from .schema import SCHEMA_VERSION, SchemaTooNew, migrate
+from .schema import SCHEMA_VERSION, migrate
 from .settings import PostgresSettings, redacted
 
 __all__ = [

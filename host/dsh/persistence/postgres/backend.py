@@ -37,20 +37,17 @@ from pydantic import ValidationError
 
 from ...session.facts import TITLE_TYPE, SummaryFacts, title_of
 from ...session.log import Lineage, SessionEvent, SessionHeader, validate_session_id
-from ..backend import (
-    Backend,
+from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..errors import (
     CorruptLog,
-    Events,
     IntegrityError,
-    LogMark,
+    LeaseHeld,
+    LeaseLost,
     SessionExists,
     SessionNotFound,
     StorageError,
-    StoredSession,
-    StoredSummary,
-    check_contiguous,
 )
-from ..leases import DEFAULT_LEASE_TTL_SECONDS, LeaseHeld, LeaseLost
+from ..leases import DEFAULT_LEASE_TTL_SECONDS
 from .database import Database
 from .feed import PostgresEventFeed
 from .inbox import PostgresInbox

@@ -24,8 +24,8 @@ import psycopg
 from psycopg import sql
 from psycopg_pool import AsyncConnectionPool
 
-from ..backend import StorageError
-from .schema import SchemaTooNew, migrate
+from ..errors import SchemaTooNew, StorageError
+from .schema import migrate
 from .settings import PostgresSettings
 
 __all__ = ["CONNECT_TIMEOUT", "Connection", "Database"]

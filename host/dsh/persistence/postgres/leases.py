@@ -23,7 +23,8 @@ from __future__ import annotations
 from collections.abc import Collection
 
 from ...session.log import validate_session_id
-from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseBackend, LeaseHeld
+from ..errors import LeaseHeld
+from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseBackend
 from .database import Database
 
 __all__ = ["PostgresLeases"]

@@ -18,7 +18,7 @@ import anyio
 import psycopg
 from psycopg import sql
 
-from ..backend import StorageError
+from ..errors import StorageError
 from .database import Database
 
 __all__ = ["Listener", "channel"]

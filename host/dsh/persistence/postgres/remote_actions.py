@@ -33,7 +33,7 @@ from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ...base.validation import describe
 from ...session.log import validate_session_id
-from ..backend import StorageError
+from ..errors import StorageError
 from ..remote_actions import ActionAnswer, ActionOutcome, ActionRequest, RemoteActions
 from .notify import Listener, channel
 

@@ -63,6 +63,8 @@ from dataclasses import dataclass
 import psycopg
 from psycopg import sql
 
+from ..errors import SchemaTooNew
+
 __all__ = ["ERRORS", "MIGRATIONS", "SCHEMA_VERSION", "Migration", "SchemaTooNew", "migrate"]
 
 # SQLSTATEs raised by the functions below (class "DS" is not used by PostgreSQL).
@@ -333,10 +335,6 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "remote actions", _V6),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
-
-
-class SchemaTooNew(Exception):
-    """The database's dsh schema is newer than this dsh knows."""
 
 
 async def migrate(connection: psycopg.AsyncConnection[object], schema: str) -> tuple[int, int]:

@@ -40,8 +40,9 @@ from typing import TYPE_CHECKING
 import psycopg
 
 from ...session.log import validate_session_id
-from ...wake.backend import Change, LoadedIndex, WakeBackend, WakeBackendError, WakeEntry
-from ..backend import StorageError
+from ...wake.backend import Change, LoadedIndex, WakeBackend, WakeEntry
+from ...wake.errors import WakeBackendError
+from ..errors import StorageError
 from ..leases import DEFAULT_LEASE_TTL_SECONDS
 
 if TYPE_CHECKING:

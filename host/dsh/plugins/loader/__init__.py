@@ -40,16 +40,7 @@ Modules: `discovery` (entry points, matching specs), `loading` (`PluginLoader`,
 
 from __future__ import annotations
 
-from ..overlay import Overlay, PluginSpec
-from .discovery import (
-    ENTRY_POINT_GROUP,
-    InstalledPlugin,
-    conventional_distribution,
-    discover_plugins,
-    missing_plugins,
-    resolve_plugins,
-)
-from .errors import (
+from ..errors import (
     AmbiguousPlugin,
     MissingPlugin,
     PluginConfigError,
@@ -58,6 +49,15 @@ from .errors import (
     PluginNotLoaded,
     PluginProblems,
     PluginUnloadError,
+)
+from ..overlay import Overlay, PluginSpec
+from .discovery import (
+    ENTRY_POINT_GROUP,
+    InstalledPlugin,
+    conventional_distribution,
+    discover_plugins,
+    missing_plugins,
+    resolve_plugins,
 )
 from .loading import ContextFactory, LoadedPlugin, PluginCheck, PluginLoader, check_plugins
 

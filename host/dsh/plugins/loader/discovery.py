@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 
 import importlib_metadata
 
+from ..errors import AmbiguousPlugin, MissingPlugin
 from ..overlay import PluginSpec, key_path
-from .errors import AmbiguousPlugin, MissingPlugin
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -17,16 +17,16 @@ from pydantic import BaseModel, ValidationError
 from ...base.errors import raise_errors
 from ...base.validation import describe, problems
 from ..context import PluginContext
-from ..hooks import wrapper_hooks
-from ..overlay import PluginSpec, key_path
-from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
-from .errors import (
+from ..errors import (
     AmbiguousPlugin,
     PluginConfigError,
     PluginLoadError,
     PluginNotLoaded,
     PluginUnloadError,
 )
+from ..hooks import wrapper_hooks
+from ..overlay import PluginSpec, key_path
+from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
 
 __all__ = ["ContextFactory", "LoadedPlugin", "PluginCheck", "PluginLoader", "check_plugins"]
 

@@ -10,10 +10,12 @@ import pytest
 
 from dsh import SessionEvent, SessionLog, hookimpl
 from dsh.host.catalogue import PageRequest
-from dsh.host.host import Host, SessionNotFound
+from dsh.host.host import Host
 from dsh.models.absent import AbsentModel
 from dsh.persistence import JsonlBackend, MemoryBackend
-from dsh.session.log import InvalidSessionId, Session
+from dsh.persistence.errors import SessionNotFound
+from dsh.session.errors import InvalidSessionId
+from dsh.session.log import Session
 from dsh.testing import FakeClock, FaultyBackend
 from tests.host.persistence.contract import header
 

@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from dsh.persistence import Backend, CorruptLog, IntegrityError, SessionNotFound, StorageError
+from dsh.persistence import Backend
 from dsh.persistence.backends import choose_backend
+from dsh.persistence.errors import CorruptLog, IntegrityError, SessionNotFound, StorageError
 from dsh.persistence.postgres import PostgresBackend
 
 from ..contract import BackendContract, events, header

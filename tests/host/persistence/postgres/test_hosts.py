@@ -8,9 +8,10 @@ import anyio
 import anyio.lowlevel
 import pytest
 
-from dsh.host.host import Host, SessionLiveElsewhere
+from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
 from dsh.models.absent import AbsentModel
+from dsh.session.errors import SessionLiveElsewhere
 from dsh.testing import FakeClock
 
 from .test_backend import backend_for

@@ -7,10 +7,10 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from dsh.persistence import IntegrityError
-from dsh.persistence.leases import Lease, LeaseHeld, LeaseLost
+from dsh.persistence.errors import IntegrityError, LeaseHeld, LeaseLost
+from dsh.persistence.leases import Lease
 from dsh.persistence.postgres import PostgresBackend, PostgresLeases
-from dsh.session.log import InvalidSessionId
+from dsh.session.errors import InvalidSessionId
 
 from ..contract import events, header
 from .test_backend import backend_for

@@ -17,12 +17,13 @@ import pytest
 
 from dsh import hookimpl
 from dsh.agents.agent import Agent
-from dsh.base.errors import ActionError
-from dsh.host.host import Host, SessionLiveElsewhere, SessionNotFound
+from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
-from dsh.persistence.backend import StorageError
+from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.persistence.postgres import PostgresBackend
 from dsh.persistence.remote_actions import ActionAnswer
+from dsh.plugins.errors import ActionError
+from dsh.session.errors import SessionLiveElsewhere
 from dsh.testing import FakeClock, FakeModel
 from dsh.web.app import create_app
 from dsh.web.settings import WebSettings

@@ -8,7 +8,7 @@ from pathlib import Path
 import anyio
 import pytest
 
-from dsh.persistence import StorageError
+from dsh.persistence.errors import StorageError
 from dsh.persistence.postgres import SCHEMA_VERSION, Database, schema
 from dsh.session.log import Session, SessionEvent
 

@@ -15,8 +15,9 @@ from dsh.persistence.backends import choose_backend
 from dsh.persistence.postgres import PostgresBackend
 from dsh.persistence.postgres.wake import PostgresWakeBackend
 from dsh.testing import FakeClock, FakeModel
-from dsh.wake import WakeBackendError, WakeEntry
+from dsh.wake import WakeEntry
 from dsh.wake.backends import wake_backend_for
+from dsh.wake.errors import WakeBackendError
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin, rung, set_alarm
 from tests.host.wake.support import until
 

@@ -5,10 +5,9 @@ import sys
 import importlib_metadata
 import pytest
 
+from dsh.plugins.errors import AmbiguousPlugin, MissingPlugin
 from dsh.plugins.loader import (
-    AmbiguousPlugin,
     InstalledPlugin,
-    MissingPlugin,
     conventional_distribution,
     discover_plugins,
     missing_plugins,

@@ -16,15 +16,15 @@ from pydantic import BaseModel
 from dsh.base.scope import Scope
 from dsh.plugins import hookspecs
 from dsh.plugins.context import PluginContext
-from dsh.plugins.loader import (
+from dsh.plugins.errors import (
     AmbiguousPlugin,
     MissingPlugin,
     PluginConfigError,
-    PluginLoader,
     PluginLoadError,
     PluginNotLoaded,
     PluginUnloadError,
 )
+from dsh.plugins.loader import PluginLoader
 from dsh.plugins.overlay import Overlay, PluginSpec, parse_overlay
 from dsh.session.live import LiveSessions
 from dsh.testing import FakeClock
