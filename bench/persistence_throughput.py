@@ -46,8 +46,9 @@ import anyio.to_thread
 from pydantic import JsonValue
 
 from dsh.persistence import JsonlBackend, PersistenceCoordinator
+from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
-from dsh.session.log import Session, SessionEvent
+from dsh.session.log import Session
 
 DATA: JsonValue = {"text": "hello world, this is a short user message", "source": {"kind": "user"}}
 EVENTS = {1: 800, 100: 20_000}

@@ -27,8 +27,9 @@ from dsh.host.host import Host
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
 from dsh.persistence import JsonlBackend
 from dsh.plugins.overlay import PluginSpec
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
 from dsh.session.live import Observation, SessionEventObserved, SessionFlushed
-from dsh.session.log import SessionEvent, SessionHeader
 
 __all__ = [
     "DispatchProbe",

@@ -34,7 +34,7 @@ from typing import Annotated, Any
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, JsonValue
 from pydantic_core import from_json, to_json
 
-from dsh.session.log import SessionEvent
+from dsh.session.event import SessionEvent
 
 from ..sizes import Size
 

@@ -29,7 +29,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.log import Session
 from dsh_tool_schedule import ScheduleFold
 from dsh_tool_schedule.cron import CronSeries
 from dsh_tool_schedule.zones import load_zone

@@ -46,8 +46,9 @@ from dsh.models.absent import AbsentModel
 from dsh.persistence import PersistenceCoordinator
 from dsh.persistence.backends import choose_backend
 from dsh.persistence.postgres import PostgresBackend
+from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
-from dsh.session.log import Session, SessionEvent
+from dsh.session.log import Session
 
 from ..persistence_throughput import DATA
 from ..sizes import Size

@@ -33,6 +33,7 @@ from .plugins.context import ClientModule, PluginContext
 from .plugins.errors import ActionError
 from .plugins.hookspecs import CommandRun, RegisterCommand, hookimpl
 from .session.errors import FlushError, InvalidSessionId, PayloadError, SessionClosed
+from .session.event import SessionEvent
 from .session.events import (
     AssistantMessage,
     ErrorInfo,
@@ -45,14 +46,17 @@ from .session.events import (
     validate_time_zone,
 )
 from .session.events import decode as decode_host_event
+from .session.header import SessionHeader
+from .session.ids import validate_session_id
 from .session.live import LiveSessions, SessionFlushed
-from .session.log import (
+from .session.log import Session, SessionLog
+from .session.types import (
+    ASSISTANT_MESSAGE,
     END_SEED,
-    Session,
-    SessionEvent,
-    SessionHeader,
-    SessionLog,
-    validate_session_id,
+    SESSION_TITLE,
+    TOOL_RESULT,
+    TURN_END,
+    USER_MESSAGE,
 )
 
 __version__ = "0.1.0"
@@ -69,7 +73,12 @@ def __getattr__(name: str) -> object:
     raise AttributeError(f"module 'dsh' has no attribute {name!r}")
 
 __all__ = [
+    "ASSISTANT_MESSAGE",
     "END_SEED",
+    "SESSION_TITLE",
+    "TOOL_RESULT",
+    "TURN_END",
+    "USER_MESSAGE",
     "ActionArguments",
     "ActionError",
     "Agent",

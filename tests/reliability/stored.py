@@ -20,7 +20,8 @@ import anyio
 
 from dsh.persistence import JsonlBackend, StoredSession
 from dsh.persistence.jsonl.format import parse_event, parse_header
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.log import Session
 from dsh_tool_schedule import ScheduleFold
 from dsh_tool_schedule.protocol import EVENT_TYPE
 

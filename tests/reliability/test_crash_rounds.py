@@ -49,7 +49,8 @@ from typing import Any
 import pytest
 
 from dsh.persistence import StoredSession
-from dsh.session.log import END_SEED, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.types import END_SEED
 from dsh_tool_schedule import decode_change
 from tests.support.webhost import REPO, WebHost, wait_for
 

@@ -29,8 +29,9 @@ from hypothesis import strategies as st
 
 from dsh.persistence.errors import StorageError
 from dsh.session.errors import FlushError
+from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
-from dsh.session.log import Session, SessionEvent
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh.web.live import LiveHub, Subscription
 from tests.support.deadlines import WAIT

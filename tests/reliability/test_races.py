@@ -23,7 +23,7 @@ import anyio
 import httpx
 import pytest
 
-from dsh.session.log import END_SEED
+from dsh.session.types import END_SEED
 from tests.support.webhost import WebHost, wait_for
 
 from .figures import Figures

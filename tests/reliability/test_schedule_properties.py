@@ -26,7 +26,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.log import Session
 from dsh_tool_schedule import (
     ProtocolError,
     ScheduleFold,

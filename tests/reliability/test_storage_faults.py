@@ -44,8 +44,10 @@ from dsh.host.host import Host
 from dsh.models.demo import DemoModel
 from dsh.persistence import JsonlBackend
 from dsh.plugins.overlay import PluginSpec
+from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
-from dsh.session.log import END_SEED, Session, SessionEvent
+from dsh.session.log import Session
+from dsh.session.types import END_SEED
 from dsh.testing import FakeClock, Fault, FaultyBackend
 from dsh_tool_schedule import ScheduleFold
 

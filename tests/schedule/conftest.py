@@ -30,8 +30,9 @@ from dsh.base.scope import Scope
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest
 from dsh.plugins import hookspecs
 from dsh.plugins.context import PluginContext
+from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
-from dsh.session.log import Session, SessionEvent
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
 from dsh_tool_schedule.protocol import EVENT_TYPE

@@ -7,7 +7,8 @@ from typing import Any
 
 from pydantic import JsonValue
 
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.log import Session
 from dsh_tool_schedule.protocol import EVENT_TYPE
 from dsh_tool_schedule.timefmt import format_timestamp
 

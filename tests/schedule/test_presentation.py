@@ -5,7 +5,9 @@ from typing import Any
 
 import pytest
 
-from dsh.session.log import Session, SessionEvent, SessionHeader, SessionLog
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
+from dsh.session.log import Session, SessionLog
 from dsh_tool_schedule.fold import ScheduleFold
 from dsh_tool_schedule.presentation import schedule_reminder_presentation
 

@@ -65,10 +65,6 @@ from ..models.errors import ModelError
 from ..models.messages import conversation
 from ..session.errors import PayloadError
 from ..session.events import (
-    ASSISTANT_MESSAGE,
-    TOOL_RESULT,
-    TURN_END,
-    USER_MESSAGE,
     AssistantMessage,
     ErrorInfo,
     Source,
@@ -78,6 +74,7 @@ from ..session.events import (
 )
 from ..session.live import LiveSessions
 from ..session.log import Session
+from ..session.types import ASSISTANT_MESSAGE, TOOL_RESULT, TURN_END, USER_MESSAGE
 from .errors import AgentBusy, AgentClosed, ToolError
 from .tools import (
     ToolCall,

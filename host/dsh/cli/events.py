@@ -17,6 +17,7 @@ from datetime import UTC, datetime
 from pydantic import JsonValue
 
 from ..session.errors import PayloadError
+from ..session.event import SessionEvent
 from ..session.events import (
     HOST_EVENT_TYPES,
     AssistantMessage,
@@ -27,7 +28,6 @@ from ..session.events import (
     UserMessage,
 )
 from ..session.events import decode as decode_host_event
-from ..session.log import SessionEvent
 
 __all__ = ["CLIP", "compact", "summarize", "utc"]
 

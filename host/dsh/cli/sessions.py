@@ -36,7 +36,8 @@ from ..persistence.jsonl import JsonlBackend
 from ..plugins.commands import readable_backend
 from ..session.errors import InvalidSessionId
 from ..session.facts import SummaryFacts
-from ..session.log import Lineage, SessionHeader, validate_session_id
+from ..session.header import Lineage, SessionHeader
+from ..session.ids import validate_session_id
 from ..session.summary import SessionSummary
 from .app import EXIT_OK, Command, Streams, add_data_dir_option, add_help_default, backend_choice
 from .errors import CommandError

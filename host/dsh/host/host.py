@@ -80,11 +80,15 @@ from ..relay import ActionRelay, InboxRelay
 from ..relay.errors import Unclaimed
 from ..relay.follow import StoredFollowers
 from ..session.errors import SessionLiveElsewhere
-from ..session.events import SESSION_TITLE, SessionTitle
-from ..session.facts import TITLE_TYPE, USER_MESSAGE, SummaryFacts
+from ..session.event import SessionEvent
+from ..session.events import SessionTitle
+from ..session.facts import SummaryFacts
+from ..session.header import SessionHeader
+from ..session.ids import validate_session_id
 from ..session.live import LiveSessions
-from ..session.log import Session, SessionEvent, SessionHeader, SessionLog, validate_session_id
+from ..session.log import Session, SessionLog
 from ..session.summary import SessionSummary, is_empty
+from ..session.types import SESSION_TITLE, USER_MESSAGE
 from ..wake import SessionLifecycle, WakeBackend
 from .catalogue import HistoryPage, PageRequest, StorageReader, StoredLog
 from .errors import HostClosed, PersistenceUnavailable
@@ -876,7 +880,7 @@ class Host:
     def summary(self, session: Session) -> SessionSummary:
         """The list row of a live Session, with its plugins' compact summaries."""
         facts = SummaryFacts()
-        for event in session.scan(types={TITLE_TYPE}, reverse=True):
+        for event in session.scan(types={SESSION_TITLE}, reverse=True):
             facts.add(event)
             break
         for event in session.scan(types={USER_MESSAGE}):

@@ -16,16 +16,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..agents.tools import ToolCall
-from ..session.events import (
-    ASSISTANT_MESSAGE,
-    TOOL_RESULT,
-    USER_MESSAGE,
-    AssistantMessage,
-    ToolResult,
-    UserMessage,
-    decode,
-)
-from ..session.log import SessionEvent
+from ..session.event import SessionEvent
+from ..session.events import AssistantMessage, ToolResult, UserMessage, decode
+from ..session.types import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE
 from .base import Message
 
 __all__ = ["conversation"]

@@ -41,8 +41,10 @@ from collections.abc import Collection, Hashable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from ..session.event import SessionEvent
 from ..session.facts import SummaryFacts
-from ..session.log import Lineage, SessionEvent, SessionHeader, validate_session_id
+from ..session.header import Lineage, SessionHeader
+from ..session.ids import validate_session_id
 from .errors import IntegrityError, SessionNotFound, StorageError
 
 if TYPE_CHECKING:

@@ -73,8 +73,10 @@ from ..base.clock import Clock, SystemClock
 from ..base.errors import raise_errors
 from ..base.scope import Disposer
 from ..base.tasks import TaskSet
+from ..session.event import SessionEvent
+from ..session.ids import validate_session_id
 from ..session.live import LiveSessions
-from ..session.log import Session, SessionEvent, validate_session_id
+from ..session.log import Session
 from .backend import Backend, LogMark, StoredSession, StoredSummary
 from .errors import CoordinatorClosed, DivergedLog, LeaseLost, SessionExists, StorageError
 

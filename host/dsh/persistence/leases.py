@@ -32,7 +32,7 @@ import abc
 from collections.abc import Collection
 from dataclasses import dataclass
 
-from ..session.log import validate_session_id
+from ..session.ids import validate_session_id
 from .errors import LeaseHeld
 
 __all__ = [

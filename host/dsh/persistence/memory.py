@@ -15,7 +15,9 @@ from dataclasses import dataclass
 
 import anyio.lowlevel
 
-from ..session.log import SessionEvent, SessionHeader, validate_session_id
+from ..session.event import SessionEvent
+from ..session.header import SessionHeader
+from ..session.ids import validate_session_id
 from .backend import (
     Backend,
     Events,

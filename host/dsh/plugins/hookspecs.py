@@ -32,7 +32,8 @@ from ..base.jsontypes import JsonLike
 
 if TYPE_CHECKING:
     from ..agents.agent import Agent
-    from ..session.log import SessionEvent, SessionLog
+    from ..session.event import SessionEvent
+    from ..session.log import SessionLog
     from .commands import CommandContext
     from .context import ClientModule
 

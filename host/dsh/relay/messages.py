@@ -35,8 +35,8 @@ import anyio
 from ..agents.errors import AgentClosed
 from ..persistence.errors import StorageError
 from ..persistence.inbox import INBOX_SOURCE_KEY, Inbox
-from ..session.facts import USER_MESSAGE
 from ..session.log import Session
+from ..session.types import USER_MESSAGE
 from .rounds import Rounds
 
 if TYPE_CHECKING:

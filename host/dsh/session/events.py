@@ -42,16 +42,11 @@ from pydantic import (
 
 from ..base.validation import describe
 from .errors import PayloadError
-from .log import END_SEED, SessionEvent
+from .event import SessionEvent
+from .types import ASSISTANT_MESSAGE, END_SEED, SESSION_TITLE, TOOL_RESULT, TURN_END, USER_MESSAGE
 
 __all__ = [
-    "ASSISTANT_MESSAGE",
-    "END_SEED",
     "HOST_EVENT_TYPES",
-    "SESSION_TITLE",
-    "TOOL_RESULT",
-    "TURN_END",
-    "USER_MESSAGE",
     "AssistantMessage",
     "EndSeed",
     "ErrorInfo",
@@ -66,11 +61,6 @@ __all__ = [
     "validate_time_zone",
 ]
 
-USER_MESSAGE = "message/user"
-ASSISTANT_MESSAGE = "message/assistant"
-TOOL_RESULT = "tool/result"
-TURN_END = "turn/end"
-SESSION_TITLE = "session/title"
 
 MAX_TITLE_CHARS = 200
 # IANA names: `Area/Location[/Sub]`, `UTC`, `Etc/GMT+5`; never a path that could

@@ -20,12 +20,11 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from .log import SessionEvent
+from .event import SessionEvent
+from .types import SESSION_TITLE, USER_MESSAGE
 
-__all__ = ["PREVIEW_LIMIT", "TITLE_TYPE", "USER_MESSAGE", "SummaryFacts", "preview_of", "title_of"]
+__all__ = ["PREVIEW_LIMIT", "SummaryFacts", "preview_of", "title_of"]
 
-TITLE_TYPE = "session/title"
-USER_MESSAGE = "message/user"
 PREVIEW_LIMIT = 200
 
 
@@ -56,7 +55,7 @@ class SummaryFacts:
 
     def add(self, event: SessionEvent) -> None:
         """Take one more event (in seq order) into account."""
-        if event.type == TITLE_TYPE:
+        if event.type == SESSION_TITLE:
             self.title = title_of(event.data)
         elif event.type == USER_MESSAGE and self.preview is None:
             self.preview = preview_of(event.data)

@@ -31,7 +31,8 @@ from ..base.clock import Clock, SystemClock
 from ..base.listeners import Listeners
 from ..base.scope import Disposer
 from .errors import FlushError, SessionClosed
-from .log import Session, SessionEvent
+from .event import SessionEvent
+from .log import Session
 
 __all__ = [
     "LiveSessions",

@@ -22,7 +22,9 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
-from .log import END_SEED, Lineage, SessionLog
+from .header import Lineage
+from .log import SessionLog
+from .types import END_SEED
 
 __all__ = ["TITLE_CHARS", "SessionSummary", "derived_title", "is_empty"]
 

@@ -42,7 +42,8 @@ import anyio
 from ..persistence.backend import Backend, Events, LogMark, StoredSession, StoredSummary
 from ..persistence.errors import StorageError
 from ..persistence.jsonl import JsonlBackend
-from ..session.log import SessionEvent, SessionHeader
+from ..session.event import SessionEvent
+from ..session.header import SessionHeader
 
 __all__ = ["Fault", "FaultyBackend", "Hold", "InjectedFault", "Operation"]
 

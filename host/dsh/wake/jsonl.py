@@ -51,7 +51,7 @@ from ..persistence.jsonl.files import (
     write_all,
 )
 from ..session.errors import InvalidSessionId
-from ..session.log import validate_session_id
+from ..session.ids import validate_session_id
 from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
 from .errors import WakeBackendError
 

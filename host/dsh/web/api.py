@@ -27,7 +27,7 @@ from ..base.limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
 from ..host.host import Host
 from ..persistence.errors import SessionExists
 from ..session.events import MAX_TITLE_CHARS, validate_time_zone
-from ..session.log import validate_session_id
+from ..session.ids import validate_session_id
 from .errors import ApiError, error_body
 from .history import PageRequest
 from .state import web_state

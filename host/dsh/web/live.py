@@ -91,8 +91,9 @@ from ..agents.agent import DeltaChannel
 from ..base.scope import Disposer
 from ..host.catalogue import PageRequest
 from ..host.host import Host
+from ..session.event import SessionEvent
 from ..session.live import Observation, SessionFlushed
-from ..session.log import Session, SessionEvent
+from ..session.log import Session
 
 __all__ = [
     "GOING_AWAY",

@@ -15,8 +15,9 @@ from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, reasoning_channel
 from dsh.models.errors import ModelError
+from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
-from dsh.session.log import Session, SessionEvent
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
 

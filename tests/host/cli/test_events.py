@@ -6,7 +6,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.cli.events import CLIP, compact, summarize, utc
-from dsh.session.log import SessionEvent
+from dsh.session.event import SessionEvent
 
 
 def summary(type: str, data: JsonValue) -> str:

@@ -18,7 +18,7 @@ from dsh.persistence.errors import SessionNotFound
 from dsh.persistence.memory import MemoryBackend
 from dsh.plugins.loader import PluginSpec
 from dsh.session.errors import FlushError, InvalidSessionId
-from dsh.session.log import END_SEED
+from dsh.session.types import END_SEED
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
 from tests.host.fixtures.distributions import FakeSite

@@ -22,7 +22,8 @@ from dsh.persistence import JsonlBackend
 from dsh.persistence.errors import SessionExists, SessionNotFound
 from dsh.persistence.memory import MemoryBackend
 from dsh.session.errors import InvalidSessionId
-from dsh.session.log import END_SEED, Session
+from dsh.session.log import Session
+from dsh.session.types import END_SEED
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
 from tests.support.deadlines import WAIT

@@ -7,7 +7,7 @@ from dsh.agents.tools import ToolCall
 from dsh.models.base import Message
 from dsh.models.messages import conversation
 from dsh.session.errors import PayloadError
-from dsh.session.log import SessionEvent
+from dsh.session.event import SessionEvent
 
 
 def event(seq: int, type: str, data: JsonValue) -> SessionEvent:

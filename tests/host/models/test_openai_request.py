@@ -12,7 +12,7 @@ from dsh.models.base import Message, ModelRequest
 from dsh.models.messages import conversation
 from dsh.models.openai import SYSTEM_PROMPT, OpenAIConfig
 from dsh.models.openai.request import NOT_COMPLETED, build_body, wire_messages
-from dsh.session.log import SessionEvent
+from dsh.session.event import SessionEvent
 
 SYSTEM = {"role": "system", "content": SYSTEM_PROMPT}
 

@@ -16,8 +16,10 @@ import pytest
 from dsh.persistence import Backend, StoredSummary
 from dsh.persistence.errors import IntegrityError, SessionExists, SessionNotFound
 from dsh.session.errors import InvalidSessionId
+from dsh.session.event import SessionEvent
 from dsh.session.facts import PREVIEW_LIMIT
-from dsh.session.log import Lineage, Session, SessionEvent, SessionHeader
+from dsh.session.header import Lineage, SessionHeader
+from dsh.session.log import Session
 
 CREATED_AT = 1_767_225_600_000
 

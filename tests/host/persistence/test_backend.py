@@ -9,7 +9,8 @@ import pytest
 from dsh.persistence import Backend, LogMark, MemoryBackend, StoredSession
 from dsh.persistence.backend import StoredSummary, select_events, summarize
 from dsh.persistence.errors import SessionNotFound, StorageError
-from dsh.session.log import SessionEvent, SessionHeader
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
 
 from .contract import events, header
 

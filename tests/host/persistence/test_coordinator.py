@@ -30,8 +30,11 @@ from dsh.persistence.errors import (
     StorageError,
 )
 from dsh.session.errors import FlushError, InvalidSessionId, SessionClosed
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
 from dsh.session.live import LiveSessions, Observation, SessionFlushed
-from dsh.session.log import END_SEED, Session, SessionEvent, SessionHeader
+from dsh.session.log import Session
+from dsh.session.types import END_SEED
 from dsh.testing import FakeClock, FaultyBackend, Operation
 from tests.support.deadlines import WAIT
 from tests.support.fulldisk import FullDisk

@@ -22,7 +22,8 @@ from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
 from dsh.persistence import JsonlBackend
-from dsh.session.log import END_SEED, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.types import END_SEED
 
 pytestmark = [pytest.mark.anyio, pytest.mark.crash]
 

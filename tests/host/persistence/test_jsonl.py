@@ -32,7 +32,8 @@ from dsh.persistence.errors import (
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl import logs
 from dsh.session.errors import InvalidSessionId
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.log import Session
 from dsh.testing import FaultyBackend
 from tests.support import strategies
 from tests.support.deadlines import WAIT

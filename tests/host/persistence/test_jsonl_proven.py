@@ -12,7 +12,7 @@ from dsh.persistence import JsonlBackend
 from dsh.persistence.errors import CorruptLog
 from dsh.persistence.jsonl import index as line_index
 from dsh.persistence.jsonl.proven import Claim, claim_of, read_log
-from dsh.session.log import SessionEvent
+from dsh.session.event import SessionEvent
 
 from .contract import events, header
 from .test_jsonl import LONG, corrupt, log_path, long_session, sidecar

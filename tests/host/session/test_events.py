@@ -6,6 +6,7 @@ import pytest
 from pydantic import JsonValue, ValidationError
 
 from dsh.session.errors import PayloadError
+from dsh.session.event import SessionEvent
 from dsh.session.events import (
     HOST_EVENT_TYPES,
     AssistantMessage,
@@ -20,7 +21,6 @@ from dsh.session.events import (
     decode,
     validate_time_zone,
 )
-from dsh.session.log import SessionEvent
 
 
 def stored(type: str, data: JsonValue, seq: int = 3) -> SessionEvent:

@@ -7,13 +7,9 @@ import pytest
 from pydantic import ValidationError
 
 from dsh.session.errors import FlushError, SessionClosed
-from dsh.session.live import (
-    LiveSessions,
-    Observation,
-    SessionEventObserved,
-    SessionFlushed,
-)
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.live import LiveSessions, Observation, SessionEventObserved, SessionFlushed
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from tests.support.deadlines import WAIT
 

@@ -9,16 +9,11 @@ from hypothesis import strategies as st
 from pydantic import ValidationError
 
 from dsh.session.errors import InvalidSessionId
-from dsh.session.log import (
-    END_SEED,
-    Lineage,
-    Origin,
-    Session,
-    SessionEvent,
-    SessionHeader,
-    SessionLog,
-    validate_session_id,
-)
+from dsh.session.event import SessionEvent
+from dsh.session.header import Lineage, Origin, SessionHeader
+from dsh.session.ids import validate_session_id
+from dsh.session.log import Session, SessionLog
+from dsh.session.types import END_SEED
 from tests.support import strategies
 
 HEADER = {

@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.session.log import END_SEED, Lineage, Session
+from dsh.session.header import Lineage
+from dsh.session.log import Session
 from dsh.session.summary import TITLE_CHARS, SessionSummary, derived_title, is_empty
+from dsh.session.types import END_SEED
 
 
 def row(**fields: object) -> SessionSummary:

@@ -7,7 +7,8 @@ import pytest
 
 from dsh.persistence import MemoryBackend
 from dsh.persistence.errors import StorageError
-from dsh.session.log import SessionEvent, SessionHeader
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
 from dsh.testing import FaultyBackend, InjectedFault
 from tests.support.deadlines import WAIT
 

@@ -21,7 +21,9 @@ from dsh.persistence import LogMark, MemoryBackend, StoredSession
 from dsh.persistence.backend import StoredSummary
 from dsh.plugins.context import ClientModule
 from dsh.plugins.hookspecs import hookimpl
-from dsh.session.log import Session, SessionEvent, SessionHeader
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh.web import WebServer, WebSettings, create_app
 from tests.support.deadlines import WAIT

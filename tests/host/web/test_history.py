@@ -15,7 +15,9 @@ from dsh.host.host import Host
 from dsh.models.absent import AbsentModel
 from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.persistence.jsonl import JsonlBackend
-from dsh.session.log import Lineage, Origin, Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.header import Lineage, Origin
+from dsh.session.log import Session
 from dsh.web.history import History, PageRequest, page_bounds
 
 from .conftest import MARKED, PLAIN, MarkerPlugin, PublicationCounter, StorageDouble

@@ -12,7 +12,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ...session.log import SessionEvent, SessionHeader
+from ...session.event import SessionEvent
+from ...session.header import SessionHeader
 
 __all__ = ["HistoryPage", "PageRequest", "page_bounds"]
 

@@ -25,7 +25,8 @@ import weakref
 from collections.abc import Hashable, Sequence
 
 from ...persistence.backend import Backend
-from ...session.log import Session, SessionEvent
+from ...session.event import SessionEvent
+from ...session.log import Session
 
 __all__ = ["PrefixProof"]
 

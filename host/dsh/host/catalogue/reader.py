@@ -28,8 +28,10 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from ...persistence.backend import Backend
+from ...session.event import SessionEvent
+from ...session.header import SessionHeader
 from ...session.live import LiveSessions
-from ...session.log import Session, SessionEvent, SessionHeader, SessionLog
+from ...session.log import Session, SessionLog
 from .pages import HistoryPage, PageRequest, page_bounds
 from .proof import PrefixProof
 from .storedlog import StoredLog

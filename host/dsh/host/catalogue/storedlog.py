@@ -36,7 +36,8 @@ from typing import TYPE_CHECKING
 
 import anyio.from_thread
 
-from ...session.log import SessionEvent, SessionHeader
+from ...session.event import SessionEvent
+from ...session.header import SessionHeader
 
 if TYPE_CHECKING:
     from ...persistence.backend import Backend

@@ -35,7 +35,9 @@ import anyio
 import anyio.to_thread
 from anyio import CapacityLimiter
 
-from ...session.log import SessionEvent, SessionHeader, validate_session_id
+from ...session.event import SessionEvent
+from ...session.header import SessionHeader
+from ...session.ids import validate_session_id
 from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
 from ..errors import SessionExists
 from .files import Sync

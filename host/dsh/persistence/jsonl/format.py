@@ -24,7 +24,9 @@ from pathlib import Path
 from pydantic import ValidationError
 
 from ...base.validation import describe
-from ...session.log import EVENT_TYPE_PATTERN, SessionEvent, SessionHeader
+from ...session.event import SessionEvent
+from ...session.header import SessionHeader
+from ...session.types import EVENT_TYPE_PATTERN
 from ..errors import CorruptLog
 
 __all__ = [

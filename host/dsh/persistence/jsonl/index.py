@@ -42,8 +42,10 @@ from itertools import accumulate
 from pathlib import Path
 from typing import Any
 
-from ...session.facts import TITLE_TYPE, USER_MESSAGE, SummaryFacts
-from ...session.log import SessionEvent, SessionHeader
+from ...session.event import SessionEvent
+from ...session.facts import SummaryFacts
+from ...session.header import SessionHeader
+from ...session.types import SESSION_TITLE, USER_MESSAGE
 from ..backend import StoredSummary
 from .files import FileState
 from .format import EncodedBatch, ScannedLines, parse_event, parse_header, scan_lines, split_header
@@ -141,7 +143,7 @@ class LineIndex:
         ends = list(accumulate(batch.lengths, initial=self.end))
         self.bounds.extend(ends[1:])  # one extend: readers see all of the batch or none
         for position, name in enumerate(types):
-            if name == TITLE_TYPE or (name == USER_MESSAGE and self.facts.preview is None):
+            if name == SESSION_TITLE or (name == USER_MESSAGE and self.facts.preview is None):
                 self.facts.add(events[position])
 
     def extend(self, data: bytes, offset: int) -> None:
@@ -164,7 +166,7 @@ class LineIndex:
 
         # Only the lines that can change the summary are decoded: the latest title,
         # and the person's first message while there is no preview yet.
-        titles = [i for i, name in enumerate(scanned.types) if name == TITLE_TYPE]
+        titles = [i for i, name in enumerate(scanned.types) if name == SESSION_TITLE]
         if titles:
             self.facts.add(event(titles[-1]))
         for position, name in enumerate(scanned.types):

@@ -56,8 +56,10 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from ...session.event import SessionEvent
 from ...session.facts import SummaryFacts
-from ...session.log import SESSION_ID_PATTERN, SessionEvent, SessionHeader, validate_session_id
+from ...session.header import SessionHeader
+from ...session.ids import SESSION_ID_PATTERN, validate_session_id
 from ..backend import Events, LogMark, StoredSession, StoredSummary, check_contiguous
 from ..errors import CorruptLog, LogChanged, SessionExists, SessionNotFound, StorageError
 from . import index as line_index

@@ -33,7 +33,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...session.log import SessionEvent
+from ...session.event import SessionEvent
 from . import index as line_index
 from .files import FileState
 from .format import ScannedLines, parse_event

@@ -35,8 +35,11 @@ from typing import Any
 import psycopg
 from pydantic import ValidationError
 
-from ...session.facts import TITLE_TYPE, SummaryFacts, title_of
-from ...session.log import Lineage, SessionEvent, SessionHeader, validate_session_id
+from ...session.event import SessionEvent
+from ...session.facts import SummaryFacts, title_of
+from ...session.header import Lineage, SessionHeader
+from ...session.ids import validate_session_id
+from ...session.types import SESSION_TITLE
 from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
 from ..errors import (
     CorruptLog,
@@ -181,7 +184,7 @@ class PostgresBackend(Backend):
             return
         start = events[0].seq
         check_contiguous(session_id, events, start)
-        titles = [event for event in events if event.type == TITLE_TYPE]
+        titles = [event for event in events if event.type == SESSION_TITLE]
         preview = SummaryFacts().add_all(events).preview
         owner, epoch = self._fence(session_id)
         await self._write(

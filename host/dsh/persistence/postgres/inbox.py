@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
-from ...session.log import validate_session_id
+from ...session.ids import validate_session_id
 from ..inbox import Inbox, InboxMessage
 from .notify import Listener, channel
 

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Collection
 
-from ...session.log import validate_session_id
+from ...session.ids import validate_session_id
 from ..errors import LeaseHeld
 from ..leases import DEFAULT_LEASE_TTL_SECONDS, MAX_LEASE_SECONDS, Lease, LeaseBackend
 from .database import Database

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING
 from pydantic import BaseModel, ConfigDict, JsonValue, ValidationError
 
 from ...base.validation import describe
-from ...session.log import validate_session_id
+from ...session.ids import validate_session_id
 from ..errors import StorageError
 from ..remote_actions import ActionAnswer, ActionOutcome, ActionRequest, RemoteActions
 from .notify import Listener, channel

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from ...session.log import validate_session_id
+from ...session.ids import validate_session_id
 from ...wake.backend import Change, LoadedIndex, WakeBackend, WakeEntry
 from ...wake.errors import WakeBackendError
 from ..errors import StorageError

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from dsh import PayloadError, UserMessage, decode_host_event, validate_time_zone
+from dsh import USER_MESSAGE, PayloadError, UserMessage, decode_host_event, validate_time_zone
 
 from .protocol import EVENT_TYPE
 from .zones import UTC_ZONE
@@ -21,9 +21,8 @@ from .zones import UTC_ZONE
 if TYPE_CHECKING:
     from dsh import SessionLog
 
-__all__ = ["USER_MESSAGE", "creates_this_turn", "user_zone"]
+__all__ = ["creates_this_turn", "user_zone"]
 
-USER_MESSAGE = "message/user"
 _USER = frozenset({USER_MESSAGE})
 _CHANGES = frozenset({EVENT_TYPE})
 

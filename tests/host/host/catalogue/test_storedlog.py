@@ -10,7 +10,9 @@ import pytest
 
 from dsh.host.catalogue import StoredLog
 from dsh.persistence import MemoryBackend
-from dsh.session.log import SessionEvent, SessionHeader, SessionLog
+from dsh.session.event import SessionEvent
+from dsh.session.header import SessionHeader
+from dsh.session.log import SessionLog
 from dsh.testing import FaultyBackend
 from tests.host.persistence.contract import header
 

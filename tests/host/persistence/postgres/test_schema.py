@@ -10,7 +10,8 @@ import pytest
 
 from dsh.persistence.errors import StorageError
 from dsh.persistence.postgres import SCHEMA_VERSION, Database, schema
-from dsh.session.log import Session, SessionEvent
+from dsh.session.event import SessionEvent
+from dsh.session.log import Session
 
 from .test_backend import backend_for
 
