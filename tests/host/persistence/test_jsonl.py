@@ -1509,17 +1509,17 @@ async def stored_sessions(backend: JsonlBackend, tmp_path: Path, count: int) -> 
 async def test_a_round_of_several_sessions_syncs_their_files_side_by_side(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.jsonl import logs
+    from dsh.persistence.jsonl import writers
 
     ids = list(await stored_sessions(backend, tmp_path, 6))
     synced_on: list[str] = []
-    real_sync_one = logs._sync_one
+    real_sync_one = writers._sync_one
 
     def sync_one(fd: int) -> Exception | None:
         synced_on.append(threading.current_thread().name)
         return real_sync_one(fd)
 
-    monkeypatch.setattr(logs, "_sync_one", sync_one)
+    monkeypatch.setattr(writers, "_sync_one", sync_one)
     assert await concurrent_appends(backend, ids) == {}
 
     assert len(synced_on) >= 2 and all(name.startswith("dsh-fsync") for name in synced_on)
@@ -1528,27 +1528,27 @@ async def test_a_round_of_several_sessions_syncs_their_files_side_by_side(
         lines = log_path(tmp_path, session_id).read_bytes().splitlines()
         assert len(lines) == 3  # the header and both events
     await backend.aclose()
-    assert backend._files._syncers is None  # the sync threads end with the backend
+    assert backend._files._syncers.threads is None  # the sync threads end with the backend
 
 
 async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its_file_back(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.jsonl import logs
+    from dsh.persistence.jsonl import writers
 
     sizes = await stored_sessions(backend, tmp_path, 5)
     ids = list(sizes)
     doomed = os.open(log_path(tmp_path, "s3"), os.O_RDONLY)
     doomed_inode = os.fstat(doomed).st_ino
     os.close(doomed)
-    real_sync_one = logs._sync_one
+    real_sync_one = writers._sync_one
 
     def sync_one(fd: int) -> Exception | None:
         if os.fstat(fd).st_ino == doomed_inode:
             return OSError(5, "Input/output error")
         return real_sync_one(fd)
 
-    monkeypatch.setattr(logs, "_sync_one", sync_one)
+    monkeypatch.setattr(writers, "_sync_one", sync_one)
     failures = await concurrent_appends(backend, ids)
 
     assert list(failures) == ["s3"]
@@ -1559,7 +1559,7 @@ async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its
     for session_id in set(ids) - {"s3"}:
         assert await backend.read(session_id) == events(0, 2)
 
-    monkeypatch.setattr(logs, "_sync_one", real_sync_one)
+    monkeypatch.setattr(writers, "_sync_one", real_sync_one)
     await backend.append("s3", events(1, 2))  # the next append works from what is stored
     assert await backend.read("s3") == events(0, 2)
 
@@ -1577,12 +1577,12 @@ async def test_a_shared_round_keeps_each_batchs_own_refusal(
 
 
 def test_a_parallel_sync_reports_its_failure_rather_than_raising() -> None:
-    from dsh.persistence.jsonl import logs
+    from dsh.persistence.jsonl import writers
 
     read, write = os.pipe()
     os.close(read)
     os.close(write)
-    failure = logs._sync_one(write)  # a closed descriptor
+    failure = writers._sync_one(write)  # a closed descriptor
     assert isinstance(failure, OSError)
 
 
@@ -1613,15 +1613,15 @@ async def test_a_batch_whose_bookkeeping_fails_reports_it_and_the_log_reads_back
 async def test_a_shared_round_whose_sync_threads_cannot_start_fails_each_batch_alone(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.jsonl import logs
+    from dsh.persistence.jsonl import writers
 
     sizes = await stored_sessions(backend, tmp_path, 4)
     ids = list(sizes)
 
-    def no_threads(self: logs.LogFiles, fds: list[int]) -> list[Exception | None]:
+    def no_threads(self: writers.SyncPool, fds: list[int]) -> list[Exception | None]:
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(logs.LogFiles, "_sync_all", no_threads)
+    monkeypatch.setattr(writers.SyncPool, "sync_all", no_threads)
     failures = await concurrent_appends(backend, ids)
 
     shared = set(ids) - {"s0"}  # the first append had a round of its own

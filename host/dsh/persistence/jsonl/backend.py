@@ -42,7 +42,8 @@ from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, ch
 from ..errors import SessionExists
 from .files import Sync
 from .format import encode_events
-from .logs import LogFiles, PendingBatch
+from .logs import LogFiles
+from .writers import PendingBatch
 
 __all__ = ["JsonlBackend"]
 

@@ -6,7 +6,7 @@ directory. `JsonlBackend` calls its mutating methods from a single I/O worker
 (concurrently with each other and with the writer):
 
 - **Writers.** A log being appended to stays open with its `LineIndex` and
-  the `FileState` the last own write left (`_Writer`). Before each batch one
+  the `FileState` the last own write left (`Writer`). Before each batch one
   `lstat` checks the file is still in that state; if not, something else
   changed it (another process, a restore, an editor): the writer is dropped,
   the log gets a new incarnation and the append raises `LogChanged`, storing
@@ -42,7 +42,6 @@ directory. `JsonlBackend` calls its mutating methods from a single I/O worker
 from __future__ import annotations
 
 import contextlib
-import gc
 import itertools
 import logging
 import os
@@ -51,9 +50,8 @@ import threading
 from array import array
 from collections import OrderedDict
 from collections.abc import Collection, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 
 from ...session.event import SessionEvent
@@ -78,64 +76,23 @@ from .files import (
     storage_errors,
     sync_directory,
     write_all,
-    write_replacing,
 )
-from .format import SUFFIX, EncodedBatch, encode_events, encode_header, parse_event, parse_header
+from .format import SUFFIX, encode_events, encode_header, parse_event, parse_header
 from .index import LineIndex
 from .proven import Claim, claim_of, read_log
+from .reading import collection_paused, first_line, runs
+from .sidecars import Sidecars
+from .writers import PendingBatch, SyncPool, Writer, datasync
 
 __all__ = ["LogFiles", "PendingBatch"]
 
 log = logging.getLogger("dsh.persistence.jsonl")
-_datasync: Sync = getattr(os, "fdatasync", os.fsync)
-SYNC_THREADS = 8  # measured best of 4, 8, 16, 32 for 100 files (ext4, 2 cores)
 
 
-def _sync_one(fd: int) -> Exception | None:
-    try:
-        _datasync(fd)
-    except Exception as error:
-        return error
-    return None
-
-
-# Logs shorter than this are rescanned rather than given a sidecar index: a scan
-# of 1,000 lines costs ≈ 0.6 ms, about what writing and checking a sidecar does.
-SIDECAR_MIN_LINES = 1_000
 # Lines closer than this are read with one pread rather than one each.
 _READ_GAP = 16 * 1024
-# A sidecar is at most ≈ 12 bytes per line: anything far larger is not ours.
-_SIDECAR_SLACK = 1 << 20
 _LONG_LOG = 1_000
 _LONG_LOG_BYTES = 128 * 1024
-
-
-@dataclass(eq=False)
-class _Writer:
-    """An open log file, its index and the state the last own write left it in."""
-
-    path: Path
-    fd: int
-    index: LineIndex
-    state: FileState
-    broken: bool = False
-    writing: bool = False  # a batch is being written: the file may hold more than `index`
-    # Held only to change or read `state`, `writing` and the index together, never
-    # across a write or an fsync, so readers never wait for the disk.
-    lock: threading.Lock = field(default_factory=threading.Lock)
-
-
-@dataclass(eq=False)
-class PendingBatch:
-    """One append waiting for the I/O worker (see `JsonlBackend.append`)."""
-
-    session_id: str
-    events: Sequence[SessionEvent]
-    encoded: EncodedBatch
-    error: BaseException | None = None
-    processed: bool = False
-    taken: bool = False
-    done: bool = False
 
 
 class LogFiles:
@@ -152,13 +109,13 @@ class LogFiles:
     ) -> None:
         self.directory = data_dir / "sessions"
         self.trash_directory = data_dir / "trash"
-        self._sync_file: Sync = sync or _datasync
+        self._sync_file: Sync = sync or datasync
         self._sync_dir: Sync = sync or os.fsync
-        self._sidecars = sidecars
+        self._sidecars = Sidecars(sidecars)
         if max_open < 1:
             raise ValueError(f"max_open must be at least 1, not {max_open}")
         self._max_open = max_open
-        self._writers: dict[str, _Writer] = {}
+        self._writers: dict[str, Writer] = {}
         # The I/O worker's own bookkeeping (readers never look at these): the open
         # writers, least recently used first, and the state each parked one left.
         self._recent: OrderedDict[str, None] = OrderedDict()
@@ -171,13 +128,10 @@ class LogFiles:
         self._stripes = [threading.Lock() for _ in range(64)]
         self._reported: dict[str, str] = {}
         self._reported_lock = threading.Lock()
-        self._syncers: ThreadPoolExecutor | None = None  # made by the first parallel round
+        self._syncers = SyncPool()  # threads made by the first parallel round
 
     def path_of(self, session_id: str) -> Path:
         return self.directory / (validate_session_id(session_id) + SUFFIX)
-
-    def sidecar_of(self, path: Path) -> Path:
-        return path.with_name(f".{path.name}.idx")
 
     # -- writing (the I/O worker only) ----------------------------------------
 
@@ -217,7 +171,7 @@ class LogFiles:
         index.append(batch, events)
         self._drop_writer(header.id)  # a stale writer of a log deleted behind our back
         self._forget_cached(header.id)
-        self._opened_writer(header.id, _Writer(path, fd, index, state))
+        self._opened_writer(header.id, Writer(path, fd, index, state))
         self._incarnations.observe(header.id, state)
         return None
 
@@ -252,18 +206,18 @@ class LogFiles:
 
     def _append_round(self, batches: Sequence[PendingBatch]) -> None:
         sessions = {batch.session_id for batch in batches}
-        if len(batches) < 2 or len(sessions) < len(batches) or self._sync_file is not _datasync:
+        if len(batches) < 2 or len(sessions) < len(batches) or self._sync_file is not datasync:
             for batch in batches:
                 self._append(batch)
             return
-        written: list[tuple[PendingBatch, _Writer]] = []
+        written: list[tuple[PendingBatch, Writer]] = []
         for batch in batches:
             writer = self._begin(batch)
             if writer is not None:
                 written.append((batch, writer))
         fds = [writer.fd for _, writer in written]
         try:
-            failures = self._sync_all(fds)
+            failures = self._syncers.sync_all(fds)
         except Exception as error:  # no helper thread could start: none is known synced
             failures = [error] * len(fds)
         for (batch, writer), failure in zip(written, failures, strict=True):
@@ -280,7 +234,7 @@ class LogFiles:
         else:
             self._finish(batch, writer, None)
 
-    def _begin(self, batch: PendingBatch) -> _Writer | None:
+    def _begin(self, batch: PendingBatch) -> Writer | None:
         """Write `batch` (not synced yet); None once it failed (its error set, processed)."""
         try:
             writer = self._writer(batch.session_id)
@@ -298,7 +252,7 @@ class LogFiles:
             return None
         return writer
 
-    def _finish(self, batch: PendingBatch, writer: _Writer, failure: Exception | None) -> None:
+    def _finish(self, batch: PendingBatch, writer: Writer, failure: Exception | None) -> None:
         """Record what `batch` made durable, or cut the file back after `failure`."""
         try:
             if failure is not None:
@@ -320,17 +274,11 @@ class LogFiles:
                 writer.writing = False
             batch.processed = True
 
-    def _sync_all(self, fds: list[int]) -> list[Exception | None]:
-        """fdatasync every fd side by side; each one's failure, or None."""
-        if self._syncers is None:
-            self._syncers = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="dsh-fsync")
-        return list(self._syncers.map(_sync_one, fds))
-
-    def _settled(self, writer: _Writer) -> None:
+    def _settled(self, writer: Writer) -> None:
         writer.state = state_of(os.fstat(writer.fd))
         writer.index.state = writer.state
 
-    def _roll_back(self, writer: _Writer) -> None:
+    def _roll_back(self, writer: Writer) -> None:
         # A failed write or fsync leaves an unknown part of the batch in the page
         # cache (and after a failed fsync the kernel may never retry it), so cut the
         # file back to what was durable; a later cursor() then reports the truth.
@@ -343,7 +291,7 @@ class LogFiles:
         except Exception:
             writer.broken = True
 
-    def _writer(self, session_id: str) -> _Writer:
+    def _writer(self, session_id: str) -> Writer:
         # The open writers are keyed by ids that were validated when they opened, so
         # the common case (this Session's file is open and unchanged) builds no path.
         writer = self._writers.get(session_id)
@@ -385,11 +333,11 @@ class LogFiles:
             os.close(fd)
             raise
         self._indexes.drop(session_id)  # the writer owns it now
-        writer = _Writer(path, fd, index, state)
+        writer = Writer(path, fd, index, state)
         self._opened_writer(session_id, writer)
         return writer
 
-    def _opened_writer(self, session_id: str, writer: _Writer) -> None:
+    def _opened_writer(self, session_id: str, writer: Writer) -> None:
         self._writers[session_id] = writer
         self._recent[session_id] = None
         self._park_idle(keep=session_id)
@@ -405,18 +353,18 @@ class LogFiles:
         for session_id in list(itertools.islice(oldest, excess)):
             self._park(session_id, self._writers[session_id])
 
-    def _park(self, session_id: str, writer: _Writer) -> None:
+    def _park(self, session_id: str, writer: Writer) -> None:
         if writer.broken:  # the next call re-reads the file anyway
             self._drop_writer(session_id)
             return
-        self._save_sidecar(session_id, writer.index, writer.fd, writer.state)
+        self._sidecars.save(writer.index, writer.fd, writer.state)
         # Readers find the index in the cache before the writer is gone, and the
         # state is remembered so that a reopen notices a change made meanwhile.
         self._indexes.put(session_id, writer.index)
         self._drop_writer(session_id)
         self._parked[session_id] = writer.state
 
-    def _found(self, writer: _Writer) -> str:
+    def _found(self, writer: Writer) -> str:
         """`same` if the file is exactly what `writer` last left, `gone` if it is not
         there, `broken` after a failed roll-back, else `changed`."""
         try:
@@ -430,7 +378,7 @@ class LogFiles:
     def release(self, session_id: str) -> None:
         writer = self._writers.get(session_id)
         if writer is not None:
-            self._save_sidecar(session_id, writer.index, writer.fd, writer.state)
+            self._sidecars.save(writer.index, writer.fd, writer.state)
         self._drop_writer(session_id)
 
     def _drop_writer(self, session_id: str) -> None:
@@ -446,9 +394,7 @@ class LogFiles:
                 self.release(session_id)
             self._parked.clear()
         finally:
-            if self._syncers is not None:
-                self._syncers.shutdown()
-                self._syncers = None
+            self._syncers.close()
 
     def trash(self, session_id: str) -> None:
         path = self.path_of(session_id)
@@ -493,7 +439,7 @@ class LogFiles:
     def _move_sidecar(self, source: Path, target: Path) -> None:
         # A cache: if it cannot follow its log, the log's next read rebuilds it.
         with contextlib.suppress(OSError):
-            os.replace(self.sidecar_of(source), self.sidecar_of(target))
+            os.replace(Sidecars.path_of(source), Sidecars.path_of(target))
 
     # -- reading (any reader thread) ----------------------------------------------
 
@@ -521,7 +467,7 @@ class LogFiles:
             if known is not None:
                 return known.header
             with storage_errors(path, "read"):
-                head = _first_line(fd)
+                head = first_line(fd)
             if head is None:
                 raise CorruptLog(path, 1, "no header line")
             return parse_header(path, session_id, head)
@@ -563,7 +509,7 @@ class LogFiles:
             with storage_errors(path, "read"):
                 data = read_all(fd)
             claim = self._claim(session_id, path, state)
-            with _collection_paused(len(data) > _LONG_LOG_BYTES):
+            with collection_paused(len(data) > _LONG_LOG_BYTES):
                 index, events = read_log(path, session_id, data, state, claim)
         mark = LogMark(len(events), self._incarnations.observe(session_id, state))
         stored = StoredSession(index.header, events, index.torn, mark)
@@ -650,7 +596,7 @@ class LogFiles:
         known = self._known_index(session_id, state)
         if known is not None:
             return claim_of(known.proven, known.bounds, known.crc)
-        sidecar = self._read_sidecar(path, state)
+        sidecar = self._sidecars.read(path, state)
         return None if sidecar is None else claim_of(sidecar.proven, sidecar.bounds, sidecar.crc)
 
     def _live_index(self, session_id: str, fd: int, state: FileState) -> LineIndex:
@@ -677,7 +623,7 @@ class LogFiles:
         index = self._indexes.get(session_id, state)
         if index is not None:
             return index
-        index = self._load_sidecar(session_id, path, fd, state)
+        index = self._sidecars.load(session_id, path, fd, state)
         if index is None:
             return self._rebuild(session_id, path, fd, state)
         self._indexes.put(session_id, index)
@@ -688,7 +634,7 @@ class LogFiles:
             data = read_all(fd)
         index = line_index.build(path, session_id, data, state)
         self._indexes.put(session_id, index)
-        self._save_sidecar(session_id, index, fd, state)
+        self._sidecars.save(index, fd, state)
         return index
 
     def _events(
@@ -700,8 +646,8 @@ class LogFiles:
     ) -> Events:
         wanted = None if types is None else set(types)
         events: list[SessionEvent] = []
-        with _collection_paused(len(seqs) > _LONG_LOG), storage_errors(index.path, "read"):
-            for first, last in _runs(index, seqs):
+        with collection_paused(len(seqs) > _LONG_LOG), storage_errors(index.path, "read"):
+            for first, last in runs(index, seqs):
                 base = index.bounds[first]
                 data = pread_exact(fd, index.bounds[last + 1] - base, base)
                 while len(events) < len(seqs) and seqs[len(events)] <= last:
@@ -723,68 +669,6 @@ class LogFiles:
         self._summaries.drop(session_id)
         self._memo.drop(session_id)
 
-    # -- sidecars --------------------------------------------------------------------
-
-    def _save_sidecar(self, session_id: str, index: LineIndex, fd: int, state: FileState) -> None:
-        if not self._sidecars or index.length < SIDECAR_MIN_LINES or index.saved == state:
-            return
-        try:
-            head = pread_exact(fd, index.header_end, 0)
-            last = _last_line(index, fd)
-            payload = line_index.encode(index, state, line_index.check_of(head, last))
-            write_replacing(self.sidecar_of(index.path), payload)
-        except OSError as error:
-            log.info(
-                "cannot write the line index of %s (it is only a cache): %s", index.path, error
-            )
-            return
-        index.saved = state
-
-    def _load_sidecar(
-        self, session_id: str, path: Path, fd: int, state: FileState
-    ) -> LineIndex | None:
-        sidecar = self._read_sidecar(path, state)
-        if sidecar is None or sidecar.size > state.size:
-            return None
-        if sidecar.size == state.size and sidecar.mtime_ns != state.mtime_ns:
-            return None  # same size, touched since: it may have been rewritten in place
-        length = len(sidecar.bounds) - 1
-        with storage_errors(path, "read"):
-            head = pread_exact(fd, sidecar.bounds[0], 0)
-            if length:
-                start, stop = sidecar.bounds[length - 1], sidecar.bounds[length] - 1
-                last = pread_exact(fd, stop - start, start)
-            else:
-                last = b""
-        if line_index.check_of(head, last) != sidecar.check or not head.endswith(b"\n"):
-            return None
-        header = parse_header(path, session_id, head[:-1])
-        index = line_index.from_sidecar(path, header, sidecar, state)
-        if sidecar.size < state.size:  # it grew since: index only the new lines
-            with storage_errors(path, "read"):
-                index.extend(read_all(fd, index.end), index.end)
-            index.saved = None
-        return index
-
-    def _read_sidecar(self, path: Path, state: FileState) -> line_index.Sidecar | None:
-        if not self._sidecars:
-            return None
-        try:
-            opened = open_regular(self.sidecar_of(path))
-        except StorageError:
-            return None
-        if opened is None:
-            return None
-        fd, status = opened
-        try:
-            if status.st_size > 16 * state.size + _SIDECAR_SLACK:
-                return None
-            return line_index.decode(read_all(fd))
-        except OSError:
-            return None
-        finally:
-            os.close(fd)
-
 
 def _changed(session_id: str, path: Path) -> LogChanged:
     return LogChanged(
@@ -793,55 +677,3 @@ def _changed(session_id: str, path: Path) -> LogChanged:
     )
 
 
-def _runs(index: LineIndex, seqs: Sequence[int]) -> Iterator[tuple[int, int]]:
-    """Group `seqs` (sorted) into runs whose lines are close enough for one read."""
-    if not seqs:
-        return
-    first = last = seqs[0]
-    for seq in seqs[1:]:
-        if index.bounds[seq] - index.bounds[last + 1] > _READ_GAP:
-            yield first, last
-            first = seq
-        last = seq
-    yield first, last
-
-
-def _first_line(fd: int) -> bytes | None:
-    """The first line of the file without its newline, or None if it has no newline."""
-    chunks: list[bytes] = []
-    offset = 0
-    while chunk := os.pread(fd, 64 * 1024, offset):
-        newline = chunk.find(b"\n")
-        if newline >= 0:
-            chunks.append(chunk[:newline])
-            return b"".join(chunks)
-        chunks.append(chunk)
-        offset += len(chunk)
-    return None
-
-
-def _last_line(index: LineIndex, fd: int) -> bytes:
-    if not index.length:
-        return b""
-    start, stop = index.span(index.length - 1)
-    return pread_exact(fd, stop - start, start)
-
-
-@contextmanager
-def _collection_paused(pause: bool) -> Iterator[None]:
-    """Pause cyclic garbage collection while many events are decoded.
-
-    Every decoded event is a handful of container objects that all survive, so
-    the collector walks the growing heap again and again: about a third of
-    resuming a 100k-event Session went there. Decoding creates no cycles, so
-    nothing is lost by waiting. Only an enabled collector is paused and it is
-    always re-enabled, so decoders in several threads may finish in any order.
-    """
-    if not pause or not gc.isenabled():
-        yield
-        return
-    gc.disable()
-    try:
-        yield
-    finally:
-        gc.enable()
