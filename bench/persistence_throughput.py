@@ -137,7 +137,7 @@ async def stack(directory: Path, batch: int, events: int, sessions: int) -> floa
     """Events per second over `sessions` Sessions flushing concurrently."""
     live = LiveSessions()
     backend = JsonlBackend(directory)
-    live = [
+    opened = [
         Session.new(f"bench-{time.monotonic_ns()}-{n}", cwd=str(directory), created_at=0)
         for n in range(sessions)
     ]
@@ -152,18 +152,18 @@ async def stack(directory: Path, batch: int, events: int, sessions: int) -> floa
 
     async with anyio.create_task_group() as group:
         coordinator = PersistenceCoordinator(live, backend, group)
-        for session in live:
+        for session in opened:
             live.open(session)
             coordinator.attach(session, seed_end=0)
             await live.flush(session)  # creating the file is not what is measured
         start = time.perf_counter()
         async with anyio.create_task_group() as writers:
-            for session in live:
+            for session in opened:
                 writers.start_soon(write, session)
         elapsed = time.perf_counter() - start
         await coordinator.aclose()
     await backend.aclose()
-    for session in live:
+    for session in opened:
         backend.path_of(session.id).unlink()
         backend.path_of(session.id).with_name(f".{session.id}.jsonl.idx").unlink(missing_ok=True)
     return per_session * sessions / elapsed

@@ -161,16 +161,16 @@ async def _lateness(size: Size, data_dir: Path, write_s: float) -> dict[str, Any
         for index in range(size.wake_sessions)
     }
     _write(data, plan, now_ms)
-    backend = JsonlWakeBackend(data)
-    await backend.replace({session_id: WakeEntry(due) for session_id, due in plan.items()})
-    await backend.aclose()
+    wake = JsonlWakeBackend(data)
+    await wake.replace({session_id: WakeEntry(due) for session_id, due in plan.items()})
+    await wake.aclose()
     before_rss = rss_mb()
     probe = DispatchProbe()
     for session_id, due_ms in plan.items():
         probe.expect(session_id, due_ms)
     peak_descriptors = 0
     async with wake_host(data, idle_seconds=HIBERNATE_AFTER) as host:
-        host.backend.observe(probe)
+        host.live.observe(probe)
         armed_before_first = time.time_ns() // 1_000_000 < start_ms - 2_000
         gc.collect()
         with anyio.move_on_after((start_ms - now_ms) / 1000 + size.wake_window + 60):
