@@ -29,8 +29,7 @@ from typing import Any
 
 import anyio
 
-from dsh.agents.tools import ToolCall
-from dsh.models.base import DeltaSink, ModelReply, ModelRequest
+from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from dsh.persistence import JsonlBackend
 from dsh.session.live import Observation
 

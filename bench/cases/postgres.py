@@ -141,7 +141,7 @@ async def _reads(url: str, lengths: tuple[int, ...], rounds: int) -> dict[str, A
             resumes: list[float] = []
             for _ in range(rounds):
                 start = time.perf_counter()
-                page = await host.history_page(session_id, PageRequest(limit=50))
+                page = await host.catalogue.page(session_id, PageRequest(limit=50))
                 pages.append((time.perf_counter() - start) * 1000)
                 assert len(page.events) == 50
                 start = time.perf_counter()

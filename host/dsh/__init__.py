@@ -7,15 +7,7 @@ from `dsh.<module>`, whose layout may change between releases.
 
 from .agents.agent import Agent, AgentPhase
 from .agents.errors import AgentBusy, AgentClosed, BarrierFailed, DuplicateTool, ToolError
-from .agents.tools import (
-    Tool,
-    ToolArguments,
-    ToolCall,
-    ToolContext,
-    ToolOutcome,
-    ToolRegistry,
-    flush_barrier,
-)
+from .agents.tools import Tool, ToolArguments, ToolContext, ToolOutcome, ToolRegistry, flush_barrier
 from .base.clock import Clock, SystemClock
 from .base.deprecation import deprecated
 from .base.errors import CodedError, ScopeClosed, raise_errors
@@ -24,7 +16,8 @@ from .base.listeners import Listeners
 from .base.scope import Disposer, Scope
 from .base.tasks import TaskSet
 from .base.validation import describe
-from .models.base import Message, ModelAdapter, ModelReply, ModelRequest
+from .base.version import VERSION
+from .models.base import Message, ModelAdapter, ModelReply, ModelRequest, ToolCall
 from .models.errors import ModelError
 from .persistence.errors import SessionNotFound, StorageError
 from .plugins.actions import ActionArguments
@@ -59,7 +52,7 @@ from .session.types import (
     USER_MESSAGE,
 )
 
-__version__ = "0.1.0"
+__version__ = VERSION
 
 #: Public names renamed by the third edition: still importable, with a DeprecationWarning.
 _RENAMED = {"SessionStore": ("LiveSessions", LiveSessions)}

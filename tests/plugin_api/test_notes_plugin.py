@@ -207,7 +207,7 @@ async def test_the_wake_time_is_the_earliest_due_note_read_from_the_log(world: W
     assert live == DUE
     assert await world.host.session_wake_at(session_id) == DUE
     # A cold Session's stored log is read from a worker thread, as the host reads it.
-    assert await world.host.with_stored_log(session_id, world.host.wake_at) == DUE
+    assert await world.host.catalogue.with_stored_log(session_id, world.host.wake_at) == DUE
 
 
 async def test_the_plugin_tool_and_its_receipt_work_in_a_turn(world: World) -> None:

@@ -25,9 +25,9 @@ from anyio.abc import TaskGroup
 from pydantic import JsonValue
 
 from dsh.agents.agent import Agent
-from dsh.agents.tools import ToolCall, ToolContext, ToolOutcome, invoke_tool
+from dsh.agents.tools import ToolContext, ToolOutcome, invoke_tool
 from dsh.base.scope import Scope
-from dsh.models.base import DeltaSink, ModelReply, ModelRequest
+from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from dsh.plugins import hookspecs
 from dsh.plugins.context import PluginContext
 from dsh.session.event import SessionEvent

@@ -1,6 +1,6 @@
-"""The runtime import graph of `host/dsh`, and the circles in it.
+"""The runtime import graph of `host/dsh`: the circles in it, and imports against the layers.
 
-    python -m tests.support.imports            # the graph, one module per line, then any circle
+    python -m tests.support.imports            # the graph, one module per line, then any problem
     python -m tests.support.imports --layers   # each folder and the folders it imports
 
 An edge `a -> b` means module `a` runs `import b` (or `from b import …`,
@@ -11,9 +11,13 @@ circle behind one is what this check exists to catch). `from pkg import
 name` counts as an import of `pkg.name` when that is a module of the tree,
 else of the package `pkg` itself (its `__init__`).
 
+The folders of `host/dsh` are layers (docs/DESIGN.md §1): a module may
+import its own folder and the layers below it, never one above or beside it
+(`LAYERS`, lowest first; folders on one line are beside each other).
+
 The check reads the source with `ast`; it imports nothing, so it runs
 without the project's dependencies installed. Exit status 1 when the graph
-has a circle.
+has a circle or an import against the layers.
 """
 
 from __future__ import annotations
@@ -23,10 +27,25 @@ import sys
 from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-__all__ = ["circles", "import_graph", "main"]
+__all__ = ["LAYERS", "against_layers", "circles", "import_graph", "main"]
 
 ROOT = Path(__file__).resolve().parents[2] / "host"
 PACKAGE = "dsh"
+
+
+#: The layers of `dsh`, lowest first; the folders of one layer never import each other.
+LAYERS: tuple[tuple[str, ...], ...] = (
+    ("dsh.base",),
+    ("dsh.session",),
+    ("dsh.persistence", "dsh.models"),
+    ("dsh.agents",),
+    ("dsh.plugins",),
+    ("dsh.wake", "dsh.relay"),
+    ("dsh.host",),
+    ("dsh.web", "dsh.testing"),
+    ("dsh.cli",),
+    ("dsh",),
+)
 
 
 def _modules(root: Path, package: str) -> dict[str, Path]:
@@ -144,6 +163,21 @@ def layers(graph: Mapping[str, set[str]], package: str = PACKAGE) -> dict[str, s
     return folded
 
 
+def against_layers(graph: Mapping[str, set[str]]) -> list[str]:
+    """Every import of a layer above, or beside, the importer's: `a -> b (why)`."""
+    rank = {folder: level for level, folders in enumerate(LAYERS) for folder in folders}
+    found = []
+    for source, targets in sorted(layers(graph).items()):
+        for target in sorted(targets):
+            if source not in rank or target not in rank:
+                found.append(f"{source} -> {target} (a folder outside LAYERS)")
+            elif rank[target] > rank[source]:
+                found.append(f"{source} -> {target} (a layer above)")
+            elif rank[target] == rank[source]:
+                found.append(f"{source} -> {target} (a layer beside)")
+    return found
+
+
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
     graph = import_graph()
@@ -153,10 +187,17 @@ def main(argv: list[str] | None = None) -> int:
     found = circles(graph)
     for circle in found:
         print(f"circle: {' <-> '.join(circle)}", file=sys.stderr)  # noqa: T201
-    if found:
-        print(f"{len(found)} import circle(s) in {PACKAGE}", file=sys.stderr)  # noqa: T201
+    wrong = against_layers(graph)
+    for problem in wrong:
+        print(f"against the layers: {problem}", file=sys.stderr)  # noqa: T201
+    if found or wrong:
+        print(  # noqa: T201
+            f"{len(found)} import circle(s) and {len(wrong)} import(s) against the layers"
+            f" in {PACKAGE}",
+            file=sys.stderr,
+        )
         return 1
-    print(f"no import circle among {len(graph)} modules of {PACKAGE}")  # noqa: T201
+    print(f"no import circle and none against the layers among {len(graph)} modules")  # noqa: T201
     return 0
 
 

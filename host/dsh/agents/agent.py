@@ -60,7 +60,7 @@ from ..base.listeners import Listeners
 from ..base.scope import Disposer, Scope
 from ..base.tasks import TaskSet
 from ..base.validation import describe
-from ..models.base import ModelAdapter, ModelReply, ModelRequest, StreamSink
+from ..models.base import ModelAdapter, ModelReply, ModelRequest, StreamSink, ToolCall
 from ..models.errors import ModelError
 from ..models.messages import conversation
 from ..session.errors import PayloadError
@@ -76,14 +76,7 @@ from ..session.live import LiveSessions
 from ..session.log import Session
 from ..session.types import ASSISTANT_MESSAGE, TOOL_RESULT, TURN_END, USER_MESSAGE
 from .errors import AgentBusy, AgentClosed, ToolError
-from .tools import (
-    ToolCall,
-    ToolContext,
-    ToolRegistry,
-    checked_arguments,
-    invoke_tool,
-    too_many_calls,
-)
+from .tools import ToolContext, ToolRegistry, checked_arguments, invoke_tool, too_many_calls
 
 __all__ = ["DEFAULT_MAX_STEPS", "Agent", "AgentBusy", "AgentClosed", "AgentPhase"]
 

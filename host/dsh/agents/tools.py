@@ -48,6 +48,7 @@ from ..base.limits import (
 )
 from ..base.scope import Disposer
 from ..base.validation import describe
+from ..models.base import ToolCall
 from ..session.events import ErrorInfo, ToolResult
 from .errors import BarrierFailed, DuplicateTool, ToolError
 
@@ -59,7 +60,6 @@ if TYPE_CHECKING:
 __all__ = [
     "Tool",
     "ToolArguments",
-    "ToolCall",
     "ToolContext",
     "ToolOutcome",
     "ToolRegistry",
@@ -110,15 +110,6 @@ class ToolContext:
         """The second edition's name of `live` (deprecated)."""
         deprecated("ToolContext.store", "ToolContext.live")
         return self.live
-
-
-@dataclass(frozen=True, slots=True)
-class ToolCall:
-    """One call requested by the model. `arguments` is the raw JSON text or a dict."""
-
-    id: str
-    name: str
-    arguments: str | dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

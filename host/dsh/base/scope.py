@@ -19,7 +19,7 @@ import anyio
 
 from .errors import ScopeClosed, raise_errors
 
-__all__ = ["Disposer", "Scope", "ScopeClosed"]
+__all__ = ["Disposer", "Scope", "dispose"]
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +102,7 @@ class Scope:
             while self._disposers:
                 disposer = self._disposers.pop()
                 try:
-                    result = disposer()
-                    if inspect.isawaitable(result):
-                        await result
+                    await dispose(disposer)
                 except Exception as error:  # every disposer runs; report all below
                     log.debug("%s: disposer %r failed", self.name, disposer, exc_info=True)
                     errors.append(error)
@@ -127,3 +125,10 @@ class _Detach:
     def __call__(self) -> None:
         for parent in self._parents:
             parent.discard(self._scope.aclose)
+
+
+async def dispose(disposer: Disposer) -> None:
+    """Run `disposer`, awaiting what it returns when that is awaitable."""
+    result = disposer()
+    if inspect.isawaitable(result):
+        await result

@@ -15,12 +15,16 @@ Both accept a `ValidationError` or the list of error dictionaries that
 
 from __future__ import annotations
 
+import json
+import re
 from collections.abc import Callable, Collection, Mapping, Sequence
 from typing import Any, NamedTuple
 
 from pydantic import ValidationError
 
-__all__ = ["Problem", "describe", "problems"]
+__all__ = ["Problem", "describe", "key_path", "problems"]
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 Location = tuple[int | str, ...]
 Errors = ValidationError | Sequence[Mapping[str, Any]]
@@ -85,3 +89,15 @@ def describe(
     )
     more = len(found) - len(shown)
     return f"{text} (and {more} more)" if more else text
+
+
+def key_path(parts: tuple[int | str, ...]) -> str:
+    """A TOML dotted key for `parts`, quoting parts that are not bare keys.
+
+    pydantic locates a bad dict key as `(..., key, "[key]")`; the key is enough.
+    """
+    if parts and parts[-1] == "[key]":
+        parts = parts[:-1]
+    return ".".join(
+        str(part) if _BARE_KEY.fullmatch(str(part)) else json.dumps(str(part)) for part in parts
+    )

@@ -9,7 +9,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TextIO
 
-from .app import Command, Streams, dispatch
+from .app import Command, Streams
+from .dispatch import dispatch
 from .errors import CommandError
 from .index import COMMAND as INDEX
 from .plugins import COMMAND as PLUGINS

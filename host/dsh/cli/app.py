@@ -35,7 +35,7 @@ import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NoReturn, TextIO
+from typing import Any, NoReturn
 
 from ..models.errors import ModelSettingsError
 from ..models.registry import check_host, check_model
@@ -67,7 +67,6 @@ __all__ = [
     "command_word",
     "data_dir_of",
     "default_data_dir",
-    "dispatch",
     "environment_overlay",
     "model_of",
     "overlay_of",
@@ -174,54 +173,6 @@ def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.Argu
         sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
         command.configure(sub)
     return parser
-
-
-def dispatch(
-    commands: Sequence[Command],
-    argv: Sequence[str] | None = None,
-    *,
-    stdout: TextIO | None = None,
-    stderr: TextIO | None = None,
-    environ: Mapping[str, str] | None = None,
-) -> int:
-    """Parse `argv` (default: the process arguments), run the command; returns the exit code.
-
-    `environ` (default: the process environment) is where `$DSH_OVERLAY` is read.
-    """
-    streams = Streams(stdout or sys.stdout, stderr or sys.stderr)
-    arguments = list(sys.argv[1:] if argv is None else argv)
-    word, overlay = command_word(arguments)
-    builtin = word in {command.name for command in commands}
-    try:
-        if word is not None and not builtin:
-            arguments, trailing = trailing_overlay(arguments)
-            overlay = trailing or overlay
-        overlay = overlay or environment_overlay(environ)
-        if overlay is None and word is not None and not builtin:
-            # Import here: naming the plugin needs the Host, which built-in commands never load.
-            from .plugin_commands import unknown_command_hint
-
-            hint = unknown_command_hint(word)
-            if hint is not None:
-                raise CommandError(hint, EXIT_USAGE)
-        if overlay is not None and not builtin:
-            from .plugin_commands import run_with_plugins
-
-            return run_with_plugins(commands, arguments, overlay, streams)
-        args = parse(build_parser(commands, streams), arguments)
-        if isinstance(args, int):
-            return args
-        if args.global_overlay is None:
-            args.global_overlay = overlay
-        run: Run = args.run
-        return run(args, streams)
-    except CommandError as error:
-        for problem in error.problems or (str(error),):
-            streams.note(f"{PROG}: error: {problem}")
-        return error.code
-    except KeyboardInterrupt:
-        streams.note(f"{PROG}: interrupted")
-        return EXIT_INTERRUPTED
 
 
 def parse(parser: argparse.ArgumentParser, argv: Sequence[str]) -> argparse.Namespace | int:

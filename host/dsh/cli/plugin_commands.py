@@ -75,7 +75,7 @@ def run_with_plugins(
         registry = CommandRegistry({command.name for command in builtins})
         host = Host(backend=MemoryBackend(), model=AbsentModel(), plugins=overlay.plugins)
         async with host:
-            host.cli_commands(registry.register_for, registry.failed)
+            host.contributions.cli_commands(registry.register_for, registry.failed)
             for problem in registry.problems:
                 streams.note(f"dsh: {problem}")
             commands = [as_command(command) for command in registry.commands()]
@@ -124,7 +124,7 @@ def offered_commands(plugin: InstalledPlugin) -> list[str]:
         spec = PluginSpec(plugin.name, distribution=plugin.distribution)
         host = Host(backend=MemoryBackend(), model=AbsentModel(), plugins=[spec])
         async with host:
-            host.cli_commands(registry.register_for, registry.failed)
+            host.contributions.cli_commands(registry.register_for, registry.failed)
         return [command.name for command in registry.commands()]
 
     try:

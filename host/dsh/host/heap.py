@@ -55,7 +55,10 @@ import gc
 import logging
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+
+from ..session.live import LiveSessions
 
 __all__ = ["HeapPolicy"]
 
@@ -103,6 +106,17 @@ class HeapPolicy:
         if self._installed:
             gc.callbacks.remove(self._collected)
             self._installed = False
+
+    @contextmanager
+    def installed(self, live: LiveSessions) -> Iterator[None]:
+        """Installed, and touched by every observation of `live`, while inside."""
+        self.install()
+        unobserve = live.observe(lambda _: self.touch())
+        try:
+            yield
+        finally:
+            unobserve()
+            self.uninstall()
 
     def _collected(self, phase: str, info: dict[str, int]) -> None:
         if phase == "stop" and info.get("generation") == 1:

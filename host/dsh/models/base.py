@@ -26,8 +26,6 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 from pydantic import JsonValue
 
-from ..agents.tools import ToolCall
-
 __all__ = [
     "DeltaSink",
     "Message",
@@ -38,6 +36,15 @@ __all__ = [
     "StreamSink",
     "reasoning_channel",
 ]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One call requested by the model. `arguments` is the raw JSON text or a dict."""
+
+    id: str
+    name: str
+    arguments: str | dict[str, Any]
 
 
 @dataclass(frozen=True, slots=True)

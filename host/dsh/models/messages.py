@@ -15,11 +15,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from ..agents.tools import ToolCall
 from ..session.event import SessionEvent
 from ..session.events import AssistantMessage, ToolResult, UserMessage, decode
 from ..session.types import ASSISTANT_MESSAGE, TOOL_RESULT, USER_MESSAGE
-from .base import Message
+from .base import Message, ToolCall
 
 __all__ = ["conversation"]
 

@@ -32,8 +32,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..base.validation import problems
-from ..plugins.overlay import key_path
+from ..base.validation import key_path, problems
 from .absent import AbsentModel
 from .base import ModelAdapter
 from .demo import DemoModel

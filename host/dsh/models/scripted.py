@@ -37,9 +37,8 @@ from pydantic import (
     field_validator,
 )
 
-from ..agents.tools import ToolCall
 from .absent import UNAVAILABLE
-from .base import DeltaSink, ModelReply, ModelRequest
+from .base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from .errors import ModelError, ScriptError
 from .streaming import stream_reply
 

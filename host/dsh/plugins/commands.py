@@ -31,12 +31,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
-from ..host.host import stored_log
 from ..persistence.backend import Backend
 from ..persistence.backends import STORE_ENV, BackendChoice, JsonlSettings, choose_backend
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
-from ..persistence.errors import StorageError
-from ..session.log import SessionLog
+from ..persistence.errors import SessionNotFound, StorageError
+from ..session.ids import validate_session_id
+from ..session.log import Session, SessionLog
 from .hookspecs import CommandRun, RegisterCommand
 
 __all__ = [
@@ -283,8 +283,12 @@ class CommandContext:
         return [summary.id for summary in ordered]
 
     async def stored_log(self, session_id: str) -> SessionLog:
-        """A stored Session's log (read-only); `SessionNotFound` for an unknown id."""
-        return await stored_log(self._store(), session_id)
+        """A stored Session's whole log, in memory, read-only; `SessionNotFound` for an
+        unknown id, `InvalidSessionId` for one that could not be one."""
+        stored = await self._store().inspect(validate_session_id(session_id))
+        if stored is None:
+            raise SessionNotFound(f"no session {session_id!r}")
+        return Session(stored.header, stored.events)
 
     def _store(self) -> Backend:
         if self._backend is None:

@@ -37,7 +37,6 @@ which knows the adapters and their `Settings` models: this module knows none.
 
 from __future__ import annotations
 
-import json
 import re
 import tomllib
 from collections.abc import Mapping
@@ -57,7 +56,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..base.validation import problems
+from ..base.validation import key_path, problems
 from .errors import OverlayError
 
 __all__ = [
@@ -67,7 +66,6 @@ __all__ = [
     "Overlay",
     "PluginSpec",
     "StoreSettings",
-    "key_path",
     "load_overlay",
     "parse_overlay",
 ]
@@ -77,7 +75,6 @@ DEFAULT_IDLE_SECONDS = 300.0
 # A day: longer is surely a typo (milliseconds?); 0 turns hibernation off.
 MAX_IDLE_SECONDS = 86_400.0
 _SCRIPTED = "scripted:"
-_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
 
 # Entry-point names become URL segments (`/plugins/<name>/...`), so keep them tame.
 _PLUGIN_NAME = re.compile(r"[A-Za-z0-9][A-Za-z0-9._-]{0,63}")
@@ -336,16 +333,4 @@ def _invalid(path: Path | None, error: ValidationError) -> OverlayError:
         path,
         [(item.where, item.message) for item in found],
         plugin=plugins.pop() if len(plugins) == 1 else None,
-    )
-
-
-def key_path(parts: tuple[int | str, ...]) -> str:
-    """A TOML dotted key for `parts`, quoting parts that are not bare keys.
-
-    pydantic locates a bad dict key as `(..., key, "[key]")`; the key is enough.
-    """
-    if parts and parts[-1] == "[key]":
-        parts = parts[:-1]
-    return ".".join(
-        str(part) if _BARE_KEY.fullmatch(str(part)) else json.dumps(str(part)) for part in parts
     )

@@ -20,7 +20,7 @@ has remote actions:
 - **Running** (`_take_and_run`): when a request names a Session live here
   (its notification, the Session going live, the poll), this host claims
   the Session's oldest request, runs it as a local action
-  (`Host.session_action`) and stores the answer — shielded, and retried —
+  (`SessionActions.run`) and stores the answer — shielded, and retried —
   then claims the next: one request at a time, each just before it runs. A
   request claimed for a Session that went cold here meanwhile is given
   back, untouched, rather than relayed on.
@@ -34,7 +34,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Awaitable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Final, TypeVar
+from typing import Final, TypeVar
 
 import anyio
 from pydantic import JsonValue
@@ -45,10 +45,7 @@ from ..persistence.remote_actions import ActionAnswer, ActionRequest, RemoteActi
 from ..plugins.errors import ActionError
 from ..session.log import Session
 from .errors import Unclaimed
-from .rounds import Rounds
-
-if TYPE_CHECKING:
-    from ..host.host import Host
+from .rounds import RelayHost, Rounds
 
 __all__ = ["ActionRelay", "Unclaimed"]
 
@@ -81,7 +78,7 @@ class ActionRelay:
     """The Host's side of remote actions (see the module docstring)."""
 
     def __init__(
-        self, host: Host, remote: RemoteActions, *, wait_seconds: float = WAIT_SECONDS
+        self, host: RelayHost, remote: RemoteActions, *, wait_seconds: float = WAIT_SECONDS
     ) -> None:
         self.host = host
         self.remote = remote
@@ -253,7 +250,7 @@ class ActionRelay:
             await self.remote.release(request.id, self.host.host_id)
             return
         try:
-            result = await self.host.session_action(
+            result = await self.host.actions.run(
                 session_id, request.plugin, request.action, request.args
             )
         except Exception as error:

@@ -33,15 +33,15 @@ from typing import TYPE_CHECKING
 import anyio
 
 from ..agents.errors import AgentClosed
-from ..persistence.errors import StorageError
+from ..persistence.errors import SessionNotFound, StorageError
 from ..persistence.inbox import INBOX_SOURCE_KEY, Inbox
+from ..session.errors import SessionLiveElsewhere
 from ..session.log import Session
 from ..session.types import USER_MESSAGE
-from .rounds import Rounds
+from .rounds import RelayHost, Rounds
 
 if TYPE_CHECKING:
     from ..agents.agent import Agent
-    from ..host.host import Host
 
 __all__ = ["InboxRelay"]
 
@@ -67,7 +67,7 @@ def _inbox_id(data: object) -> int | None:
 class InboxRelay:
     """The Host's side of the inbox (see the module docstring)."""
 
-    def __init__(self, host: Host, inbox: Inbox) -> None:
+    def __init__(self, host: RelayHost, inbox: Inbox) -> None:
         self.host = host
         self.inbox = inbox
         self.taken = 0  # messages queued from the inbox (all Sessions)
@@ -118,7 +118,7 @@ class InboxRelay:
         if taken is None:
             return
         # Only the stored log decides that a row is done with (never a queued message).
-        self._search(taken, self.host.coordinator.durable_length(agent.session))
+        self._search(taken, self.host.durable_length(agent.session))
         stored: list[int] = []
         for message in messages:
             if message.id in taken.stored:
@@ -189,15 +189,12 @@ class InboxRelay:
         done: list[int] = []
         for taken in list(self._state.values()):
             if taken.queued and not taken.agent.closed:
-                durable = self.host.coordinator.durable_length(taken.agent.session)
+                durable = self.host.durable_length(taken.agent.session)
                 done.extend(self._search(taken, durable))
         await self.inbox.remove(done)
 
     async def _adopt(self, session_id: str) -> None:
         """Rows nobody holds the Session for: make it live here (the lease decides)."""
-        from ..persistence.errors import SessionNotFound
-        from ..session.errors import SessionLiveElsewhere
-
         try:
             await self.host.resume(session_id)
         except SessionLiveElsewhere:

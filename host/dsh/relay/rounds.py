@@ -12,16 +12,58 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from anyio.abc import TaskGroup
+from pydantic import JsonValue
 
+from ..agents.agent import Agent
+from ..base.clock import Clock
+from ..base.scope import Disposer
 from ..persistence.errors import StorageError
+from ..session.log import Session
 
-if TYPE_CHECKING:
-    from ..host.host import Host
+__all__ = ["ActionRunner", "LifecycleEvents", "RelayHost", "Rounds"]
 
-__all__ = ["Rounds"]
+
+class LifecycleEvents(Protocol):
+    def observe(self, observer: Callable[[Session, bool], None]) -> Disposer:
+        """Hear `(session, live)` for every Session object that went live or cold."""
+
+
+class ActionRunner(Protocol):
+    async def run(
+        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue]
+    ) -> JsonValue:
+        """Run a person's action on a Session live here; its result, or its refusal."""
+
+
+class RelayHost(Protocol):
+    """What the relays need of their Host (a `dsh.host.host.Host` is one)."""
+
+    @property
+    def host_id(self) -> str: ...
+
+    @property
+    def clock(self) -> Clock: ...
+
+    @property
+    def lifecycle(self) -> LifecycleEvents: ...
+
+    def agent(self, session_id: str) -> Agent | None: ...
+
+    def agents(self) -> list[Agent]: ...
+
+    def owns(self, session_id: str) -> bool:
+        """True while this host holds the Session's lease."""
+
+    def durable_length(self, session: Session) -> int:
+        """How many events of live `session` storage confirmed."""
+
+    async def resume(self, session_id: str) -> tuple[Agent, bool]: ...
+
+    @property
+    def actions(self) -> ActionRunner: ...
 
 log = logging.getLogger(__name__)
 
@@ -29,7 +71,7 @@ log = logging.getLogger(__name__)
 class Rounds:
     """Runs `work(session_id)` for Sessions live on `host` (see the module docstring)."""
 
-    def __init__(self, host: Host, work: Callable[[str], Awaitable[None]], what: str) -> None:
+    def __init__(self, host: RelayHost, work: Callable[[str], Awaitable[None]], what: str) -> None:
         self.host = host
         self.work = work
         self.what = what  # "inbox", "actions": names the tasks and the log lines

@@ -23,8 +23,7 @@ from typing import Any
 
 import anyio
 
-from ..agents.tools import ToolCall
-from ..models.base import DeltaSink, ModelReply, ModelRequest
+from ..models.base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from ..models.errors import ModelError
 
 __all__ = ["FakeModel", "Reply"]

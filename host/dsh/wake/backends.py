@@ -36,7 +36,7 @@ def wake_backends() -> dict[str, Callable[[Any, Backend | None], WakeBackend]]:
 
 def _postgres(settings: Any, backend: Backend | None) -> WakeBackend:
     from ..persistence.postgres import PostgresBackend
-    from ..persistence.postgres.wake import PostgresWakeBackend
+    from .postgres import PostgresWakeBackend
 
     if isinstance(backend, PostgresBackend):
         return PostgresWakeBackend(backend)

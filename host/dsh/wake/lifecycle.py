@@ -25,14 +25,15 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from anyio.abc import TaskGroup
 
+from ..base.clock import Clock
 from ..base.listeners import Listeners
 from ..base.scope import Disposer
-from ..session.live import Observation
-from ..session.log import Session
+from ..session.live import LiveSessions, Observation
+from ..session.log import Session, SessionLog
 from .backend import WakeBackend
 from .errors import WakeIndexUnavailable
 from .hibernation import Hibernator
@@ -40,9 +41,8 @@ from .index import WakeIndex
 
 if TYPE_CHECKING:
     from ..agents.agent import Agent
-    from ..host.host import Host
 
-__all__ = ["LifecycleObserver", "SessionLifecycle"]
+__all__ = ["LifecycleHost", "LifecycleObserver", "SessionLifecycle"]
 
 log = logging.getLogger(__name__)
 
@@ -50,12 +50,40 @@ LifecycleObserver = Callable[[Session, bool], None]
 """Called with `(session, live)` when a Session object went live or cold."""
 
 
+class LifecycleHost(Protocol):
+    """What the lifecycle needs of its Host (a `dsh.host.host.Host` is one)."""
+
+    clock: Clock
+    live: LiveSessions
+
+    def agent(self, session_id: str) -> Agent | None:
+        """The live agent of the Session, if it is live here."""
+
+    async def close_session(self, session_id: str) -> None:
+        """Make the Session cold (hibernation)."""
+
+    async def resume(self, session_id: str) -> tuple[Agent, bool]:
+        """Make a stored Session live; `SessionNotFound` if it is not stored."""
+
+    def durable_length(self, session: Session) -> int:
+        """How many events of live `session` storage confirmed."""
+
+    def wake_at(self, log: SessionLog) -> int | None:
+        """The plugins' wake time of `log` (`dsh_session_wake_at`)."""
+
+    async def session_wake_at(self, session_id: str) -> int | None:
+        """The plugins' wake time of a Session's durable events; `SessionNotFound`."""
+
+    async def stored_ids(self) -> list[str]:
+        """The id of every stored Session."""
+
+
 class SessionLifecycle:
     """The Host's Session lifecycle: wake index, hibernation, observers."""
 
     def __init__(
         self,
-        host: Host,
+        host: LifecycleHost,
         *,
         wake_backend: WakeBackend | None = None,
         idle_seconds: float | None = None,
@@ -176,9 +204,10 @@ class SessionLifecycle:
         session = agent.session
         if agent.parent is not None:
             return False  # a delegated child its parent is still using
-        if host.coordinator.durable_length(session) < len(session):
+        durable = host.durable_length(session)
+        if durable < len(session):
             return False  # its writes are still being retried
-        wake_at = host.wake_at(host.durable_log(session))
+        wake_at = host.wake_at(session.prefix(durable))
         if self.index is None:
             return wake_at is None  # without wake, reminders fire only while live
         # Due (or about to be: it would be woken again at once): left to its owner.
@@ -188,7 +217,7 @@ class SessionLifecycle:
 class _Port:
     """The Host as the wake index sees it (`dsh.wake.index.WakeHost`)."""
 
-    def __init__(self, host: Host) -> None:
+    def __init__(self, host: LifecycleHost) -> None:
         self._host = host
 
     def is_live(self, session_id: str) -> bool:
@@ -201,4 +230,4 @@ class _Port:
         return await self._host.session_wake_at(session_id)
 
     async def stored_ids(self) -> list[str]:
-        return [row.id for row in await self._host.list_sessions()]
+        return await self._host.stored_ids()

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 import anyio
 
 from .backend import WakeBackend, WakeEntry
-
-if TYPE_CHECKING:
-    from ..host.host import Host
+from .lifecycle import LifecycleHost
 
 __all__ = ["RebuildReport", "rebuild_index"]
 
@@ -44,14 +41,14 @@ class RebuildReport:
         return min(times, default=None)
 
 
-async def rebuild_index(host: Host, backend: WakeBackend) -> RebuildReport:
-    """Derive every stored Session's entry with `host`'s plugins and write them to `store`.
+async def rebuild_index(host: LifecycleHost, backend: WakeBackend) -> RebuildReport:
+    """Derive every stored Session's entry with `host`'s plugins and write them to `backend`.
 
     Raises `WakeBackendError` when the snapshot cannot be written, and what
     listing the stored Sessions raises (`StorageError`).
     """
     report = RebuildReport()
-    ids = deque(row.id for row in await host.list_sessions())
+    ids = deque(await host.stored_ids())
     report.sessions = len(ids)
 
     async def reader() -> None:

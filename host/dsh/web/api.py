@@ -21,9 +21,9 @@ from fastapi import APIRouter, Body, Query, Request, Response
 from fastapi.responses import JSONResponse
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, field_validator
 
-from .. import __version__
 from ..base.jsonbytes import encode
 from ..base.limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
+from ..base.version import VERSION as __version__
 from ..host.host import Host
 from ..persistence.errors import SessionExists
 from ..session.events import MAX_TITLE_CHARS, validate_time_zone
@@ -130,7 +130,7 @@ async def health(request: Request) -> JSONResponse:
     some Session has events storage has not confirmed (its writes are being retried).
     Answered from memory: a stalled disk never stalls it."""
     state = getattr(request.app.state, "web", None)
-    report = state.host.storage_health() if state is not None else None
+    report = state.host.catalogue.health() if state is not None else None
     if report is None or report.ok:
         return _json(200, {"ok": True, "version": __version__})
     sessions, events = len(report.degraded), report.unconfirmed_events
@@ -158,7 +158,7 @@ async def list_sessions(
 ) -> JSONResponse:
     """`?q=` keeps the Sessions whose title or first message contains it
     (case-insensitive), or whose id starts with it; no log is decoded."""
-    rows = await _host(request).list_sessions(q if q and q.strip() else None)
+    rows = await _host(request).catalogue.list(q if q and q.strip() else None)
     return _json(200, {"sessions": [row.to_dict() for row in rows]})
 
 
@@ -166,7 +166,7 @@ async def list_sessions(
 async def create_session(request: Request) -> JSONResponse:
     host = _host(request)
     agent = await host.create_session(origin="web")
-    return _json(201, {"session": host.summary(agent.session).to_dict()})
+    return _json(201, {"session": host.catalogue.summary(agent.session).to_dict()})
 
 
 @router.get(
@@ -176,12 +176,12 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
     host = _host(request)
     live = host.live.find(_checked(session_id))
     if live is None:
-        header, length = await host.stored_header(session_id)
+        header, length = await host.catalogue.header(session_id)
         return _json(
             200,
             {
                 "header": header.to_dict(),
-                "live": await host.live_elsewhere(session_id) is not None,
+                "live": await host.catalogue.live_elsewhere(session_id) is not None,
                 "length": length,
                 "agent": None,
                 "plugins": await host.plugin_states(session_id),
@@ -205,7 +205,7 @@ async def read_session(request: Request, session_id: str) -> JSONResponse:
 
 @router.patch("/sessions/{session_id}", summary="Rename a Session (a durable session/title)")
 async def rename_session(request: Request, session_id: str, body: TitleBody) -> JSONResponse:
-    summary = await _host(request).set_title(_checked(session_id), body.title)
+    summary = await _host(request).sessions.set_title(_checked(session_id), body.title)
     return _json(200, {"session": summary.to_dict()})
 
 
@@ -216,7 +216,7 @@ async def rename_session(request: Request, session_id: str, body: TitleBody) -> 
 )
 async def delete_session(request: Request, session_id: str) -> Response:
     try:
-        await _host(request).delete_session(_checked(session_id))
+        await _host(request).sessions.delete(_checked(session_id))
     except SessionExists as error:
         raise ApiError(409, "trash_conflict", f"{error}; restore or remove it first") from error
     web_state(request.app).hub.end_session(session_id)  # its watchers: close code 4404
@@ -225,7 +225,7 @@ async def delete_session(request: Request, session_id: str) -> Response:
 
 @router.post("/sessions/{session_id}/cancel", summary="Stop the running turn: {cancelled: bool}")
 async def cancel_turn(request: Request, session_id: str) -> JSONResponse:
-    cancelled = await _host(request).cancel_turn(_checked(session_id))
+    cancelled = await _host(request).sessions.cancel_turn(_checked(session_id))
     return _json(200, {"cancelled": cancelled})
 
 
@@ -233,7 +233,7 @@ async def cancel_turn(request: Request, session_id: str) -> JSONResponse:
 async def resume_session(request: Request, session_id: str) -> JSONResponse:
     host = _host(request)
     agent, _ = await host.resume(_checked(session_id))
-    return _json(200, {"session": host.summary(agent.session).to_dict()})
+    return _json(200, {"session": host.catalogue.summary(agent.session).to_dict()})
 
 
 @router.post("/sessions/{session_id}/fork", status_code=201, summary="A new live child Session")
@@ -244,10 +244,10 @@ async def fork_session(
     at_seq = None if body is None else body.at_seq
     _checked(session_id)
     try:
-        agent = await host.fork(session_id, at_seq)
+        agent = await host.sessions.fork(session_id, at_seq)
     except ValueError as error:
         raise ApiError(422, "invalid_body", f"field 'atSeq': {error}") from error
-    return _json(201, {"session": host.summary(agent.session).to_dict()})
+    return _json(201, {"session": host.catalogue.summary(agent.session).to_dict()})
 
 
 @router.post(
@@ -257,11 +257,13 @@ async def fork_session(
 )
 async def post_message(request: Request, session_id: str, body: MessageBody) -> JSONResponse:
     host = _host(request)
-    posted = await host.post_message(_checked(session_id), body.text, time_zone=body.time_zone)
+    posted = await host.sessions.post_message(
+        _checked(session_id), body.text, time_zone=body.time_zone
+    )
     if posted.agent is not None:
-        summary = host.summary(posted.agent.session)
+        summary = host.catalogue.summary(posted.agent.session)
     else:  # through the inbox of the host that owns it
-        summary = await host.stored_summary(session_id, live=True)
+        summary = await host.catalogue.stored_summary(session_id, live=True)
     return _json(202, {"queued": True, "resumed": posted.resumed, "session": summary.to_dict()})
 
 
@@ -270,7 +272,7 @@ async def post_message(request: Request, session_id: str, body: MessageBody) -> 
     summary="Run a plugin's action on a Session; answers once it is durable",
 )
 async def session_action(request: Request, session_id: str, body: ActionBody) -> JSONResponse:
-    result = await _host(request).session_action(
+    result = await _host(request).actions.run(
         _checked(session_id), body.plugin, body.action, body.args
     )
     return _json(200, {"result": result})
@@ -302,6 +304,6 @@ async def client_modules(request: Request) -> JSONResponse:
             "url": module_url(published.plugin, published.module.path.name),
             "eventTypes": list(published.module.event_types),
         }
-        for published in _host(request).client_modules()
+        for published in _host(request).contributions.client_modules()
     ]
     return _json(200, {"modules": modules})

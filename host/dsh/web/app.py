@@ -24,7 +24,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 
 from fastapi import FastAPI
 
-from .. import __version__
+from ..base.version import VERSION as __version__
 from ..host.host import Host
 from . import api, static, stream
 from .errors import CatchAll, install_error_handlers

@@ -28,8 +28,8 @@ class History:
 
     async def page(self, session_id: str, request: PageRequest) -> dict[str, Any]:
         """The page of `session_id`; raises the Host's `SessionNotFound` if it is unknown."""
-        return (await self._host.history_page(session_id, request)).to_dict()
+        return (await self._host.catalogue.page(session_id, request)).to_dict()
 
     async def proven_prefix(self, session: Session) -> int:
         """How many leading events of live `session` storage proves; 0 withholds every view."""
-        return await self._host.proven_prefix(session)
+        return await self._host.catalogue.proven_prefix(session)

@@ -302,7 +302,7 @@ class LiveHub:
         live_there: bool | None = None
         while not subscription.ended:
             if subscription.session is None and self._host.live.find(session_id) is None:
-                owner = await self._host.live_elsewhere(session_id)
+                owner = await self._host.catalogue.live_elsewhere(session_id)
                 await self._catch_up_stored(subscription)
                 live = owner is not None
                 if subscription.session is None and live != live_there:
@@ -318,7 +318,7 @@ class LiveHub:
         sent = False
         while not subscription.ended and subscription.session is None:
             start = subscription.next_seq
-            page = await self._host.history_page(
+            page = await self._host.catalogue.page(
                 session_id, PageRequest(from_seq=start, limit=FOLLOW_PAGE)
             )
             if subscription.session is not None or subscription.ended:
@@ -443,7 +443,7 @@ class LiveHub:
 
     def _states(self, session: Session, durable: int) -> dict[str, JsonValue]:
         """Every plugin's state of the first `durable` (stored) events of `session`."""
-        return self._host.session_state(session.prefix(durable))
+        return self._host.contributions.states(session.prefix(durable))
 
     def _send_states(self, subscriptions: list[Subscription], states: dict[str, JsonValue]) -> None:
         """Send each subscription the states that differ from what it last got."""
@@ -461,7 +461,7 @@ class LiveHub:
 
     def _view_frame(self, session: Session, event: SessionEvent) -> str | None:
         # `Host.event_view` hands out only views it checked to be JSON objects.
-        view = self._host.event_view(session, event)
+        view = self._host.contributions.view(session, event)
         return None if view is None else sidecar_frame(event, view)
 
     # -- streamed text ----------------------------------------------------

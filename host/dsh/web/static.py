@@ -97,7 +97,7 @@ async def static_file(request: Request, relative: str) -> FileResponse:
 
 @router.api_route("/plugins/{plugin}/{filename}", methods=["GET", "HEAD"], include_in_schema=False)
 async def plugin_module(request: Request, plugin: str, filename: str) -> FileResponse:
-    for published in web_state(request.app).host.client_modules():
+    for published in web_state(request.app).host.contributions.client_modules():
         if published.plugin != plugin:
             continue
         for path in (published.module.path, *published.module.imports):

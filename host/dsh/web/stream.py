@@ -63,7 +63,7 @@ async def live(websocket: WebSocket, session_id: str) -> None:
 async def _tail_or_deny(websocket: WebSocket, state: WebState, session_id: str) -> int | None:
     """The tail to say hello with, or None after refusing the handshake."""
     try:
-        return await state.host.tail(session_id)
+        return await state.host.catalogue.tail(session_id)
     except Exception as error:
         refusal = api_error_for(error)
         if refusal is None:

@@ -11,9 +11,9 @@ from pydantic import JsonValue
 
 from dsh.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentPhase
 from dsh.agents.errors import AgentBusy, AgentClosed
-from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
+from dsh.agents.tools import Tool, ToolArguments, ToolContext
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
-from dsh.models.base import DeltaSink, ModelReply, ModelRequest, reasoning_channel
+from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall, reasoning_channel
 from dsh.models.errors import ModelError
 from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions

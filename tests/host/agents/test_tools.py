@@ -14,13 +14,12 @@ from dsh.agents.errors import DuplicateTool, ToolError
 from dsh.agents.tools import (
     Tool,
     ToolArguments,
-    ToolCall,
     ToolContext,
     ToolOutcome,
     ToolRegistry,
     invoke_tool,
 )
-from dsh.models.base import ModelReply, ModelRequest
+from dsh.models.base import ModelReply, ModelRequest, ToolCall
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from dsh.testing import FakeClock

@@ -20,12 +20,12 @@ from dsh.cli.app import (
     command_word,
     data_dir_of,
     default_data_dir,
-    dispatch,
     environment_overlay,
     model_of,
     overlay_of,
     trailing_overlay,
 )
+from dsh.cli.dispatch import dispatch
 from dsh.cli.errors import CommandError
 from dsh.plugins.overlay import Overlay, parse_overlay
 

@@ -149,7 +149,7 @@ async def test_a_turn_runs_and_closing_makes_the_session_cold(
 
     assert host.agent(agent.session.id) is None
     assert agent.closed
-    stored = await host.read_stored(agent.session.id)
+    stored = await host.catalogue.read(agent.session.id)
     assert [event.type for event in stored.events] == [
         "message/user",
         "message/assistant",
@@ -174,7 +174,7 @@ async def test_resume_builds_a_new_live_object_with_an_end_seed_and_publishes_it
     assert [event.type for event in resumed.session.events][-1] == END_SEED
     assert len(resumed.session) == 4
     assert recorder.published == [first, resumed]
-    stored = await host.read_stored(session_id)
+    stored = await host.catalogue.read(session_id)
     assert len(stored.events) == 4
 
 
@@ -245,7 +245,7 @@ async def test_fork_of_a_live_session_copies_the_prefix_and_marks_the_seed(
     parent.submit("hello")
     await settled(parent)
 
-    child = await host.fork(parent.session.id, at_seq=2)
+    child = await host.sessions.fork(parent.session.id, at_seq=2)
 
     header = child.session.header
     assert header.seed_length == 3
@@ -256,7 +256,7 @@ async def test_fork_of_a_live_session_copies_the_prefix_and_marks_the_seed(
     assert list(child.session.events)[:2] == list(parent.session.events)[:2]
     assert child.session.events[2].type == END_SEED
     assert recorder.published == [parent, child]
-    stored = await host.read_stored(child.session.id)
+    stored = await host.catalogue.read(child.session.id)
     assert len(stored.events) == 3
 
 
@@ -268,7 +268,7 @@ async def test_fork_of_a_cold_session_reads_storage_and_defaults_to_the_whole_lo
     await settled(parent)
     await host.close_session(parent.session.id)
 
-    child = await host.fork(parent.session.id)
+    child = await host.sessions.fork(parent.session.id)
 
     assert child.session.header.seed_length == 4
     assert host.agent(parent.session.id) is None
@@ -277,7 +277,7 @@ async def test_fork_of_a_cold_session_reads_storage_and_defaults_to_the_whole_lo
 async def test_fork_out_of_range_is_a_clear_error(host: Host) -> None:
     parent = await host.create_session()
     with pytest.raises(ValueError, match="out of range"):
-        await host.fork(parent.session.id, at_seq=5)
+        await host.sessions.fork(parent.session.id, at_seq=5)
 
 
 async def test_a_child_agent_is_one_level_deeper_and_published(
@@ -285,7 +285,7 @@ async def test_a_child_agent_is_one_level_deeper_and_published(
 ) -> None:
     root = await host.create_session()
 
-    child = await host.spawn_child(root)
+    child = await host.sessions.spawn_child(root)
 
     assert child.parent is root
     assert not child.is_root
@@ -298,7 +298,7 @@ async def test_reading_a_cold_session_never_publishes(host: Host, recorder: Reco
     await host.close_session(agent.session.id)
     recorder.published.clear()
 
-    stored = await host.read_stored(agent.session.id)
+    stored = await host.catalogue.read(agent.session.id)
 
     assert stored.header.id == agent.session.id
     assert recorder.published == []
@@ -313,12 +313,12 @@ async def test_sessions_are_listed_newest_first_with_live_flags(host: Host) -> N
     newer = await host.create_session()
     await host.close_session(older.session.id)
 
-    rows = await host.list_sessions()
+    rows = await host.catalogue.list()
 
     assert [row.id for row in rows] == [newer.session.id, older.session.id]
     assert [row.live for row in rows] == [True, False]
     assert rows[0].to_dict()["lineage"] is None
-    assert host.summary(newer.session).live
+    assert host.catalogue.summary(newer.session).live
 
 
 async def test_a_failing_plugin_does_not_keep_others_from_seeing_an_agent(
@@ -341,11 +341,11 @@ async def test_event_views_come_from_plugins_and_failures_are_contained(
     await settled(agent)
     user_event = agent.session.events[0]
 
-    assert host.event_view(agent.session, user_event) == {"marked": 0}
-    assert host.event_view(agent.session, agent.session.events[1]) is None
+    assert host.contributions.view(agent.session, user_event) == {"marked": 0}
+    assert host.contributions.view(agent.session, agent.session.events[1]) is None
 
     host.pm.register(Broken(), name="broken")  # called first: registered last
-    assert host.event_view(agent.session, user_event) == {"marked": 0}
+    assert host.contributions.view(agent.session, user_event) == {"marked": 0}
     assert "plugin broken failed in dsh_event_view" in caplog.text
 
 
@@ -362,7 +362,7 @@ async def test_a_view_that_is_not_a_dict_is_ignored(
     agent.submit("hi")
     await settled(agent)
 
-    assert host.event_view(agent.session, agent.session.events[0]) is None
+    assert host.contributions.view(agent.session, agent.session.events[0]) is None
     assert "plugin list-view returned a bad result from dsh_event_view" in caplog.text
     assert "expected a JSON object, got list" in caplog.text
 
@@ -374,7 +374,7 @@ async def test_client_modules_are_collected_per_plugin_and_bad_ones_skipped(
     host.pm.register(Broken(), name="broken")
     host.pm.register(WrongTypes(), name="wrong")
 
-    modules = host.client_modules()
+    modules = host.contributions.client_modules()
 
     assert [(item.plugin, item.module.event_types) for item in modules] == [
         ("recorder", ("message/user",))
@@ -456,7 +456,7 @@ async def test_a_failed_resume_lets_a_waiting_resume_try_again(
     agent = await host.create_session()
     session_id = agent.session.id
     await host.close_session(session_id)
-    original = host.read_stored
+    original = host.catalogue.read
     calls = 0
 
     async def flaky(requested: str) -> Any:
@@ -467,7 +467,7 @@ async def test_a_failed_resume_lets_a_waiting_resume_try_again(
             raise OSError("transient")
         return await original(requested)
 
-    monkeypatch.setattr(host, "read_stored", flaky)
+    monkeypatch.setattr(host.catalogue, "read", flaky)
     outcomes: list[object] = []
 
     async def resume() -> None:
@@ -490,7 +490,7 @@ async def test_a_live_parent_is_stored_before_it_is_forked(
     parent = await host.create_session()
     host.live.append(parent.session, "test/unstored", {})
 
-    child = await host.fork(parent.session.id)
+    child = await host.sessions.fork(parent.session.id)
 
     stored = await backend.inspect(parent.session.id)
     assert stored is not None
@@ -502,7 +502,7 @@ async def test_a_live_parent_is_stored_before_it_is_forked(
 
     monkeypatch.setattr(host.live, "flush", refuse)
     with pytest.raises(PersistenceUnavailable, match="cannot be forked"):
-        await host.fork(parent.session.id)
+        await host.sessions.fork(parent.session.id)
 
 
 # -- no phantoms, honest retries (second edition) -------------------------------------
@@ -516,7 +516,7 @@ async def test_a_create_answered_with_an_error_leaves_no_session_listed(operatio
     async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
         with pytest.raises(FlushError):
             await host.create_session()
-        assert await host.list_sessions() == []
+        assert await host.catalogue.list() == []
         assert host.agents() == []
     trashed = faulty.inner._trash  # type: ignore[attr-defined]
     assert len(trashed) == 1  # kept in the trash, never destroyed
@@ -528,16 +528,16 @@ async def test_a_fork_answered_with_an_error_leaves_no_child_listed(host: Host) 
     assert isinstance(backend, MemoryBackend)
     faulty = FaultyBackend(backend)
     faulty.fail("mark", after_write=True, times=None)
-    host._reader = type(host._reader)(  # the same Host, its writes now failing
-        host.live, faulty, durable=lambda s: 0, view=host.event_view
+    host.catalogue.reader = type(host.catalogue.reader)(  # the same Host, its writes now failing
+        host.live, faulty, durable=lambda s: 0, view=host.contributions.view
     )
     host.backend = faulty
     assert host._coordinator is not None
     host._coordinator.backend = faulty
     with pytest.raises(FlushError):
-        await host.fork(parent.session.id)
+        await host.sessions.fork(parent.session.id)
     faulty.clear()
-    assert [row.id for row in await host.list_sessions()] == [parent.session.id]
+    assert [row.id for row in await host.catalogue.list()] == [parent.session.id]
 
 
 async def test_a_failed_creation_that_cannot_be_trashed_is_still_not_listed(
@@ -549,10 +549,10 @@ async def test_a_failed_creation_that_cannot_be_trashed_is_still_not_listed(
     async with Host(backend=faulty, model=EchoModel(), clock=FakeClock()) as host:
         with pytest.raises(FlushError):
             await host.create_session()
-        assert await host.list_sessions() == []
+        assert await host.catalogue.list() == []
         [stored] = await faulty.inner.list()
         with pytest.raises(SessionNotFound):
-            await host.tail(stored.id)
+            await host.catalogue.tail(stored.id)
         with pytest.raises(SessionNotFound):
             await host.resume(stored.id)
     assert "its failed creation stays stored" in caplog.text
@@ -585,19 +585,19 @@ async def test_storage_health_lists_the_sessions_whose_writes_fail(
     clock = FakeClock()
     async with Host(backend=faulty, model=EchoModel(), clock=clock) as host:
         agent = await host.create_session()
-        assert host.storage_health().ok
+        assert host.catalogue.health().ok
         faulty.fail("append", times=None)
         host.live.append(agent.session, "test/a", {})
         host.live.append(agent.session, "test/b", {})
         with anyio.fail_after(WAIT):
-            while host.storage_health().ok:
+            while host.catalogue.health().ok:
                 await anyio.lowlevel.checkpoint()
-        health = host.storage_health()
+        health = host.catalogue.health()
         assert [item.session_id for item in health.degraded] == [agent.session.id]
         assert health.unconfirmed_events == 2
         faulty.clear()
         assert await host.live.flush(agent.session)
-        assert host.storage_health().ok
+        assert host.catalogue.health().ok
 
 
 async def test_closing_the_host_names_the_sessions_it_could_not_store(
@@ -654,7 +654,7 @@ async def test_a_plugin_failing_to_load_unwinds_the_host_and_cancels_earlier_wor
 
 async def test_a_resumed_child_session_stays_a_child(host: Host, recorder: Recorder) -> None:
     root = await host.create_session()
-    child = await host.spawn_child(root)
+    child = await host.sessions.spawn_child(root)
     await host.close_session(child.session.id)
 
     resumed, _ = await host.resume(child.session.id)
@@ -662,23 +662,23 @@ async def test_a_resumed_child_session_stays_a_child(host: Host, recorder: Recor
     assert resumed.parent is None  # nothing in the log names a live parent
     assert not resumed.is_root
     assert resumed.depth == 1
-    assert (await host.read_stored(child.session.id)).header.depth == 1
+    assert (await host.catalogue.read(child.session.id)).header.depth == 1
 
 
 async def test_a_fork_keeps_its_parent_s_depth_live_or_cold(host: Host) -> None:
     root = await host.create_session()
-    child = await host.spawn_child(root)
-    grandchild = await host.spawn_child(child)
+    child = await host.sessions.spawn_child(root)
+    grandchild = await host.sessions.spawn_child(child)
 
-    fork_of_live = await host.fork(grandchild.session.id)
+    fork_of_live = await host.sessions.fork(grandchild.session.id)
     await host.close_session(child.session.id)
-    fork_of_cold = await host.fork(child.session.id)
-    fork_of_root = await host.fork(root.session.id)
+    fork_of_cold = await host.sessions.fork(child.session.id)
+    fork_of_root = await host.sessions.fork(root.session.id)
 
     assert (grandchild.depth, fork_of_live.depth, fork_of_cold.depth) == (2, 2, 1)
     assert not fork_of_live.is_root and not fork_of_cold.is_root
     assert fork_of_root.is_root and fork_of_root.depth == 0
-    stored = await host.read_stored(fork_of_live.session.id)
+    stored = await host.catalogue.read(fork_of_live.session.id)
     assert stored.header.delegation_depth == 2
 
 
@@ -785,7 +785,7 @@ async def test_an_action_reaches_only_the_named_plugin_and_answers_json(host: Ho
     host.pm.register(BadStates(), name="bad")
     agent = await host.create_session()
 
-    result = await host.session_action(agent.session.id, "stateful", "echo", {"x": 1})
+    result = await host.actions.run(agent.session.id, "stateful", "echo", {"x": 1})
 
     assert result == {"echo": {"x": 1}, "tuple": [1, 2]}
 
@@ -815,7 +815,7 @@ async def test_an_action_that_cannot_run_says_why(
     agent = await host.create_session()
 
     with pytest.raises(ActionError) as caught:
-        await host.session_action(agent.session.id, plugin, action, {})
+        await host.actions.run(agent.session.id, plugin, action, {})
 
     assert (caught.value.status, caught.value.code) == (status, code)
     if status == 500:
@@ -830,11 +830,11 @@ async def test_an_action_on_a_cold_session_resumes_it_and_an_unknown_one_is_not_
     agent = await host.create_session()
     await host.close_session(agent.session.id)
 
-    assert await host.session_action(agent.session.id, "stateful", "echo", {}) is not None
+    assert await host.actions.run(agent.session.id, "stateful", "echo", {}) is not None
     assert host.agent(agent.session.id) is not None
     assert len(recorder.published) == 2
     with pytest.raises(SessionNotFound):
-        await host.session_action("missing", "stateful", "echo", {})
+        await host.actions.run("missing", "stateful", "echo", {})
 
 
 async def test_client_modules_are_computed_once_per_set_of_plugins(host: Host) -> None:
@@ -847,10 +847,10 @@ async def test_client_modules_are_computed_once_per_set_of_plugins(host: Host) -
             return [ClientModule(path=Path(__file__))]
 
     host.pm.register(Counting(), name="counting")
-    first = host.client_modules()
-    again = host.client_modules()
+    first = host.contributions.client_modules()
+    again = host.contributions.client_modules()
     host.pm.register(Recorder(), name="recorder")
-    grown = host.client_modules()
+    grown = host.contributions.client_modules()
 
     assert Counting.calls == 2
     assert first == again
@@ -868,7 +868,7 @@ async def test_a_plugin_gone_while_its_session_resumes_is_not_found(host: Host) 
     host.pm.register(LeavesOnPublication(), name="leaving")
 
     with pytest.raises(ActionError) as caught:
-        await host.session_action(agent.session.id, "leaving", "echo", {})
+        await host.actions.run(agent.session.id, "leaving", "echo", {})
 
     assert (caught.value.status, caught.value.code) == (404, "unknown_plugin")
 

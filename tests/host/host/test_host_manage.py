@@ -106,7 +106,7 @@ async def test_a_live_sessions_title_is_a_stored_session_title_event(
 ) -> None:
     agent = await host.create_session()
 
-    summary = await host.set_title(agent.session.id, "Groceries")
+    summary = await host.sessions.set_title(agent.session.id, "Groceries")
 
     assert summary.to_dict()["title"] == "Groceries" and summary.live
     assert await stored_types(backend, agent.session.id) == ["session/title"]
@@ -129,14 +129,14 @@ async def test_a_cold_sessions_title_is_appended_without_making_it_live(
 
     host.pm.register(Watch(), name="watch")
 
-    summary = await host.set_title(session_id, "Renamed while cold")
+    summary = await host.sessions.set_title(session_id, "Renamed while cold")
 
     assert host.agent(session_id) is None and published == []
     assert summary.live is False and summary.length == 4
     assert summary.to_dict()["title"] == "Renamed while cold"
     types = await stored_types(backend, session_id)
     assert types == ["message/user", "message/assistant", "turn/end", "session/title"]
-    assert [row.to_dict()["title"] for row in await host.list_sessions()] == ["Renamed while cold"]
+    assert [row.to_dict()["title"] for row in await host.catalogue.list()] == ["Renamed while cold"]
     resumed, _ = await host.resume(session_id)  # the title is part of its log from now on
     assert resumed.session.events[3].data == {"title": "Renamed while cold"}
 
@@ -149,9 +149,9 @@ async def test_a_rename_and_a_resume_of_one_cold_session_do_not_overlap(
     await host.close_session(session_id)
 
     async with anyio.create_task_group() as group:
-        group.start_soon(host.set_title, session_id, "One")
+        group.start_soon(host.sessions.set_title, session_id, "One")
         group.start_soon(host.resume, session_id)
-        group.start_soon(host.set_title, session_id, "Two")
+        group.start_soon(host.sessions.set_title, session_id, "Two")
 
     stored = await backend.inspect(session_id)
     assert stored is not None
@@ -169,11 +169,11 @@ async def test_a_title_is_refused_when_it_is_not_one_valid_title(host: Host) -> 
     session_id = (await host.create_session()).session.id
     for bad in ("", " padded ", "x" * 201):
         with pytest.raises(ValidationError):
-            await host.set_title(session_id, bad)
+            await host.sessions.set_title(session_id, bad)
     with pytest.raises(SessionNotFound):
-        await host.set_title("missing", "A title")
+        await host.sessions.set_title("missing", "A title")
     with pytest.raises(InvalidSessionId):
-        await host.set_title("../x", "A title")
+        await host.sessions.set_title("../x", "A title")
 
 
 async def test_a_title_storage_does_not_acknowledge_is_an_error(
@@ -186,7 +186,7 @@ async def test_a_title_storage_does_not_acknowledge_is_an_error(
 
     monkeypatch.setattr(host.live, "flush", never_durable)
     with pytest.raises(PersistenceUnavailable, match="title"):
-        await host.set_title(agent.session.id, "Lost?")
+        await host.sessions.set_title(agent.session.id, "Lost?")
 
 
 async def test_a_cold_title_that_storage_refuses_raises_and_frees_the_session() -> None:
@@ -196,8 +196,8 @@ async def test_a_cold_title_that_storage_refuses_raises_and_frees_the_session() 
         await host.close_session(session_id)
         faulty.fail("append", times=1)
         with pytest.raises(Exception, match="append"):
-            await host.set_title(session_id, "Refused")
-        summary = await host.set_title(session_id, "Accepted")  # nothing stayed held
+            await host.sessions.set_title(session_id, "Refused")
+        summary = await host.sessions.set_title(session_id, "Accepted")  # nothing stayed held
         assert summary.to_dict()["title"] == "Accepted"
 
 
@@ -211,11 +211,11 @@ async def test_deleting_a_live_session_closes_it_then_trashes_its_log(
     session_id = agent.session.id
     await turn(host, session_id, "hello")
 
-    await host.delete_session(session_id)
+    await host.sessions.delete(session_id)
 
     assert agent.closed and host.agent(session_id) is None
     assert await backend.inspect(session_id) is None
-    assert await host.list_sessions() == []
+    assert await host.catalogue.list() == []
     await backend.restore(session_id)
     assert await stored_types(backend, session_id) == [
         "message/user",
@@ -231,13 +231,13 @@ async def test_deleting_a_cold_session_trashes_it_and_an_unknown_one_is_not_foun
     await turn(host, session_id, "hello")
     await host.close_session(session_id)
 
-    await host.delete_session(session_id)
+    await host.sessions.delete(session_id)
 
     assert await backend.inspect(session_id) is None
     with pytest.raises(SessionNotFound):
-        await host.delete_session(session_id)
+        await host.sessions.delete(session_id)
     with pytest.raises(SessionNotFound):
-        await host.tail(session_id)
+        await host.catalogue.tail(session_id)
 
 
 async def test_deleting_when_the_trash_holds_the_id_already_keeps_the_session(
@@ -245,13 +245,13 @@ async def test_deleting_when_the_trash_holds_the_id_already_keeps_the_session(
 ) -> None:
     session_id = (await host.create_session()).session.id
     await turn(host, session_id, "hello")
-    await host.delete_session(session_id)
+    await host.sessions.delete(session_id)
     await backend.restore(session_id)
     backend._trash[session_id] = backend._logs[session_id]  # a stale copy left in the trash
 
     with pytest.raises(SessionExists):
-        await host.delete_session(session_id)
-    assert await host.tail(session_id) == 3
+        await host.sessions.delete(session_id)
+    assert await host.catalogue.tail(session_id) == 3
 
 
 async def test_deleting_a_session_whose_creation_failed_is_not_found() -> None:
@@ -263,7 +263,7 @@ async def test_deleting_a_session_whose_creation_failed_is_not_found() -> None:
             await host.create_session()
         (hidden,) = [summary.id for summary in await faulty.list()]
         with pytest.raises(SessionNotFound):
-            await host.delete_session(hidden)
+            await host.sessions.delete(hidden)
 
 
 # -- stopping a turn ------------------------------------------------------------------
@@ -278,11 +278,11 @@ async def test_cancel_turn_stops_the_running_turn_of_a_live_session(
     with anyio.fail_after(WAIT):
         await model.entered.wait()
 
-    assert await host.cancel_turn(agent.session.id) is True
+    assert await host.sessions.cancel_turn(agent.session.id) is True
 
     end = agent.session.events[-1]
     assert end.type == "turn/end" and end.data["error"]["code"] == "cancelled"  # type: ignore[index]
-    assert await host.cancel_turn(agent.session.id) is False
+    assert await host.sessions.cancel_turn(agent.session.id) is False
 
 
 async def test_cancel_turn_of_a_cold_session_is_false_and_keeps_it_cold(host: Host) -> None:
@@ -290,10 +290,10 @@ async def test_cancel_turn_of_a_cold_session_is_false_and_keeps_it_cold(host: Ho
     await turn(host, session_id, "hello")
     await host.close_session(session_id)
 
-    assert await host.cancel_turn(session_id) is False
+    assert await host.sessions.cancel_turn(session_id) is False
     assert host.agent(session_id) is None
     with pytest.raises(SessionNotFound):
-        await host.cancel_turn("missing")
+        await host.sessions.cancel_turn("missing")
 
 
 # -- empty Sessions ---------------------------------------------------------------------
@@ -310,8 +310,9 @@ async def test_with_cleaning_an_unused_session_goes_to_the_trash_when_it_goes_co
         used = (await host.create_session()).session.id
         await turn(host, used, "hello")
         renamed = (await host.create_session()).session.id
-        await host.set_title(renamed, "Named, never used")
-        seed_only = (await host.fork(used, 0)).session.id  # a session/end-seed, nothing else
+        await host.sessions.set_title(renamed, "Named, never used")
+        # A session/end-seed, nothing else:
+        seed_only = (await host.sessions.fork(used, 0)).session.id
         await host.close_session(unused)
         assert await backend.inspect(unused) is None
     # Closing the host closed the others: only the used and the renamed ones stay.
@@ -340,7 +341,7 @@ async def test_an_empty_session_that_cannot_be_trashed_stays_listed(
         session_id = (await host.create_session()).session.id
         faulty.fail("trash", times=1)
         await host.close_session(session_id)
-        assert [row.id for row in await host.list_sessions()] == [session_id]
+        assert [row.id for row in await host.catalogue.list()] == [session_id]
     assert "is empty but stays listed" in caplog.text
 
 
@@ -354,12 +355,12 @@ async def test_the_list_title_is_the_set_one_else_the_first_line_of_the_first_me
     await turn(host, first, "Plan the trip to Lisbon\nwith trains only")
     second = (await host.create_session()).session.id
     await turn(host, second, "an ordinary message")
-    await host.set_title(second, "Taxes 2026")
+    await host.sessions.set_title(second, "Taxes 2026")
     third = (await host.create_session()).session.id
 
-    titles = {row.id: row.to_dict()["title"] for row in await host.list_sessions()}
+    titles = {row.id: row.to_dict()["title"] for row in await host.catalogue.list()}
     await host.close_session(first)
-    cold = {row.id: row.to_dict()["title"] for row in await host.list_sessions()}
+    cold = {row.id: row.to_dict()["title"] for row in await host.catalogue.list()}
 
     assert titles == {first: "Plan the trip to Lisbon", second: "Taxes 2026", third: None}
     assert cold == titles
@@ -371,11 +372,11 @@ async def test_a_search_matches_titles_first_messages_and_id_starts_case_insensi
     trip = (await host.create_session()).session.id
     await turn(host, trip, "Plan the TRIP to Lisbon")
     taxes = (await host.create_session()).session.id
-    await host.set_title(taxes, "Taxes 2026")
+    await host.sessions.set_title(taxes, "Taxes 2026")
     await host.close_session(trip)
 
     async def found(query: str) -> list[str]:
-        return [row.id for row in await host.list_sessions(query)]
+        return [row.id for row in await host.catalogue.list(query)]
 
     assert await found("lisbon") == [trip]
     assert await found("TAXES") == [taxes]
@@ -391,15 +392,15 @@ async def test_live_summaries_carry_each_plugins_compact_summary_computed_once_p
     host.pm.register(counting, name="counting")
     host.pm.register(BrokenSummary(), name="broken")
     session_id = (await host.create_session()).session.id
-    assert host.summary(host.live.get(session_id)).to_dict()["plugins"] == {}
+    assert host.catalogue.summary(host.live.get(session_id)).to_dict()["plugins"] == {}
     await turn(host, session_id, "hello")
     assert await host.live.flush(host.live.get(session_id))
 
-    rows = [row.to_dict() for row in await host.list_sessions()]
-    again = [row.to_dict() for row in await host.list_sessions()]
+    rows = [row.to_dict() for row in await host.catalogue.list()]
+    again = [row.to_dict() for row in await host.catalogue.list()]
     calls = counting.calls
     await host.close_session(session_id)
-    cold = [row.to_dict() for row in await host.list_sessions()]
+    cold = [row.to_dict() for row in await host.catalogue.list()]
 
     assert rows[0]["plugins"] == {"counting": {"messages": 1}}
     assert again == rows and calls == 2  # the first (empty) summary, then one for length 3
@@ -410,9 +411,9 @@ async def test_a_plugin_registered_later_gets_its_summary_into_the_list(host: Ho
     session_id = (await host.create_session()).session.id
     await turn(host, session_id, "hello")
     assert await host.live.flush(host.live.get(session_id))
-    before = [row.to_dict()["plugins"] for row in await host.list_sessions()]
+    before = [row.to_dict()["plugins"] for row in await host.catalogue.list()]
 
     host.pm.register(Counting(), name="counting")
-    after = [row.to_dict()["plugins"] for row in await host.list_sessions()]
+    after = [row.to_dict()["plugins"] for row in await host.catalogue.list()]
 
     assert (before, after) == ([{}], [{"counting": {"messages": 1}}])

@@ -3,8 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from dsh.agents.tools import ToolCall
-from dsh.models.base import Message
+from dsh.models.base import Message, ToolCall
 from dsh.models.messages import conversation
 from dsh.session.errors import PayloadError
 from dsh.session.event import SessionEvent

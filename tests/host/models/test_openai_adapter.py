@@ -14,8 +14,7 @@ import anyio
 import pytest
 
 from dsh.agents.agent import Agent
-from dsh.agents.tools import ToolCall
-from dsh.models.base import Message, ModelReply, ModelRequest
+from dsh.models.base import Message, ModelReply, ModelRequest, ToolCall
 from dsh.models.errors import ModelError
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig, RetryPolicy
 from dsh.session.live import LiveSessions

@@ -18,8 +18,8 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agents.agent import Agent
-from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
-from dsh.models.base import Message, ModelReply, ModelRequest, StreamSink
+from dsh.agents.tools import Tool, ToolArguments, ToolContext
+from dsh.models.base import Message, ModelReply, ModelRequest, StreamSink, ToolCall
 from dsh.models.errors import ModelError
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig
 from dsh.session.live import LiveSessions

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from dsh.agents.tools import ToolCall
-from dsh.models.base import Message, ModelRequest
+from dsh.models.base import Message, ModelRequest, ToolCall
 from dsh.models.messages import conversation
 from dsh.models.openai import SYSTEM_PROMPT, OpenAIConfig
 from dsh.models.openai.request import NOT_COMPLETED, build_body, wire_messages

@@ -7,8 +7,7 @@ from typing import Any
 
 import pytest
 
-from dsh.agents.tools import ToolCall
-from dsh.models.base import ModelReply
+from dsh.models.base import ModelReply, ToolCall
 from dsh.models.errors import ModelError
 from dsh.models.openai.response import ReplyBuilder, error_detail, parse_chunk, parse_completion
 

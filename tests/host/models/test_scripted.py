@@ -6,8 +6,8 @@ from typing import Any
 
 import pytest
 
-from dsh.agents.tools import ToolCall
 from dsh.models import ModelReply, ModelRequest, ScriptedModel, StreamSink
+from dsh.models.base import ToolCall
 from dsh.models.errors import ModelError, ScriptError
 from dsh.models.scripted import parse_script
 

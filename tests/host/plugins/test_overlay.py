@@ -7,13 +7,13 @@ from pathlib import Path
 import pytest
 
 import dsh.plugins.overlay
+from dsh.base.validation import key_path
 from dsh.plugins.errors import OverlayError
 from dsh.plugins.overlay import (
     HostSettings,
     Overlay,
     PluginSpec,
     StoreSettings,
-    key_path,
     load_overlay,
     parse_overlay,
 )

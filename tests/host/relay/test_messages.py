@@ -205,5 +205,5 @@ async def test_without_an_inbox_a_session_live_elsewhere_is_refused() -> None:
     async with Host(backend=MemoryBackend(), model=FakeModel()) as host:
         assert host.relay is None
         agent = await host.create_session()
-        posted = await host.post_message(agent.session.id, "hi", time_zone="UTC")
+        posted = await host.sessions.post_message(agent.session.id, "hi", time_zone="UTC")
         assert posted.agent is agent and posted.resumed is False and posted.owner is None

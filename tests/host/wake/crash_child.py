@@ -51,7 +51,7 @@ async def main(data_dir: str, seed: int) -> None:
             if choice < 0.4 or (not host.agents() and choice < 0.7):
                 agent = await host.create_session()
             elif choice < 0.7:
-                rows = [row for row in await host.list_sessions() if not row.live]
+                rows = [row for row in await host.catalogue.list() if not row.live]
                 if not rows:
                     continue
                 agent, _ = await host.resume(rng.choice(rows).id)

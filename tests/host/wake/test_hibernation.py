@@ -56,10 +56,10 @@ async def test_a_session_closed_by_hand_is_forgotten_when_its_deadline_comes() -
         hibernator = host.lifecycle.hibernator
         assert hibernator is not None
         hibernator.touch("not-live")  # touching a Session that is not live does nothing
-        host._agents.pop(agent.session.id)  # gone without the lifecycle being told
+        host.liveness._agents.pop(agent.session.id)  # gone without the lifecycle being told
         clock.advance(5)
         await until(lambda: hibernator.deadline(agent.session.id) is None)
-        host._agents[agent.session.id] = agent
+        host.liveness._agents[agent.session.id] = agent
         await host.close_session(agent.session.id)
         assert hibernator.hibernated == 0
 
@@ -91,5 +91,5 @@ async def test_a_session_whose_writes_are_unconfirmed_or_that_is_due_stays_live(
             assert await host.live.flush(due.session)
             assert lifecycle._may_hibernate(due) is False
             gate.set()
-        child = await host.spawn_child(due)
+        child = await host.sessions.spawn_child(due)
         assert lifecycle._may_hibernate(child) is False  # its parent is still using it

@@ -257,7 +257,7 @@ async def test_descriptors_stay_bounded_by_live_sessions_when_many_are_opened(
             clock.advance(5)
             await until(lambda: not host.agents())
             assert descriptors() <= before + 5
-        assert len(await host.list_sessions()) == 300
+        assert len(await host.catalogue.list()) == 300
 
 
 async def test_a_close_whose_log_cannot_be_read_either_stays_dirty(

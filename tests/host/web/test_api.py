@@ -180,13 +180,13 @@ async def test_a_live_session_without_its_agent_yet_shows_agent_null(
     created = await new_session(client)
     agent = host.agent(created["id"])
     assert agent is not None
-    host._agents.pop(created["id"])  # the moment between going live and publication
+    host.liveness._agents.pop(created["id"])  # the moment between going live and publication
     try:
         response = await client.get(f"/api/sessions/{created['id']}")
         assert response.json()["agent"] is None
         assert response.json()["live"] is True
     finally:
-        host._agents[created["id"]] = agent
+        host.liveness._agents[created["id"]] = agent
 
 
 @pytest.mark.parametrize(
@@ -542,7 +542,7 @@ async def test_an_unexpected_error_is_a_json_500_with_security_headers(
     async def broken() -> list[Any]:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(host, "list_sessions", broken)
+    monkeypatch.setattr(host.catalogue, "list", broken)
     response = await client.get("/api/sessions")
     assert error_of(response) == (500, "internal_error")
     assert "boom" not in response.text
@@ -678,7 +678,7 @@ async def test_deleting_when_the_trash_holds_that_id_is_409(
     async def occupied(session_id: str) -> None:
         raise SessionExists(f"the trash already holds a session {session_id}")
 
-    monkeypatch.setattr(host, "delete_session", occupied)
+    monkeypatch.setattr(host.sessions, "delete", occupied)
     response = await client.delete(f"/api/sessions/{created['id']}")
     assert error_of(response) == (409, "trash_conflict")
     assert "restore or remove it first" in response.json()["error"]["message"]

@@ -52,14 +52,14 @@ class StorageReader:
 
     def __init__(
         self,
-        store: LiveSessions,
+        live: LiveSessions,
         backend: Backend,
         *,
         durable: Callable[[Session], int],
         view: ViewOf,
         view_threads: int = VIEW_THREADS,
     ) -> None:
-        self._live = store
+        self._live = live
         self._backend = backend
         self._durable = durable
         self._view = view

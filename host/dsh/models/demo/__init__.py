@@ -37,9 +37,8 @@ from typing import Any
 
 import anyio
 
-from ...agents.tools import ToolCall
 from ...base.clock import Clock, SystemClock
-from ..base import DeltaSink, Message, ModelReply, ModelRequest
+from ..base import DeltaSink, Message, ModelReply, ModelRequest, ToolCall
 from ..streaming import stream_reply
 from . import replies, results
 from .calls import Context, change_arguments, first_call, load_zone

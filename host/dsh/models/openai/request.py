@@ -48,8 +48,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from ...agents.tools import ToolCall
-from ..base import Message, ModelRequest
+from ..base import Message, ModelRequest, ToolCall
 from .config import OpenAIConfig
 
 __all__ = ["NOT_COMPLETED", "SYSTEM_PROMPT", "build_body", "wire_messages"]

@@ -27,9 +27,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from ...agents.tools import ToolCall
 from ...base.validation import describe
-from ..base import ModelReply
+from ..base import ModelReply, ToolCall
 from ..errors import ModelError
 
 __all__ = ["Chunk", "ReplyBuilder", "error_detail", "parse_chunk", "parse_completion", "snippet"]

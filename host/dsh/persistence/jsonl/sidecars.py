@@ -16,14 +16,7 @@ from pathlib import Path
 
 from ..errors import StorageError
 from . import index as line_index
-from .files import (
-    FileState,
-    open_regular,
-    pread_exact,
-    read_all,
-    storage_errors,
-    write_replacing,
-)
+from .files import FileState, open_regular, pread_exact, read_all, storage_errors, write_replacing
 from .format import parse_header
 from .index import LineIndex
 

@@ -13,8 +13,9 @@ from dataclasses import dataclass, field
 
 import importlib_metadata
 
+from ...base.validation import key_path
 from ..errors import AmbiguousPlugin, MissingPlugin
-from ..overlay import PluginSpec, key_path
+from ..overlay import PluginSpec
 
 __all__ = [
     "ENTRY_POINT_GROUP",

@@ -15,7 +15,7 @@ import pluggy
 from pydantic import BaseModel, ValidationError
 
 from ...base.errors import raise_errors
-from ...base.validation import describe, problems
+from ...base.validation import describe, key_path, problems
 from ..context import PluginContext
 from ..errors import (
     AmbiguousPlugin,
@@ -25,7 +25,7 @@ from ..errors import (
     PluginUnloadError,
 )
 from ..hooks import wrapper_hooks
-from ..overlay import PluginSpec, key_path
+from ..overlay import PluginSpec
 from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
 
 __all__ = ["ContextFactory", "LoadedPlugin", "PluginCheck", "PluginLoader", "check_plugins"]

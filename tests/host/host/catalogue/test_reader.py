@@ -78,7 +78,7 @@ async def test_a_cold_page_reads_its_events_and_only_what_its_views_need(tmp_pat
     host, backend, plugin = await cold_host(tmp_path, 20_000)
     async with host:
         host.pm.register(plugin, name="back-reference")
-        page = await host.history_page("s1", PageRequest(before=15_000, limit=100))
+        page = await host.catalogue.page("s1", PageRequest(before=15_000, limit=100))
     assert page.attached is False
     assert (page.tail, [event.seq for event in page.events][::99]) == (20_000, [14_900, 14_999])
     assert page.views == {
@@ -93,7 +93,7 @@ async def test_a_cold_view_that_reaches_before_the_page_reads_back_ranged(tmp_pa
     host, backend, plugin = await cold_host(tmp_path, 20_000)
     async with host:
         host.pm.register(plugin, name="back-reference")
-        page = await host.history_page("s1", PageRequest(from_seq=12_005, limit=10))
+        page = await host.catalogue.page("s1", PageRequest(from_seq=12_005, limit=10))
     assert page.views == {12_010: {"anchor": {"n": 12_000}, "at": 12_000}}
     assert backend.read_events < 100
 
@@ -106,7 +106,7 @@ async def test_an_attached_page_views_the_live_session_on_the_loop(tmp_path: Pat
         host.live.append(session, ANCHOR, {"n": 0})
         host.live.append(session, POINTER, {})
         assert await host.live.flush(session)
-        page = await host.history_page(session.id, PageRequest())
+        page = await host.catalogue.page(session.id, PageRequest())
     assert page.attached is True
     assert page.views == {1: {"anchor": {"n": 0}, "at": 0}}
     assert plugin.threads == {threading.get_ident()}
@@ -115,13 +115,13 @@ async def test_an_attached_page_views_the_live_session_on_the_loop(tmp_path: Pat
 async def test_tail_and_stored_header_count_without_decoding(tmp_path: Path) -> None:
     host, backend, _ = await cold_host(tmp_path, 3_000)
     async with host:
-        assert await host.tail("s1") == 3_000
-        found, length = await host.stored_header("s1")
+        assert await host.catalogue.tail("s1") == 3_000
+        found, length = await host.catalogue.header("s1")
         assert (found.id, length) == ("s1", 3_000)
         agent = await host.create_session()
         host.live.append(agent.session, "message/user", {"text": "hi", "source": {"kind": "user"}})
-        assert await host.tail(agent.session.id) == 1
-        for call in (host.tail, host.stored_header, host.stored_log):
+        assert await host.catalogue.tail(agent.session.id) == 1
+        for call in (host.catalogue.tail, host.catalogue.header, host.catalogue.stored_log):
             with pytest.raises(SessionNotFound):
                 await call("nobody")
             with pytest.raises(InvalidSessionId):
@@ -137,8 +137,8 @@ async def test_with_stored_log_runs_a_function_in_a_worker_thread(tmp_path: Path
         return event.seq, threading.get_ident()
 
     async with host:
-        seq, thread = await host.with_stored_log("s1", newest_anchor, 420)
-        stored = await host.stored_log("s1")
+        seq, thread = await host.catalogue.with_stored_log("s1", newest_anchor, 420)
+        stored = await host.catalogue.stored_log("s1")
     assert seq == 400 and thread != threading.get_ident()
     assert isinstance(stored, SessionLog) and len(stored) == 500
 
@@ -146,8 +146,8 @@ async def test_with_stored_log_runs_a_function_in_a_worker_thread(tmp_path: Path
 async def test_a_page_of_an_unknown_session_is_not_found(tmp_path: Path) -> None:
     async with Host(backend=MemoryBackend(), model=AbsentModel(), clock=FakeClock()) as host:
         with pytest.raises(SessionNotFound):
-            await host.history_page("nobody", PageRequest())
+            await host.catalogue.page("nobody", PageRequest())
         session = Session.new("empty", cwd="/", created_at=1)
         await host.backend.initialize(session.header, [])
-        page = await host.history_page("empty", PageRequest())
+        page = await host.catalogue.page("empty", PageRequest())
     assert (page.events, page.tail, page.views) == ([], 0, {})

@@ -8,8 +8,9 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.agents.agent import Agent
-from dsh.agents.tools import Tool, ToolArguments, ToolCall, ToolContext
+from dsh.agents.tools import Tool, ToolArguments, ToolContext
 from dsh.models import DemoModel, Message, ModelAdapter, ModelReply, ModelRequest, StreamSink
+from dsh.models.base import ToolCall
 from dsh.models.demo import answer
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session

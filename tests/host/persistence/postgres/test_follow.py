@@ -81,7 +81,7 @@ async def test_a_stream_on_a_third_host_carries_the_owners_stored_events_and_vie
         session_id = agent.session.id
         hub = LiveHub(c)
         hub.start()
-        tail = await c.tail(session_id)
+        tail = await c.catalogue.tail(session_id)
         watcher = Watcher(hub, hub.subscribe(session_id, tail, lambda: None))
         group.start_soon(hub.follow, watcher.subscription)
         await until(lambda: "live=True" in watcher.described(), "C to see it live on A")
@@ -95,7 +95,7 @@ async def test_a_stream_on_a_third_host_carries_the_owners_stored_events_and_vie
         assert sidecar["sidecar"] == {"for": "event", "view": {"rang": 5}}
 
         # A message through B runs its turn on A; C streams all of it, in order, once.
-        posted = await b.post_message(session_id, "hello from B")
+        posted = await b.sessions.post_message(session_id, "hello from B")
         assert posted.owner == a.host_id
         await until(lambda: "turn/end" in " ".join(watcher.described()), "the turn, on C")
         events = [f["event"] for f in watcher.frames if f["kind"] == "event" and "sidecar" not in f]
@@ -104,16 +104,17 @@ async def test_a_stream_on_a_third_host_carries_the_owners_stored_events_and_vie
         assert [event.to_dict() for event in stored] == events  # exactly what is stored
 
         # "live" means live on some host, in the list and the Session's row.
-        listed = {row.id: row for row in await c.list_sessions()}
+        listed = {row.id: row for row in await c.catalogue.list()}
         assert listed[session_id].live is True and c.agent(session_id) is None
-        assert await c.live_elsewhere(session_id) == a.host_id
+        assert await c.catalogue.live_elsewhere(session_id) == a.host_id
         assert await c.leases.held_elsewhere() == {session_id: a.host_id}
         assert await c.leases.held_elsewhere(["0123456789abcdef"]) == {}
         assert await a.leases.held_elsewhere() == {}  # its own lease is not elsewhere
         await a.close_session(session_id)
         await until(lambda: "live=False" in watcher.described(), "C to see it go cold")
-        listed = {row.id: row for row in await c.list_sessions()}
-        assert listed[session_id].live is False and await c.live_elsewhere(session_id) is None
+        listed = {row.id: row for row in await c.catalogue.list()}
+        assert listed[session_id].live is False
+        assert await c.catalogue.live_elsewhere(session_id) is None
 
         # Live on C itself now: its own observations take over, without a repeat.
         before = len([f for f in watcher.frames if f["kind"] == "event"])

@@ -92,9 +92,9 @@ async def test_a_session_created_on_one_host_is_listed_and_readable_on_another(
     agent = await a.create_session()
     a.live.append(agent.session, "session/title", {"title": "Shared"})
     assert await a.live.flush(agent.session)
-    listed = {row.id: row for row in await b.list_sessions()}
+    listed = {row.id: row for row in await b.catalogue.list()}
     assert listed[agent.session.id].title == "Shared"
-    header, length = await b.stored_header(agent.session.id)
+    header, length = await b.catalogue.header(agent.session.id)
     assert header.identity_equals(agent.session.header) and length == len(agent.session)
 
 
@@ -105,13 +105,13 @@ async def test_a_cold_write_takes_the_lease_so_another_hosts_live_session_is_lef
     agent = await a.create_session()
     session_id = agent.session.id
     with pytest.raises(SessionLiveElsewhere):
-        await b.set_title(session_id, "From B")
+        await b.sessions.set_title(session_id, "From B")
     with pytest.raises(SessionLiveElsewhere):
-        await b.delete_session(session_id)
-    assert [row.id for row in await b.list_sessions()] == [session_id]
+        await b.sessions.delete(session_id)
+    assert [row.id for row in await b.catalogue.list()] == [session_id]
     a.live.append(agent.session, "note/x", {})  # so that closing does not trash it as empty
     await a.close_session(session_id)
-    summary = await b.set_title(session_id, "From B")
+    summary = await b.sessions.set_title(session_id, "From B")
     assert summary.title == "From B" and not b.owns(session_id)
-    await b.delete_session(session_id)
-    assert await a.list_sessions() == []
+    await b.sessions.delete(session_id)
+    assert await a.catalogue.list() == []

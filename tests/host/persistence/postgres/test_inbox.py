@@ -115,9 +115,9 @@ async def test_a_message_posted_through_another_host_runs_its_turn_on_the_owner_
     async with hosts_on(pg_url, clock, 2) as (a, b):
         agent = await a.create_session()
         session_id = agent.session.id
-        posted = await b.post_message(session_id, "through B", time_zone="Asia/Tokyo")
+        posted = await b.sessions.post_message(session_id, "through B", time_zone="Asia/Tokyo")
         assert posted.agent is None and posted.owner == a.host_id and b.agent(session_id) is None
-        summary = await b.stored_summary(session_id, live=True)
+        summary = await b.catalogue.stored_summary(session_id, live=True)
         assert summary.id == session_id and summary.live
         await until(lambda: "turn/end" in types(a, session_id), "the turn on A")
         messages = list(agent.session.scan(types={"message/user"}))
@@ -145,7 +145,7 @@ async def test_a_message_for_a_session_nobody_holds_makes_it_live_on_the_host_po
         session_id = agent.session.id
         a.live.append(agent.session, "note/x", {})
         await a.close_session(session_id)
-        posted = await b.post_message(session_id, "to B")
+        posted = await b.sessions.post_message(session_id, "to B")
         assert posted.agent is not None and posted.resumed and b.owns(session_id)
         await until(lambda: "turn/end" in types(b, session_id), "the turn on B")
 

@@ -123,7 +123,7 @@ async def asking(
 
     async def ask() -> None:
         try:
-            asked.result = await host.session_action(session_id, "actions", action, args)
+            asked.result = await host.actions.run(session_id, "actions", action, args)
         except ActionError as error:
             asked.error = error
         asked.done.set()
@@ -150,7 +150,7 @@ async def test_an_action_posted_on_a_non_owner_runs_once_on_the_owner_and_answer
     async with two_hosts(pg_url, clock) as (a, b):
         agent = await a.create_session()
         session_id = agent.session.id
-        result = await b.session_action(session_id, "actions", "mark", {"n": 1})
+        result = await b.actions.run(session_id, "actions", "mark", {"n": 1})
         assert result == {"ran_on": a.host_id, "args": {"n": 1}}
         assert plugin(a).ran == [session_id] and plugin(b).ran == []
         assert b.agent(session_id) is None and a.owns(session_id)
@@ -167,11 +167,11 @@ async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
         with pytest.raises(ActionError) as refused:
-            await b.session_action(session_id, "actions", "refuse", {})
+            await b.actions.run(session_id, "actions", "refuse", {})
         assert (refused.value.code, refused.value.status) == ("conflict", 409)
         assert refused.value.message == "already done"
         with pytest.raises(ActionError) as unknown:
-            await b.session_action(session_id, "actions", "nope", {})
+            await b.actions.run(session_id, "actions", "nope", {})
         assert (unknown.value.code, unknown.value.status) == ("unknown_action", 404)
 
         async def broken(*args: object) -> object:
@@ -180,7 +180,7 @@ async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
         real = a.session_action
         a.session_action = broken  # type: ignore[method-assign]
         with pytest.raises(ActionError) as failed:
-            await b.session_action(session_id, "actions", "mark", {})
+            await b.actions.run(session_id, "actions", "mark", {})
         assert (failed.value.code, failed.value.status) == ("internal_error", 500)
         assert f"failed (RuntimeError) on host {a.host_id}; see its server log" in str(
             failed.value.message
@@ -191,7 +191,7 @@ async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
 
         a.session_action = gone  # type: ignore[method-assign]
         with pytest.raises(ActionError) as missing:  # the same code a local one has
-            await b.session_action(session_id, "actions", "mark", {})
+            await b.actions.run(session_id, "actions", "mark", {})
         assert (missing.value.code, missing.value.status) == ("session_not_found", 404)
         a.session_action = real  # type: ignore[method-assign]
     assert "the owner tripped" in caplog.text
@@ -389,7 +389,7 @@ async def test_without_remote_actions_a_session_live_elsewhere_is_refused(
         session_id = (await a.create_session()).session.id
         b.action_relay = None
         with pytest.raises(SessionLiveElsewhere):
-            await b.session_action(session_id, "actions", "mark", {})
+            await b.actions.run(session_id, "actions", "mark", {})
 
 
 # -- the table ------------------------------------------------------------------------

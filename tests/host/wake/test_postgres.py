@@ -1,4 +1,4 @@
-"""The wake index shared by the hosts on one database (`dsh.persistence.postgres.wake`)."""
+"""The wake index shared by the hosts on one database (`dsh.wake.postgres`)."""
 
 from __future__ import annotations
 
@@ -13,15 +13,14 @@ from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
 from dsh.persistence.backends import choose_backend
 from dsh.persistence.postgres import PostgresBackend
-from dsh.persistence.postgres.wake import PostgresWakeBackend
 from dsh.testing import FakeClock, FakeModel
 from dsh.wake import WakeEntry
 from dsh.wake.backends import wake_backend_for
 from dsh.wake.errors import WakeBackendError
+from dsh.wake.postgres import PostgresWakeBackend
+from tests.host.persistence.postgres.test_backend import backend_for
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin, rung, set_alarm
 from tests.host.wake.support import until
-
-from .test_backend import backend_for
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pg]
 

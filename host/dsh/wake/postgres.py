@@ -39,14 +39,14 @@ from typing import TYPE_CHECKING
 
 import psycopg
 
-from ...session.ids import validate_session_id
-from ...wake.backend import Change, LoadedIndex, WakeBackend, WakeEntry
-from ...wake.errors import WakeBackendError
-from ..errors import StorageError
-from ..leases import DEFAULT_LEASE_TTL_SECONDS
+from ..persistence.errors import StorageError
+from ..persistence.leases import DEFAULT_LEASE_TTL_SECONDS
+from ..session.ids import validate_session_id
+from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
+from .errors import WakeBackendError
 
 if TYPE_CHECKING:
-    from .backend import PostgresBackend
+    from ..persistence.postgres.backend import PostgresBackend
 
 __all__ = ["DUE_LIMIT", "SWEEP_SECONDS", "PostgresWakeBackend"]
 

@@ -1,0 +1,276 @@
+"""`Sessions`: what a Host does to a Session named by its id.
+
+Create one, spawn a delegated child, resume a cold one, fork one, post a
+person's message to it, rename it, delete it, stop its turn. Each is built
+from the rules of `dsh.host.liveness` (the lease first, the Session's lock,
+acknowledged before published) and reads storage through the catalogue.
+
+- A resume of a live Session is a no-op; concurrent resumes of one cold
+  Session make it live once (the others wait for the first).
+- A message for a Session live on another host of a shared store goes
+  through its inbox (`dsh.relay.messages`) when the store has one.
+- A title or a delete of a cold Session writes its stored log directly,
+  holding its lock and lease, without making it live (that would publish
+  its agent, and a plugin could start due work).
+"""
+
+from __future__ import annotations
+
+import uuid
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import JsonValue
+
+from ..agents.agent import Agent
+from ..persistence.errors import SessionNotFound
+from ..session.errors import SessionLiveElsewhere
+from ..session.event import SessionEvent
+from ..session.events import SessionTitle
+from ..session.ids import validate_session_id
+from ..session.log import Session
+from ..session.summary import SessionSummary
+from ..session.types import SESSION_TITLE
+from .catalogue.catalogue import Catalogue
+from .errors import PersistenceUnavailable
+from .liveness import Liveness
+
+if TYPE_CHECKING:
+    from ..relay.messages import InboxRelay
+
+__all__ = ["PostedMessage", "Sessions"]
+
+
+@dataclass(frozen=True, slots=True)
+class PostedMessage:
+    """Where `Sessions.post_message` queued a message: on `agent` here (`resumed` if it
+    was made live for it), or through the inbox for the host `owner`."""
+
+    agent: Agent | None
+    resumed: bool
+    owner: str | None
+
+
+class Sessions:
+    """The Session operations of one Host (see the module docstring).
+
+    `inbox` is set by the Host when its store is shared by several hosts.
+    """
+
+    def __init__(self, liveness: Liveness, catalogue: Catalogue, *, cwd: str) -> None:
+        self._liveness = liveness
+        self._catalogue = catalogue
+        self._live = liveness.live
+        self._backend = liveness.backend
+        self._clock = liveness.clock
+        self._cwd = cwd
+        self.inbox: InboxRelay | None = None
+        # The end-seed marker of a resume that failed: a retry reuses it, since it
+        # may be stored although the attempt failed.
+        self._failed_markers: dict[str, SessionEvent] = {}
+
+    def _new_id(self) -> str:
+        return uuid.uuid4().hex[:16]
+
+    async def create(self, *, origin: Literal["web", "cli", "fork", "api"] = "web") -> Agent:
+        """A new live Session and its root agent, stored before this returns."""
+        self._liveness.require_running()
+        session = Session.new(
+            self._new_id(), cwd=self._cwd, created_at=self._clock.wall_ms(), origin=origin
+        )
+        lease = await self._liveness.acquire(session.id)
+        return await self._liveness.go_live(session, lease, seed_end=0, new=True)
+
+    async def spawn_child(self, parent: Agent) -> Agent:
+        """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
+        self._liveness.require_running()
+        session = Session.new(
+            self._new_id(),
+            cwd=parent.session.header.cwd,
+            created_at=self._clock.wall_ms(),
+            origin="api",
+            delegation_depth=parent.session.header.depth + 1,
+        )
+        lease = await self._liveness.acquire(session.id)
+        return await self._liveness.go_live(session, lease, seed_end=0, parent=parent, new=True)
+
+    async def resume(self, session_id: str) -> tuple[Agent, bool]:
+        """Make a stored Session live. Returns `(agent, resumed)`.
+
+        Resuming a live Session is a no-op: `(its agent, False)`. Concurrent
+        resumes of one cold Session make it live once: the others wait for
+        the first and get `(its agent, False)` (or try again if it failed).
+        """
+        liveness = self._liveness
+        liveness.require_running()
+        validate_session_id(session_id)
+        if not await liveness.cold_slot(session_id):
+            agent = liveness.agent(session_id)
+            assert agent is not None
+            return agent, False
+        try:
+            # The lease first: what is read after it includes every earlier owner's writes.
+            lease = await liveness.acquire(session_id)
+            try:
+                stored = await self._catalogue.read(session_id)
+            except BaseException:
+                await liveness.release(session_id)
+                raise
+            session = Session.resume(
+                stored.header,
+                stored.events,
+                resumed_at=self._clock.wall_ms(),
+                marker=self._failed_markers.pop(session_id, None),
+            )
+            # Where the log stood for that very read (None: this backend cannot tell, and
+            # persistence proves the prefix itself): proven by construction.
+            mark = stored.mark
+            if mark is not None:
+                self._catalogue.reader.proof.seed(session, mark.length, mark.incarnation)
+            try:
+                seed_end = len(stored.events)
+                agent = await liveness.go_live(session, lease, seed_end=seed_end, stored=mark)
+            except BaseException:
+                self._failed_markers[session_id] = session.events[-1]
+                raise
+            return agent, True
+        finally:
+            liveness.release_slot(session_id)
+
+    async def post_message(
+        self, session_id: str, text: str, *, time_zone: str | None = None
+    ) -> PostedMessage:
+        """Queue a person's message on the Session, wherever it is live.
+
+        A cold Session is made live here first (a resume). One live on another
+        host of a shared store gets the message through its inbox
+        (`dsh.relay.messages`): stored now, queued by the owner as a local message.
+        Raises what `resume` raises; `SessionLiveElsewhere` only for a store
+        without an inbox.
+        """
+        try:
+            agent, resumed = await self.resume(session_id)
+        except SessionLiveElsewhere as elsewhere:
+            if self.inbox is None:
+                raise
+            await self.inbox.post(session_id, text, time_zone)
+            return PostedMessage(None, False, elsewhere.owner)
+        agent.submit(text, {"kind": "user"}, time_zone=time_zone)
+        return PostedMessage(agent, resumed, None)
+
+    async def fork(self, session_id: str, at_seq: int | None = None) -> Agent:
+        """A new live child Session copying events `[0, at_seq)` of a live or cold Session.
+
+        A live parent is flushed first and only its stored events can be
+        copied: a child must never hold parent events that the parent's own
+        log might lose in a crash. Raises `PersistenceUnavailable` when that
+        flush is not acknowledged, `ValueError` for an out-of-range `at_seq`.
+        """
+        self._liveness.require_running()
+        validate_session_id(session_id)
+        live = self._live.find(session_id)
+        if live is not None:
+            events = list(live.events)
+            if not await self._live.flush(live):
+                raise PersistenceUnavailable(
+                    f"storage did not acknowledge session {session_id}; it cannot be forked"
+                )
+            header = live.header
+        else:
+            stored = await self._catalogue.read(session_id)
+            header, events = stored.header, list(stored.events)
+        at = len(events) if at_seq is None else at_seq
+        if not 0 <= at <= len(events):
+            raise ValueError(
+                f"atSeq {at} is out of range for session {session_id} (0..{len(events)})"
+            )
+        child = Session.fork(
+            header, events, self._new_id(), at=at, created_at=self._clock.wall_ms()
+        )
+        assert child.header.seed_length is not None
+        lease = await self._liveness.acquire(child.id)
+        return await self._liveness.go_live(
+            child, lease, seed_end=child.header.seed_length, new=True
+        )
+
+    async def set_title(self, session_id: str, title: str) -> SessionSummary:
+        """Give the Session a title: a durable `session/title` event; its new summary.
+
+        A live Session gets the event appended and this returns once a flush
+        acknowledged it (`PersistenceUnavailable` otherwise). A cold one is
+        not made live for this (module docstring): holding the Session's lock,
+        so nothing makes it live meanwhile, this Host appends the event to the
+        stored log itself, as the Session's one writer. Raises `ValueError`
+        for a title `dsh.SessionTitle` refuses, `SessionNotFound`, `StorageError`.
+        """
+        self._liveness.require_running()
+        validate_session_id(session_id)
+        data = SessionTitle(title=title).data()
+        if not await self._liveness.cold_slot(session_id):
+            agent = self._liveness.agent(session_id)
+            assert agent is not None
+            session = agent.session
+            self._live.append(session, SESSION_TITLE, data)
+            if not await self._live.flush(session):
+                raise PersistenceUnavailable(
+                    f"storage did not acknowledge the title of session {session_id}"
+                )
+            return self._catalogue.summary(session)
+        try:
+            return await self._title_stored(session_id, data)
+        finally:
+            self._liveness.release_slot(session_id)
+
+    async def _title_stored(self, session_id: str, data: dict[str, JsonValue]) -> SessionSummary:
+        header, length = await self._catalogue.header(session_id)
+        event = SessionEvent(seq=length, type=SESSION_TITLE, time=self._clock.wall_ms(), data=data)
+        try:
+            async with self._liveness.cold_writer(session_id):
+                await self._backend.append(session_id, [event])
+        finally:
+            await self._backend.release(session_id)
+        return SessionSummary(
+            session_id,
+            header.created_at,
+            False,
+            length + 1,
+            header.lineage,
+            title=SessionTitle.model_validate(data).title,
+        )
+
+    async def delete(self, session_id: str) -> None:
+        """Take a Session out of the list: close it if it is live, then move its log
+        to the trash (`Backend.trash`; `dsh sessions restore ID` brings it back).
+
+        Raises `SessionNotFound`, `SessionExists` if the trash already holds a
+        Session with that id, `StorageError`, and what closing raises when
+        some of a live Session's events could not be stored (it is then cold,
+        and not deleted).
+        """
+        self._liveness.require_running()
+        validate_session_id(session_id)
+        while not await self._liveness.cold_slot(session_id):
+            await self._liveness.close(session_id, clean=False)
+        try:
+            if self._catalogue.hidden(session_id):
+                raise SessionNotFound(f"no session {session_id!r}")
+            try:
+                async with self._liveness.cold_writer(session_id):
+                    await self._backend.trash(session_id)
+            except SessionNotFound:
+                raise SessionNotFound(f"no session {session_id!r}") from None
+        finally:
+            self._liveness.release_slot(session_id)
+
+    async def cancel_turn(self, session_id: str) -> bool:
+        """Stop the Session's running turn (`Agent.cancel_turn`); True if one ran.
+
+        A cold Session runs no turn: False, and it stays cold. Raises
+        `SessionNotFound` for an unknown id.
+        """
+        validate_session_id(session_id)
+        agent = self._liveness.agent(session_id)
+        if agent is None:
+            await self._catalogue.tail(session_id)  # SessionNotFound unless it is stored
+            return False
+        return await agent.cancel_turn()

@@ -1,0 +1,198 @@
+"""`Contributions`: what the loaded plugins say about a log, an event or the host.
+
+Every hook the host asks on a Session's behalf goes through here, once,
+through the one caller (`dsh.plugins.hooks.Hooks`: pluggy's order, failures
+contained per plugin as each hookspec says). Each method takes a log (or an
+event of one) and answers for it; a Session named only by its id is the
+catalogue's to read (`dsh.host.catalogue`), which then asks here.
+
+- `publish(agent)` — `dsh_agent_published`, once per agent going live;
+- `view(log, event)` — the first plugin view of a durable event;
+- `states(log)`, `summaries(session, durable)`, `wake_at(log)` — every
+  plugin's state, compact list summary and wake time of a log;
+- `client_modules()` — the browser modules the plugins ship;
+- `cli_commands(register_for, on_error)` — the `dsh` subcommands they add.
+
+`client_modules` and `summaries` are computed once per set of loaded
+plugins (and, for a summary, per durable length of a live Session object),
+not per request: `generation` names that set.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from pydantic import JsonValue
+
+from ..agents.agent import Agent
+from ..base.jsontypes import to_json
+from ..persistence.errors import StorageError
+from ..session.event import SessionEvent
+from ..session.log import Session, SessionLog
+from .context import ClientModule
+from .hooks import ErrorHandler, Hooks
+from .hookspecs import RegisterCommand
+
+__all__ = ["Contributions", "PublishedModule"]
+
+logger = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True, slots=True)
+class PublishedModule:
+    """A browser module contributed by a loaded plugin."""
+
+    plugin: str
+    module: ClientModule
+
+
+class Contributions:
+    """The plugins' answers for one Host (see the module docstring).
+
+    `generation()` changes whenever the loaded plugins do (the loader's
+    generation); the implementers of a hook are part of every cache key too,
+    so plugins a test registers with the manager by hand count as well.
+    """
+
+    def __init__(self, hooks: Hooks, generation: Callable[[], int]) -> None:
+        self.hooks = hooks
+        self._generation = generation
+        self._modules: tuple[object, list[PublishedModule]] | None = None
+        # The compact summaries of a live Session object, with what they were
+        # computed for: (durable length, (loader generation, implementers)).
+        self._summaries: weakref.WeakKeyDictionary[
+            Session, tuple[tuple[int, object], dict[str, JsonValue]]
+        ] = weakref.WeakKeyDictionary()
+
+    def _plugins(self, hook: str) -> object:
+        return (self._generation(), tuple(self.hooks.implementers(hook)))
+
+    def publish(self, agent: Agent) -> None:
+        """Tell every plugin that `agent` is live (`dsh_agent_published`)."""
+        self.hooks.each(
+            "dsh_agent_published", {"agent": agent}, about=f"for session {agent.session.id}"
+        )
+
+    def view(self, log: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
+        """The first plugin view of a durable event, or None (`dsh_event_view`).
+
+        `log` is the live Session (on the event loop), or a cold `StoredLog`
+        (then this runs in a worker thread; see `dsh_event_view`).
+        """
+        found = self.hooks.first(
+            "dsh_event_view",
+            {"session": log, "event": event},
+            convert=_json_object,
+            about=f"for session {log.id} seq {event.seq}",
+        )
+        return None if found is None else found.value
+
+    def states(self, log: SessionLog) -> dict[str, JsonValue]:
+        """Every plugin's state of `log`'s Session, keyed by plugin name (`dsh_session_state`).
+
+        `log` must hold only durable events; plugins returning None are left out.
+        """
+        states = self.hooks.each(
+            "dsh_session_state", {"session": log}, convert=_json, about=f"for session {log.id}"
+        )
+        return {contribution.plugin: contribution.value for contribution in states}
+
+    def summaries(self, session: Session, durable: int) -> dict[str, JsonValue]:
+        """The plugins' `dsh_session_summary` of live `session`'s first `durable` events,
+        computed once per durable length and set of loaded plugins."""
+        key = (durable, self._plugins("dsh_session_summary"))
+        held = self._summaries.get(session)
+        if held is not None and held[0] == key:
+            return held[1]
+        log_ = session.prefix(durable)
+        summaries = self.hooks.each(
+            "dsh_session_summary", {"session": log_}, convert=_json, about=f"for session {log_.id}"
+        )
+        compact = {contribution.plugin: contribution.value for contribution in summaries}
+        self._summaries[session] = (key, compact)
+        return compact
+
+    def wake_at(self, log: SessionLog) -> int | None:
+        """When (epoch ms) a plugin first wants `log`'s Session live (`dsh_session_wake_at`).
+
+        A plugin that fails counts as None, except when what failed is reading
+        the log (a `StorageError` from a cold log): then no answer is known, and
+        that error is raised once every plugin was asked.
+        """
+        unreadable: list[StorageError] = []
+
+        def failed(plugin: str, hook: str, error: Exception) -> None:
+            if isinstance(error, StorageError):
+                unreadable.append(error)
+            else:
+                logger.error(
+                    "plugin %s failed in %s for session %s", plugin, hook, log_id, exc_info=error
+                )
+
+        log_id = log.id
+        times = self.hooks.each(
+            "dsh_session_wake_at",
+            {"session": log},
+            convert=_epoch_ms,
+            about=f"for session {log_id}",
+            on_error=failed,
+        )
+        if unreadable:
+            raise unreadable[0]
+        return min((contribution.value for contribution in times), default=None)
+
+    def client_modules(self) -> list[PublishedModule]:
+        """Browser modules from every loaded plugin, in call order (`dsh_client_modules`)."""
+        key = self._plugins("dsh_client_modules")
+        if self._modules is None or self._modules[0] != key:
+            self._modules = (key, self._collect_modules())
+        return list(self._modules[1])
+
+    def _collect_modules(self) -> list[PublishedModule]:
+        modules: list[PublishedModule] = []
+        for contribution in self.hooks.each("dsh_client_modules", {}):
+            for module in contribution.value or ():
+                if isinstance(module, ClientModule):
+                    modules.append(PublishedModule(contribution.plugin, module))
+                else:
+                    logger.error(
+                        "plugin %s returned %r from dsh_client_modules; expected ClientModule",
+                        contribution.plugin,
+                        module,
+                    )
+        return modules
+
+    def cli_commands(
+        self, register_for: Callable[[str], RegisterCommand], on_error: ErrorHandler
+    ) -> None:
+        """Ask every plugin for its `dsh` subcommands (`dsh_cli_commands`).
+
+        `register_for(plugin)` is the `register` callback that plugin gets (it
+        stamps the name); `on_error(plugin, hook, error)` hears of a plugin
+        whose hook raised.
+        """
+        self.hooks.each(
+            "dsh_cli_commands",
+            lambda plugin: {"register": register_for(plugin)},
+            on_error=on_error,
+        )
+
+
+def _json(plugin: str, value: object) -> JsonValue:
+    return to_json(value)
+
+
+def _json_object(plugin: str, value: object) -> dict[str, JsonValue]:
+    data = to_json(value)
+    if not isinstance(data, dict):
+        raise TypeError(f"expected a JSON object, got {type(value).__name__}")
+    return data
+
+
+def _epoch_ms(plugin: str, value: object) -> int:
+    if type(value) is not int:
+        raise TypeError(f"expected epoch milliseconds (an int), got {value!r}")
+    return value
