@@ -18,13 +18,15 @@ from .base.tasks import TaskSet
 from .base.validation import describe
 from .base.version import VERSION
 from .models.base import Message, ModelAdapter, ModelReply, ModelRequest, ToolCall
+from .models.demo import DemoSkill
 from .models.errors import ModelError
+from .models.registry import ModelContext
 from .persistence.errors import SessionNotFound, StorageError
 from .plugins.actions import ActionArguments
 from .plugins.commands import CommandContext, Streams, add_store_options
 from .plugins.context import ClientModule, PluginContext
 from .plugins.errors import ActionError
-from .plugins.hookspecs import CommandRun, RegisterCommand, hookimpl
+from .plugins.hookspecs import CommandRun, RegisterCommand, RegisterModel, hookimpl
 from .session.errors import FlushError, InvalidSessionId, PayloadError, SessionClosed
 from .session.event import SessionEvent
 from .session.events import (
@@ -85,6 +87,7 @@ __all__ = [
     "CodedError",
     "CommandContext",
     "CommandRun",
+    "DemoSkill",
     "Disposer",
     "DuplicateTool",
     "ErrorInfo",
@@ -95,12 +98,14 @@ __all__ = [
     "LiveSessions",
     "Message",
     "ModelAdapter",
+    "ModelContext",
     "ModelError",
     "ModelReply",
     "ModelRequest",
     "PayloadError",
     "PluginContext",
     "RegisterCommand",
+    "RegisterModel",
     "Scope",
     "ScopeClosed",
     "Session",

@@ -284,7 +284,12 @@ def overlay_of(args: argparse.Namespace) -> Overlay:
         return Overlay.default()
     try:
         overlay = load_overlay(path)
-        check_host(overlay.host.model, overlay.host.model_settings, source=overlay.path)
+        check_host(
+            overlay.host.model,
+            overlay.host.model_settings,
+            source=overlay.path,
+            plugins=bool(overlay.plugins),
+        )
     except (OverlayError, ModelSettingsError) as error:
         raise CommandError(str(error)) from error
     return overlay
@@ -301,13 +306,21 @@ def add_model_option(parser: argparse.ArgumentParser) -> None:
 
 
 def model_of(args: argparse.Namespace, overlay: Overlay, default: str = "demo") -> str:
-    """The model to use: `--model`, else the overlay's `[host] model`, else `default`."""
+    """The model to use: `--model`, else the overlay's `[host] model`, else `default`.
+
+    A name that is not built in is a usage error unless the overlay loads
+    plugins, one of which may offer it (the Host checks when it starts).
+    """
     given: str | None = args.model
-    return given or overlay.host.model or default
+    chosen = given or overlay.host.model or default
+    try:
+        return check_model(chosen, plugins=bool(overlay.plugins))
+    except ValueError as error:
+        raise CommandError(str(error), EXIT_USAGE) from error
 
 
 def _model(value: str) -> str:
     try:
-        return check_model(value)
+        return check_model(value, plugins=True)  # which plugins offer more: see `model_of`
     except ValueError as error:
         raise argparse.ArgumentTypeError(str(error)) from error

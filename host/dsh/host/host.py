@@ -1,21 +1,19 @@
 """The Host: the composition root of one dsh process (or one test).
 
-It wires the layers together and owns what they share: the task group, the
-live Sessions, the persistence coordinator, the plugin manager and its
-loader, the model adapter. Its parts, each a module of its own:
-`liveness` (going live and cold, leases, the per-Session lock), `sessions`
-(create, resume, fork, post, rename, delete, cancel by id), `catalogue`
-(every read of storage), `contributions` (what the plugins say), `actions`
-(a person's action), `lifecycle` (waking and hibernating, `dsh.wake`), and
-with a store several hosts share, `relay`, `action_relay` and `followers`.
+It wires the layers together and owns what they share (task group, live
+Sessions, coordinator, plugin manager and loader, model adapter). Its parts,
+each a module of its own: `liveness` (going live and cold, leases, the
+per-Session lock), `sessions` (the operations by id), `catalogue` (every
+read of storage), `contributions` (what the plugins say), `actions`,
+`lifecycle` (waking and hibernating), and with a store several hosts share,
+`relay`, `action_relay` and `followers`. Its own methods are the few verbs a
+plugin's test or an embedding program uses, and what the wake lifecycle and
+the relays need of a host (`LifecycleHost`, `RelayHost`).
 
     async with Host(backend=JsonlBackend(data_dir), model=DemoModel()) as host:
         agent = await host.create_session()
 
-Its own methods are the few verbs a plugin's test or an embedding program
-uses, and what the wake lifecycle and the relays need of a host
-(`dsh.wake.lifecycle.LifecycleHost`, `dsh.relay.rounds.RelayHost`). Closing
-it closes every agent (flushing its Session, retrying for at most
+Closing it closes every agent (flushing its Session, retrying for at most
 `close_retry_seconds`; `unstored` lists what could not be stored), unloads
 the plugins newest first, stops the coordinator and closes the model
 adapter. A Host that fails to start unwinds the same way.
@@ -37,8 +35,9 @@ from pydantic import BaseModel, JsonValue
 
 from ..agents.agent import DEFAULT_MAX_STEPS, Agent
 from ..base.clock import Clock, SystemClock
-from ..base.scope import Scope, dispose
+from ..base.scope import Scope
 from ..models.base import ModelAdapter
+from ..models.registry import ModelContext, ModelSpec
 from ..persistence.backend import Backend
 from ..persistence.coordinator import PersistenceCoordinator
 from ..persistence.leases import LeaseBackend
@@ -59,6 +58,7 @@ from .catalogue.catalogue import Catalogue
 from .heap import HeapPolicy
 from .leases import LeaseKeeper, LeaseSettings
 from .liveness import Liveness
+from .model import OwnedModel
 from .sessions import Sessions
 
 __all__ = ["Host"]
@@ -71,7 +71,7 @@ class Host:
         self,
         *,
         backend: Backend,
-        model: ModelAdapter,
+        model: ModelAdapter | ModelSpec,
         plugins: Sequence[PluginSpec] = (),
         clock: Clock | None = None,
         cwd: str | None = None,
@@ -86,7 +86,6 @@ class Host:
     ) -> None:
         self.clock: Clock = clock or SystemClock()
         self.backend = backend
-        self.model = model
         self.heap = heap
         self.cwd = cwd or os.getcwd()
         self.close_retry_seconds = close_retry_seconds
@@ -113,6 +112,9 @@ class Host:
         self.contributions = Contributions(
             self.hooks, lambda: -1 if self._loader is None else self._loader.generation
         )
+        self._model = OwnedModel(
+            model, lambda: ModelContext(self.clock, self.contributions.demo_skills)
+        )
         self.catalogue = Catalogue(
             self.live, backend, self.leases, self.contributions, durable=self.durable_length,
             unconfirmed=lambda: self._coordinator.unconfirmed() if self._coordinator else (),
@@ -123,7 +125,7 @@ class Host:
         self.liveness = Liveness(
             live=self.live,
             backend=backend,
-            model=model,
+            model=lambda: self.model,
             clock=self.clock,
             leases=self.leases,
             lease_settings=self.lease_settings,
@@ -136,12 +138,9 @@ class Host:
         )
         self.sessions = Sessions(self.liveness, self.catalogue, cwd=self.cwd)
         self.actions = SessionActions(self.pm, self.hooks, self.sessions.resume, self.liveness)
-        # With a store shared by several hosts (`_start_relays`):
-        self.relay: InboxRelay | None = None
+        self.relay: InboxRelay | None = None  # these three: with a store several hosts share
         self.action_relay: ActionRelay | None = None
         self.followers: StoredFollowers | None = None
-
-    # -- lifecycle --------------------------------------------------------------------
 
     async def __aenter__(self) -> Self:
         stack = AsyncExitStack()
@@ -157,6 +156,7 @@ class Host:
             self._keeper = self.liveness.start(group, self._coordinator)
             self._loader = PluginLoader(self.pm, self._plugin_context)
             await self._loader.load_all(self._plugin_specs)
+            self._model.resolve(self.contributions.model_choices)
             await self.lifecycle.start(group)
             self._start_relays(group)
         except BaseException as error:
@@ -221,9 +221,7 @@ class Host:
                 if self._coordinator is not None:
                     await self._coordinator.aclose()
             finally:
-                close = getattr(self.model, "aclose", None)  # the Host owns its adapter
-                if close is not None:
-                    await dispose(close)
+                await self._model.aclose()
 
     def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext[Any]:
         assert self._group is not None
@@ -247,6 +245,11 @@ class Host:
         self.liveness.require_running()
         assert self._coordinator is not None
         return self._coordinator
+
+    @property
+    def model(self) -> ModelAdapter:
+        """The model adapter (one a plugin offers is known once the Host started)."""
+        return self._model.adapter
 
     def durable_length(self, session: Session) -> int:
         """How many events of live `session` the write path confirmed (0 before start)."""

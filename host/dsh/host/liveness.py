@@ -26,7 +26,7 @@ The one place an agent is made or closed. Its rules:
 from __future__ import annotations
 
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
@@ -67,14 +67,14 @@ class _Running:
 
 class Liveness:
     """Going live and cold for one Host (see the module docstring). `live`, `backend` and
-    `clock` are the Host's."""
+    `clock` are the Host's; `model()` its model adapter (known once the Host started)."""
 
     def __init__(
         self,
         *,
         live: LiveSessions,
         backend: Backend,
-        model: ModelAdapter,
+        model: Callable[[], ModelAdapter],
         clock: Clock,
         leases: LeaseBackend,
         lease_settings: LeaseSettings,
@@ -244,7 +244,7 @@ class Liveness:
         agent = Agent(
             session=session,
             live=self.live,
-            model=self._model,
+            model=self._model(),
             group=running.group,
             clock=self.clock,
             parent=parent,

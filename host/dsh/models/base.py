@@ -131,7 +131,13 @@ def reasoning_channel(on_delta: DeltaSink | None) -> DeltaSink | None:
 
 @runtime_checkable
 class ModelAdapter(Protocol):
-    """Anything that can answer a `ModelRequest`."""
+    """Anything that can answer a `ModelRequest`.
+
+    The Host that runs an adapter owns it: it calls the adapter's
+    `attach(context)` once when the Host is made, if the adapter has one
+    (with a `dsh.ModelContext`: the demo takes its plugins' skills from it),
+    and its `aclose()` when the Host closes, if it has one.
+    """
 
     name: str
 

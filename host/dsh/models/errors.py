@@ -1,19 +1,27 @@
 """The errors of model adapters and their settings.
 
-    CodedError (dsh.base.errors)
-    └── ModelError                   the model could not answer: 502
-    ScriptError(ValueError)          a `scripted:PATH` script that cannot be used
-    ModelSettingsError(ValueError)   `[host.NAME]` tables or a model name that cannot be used
-    ModelConfigError(ValueError)     an adapter that cannot be configured (what to set)
+CodedError (dsh.base.errors)
+└── ModelError                   the model could not answer: 502
+ScriptError(ValueError)          a `scripted:PATH` script that cannot be used
+ModelSettingsError(ValueError)   `[host.NAME]` tables or a model name that cannot be used
+ModelConfigError(ValueError)     an adapter that cannot be configured (what to set)
+DshError (dsh.base.errors)
+└── ModelChoiceError(ValueError) the model a Host was told to run cannot be built
 """
 
 from __future__ import annotations
 
 from pathlib import Path
 
-from ..base.errors import CodedError
+from ..base.errors import CodedError, DshError
 
-__all__ = ["ModelConfigError", "ModelError", "ModelSettingsError", "ScriptError"]
+__all__ = [
+    "ModelChoiceError",
+    "ModelConfigError",
+    "ModelError",
+    "ModelSettingsError",
+    "ScriptError",
+]
 
 
 class ModelError(CodedError):
@@ -47,3 +55,8 @@ class ModelSettingsError(ValueError):
 
 class ModelConfigError(ValueError):
     """The adapter cannot be configured; the message says what to set."""
+
+
+class ModelChoiceError(DshError, ValueError):
+    """The model a Host was told to run by name cannot be built when it starts (unknown,
+    or refused by its factory); the message says why and lists the choices."""

@@ -11,9 +11,11 @@ catalogue's to read (`dsh.host.catalogue`), which then asks here.
 - `states(log)`, `summaries(session, durable)`, `wake_at(log)` — every
   plugin's state, compact list summary and wake time of a log;
 - `client_modules()` — the browser modules the plugins ship;
+- `model_choices()`, `demo_skills()` — the model adapters they offer, and
+  what they teach the demo model;
 - `cli_commands(register_for, on_error)` — the `dsh` subcommands they add.
 
-`client_modules` and `summaries` are computed once per set of loaded
+`client_modules`, `demo_skills` and `summaries` are computed once per set of loaded
 plugins (and, for a summary, per durable length of a live Session object),
 not per request: `generation` names that set.
 """
@@ -22,13 +24,15 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from pydantic import JsonValue
 
 from ..agents.agent import Agent
 from ..base.jsontypes import to_json
+from ..models.demo import DemoSkill
+from ..models.registry import ModelChoice, ModelRegistrations
 from ..persistence.errors import StorageError
 from ..session.event import SessionEvent
 from ..session.log import Session, SessionLog
@@ -61,6 +65,7 @@ class Contributions:
         self.hooks = hooks
         self._generation = generation
         self._modules: tuple[object, list[PublishedModule]] | None = None
+        self._skills: tuple[object, list[DemoSkill]] | None = None
         # The compact summaries of a live Session object, with what they were
         # computed for: (durable length, (loader generation, implementers)).
         self._summaries: weakref.WeakKeyDictionary[
@@ -164,6 +169,37 @@ class Contributions:
                         module,
                     )
         return modules
+
+    def model_choices(self) -> Mapping[str, ModelChoice]:
+        """The built-in model adapters, then those the plugins offer (`dsh_models`)."""
+        registrations = ModelRegistrations()
+        self.hooks.each(
+            "dsh_models",
+            lambda plugin: {"register": registrations.register_for(plugin)},
+            on_error=registrations.failed,
+        )
+        return registrations.choices()
+
+    def demo_skills(self) -> list[DemoSkill]:
+        """What the loaded plugins teach the demo model, in call order (`dsh_demo_skills`)."""
+        key = self._plugins("dsh_demo_skills")
+        if self._skills is None or self._skills[0] != key:
+            self._skills = (key, self._collect_skills())
+        return list(self._skills[1])
+
+    def _collect_skills(self) -> list[DemoSkill]:
+        skills: list[DemoSkill] = []
+        for contribution in self.hooks.each("dsh_demo_skills", {}):
+            for skill in contribution.value or ():
+                if isinstance(skill, DemoSkill):
+                    skills.append(skill)
+                else:
+                    logger.error(
+                        "plugin %s returned %r from dsh_demo_skills; expected a DemoSkill",
+                        contribution.plugin,
+                        skill,
+                    )
+        return skills
 
     def cli_commands(
         self, register_for: Callable[[str], RegisterCommand], on_error: ErrorHandler

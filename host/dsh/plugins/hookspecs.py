@@ -22,22 +22,24 @@ in memory.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import pluggy
-from pydantic import JsonValue
+from pydantic import BaseModel, JsonValue
 
 from ..base.jsontypes import JsonLike
 
 if TYPE_CHECKING:
     from ..agents.agent import Agent
+    from ..models.demo import DemoSkill
+    from ..models.registry import Build
     from ..session.event import SessionEvent
     from ..session.log import SessionLog
     from .commands import CommandContext
     from .context import ClientModule
 
-__all__ = ["PROJECT", "CommandRun", "RegisterCommand", "hookimpl", "hookspec"]
+__all__ = ["PROJECT", "CommandRun", "RegisterCommand", "RegisterModel", "hookimpl", "hookspec"]
 
 PROJECT = "dsh"
 hookspec = pluggy.HookspecMarker(PROJECT)
@@ -177,6 +179,59 @@ def dsh_session_summary(session: SessionLog) -> JsonLike:
     something that is not JSON, is logged and left out; the other plugins'
     summaries are still shown.
     """
+
+
+class RegisterModel(Protocol):
+    """The `register` callback `dsh_models` receives."""
+
+    def __call__(
+        self,
+        name: str,
+        build: Build,
+        *,
+        usage: str | None = None,
+        settings: Callable[[], type[BaseModel]] | None = None,
+    ) -> None: ...
+
+
+@hookspec
+def dsh_models(register: RegisterModel) -> None:
+    """Register the model adapters this plugin offers: `register(name, build, usage=...,
+    settings=...)`, one call per adapter.
+
+    Called once when the Host starts, after every plugin loaded, when its
+    model was given by name (`dsh web --model NAME`, or an overlay's `[host]
+    model`) and no built-in adapter has that name. `build(argument, settings,
+    context)` makes the adapter: `argument` is the text after `NAME:` (or
+    None), `settings` the `[host.NAME]` table validated by the pydantic model
+    `settings()` returns (None without one; it must forbid extra keys) and
+    `context` a `dsh.ModelContext` (the Host's clock). `usage` is how the
+    choice is written in error messages (default: the name). `register`
+    stamps the plugin's name and raises `TypeError` for a wrong type or
+    `ValueError` for a name that is not `[a-z][a-z0-9_-]*`, that a built-in
+    adapter has, or that another plugin registered. The return value is ignored.
+
+    Failures are contained per plugin: a plugin whose hook raises offers none
+    of its adapters (it is logged); the others' adapters work.
+    """
+
+
+@hookspec
+def dsh_demo_skills() -> Sequence[DemoSkill]:
+    """Return what this plugin teaches the offline `demo` model, as `dsh.DemoSkill`s.
+
+    Called each time the set of loaded plugins changes (not per request),
+    when the Host's model is the demo. At every request the demo asks each
+    skill, in call order, for its `answer` to the conversation; the first that
+    answers wins, and when none does, each skill's `help` is part of the
+    demo's help text. Skills must be pure functions of the request (the demo
+    is deterministic). Return an empty sequence (or do not implement the
+    hook) to teach nothing.
+
+    Failures are contained per plugin: a plugin that raises teaches nothing,
+    and an item that is not a `DemoSkill` is logged and skipped.
+    """
+    return []  # a specification: never called; plugins provide the body
 
 
 @hookspec

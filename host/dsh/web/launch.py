@@ -29,7 +29,8 @@ import anyio
 from ..host.heap import HeapPolicy
 from ..host.host import Host
 from ..host.leases import LeaseSettings
-from ..models import resolve_model
+from ..models.base import ModelAdapter
+from ..models.registry import MODEL_CHOICES, ModelSpec, check_model, resolve_model
 from ..persistence.backends import BackendChoice, JsonlSettings
 from ..persistence.errors import StorageError
 from ..plugins.errors import PluginError, PluginProblems
@@ -79,13 +80,22 @@ def make_host_factory(
 ) -> Callable[[], Host]:
     """What the app's lifespan calls to build its Host (nothing runs until entered).
 
-    The model spec is resolved now, so a bad `--model` or `[host.openai]` fails
-    before the server starts (raises `ValueError` with the adapter's message),
+    A built-in model spec is resolved now, so a bad `--model` or `[host.openai]`
+    fails before the server starts (raises `ValueError` with the adapter's
+    message); one a plugin of the overlay may offer is resolved when the Host
+    starts (an unknown one fails the start, `ModelSettingsError`),
     and so is the wake store when the overlay wakes cold Sessions
     (`WakeUnavailable`, a `ValueError`, for a store that has none). The
     overlay's `idle_seconds` turns hibernation on (0: off).
     """
-    adapter = resolve_model(model, settings=overlay.host.model_settings, source=overlay.path)
+    plugins = bool(overlay.plugins)
+    settings, source = overlay.host.model_settings, overlay.path
+    adapter: ModelAdapter | ModelSpec
+    if ModelSpec(model).name in MODEL_CHOICES:
+        adapter = resolve_model(model, settings=settings, source=source, plugins=plugins)
+    else:  # a plugin's, perhaps: resolved once the Host has loaded its plugins
+        check_model(model, plugins=plugins)
+        adapter = ModelSpec(model, settings, source)
 
     leases = LeaseSettings(
         ttl_seconds=overlay.store.lease_ttl_seconds,

@@ -84,6 +84,7 @@ from uvicorn.config import LOGGING_CONFIG
 
 from ..host.errors import HostError
 from ..host.host import Host
+from ..models.errors import ModelChoiceError
 from ..persistence.errors import StorageError
 from ..plugins.errors import PluginError
 from .app import build_web_app
@@ -122,7 +123,7 @@ PEER_TRIGGERED = (
 CONNECTIONS_LOG = "dsh.web.connections"
 # Start-up failures a person can act on: `dsh web` names them in one line (see
 # `QuietExpectedStartupFailure`).
-EXPECTED_STARTUP_ERRORS = (PluginError, StorageError, HostError)
+EXPECTED_STARTUP_ERRORS = (PluginError, StorageError, HostError, ModelChoiceError)
 # How many connections one readable event of the listening socket may admit, as a
 # fraction of the unauthenticated cap (see `connections.pool`: against connections
 # that send nothing, a newcomer must be read before that many newer ones arrive).

@@ -292,10 +292,21 @@ def test_the_model_option_overrides_the_overlay_which_overrides_the_default() ->
 
 
 def test_an_unknown_model_option_is_rejected_with_the_choices() -> None:
-    with pytest.raises(argparse.ArgumentError) as caught:
-        model_parser().parse_args(["--model", "gpt"])
+    # Without plugins nothing else could offer it: a usage error naming the choices.
+    with pytest.raises(CommandError) as caught:
+        model_of(model_parser().parse_args(["--model", "gpt"]), Overlay.default())
 
     assert "choose one of: demo, absent, scripted:PATH, openai" in str(caught.value)
+    assert caught.value.code == EXIT_USAGE
+    # A name no model could have is refused while parsing, whatever plugins are loaded.
+    with pytest.raises(argparse.ArgumentError) as malformed:
+        model_parser().parse_args(["--model", "GPT 5"])
+    assert "choose one of: demo, absent, scripted:PATH, openai" in str(malformed.value)
+
+
+def test_a_model_name_the_overlays_plugins_may_offer_is_left_to_the_host(tmp_path: Path) -> None:
+    with_plugins = parse_overlay("[plugins.tool-schedule]\n")
+    assert model_of(model_parser().parse_args(["--model", "echo"]), with_plugins) == "echo"
 
 
 def test_without_an_overlay_option_the_overlay_is_the_default_tree() -> None:

@@ -22,12 +22,14 @@ def specs() -> list[tuple[str, object]]:
     ]
 
 
-def test_there_are_the_eight_documented_hooks() -> None:
+def test_there_are_the_ten_documented_hooks() -> None:
     assert [name for name, _ in specs()] == [
         "dsh_agent_published",
         "dsh_cli_commands",
         "dsh_client_modules",
+        "dsh_demo_skills",
         "dsh_event_view",
+        "dsh_models",
         "dsh_session_action",
         "dsh_session_state",
         "dsh_session_summary",

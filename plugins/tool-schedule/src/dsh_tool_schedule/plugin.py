@@ -30,6 +30,8 @@ from that fold.
 - `dsh_session_action(agent, name, args)`: `delete`, `pause`, `resume`,
   `snooze` on the agent's ledger (`actions`).
 - `dsh_cli_commands(register)`: `dsh reminders list` (`cli`).
+- `dsh_demo_skills()`: what the host's offline demo model understands of
+  reminders (`demo`): a request in plain words becomes a tool call.
 """
 
 from __future__ import annotations
@@ -46,6 +48,7 @@ from .alarm import Alarms
 from .cache import FoldCache
 from .cli import register_commands
 from .config import ScheduleConfig
+from .demo import ScheduleDemoSkill
 from .installation import ScheduleInstallation, install
 from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
@@ -53,7 +56,15 @@ from .protocol import EVENT_TYPE
 from .state import session_state, session_wake_at
 
 if TYPE_CHECKING:
-    from dsh import Agent, JsonLike, PluginContext, RegisterCommand, SessionEvent, SessionLog
+    from dsh import (
+        Agent,
+        DemoSkill,
+        JsonLike,
+        PluginContext,
+        RegisterCommand,
+        SessionEvent,
+        SessionLog,
+    )
 
 __all__ = ["SchedulePlugin"]
 
@@ -122,3 +133,7 @@ class SchedulePlugin:
     @hookimpl
     def dsh_cli_commands(self, register: RegisterCommand) -> None:
         register_commands(register, grace_ms=self.grace_ms)
+
+    @hookimpl
+    def dsh_demo_skills(self) -> list[DemoSkill]:
+        return [ScheduleDemoSkill()]

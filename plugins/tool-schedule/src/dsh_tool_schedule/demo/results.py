@@ -13,7 +13,8 @@ from typing import Final
 
 from pydantic import JsonValue
 
-from ..base import Message
+from dsh import Message
+
 from .kinds import Intent, Move, SetPaused
 from .words import SESSION_LOCAL_ZH, as_json, rule_words, span, state_word, when
 

@@ -9,15 +9,28 @@ from pydantic import JsonValue
 
 from dsh.agents.agent import Agent
 from dsh.agents.tools import Tool, ToolArguments, ToolContext
-from dsh.models import DemoModel, Message, ModelAdapter, ModelReply, ModelRequest, StreamSink
+from dsh.models import Message, ModelAdapter, ModelReply, ModelRequest, StreamSink
 from dsh.models.base import ToolCall
-from dsh.models.demo import answer
+from dsh.models.demo import DemoModel as Demo
+from dsh.models.demo import answer as demo_answer
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from dsh.testing import FakeClock
+from dsh_tool_schedule.demo import ScheduleDemoSkill
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
+
+#: The host's demo model, taught by this plugin's skill (what `dsh_demo_skills` gives it).
+SKILLS = [ScheduleDemoSkill()]
+
+
+def answer(request: ModelRequest, *, now_ms: int = 0) -> ModelReply:
+    return demo_answer(request, SKILLS, now_ms=now_ms)
+
+
+def DemoModel(clock: FakeClock | None = None) -> Demo:
+    return Demo(clock, skills=lambda: SKILLS)
 
 SCHEDULE = ("schedule_create", "schedule_list", "schedule_delete")
 

@@ -1,8 +1,10 @@
-"""The `demo` model: the offline default, deterministic, and honest about being a demo.
+"""The schedule plugin's skill for the demo model: reminders asked in plain words.
 
-It answers from the conversation alone (no network, no randomness):
+The host's `demo` model knows no plugin's words; this skill (contributed
+through `dsh_demo_skills`) is what makes it understand reminders, from the
+conversation alone (no network, no randomness):
 
-- a user message it understands as a reminder request (`intents`) becomes a
+- a person's message it reads as a reminder request (`intents`) becomes a
   call to `schedule_create`, `schedule_list` or `schedule_delete` — if that
   tool is offered in the request; otherwise it says reminders are not enabled
   in this host and how to enable them. Pausing, resuming and moving a
@@ -17,16 +19,15 @@ It answers from the conversation alone (no network, no randomness):
   time and "session-local" (仅限本会话) for a created reminder; each reminder
   or "no reminders"; deleted, paused, resumed, moved or not found; an
   error's code in brackets, explained in the conversation's language;
-- a follow-up queued by the schedule plugin is recognised by its structured
-  source (`{"kind": "schedule", "scheduleId", "prompt"?}`), never by its text,
-  and answered with the reminder's prompt: the source's own `prompt`, else
-  the prompt the conversation's tool results give for that id, else just the id;
-- anything else gets a short help text: what it is, what it understands, and
-  how to configure a real model.
+- a follow-up queued by this plugin is recognised by its structured source
+  (`{"kind": "schedule", "scheduleId", "prompt"?}`), never by its text, and
+  answered with the reminder's prompt: the source's own `prompt`, else the
+  prompt the conversation's tool results give for that id, else just the id;
+- anything else is not its to answer (None): the demo's help then lists
+  what this skill understands (`help`).
 
 It answers in the language of the conversation — Chinese when the person's
-latest message in words is Chinese — and streams its reasoning (on the
-reasoning channel) and its text through `on_delta` in a few fragments.
+latest message in words is Chinese.
 """
 
 from __future__ import annotations
@@ -35,17 +36,14 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-import anyio
+from dsh import Message, ModelReply, ModelRequest, ToolCall
 
-from ...base.clock import Clock, SystemClock
-from ..base import DeltaSink, Message, ModelReply, ModelRequest, ToolCall
-from ..streaming import stream_reply
 from . import replies, results
 from .calls import Context, change_arguments, first_call, load_zone
 from .intents import Change, Move, SetPaused, Unclear, has_chinese, read_intent
 from .kinds import Intent
 
-__all__ = ["DemoModel", "answer"]
+__all__ = ["ScheduleDemoSkill"]
 
 _SCHEDULE_TOOLS = ("schedule_create", "schedule_list", "schedule_delete")
 _UPDATE = "schedule_update"
@@ -53,57 +51,46 @@ _LATIN_WORDS = re.compile(r"[A-Za-z]{2,}")
 _REMINDER_ID = re.compile(r"\brem-\d+\b")
 
 
-class DemoModel:
-    """The offline demo adapter. `clock` dates a request whose messages carry no time."""
+class ScheduleDemoSkill:
+    """Reminders for the demo model (a `dsh.DemoSkill`; see the module docstring)."""
 
-    name = "demo"
+    def answer(self, request: ModelRequest, now_ms: int) -> ModelReply | None:
+        """The reply when the conversation is about reminders, else None.
 
-    def __init__(self, clock: Clock | None = None) -> None:
-        self.clock: Clock = clock or SystemClock()
-
-    async def complete(
-        self, request: ModelRequest, on_delta: DeltaSink | None = None
-    ) -> ModelReply:
-        """Answer deterministically from `request`; never raises `ModelError`."""
-        await anyio.lowlevel.checkpoint()
-        reply = answer(request, now_ms=self.clock.wall_ms())
-        await stream_reply(reply, on_delta)
-        return reply
-
-
-def answer(request: ModelRequest, *, now_ms: int = 0) -> ModelReply:
-    """The demo's whole reply to `request` (a pure function of it).
-
-    `now_ms` is "now" only when no user message says when it was written.
-    """
-    messages = request.messages
-    offered = _tool_names(request.tools)
-    context = _context(messages, now_ms)
-    last = messages[-1] if messages else None
-    if last is not None and last.role == "tool":
-        return _after_results(messages, offered, context)
-    if last is None or last.role != "user":
-        return ModelReply(text=replies.help_text(False, _SCHEDULE_TOOLS[0] in offered))
-    if last.source.get("kind") == "schedule":
-        reminder_id = last.source.get("scheduleId")
-        prompt = _reminder_prompt(messages, last.source)
-        return ModelReply(
-            text=replies.reminder(
-                prompt,
-                reminder_id if isinstance(reminder_id, str) else None,
-                _chinese(messages, fallback=prompt or ""),
+        `now_ms` is "now" only when no user message says when it was written.
+        """
+        messages = request.messages
+        offered = _tool_names(request.tools)
+        context = _context(messages, now_ms)
+        last = messages[-1] if messages else None
+        if last is not None and last.role == "tool":
+            return _after_results(messages, offered, context)
+        if last is None or last.role != "user":
+            return None
+        if last.source.get("kind") == "schedule":
+            reminder_id = last.source.get("scheduleId")
+            prompt = _reminder_prompt(messages, last.source)
+            return ModelReply(
+                text=replies.reminder(
+                    prompt,
+                    reminder_id if isinstance(reminder_id, str) else None,
+                    _chinese(messages, fallback=prompt or ""),
+                )
             )
-        )
-    return _respond(last.text, offered, _next_call_number(messages), context, messages)
+        return _respond(last.text, offered, _next_call_number(messages), context, messages)
+
+    def help(self, request: ModelRequest, chinese: bool) -> str:
+        """The reminder requests the demo understands, and whether this host offers them."""
+        return replies.help_text(chinese, _SCHEDULE_TOOLS[0] in _tool_names(request.tools))
 
 
 def _respond(
     text: str, offered: set[str], call_number: int, context: Context, messages: Sequence[Message]
-) -> ModelReply:
+) -> ModelReply | None:
     zh = _chinese(messages, fallback=text)
     intent = read_intent(text)
     if intent is None:
-        return ModelReply(text=replies.help_text(zh, _SCHEDULE_TOOLS[0] in offered))
+        return None  # not about reminders: the demo's help, which lists them
     if isinstance(intent, Unclear):
         enabled = any(name in offered for name in _SCHEDULE_TOOLS)
         return ModelReply(text=replies.unclear(zh) if enabled else replies.not_enabled(zh))

@@ -5,8 +5,8 @@ from typing import Any
 import pytest
 from pydantic import JsonValue
 
-from dsh.models.demo.calls import Context, change_arguments, first_call, load_zone
-from dsh.models.demo.intents import (
+from dsh_tool_schedule.demo.calls import Context, change_arguments, first_call, load_zone
+from dsh_tool_schedule.demo.intents import (
     Create,
     CreateAt,
     CreateDaily,

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from dsh.models.demo.words import SESSION_LOCAL_ZH, rule_words, span, state_word, utc, when
+from dsh_tool_schedule.demo.words import SESSION_LOCAL_ZH, rule_words, span, state_word, utc, when
 
 
 @pytest.mark.parametrize(

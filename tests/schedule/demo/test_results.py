@@ -4,8 +4,8 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.models.base import Message
-from dsh.models.demo.intents import Move, SetPaused
-from dsh.models.demo.results import cannot_move, error_text, not_found, tool_result
+from dsh_tool_schedule.demo.intents import Move, SetPaused
+from dsh_tool_schedule.demo.results import cannot_move, error_text, not_found, tool_result
 
 VIEW: dict[str, JsonValue] = {
     "id": "rem-1",

@@ -4,7 +4,7 @@ from typing import Any
 
 import pytest
 
-from dsh.models.demo.intents import (
+from dsh_tool_schedule.demo.intents import (
     Create,
     CreateAt,
     CreateDaily,
@@ -15,7 +15,7 @@ from dsh.models.demo.intents import (
     Move,
     SetPaused,
 )
-from dsh.models.demo.replies import (
+from dsh_tool_schedule.demo.replies import (
     calling,
     help_text,
     not_enabled,
@@ -166,13 +166,14 @@ def test_the_reasoning_says_why_a_change_lists_first_and_when_a_reminder_fires()
 
 
 @pytest.mark.parametrize("zh", [False, True])
-def test_help_says_it_is_a_demo_and_how_to_configure_a_real_model(zh: bool) -> None:
+def test_the_help_lists_the_reminder_requests_and_says_how_to_enable_them_where_they_are_not(
+    zh: bool,
+) -> None:
     text = help_text(zh, reminders_enabled=True)
 
-    assert "demo" in text
-    for needle in ("--model openai", "DSH_API_KEY", "DSH_MODEL_BASE_URL", "DSH_MODEL"):
-        assert needle in text
-    assert "overlays/web-schedule" not in text
+    assert ("10秒后提醒我喝水" if zh else "remind me in 10 seconds to stretch") in text
+    assert "UTC" in text
+    assert "overlays/web-schedule" not in text  # they are enabled here
     assert "dsh web --overlay overlays/web-schedule" in help_text(zh, reminders_enabled=False)
 
 

@@ -25,11 +25,7 @@ __all__ = [
 ]
 
 ENABLE_REMINDERS = "dsh web --overlay overlays/web-schedule"
-_REAL_MODEL = "--model openai"
-_REAL_MODEL_ENV = "DSH_API_KEY, DSH_MODEL_BASE_URL and DSH_MODEL"
-
-_EN_HELP = f"""\
-I'm the dsh demo model: an offline, deterministic stand-in, not a real language model.
+_EN_HELP = """\
 I understand a few reminder requests:
 - remind me in 10 seconds to stretch
 - remind me at 9:00 tomorrow to call mum
@@ -39,12 +35,9 @@ I understand a few reminder requests:
 - list reminders · pause reminder rem-2 · resume reminder rem-2
 - move rem-1 to 10:00 · cancel reminder rem-1
 - 明天上午9点提醒我开会 · 每天早上9点提醒我喝水 · 每隔2小时提醒我起来走走
-Times are in your time zone (your browser tells it), else UTC.
-To talk to a real model, run dsh with {_REAL_MODEL} and set {_REAL_MODEL_ENV} \
-(any OpenAI-compatible endpoint)."""
+Times are in your time zone (your browser tells it), else UTC."""
 
-_ZH_HELP = f"""\
-我是 dsh 的演示模型（demo）：离线、确定性的替身，不是真正的语言模型。
+_ZH_HELP = """\
 我能理解几种提醒请求：
 - 10秒后提醒我喝水
 - 明天上午9点提醒我开会
@@ -54,9 +47,7 @@ _ZH_HELP = f"""\
 - 列出提醒 · 暂停提醒 rem-2 · 恢复提醒 rem-2
 - 把 rem-1 改到10点 · 删除提醒 rem-1
 - remind me at 9:00 tomorrow to call mum · list reminders · cancel reminder <id>
-时间按你所在的时区（浏览器会告诉主机），否则按 UTC。
-要使用真正的模型，请用 {_REAL_MODEL} 运行 dsh，并设置 DSH_API_KEY、DSH_MODEL_BASE_URL 和 \
-DSH_MODEL（任何兼容 OpenAI 的接口）。"""
+时间按你所在的时区（浏览器会告诉主机），否则按 UTC。"""
 
 _EN_DAYS = {"*": "every day", "MON-FRI": "every weekday"}
 _ZH_DAYS = {"*": "每天", "MON-FRI": "每个工作日"}
@@ -73,7 +64,8 @@ _ZH_WEEKDAYS = {"MON": "一", "TUE": "二", "WED": "三", "THU": "四", "FRI": "
 
 
 def help_text(zh: bool, reminders_enabled: bool) -> str:
-    """What the demo is, what it understands, and how to configure a real model."""
+    """The reminder requests the demo understands (its help adds what it is and how to
+    configure a real model), and how to enable them where they are not."""
     text = _ZH_HELP if zh else _EN_HELP
     if not reminders_enabled:
         text += "\n" + not_enabled(zh)

@@ -2,8 +2,8 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.models.demo.chinese import read_number
-from dsh.models.demo.intents import (
+from dsh_tool_schedule.demo.chinese import read_number
+from dsh_tool_schedule.demo.intents import (
     Create,
     CreateAt,
     CreateDaily,

@@ -1,0 +1,210 @@
+"""`Contributions`: what the loaded plugins offer — model adapters and the demo's skills here.
+
+(Event views, states, summaries, wake times, client modules and commands are
+tested through the Host and the web API: tests/host/host, tests/host/web.)
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+import dsh
+from dsh.models.demo import DemoModel
+from dsh.models.errors import ModelChoiceError
+from dsh.models.registry import MODEL_CHOICES, ModelSpec
+from dsh.plugins.overlay import parse_overlay
+from dsh.testing import load_plugin, running_host, settled
+from tests.host.fixtures.distributions import FakeSite
+
+pytestmark = pytest.mark.anyio
+
+
+class Echo:
+    """A model adapter that says back the person's last message, after a prefix."""
+
+    name = "echo"
+
+    def __init__(self, prefix: str, clock: dsh.Clock) -> None:
+        self.prefix = prefix
+        self.clock = clock
+
+    async def complete(self, request: dsh.ModelRequest, on_delta: Any = None) -> dsh.ModelReply:
+        await anyio.lowlevel.checkpoint()
+        return dsh.ModelReply(text=f"{self.prefix}{request.messages[-1].text}")
+
+
+class EchoSettings(dsh.ToolArguments):
+    prefix: str = ""
+
+
+def build_echo(argument: str | None, settings: Any, context: dsh.ModelContext) -> Echo:
+    prefix = argument if argument is not None else settings.prefix if settings else ""
+    return Echo(prefix, context.clock)
+
+
+class Plugin:
+    def __init__(self, context: dsh.PluginContext[None]) -> None:
+        self.context = context
+
+
+class EchoModels(Plugin):
+    """Offers the `echo` adapter, with settings (an entry point in these tests)."""
+
+    @dsh.hookimpl
+    def dsh_models(self, register: dsh.RegisterModel) -> None:
+        register("echo", build_echo, usage="echo[:PREFIX]", settings=lambda: EchoSettings)
+
+
+class Refuses(Plugin):
+    """Registers one good adapter, then fails: it offers none."""
+
+    @dsh.hookimpl
+    def dsh_models(self, register: dsh.RegisterModel) -> None:
+        register("loud", build_echo)
+        raise RuntimeError("broken plugin")
+
+
+class Misregisters(Plugin):
+    """Each call is refused at once, naming the plugin."""
+
+    def __init__(self, context: dsh.PluginContext[None]) -> None:
+        super().__init__(context)
+        self.errors: list[str] = []
+
+    @dsh.hookimpl
+    def dsh_models(self, register: dsh.RegisterModel) -> None:
+        attempts: list[tuple[Any, ...]] = [
+            ("Bad Name", build_echo, {}),
+            ("demo", build_echo, {}),
+            ("echo", "not callable", {}),
+            ("echo", build_echo, {"usage": 3}),
+        ]
+        for name, build, options in attempts:
+            try:
+                register(name, build, **options)
+            except (TypeError, ValueError) as error:
+                self.errors.append(str(error))
+
+
+def install_echo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    site = FakeSite(tmp_path / "site", monkeypatch)
+    site.install("dsh-echo", {"echo": f"{__name__}:EchoModels"})
+
+
+async def test_the_choices_are_the_built_in_ones_then_the_plugins_stamped_with_their_name() -> None:
+    async with running_host() as host:
+        await load_plugin(host, EchoModels)
+        await load_plugin(host, Refuses)
+        choices = host.contributions.model_choices()
+    assert list(choices) == [*MODEL_CHOICES, "echo"]  # Refuses failed: it offers nothing
+    assert (choices["echo"].usage, choices["echo"].plugin) == ("echo[:PREFIX]", "EchoModels")
+    assert choices["demo"].plugin is None
+
+
+async def test_a_bad_registration_is_refused_at_once_naming_the_plugin() -> None:
+    async with running_host() as host:
+        plugin, _ = await load_plugin(host, Misregisters)
+        await load_plugin(host, EchoModels)
+        host.contributions.model_choices()
+    assert plugin.errors == [
+        "plugin 'Misregisters': register: 'Bad Name' is not a model name (a lowercase letter,"
+        " then lowercase letters, digits, '_' or '-'; at most 32)",
+        "plugin 'Misregisters': register: 'demo' is a built-in model",
+        "plugin 'Misregisters': register: build (and settings, when given) must be callable",
+        "plugin 'Misregisters': register: usage must be a str, not int",
+    ]
+
+
+async def test_a_host_given_a_plugins_model_by_name_runs_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_echo(tmp_path, monkeypatch)
+    plugins = parse_overlay("[plugins.echo]\n").plugins
+    spec = ModelSpec("echo", {"echo": {"prefix": "> "}})
+    async with running_host(model=spec, plugins=plugins) as host:  # type: ignore[arg-type]
+        assert isinstance(host.model, Echo) and host.model.prefix == "> "
+        assert host.model.clock is host.clock
+        agent = await host.create_session()
+        agent.submit("hi", {"kind": "user"})
+        await settled(agent)
+        answers = [e.data for e in agent.session.events if e.type == dsh.ASSISTANT_MESSAGE]
+    assert answers[-1]["text"] == "> hi"  # type: ignore[index,call-overload]
+
+
+async def test_a_model_no_loaded_plugin_offers_fails_the_start_with_the_choices(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    install_echo(tmp_path, monkeypatch)
+    plugins = parse_overlay("[plugins.echo]\n").plugins
+    with pytest.raises(ModelChoiceError, match="unknown model 'ecco'; choose one of: demo, ") as no:
+        async with running_host(model=ModelSpec("ecco"), plugins=plugins):  # type: ignore[arg-type]
+            pass
+    assert str(no.value).endswith("openai, echo[:PREFIX]")
+    bad_table = ModelSpec("echo", {"echo": {"prefix": 3}}, Path("o/overlay.toml"))
+    with pytest.raises(ModelChoiceError, match=r"o/overlay.toml: host.echo.prefix: "):
+        async with running_host(model=bad_table, plugins=plugins):  # type: ignore[arg-type]
+            pass
+
+
+class Twin(Plugin):
+    @dsh.hookimpl
+    def dsh_models(self, register: dsh.RegisterModel) -> None:
+        register("twin", build_echo)
+
+
+async def test_a_name_two_plugins_register_is_the_first_ones_and_the_second_offers_nothing(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running_host() as host:
+        await load_plugin(host, Twin, name="one")
+        await load_plugin(host, Twin, name="two")  # called first: the plugin loaded last
+        choices = host.contributions.model_choices()
+    assert choices["twin"].plugin == "two"
+    assert "plugin one offers no model: dsh_models failed: ValueError: plugin 'one': register:" in (
+        caplog.text
+    )
+    assert "plugin 'two' registered 'twin' first" in caplog.text
+
+
+class Greeting:
+    """A demo skill that answers 'hello' and says so in the help."""
+
+    def answer(self, request: dsh.ModelRequest, now_ms: int) -> dsh.ModelReply | None:
+        last = request.messages[-1] if request.messages else None
+        if last is not None and last.text.strip().lower() == "hello":
+            return dsh.ModelReply(text="Hello from a skill.")
+        return None
+
+    def help(self, request: dsh.ModelRequest, chinese: bool) -> str | None:
+        return "我会打招呼。" if chinese else "I answer 'hello'."
+
+
+class Teaches(Plugin):
+    @dsh.hookimpl
+    def dsh_demo_skills(self) -> Sequence[object]:
+        return [Greeting(), "not a skill"]
+
+
+async def test_the_demo_learns_the_skills_of_the_plugins_of_its_host(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async with running_host(model=DemoModel()) as host:
+        await load_plugin(host, Teaches)
+        skills = host.contributions.demo_skills()
+        assert [type(skill) for skill in skills] == [Greeting]
+        assert host.contributions.demo_skills() == skills  # once per set of plugins
+        agent = await host.create_session()
+        for text in ("hello", "what can you do?"):
+            agent.submit(text, {"kind": "user"})
+            await settled(agent)
+        answers = [e.data for e in agent.session.events if e.type == dsh.ASSISTANT_MESSAGE]
+    assert answers[0]["text"] == "Hello from a skill."  # type: ignore[index,call-overload]
+    assert "I answer 'hello'." in answers[1]["text"]  # type: ignore[index,call-overload]
+    assert "plugin Teaches returned 'not a skill' from dsh_demo_skills" in caplog.text
+    assert all(record.levelno == logging.ERROR for record in caplog.records)
