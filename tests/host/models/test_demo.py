@@ -17,7 +17,7 @@ def said(text: str, *, kind: str = "user") -> Message:
 
 
 def asked(text: str) -> ModelRequest:
-    return asked(text)
+    return ModelRequest(messages=[said(text)], tools=[])
 
 
 class Knows:
