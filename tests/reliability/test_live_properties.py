@@ -57,21 +57,26 @@ class NoLifecycle:
         return lambda: None
 
 
+class Views:
+    """What the plugins say here: a receipt for each viewed event, and no state."""
+
+    def view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
+        return {"receipt": event.seq} if event.type == VIEWED else None
+
+    def states(self, log: object) -> dict[str, Any]:
+        return {}  # no plugin keeps a state here: no state frames
+
+
 class ViewHost:
-    """What `LiveHub` reads from a Host: the store, event views, and (no) agents."""
+    """What `LiveHub` reads from a Host: the live Sessions, event views, and (no) agents."""
 
     def __init__(self) -> None:
         self.live = LiveSessions(FakeClock())
         self.lifecycle = NoLifecycle()
-
-    def event_view(self, session: Session, event: SessionEvent) -> dict[str, Any] | None:
-        return {"receipt": event.seq} if event.type == VIEWED else None
+        self.contributions = Views()
 
     def agent(self, session_id: str) -> None:
         return None
-
-    def session_state(self, log: object) -> dict[str, Any]:
-        return {}  # no plugin keeps a state here: no state frames
 
 
 class Gate:

@@ -177,8 +177,8 @@ async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
         async def broken(*args: object) -> object:
             raise RuntimeError("the owner tripped")
 
-        real = a.session_action
-        a.session_action = broken  # type: ignore[method-assign]
+        real = a.actions.run
+        a.actions.run = broken  # type: ignore[method-assign]
         with pytest.raises(ActionError) as failed:
             await b.actions.run(session_id, "actions", "mark", {})
         assert (failed.value.code, failed.value.status) == ("internal_error", 500)
@@ -189,11 +189,11 @@ async def test_the_owners_refusal_and_failure_reach_the_poster_with_their_codes(
         async def gone(*args: object) -> object:
             raise SessionNotFound(f"session {session_id} is not stored")
 
-        a.session_action = gone  # type: ignore[method-assign]
+        a.actions.run = gone  # type: ignore[method-assign]
         with pytest.raises(ActionError) as missing:  # the same code a local one has
             await b.actions.run(session_id, "actions", "mark", {})
         assert (missing.value.code, missing.value.status) == ("session_not_found", 404)
-        a.session_action = real  # type: ignore[method-assign]
+        a.actions.run = real  # type: ignore[method-assign]
     assert "the owner tripped" in caplog.text
 
 
@@ -387,7 +387,7 @@ async def test_without_remote_actions_a_session_live_elsewhere_is_refused(
     clock = FakeClock()
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
-        b.action_relay = None
+        b.actions.relay = None
         with pytest.raises(SessionLiveElsewhere):
             await b.actions.run(session_id, "actions", "mark", {})
 
