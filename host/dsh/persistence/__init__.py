@@ -6,8 +6,9 @@ listener (the durability acknowledgement behind `LiveSessions.flush`);
 `MemoryBackend` a volatile stand-in with the same contract.
 """
 
+from ..base.backoff import Backoff
 from .backend import Backend, LogMark, StoredSession, StoredSummary
-from .coordinator import Backoff, PersistenceCoordinator, Unconfirmed
+from .coordinator import PersistenceCoordinator, Unconfirmed
 from .errors import (
     CoordinatorClosed,
     CorruptLog,

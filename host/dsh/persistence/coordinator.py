@@ -69,6 +69,7 @@ from dataclasses import dataclass
 import anyio
 from anyio.abc import TaskGroup
 
+from ..base.backoff import Backoff
 from ..base.clock import Clock, SystemClock
 from ..base.errors import raise_errors
 from ..base.scope import Disposer
@@ -81,7 +82,7 @@ from .backend import Backend, LogMark, StoredSession, StoredSummary
 from .errors import CoordinatorClosed, DivergedLog, LeaseLost, SessionExists, StorageError
 
 __all__ = [
-    "Backoff",
+    "WRITE_BACKOFF",
     "PersistenceCoordinator",
     "Unconfirmed",
 ]
@@ -92,16 +93,8 @@ log = logging.getLogger(__name__)
 _VERIFY_CHUNK = 1_000
 
 
-@dataclass(frozen=True, slots=True)
-class Backoff:
-    """How long the writer waits before retry `n` (0-based): `first × factor^n`, at most `cap`."""
-
-    first: float = 0.1
-    factor: float = 2.0
-    cap: float = 5.0
-
-    def delay(self, attempt: int) -> float:
-        return min(self.cap, self.first * self.factor ** min(attempt, 64))
+#: How long a Session's writer waits before retry `n`: 0.1 s, doubling, at most 5 s.
+WRITE_BACKOFF = Backoff(first=0.1, cap=5.0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,7 +135,7 @@ class PersistenceCoordinator:
         self.live = live
         self.backend = backend
         self.clock: Clock = clock or SystemClock()
-        self.backoff = backoff or Backoff()
+        self.backoff = backoff or WRITE_BACKOFF
         self.close_retry_seconds = close_retry_seconds
         self._tasks = TaskSet(group, "persistence")
         self._controllers: dict[Session, _Controller] = {}

@@ -63,6 +63,7 @@ import anyio
 from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 
+from ..base.backoff import Backoff
 from ..base.clock import Clock
 from ..persistence.errors import SessionNotFound
 from .backend import Change, WakeBackend, WakeEntry
@@ -134,15 +135,14 @@ class WakeIndex:
         self._host = host
         self._clock = clock
         self._workers = workers
-        self._retry_first = retry_first
-        self._retry_max = retry_max
+        self._retry = Backoff(retry_first, retry_max)
         self._entries: dict[str, WakeEntry] = {}
         self._live: set[str] = set()
         self._timer = WakeTimer(clock, self._on_due)
         self._due_ids: set[str] = set()
         # Made in `start` and closed in `aclose`: an unclosed stream is a ResourceWarning.
         self._due: tuple[MemoryObjectSendStream[str], MemoryObjectReceiveStream[str]] | None = None
-        self._retries: dict[str, float] = {}
+        self._retries: dict[str, int] = {}  # failed wakes in a row, by Session
         # The stored copy: rebuilding (no usable copy yet) or needing a whole snapshot.
         self._rebuilding = False
         self._needs_snapshot = False
@@ -333,9 +333,9 @@ class WakeIndex:
             await self._record_quietly([(session_id, WakeEntry())])
             return
         except Exception as error:
-            delay = self._retries.get(session_id, self._retry_first / 2) * 2
-            delay = min(delay, self._retry_max)
-            self._retries[session_id] = delay
+            failures = self._retries.get(session_id, 0)
+            delay = self._retry.delay(failures)
+            self._retries[session_id] = failures + 1
             log.warning(
                 "wake index: could not wake session %s (%s: %s); trying again in %g s",
                 session_id,

@@ -20,6 +20,8 @@ import random
 from collections.abc import Mapping
 from dataclasses import dataclass
 
+from ...base.backoff import Backoff
+
 __all__ = ["RetryPolicy", "is_retryable_status", "retry_after_seconds"]
 
 
@@ -72,4 +74,4 @@ class RetryPolicy:
         """Seconds to wait before retry number `retry` (0-based), or None to give up now."""
         if retry_after is not None:
             return retry_after if retry_after <= self.retry_after_cap else None
-        return rng.random() * min(self.max_delay, self.base_delay * 2.0**retry)
+        return Backoff(self.base_delay, self.max_delay, jitter=True).delay(retry, rng)

@@ -18,6 +18,7 @@ import anyio
 import psycopg
 from psycopg import sql
 
+from ...base.backoff import Backoff
 from ..errors import StorageError
 from .database import Database
 
@@ -25,8 +26,8 @@ __all__ = ["Listener", "channel"]
 
 log = logging.getLogger(__name__)
 
-RECONNECT_FIRST_SECONDS = 0.5
-RECONNECT_MAX_SECONDS = 10.0
+#: A lost LISTEN connection is made again after 0.5 s, then waits that double up to 10 s.
+RECONNECT = Backoff(first=0.5, cap=10.0)
 
 
 def channel(kind: str, schema: str) -> str:
@@ -46,18 +47,20 @@ class Listener:
 
     async def listen(self, woken: Callable[[str], None]) -> None:
         """Until cancelled; reconnects after a failure with a growing delay."""
-        delay = RECONNECT_FIRST_SECONDS
+        failures = 0
         while True:
+            delay = RECONNECT.delay(failures)
             try:
                 connection = await self.database.connect()
             except StorageError as error:
                 log.warning("%s: %s; listening again in %g s", self.what, error, delay)
                 await anyio.sleep(delay)
-                delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+                failures += 1
                 continue
             try:
                 await connection.execute(sql.SQL("LISTEN {}").format(sql.Identifier(self.name)))
-                delay = RECONNECT_FIRST_SECONDS
+                failures = 0
+                delay = RECONNECT.delay(failures)
                 self.listening += 1
                 try:
                     async for notification in connection.notifies():
@@ -76,4 +79,4 @@ class Listener:
                 with anyio.CancelScope(shield=True):
                     await connection.close()
             await anyio.sleep(delay)
-            delay = min(delay * 2, RECONNECT_MAX_SECONDS)
+            failures += 1

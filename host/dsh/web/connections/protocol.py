@@ -3,8 +3,8 @@
 uvicorn (0.54, h11) arms no timer while it waits for a request: a
 connection that never finishes its headers, or its body, is held forever
 (its `timeout_keep_alive` starts only after a response). `GuardedHttp` adds
-the deadlines, reading the parser's state (h11's `their_state`) after
-every event:
+the deadlines, reading the parser's state (h11's `their_state`, through
+`h11_state`, the one place that reads uvicorn's internals) after every event:
 
 - **head**: the client owes a request line and headers (`IDLE`). The
   deadline is `header_timeout` from the connection's start, or from the end
@@ -45,6 +45,7 @@ from uvicorn.protocols.http.h11_impl import H11Protocol
 from uvicorn.server import ServerState
 
 from ..guards import AccessPolicy, presented_token
+from . import h11_state
 from .pool import Ticket
 
 __all__ = ["Deadlines", "GuardedHttp", "Relay"]
@@ -111,6 +112,7 @@ class GuardedHttp(H11Protocol):
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
+        h11_state.check(self)
         self._watch()
         self.ticket.attach(transport.abort)
 
@@ -147,12 +149,12 @@ class GuardedHttp(H11Protocol):
         if self.transport.is_closing():
             self._disarm()
             return
-        state = self.conn.their_state
-        phase = "head" if state is h11.IDLE else "body" if state is h11.SEND_BODY else None
+        phase = h11_state.phase(self)
         self.ticket.answering(phase is None)
         # Partway: a body is owed, or part of the next head is buffered (the pool evicts
         # those first; a connection with nothing of a request in yet is quiet).
-        self.ticket.receiving(phase == "body" or (phase == "head" and self._head_started()))
+        started = phase == "head" and h11_state.head_started(self)
+        self.ticket.receiving(phase == "body" or started)
         if phase == self._phase:
             return
         self._disarm()
@@ -160,11 +162,6 @@ class GuardedHttp(H11Protocol):
         if phase is not None:
             delay = self._deadlines.header if phase == "head" else self._deadlines.body
             self._timer = self.loop.call_later(delay, self._expire, phase)
-
-    def _head_started(self) -> bool:
-        """Whether bytes of a request head that is not complete yet have arrived."""
-        unprocessed, _ = self.conn.trailing_data
-        return bool(unprocessed)
 
     def _disarm(self) -> None:
         if self._timer is not None:
@@ -178,7 +175,7 @@ class GuardedHttp(H11Protocol):
         self.transport.abort()
 
     def _check_token(self) -> None:
-        scope = self.scope
+        scope = h11_state.request_scope(self)
         if scope is None or scope is self._checked or self.ticket.authenticated:
             return
         self._checked = scope
