@@ -24,7 +24,7 @@ from pydantic import JsonValue
 
 from dsh.host.heap import HeapPolicy
 from dsh.host.host import Host
-from dsh.models.base import DeltaSink, ModelReply, ModelRequest
+from dsh.models.base import DeltaSink, ModelAdapter, ModelReply, ModelRequest
 from dsh.persistence import JsonlBackend
 from dsh.plugins.overlay import PluginSpec
 from dsh.session.event import SessionEvent
@@ -60,12 +60,17 @@ class FastModel:
         return ModelReply(text="noted")
 
 
-def bench_host(data_dir: Path, *, plugins: Sequence[PluginSpec] = (SCHEDULE,)) -> Host:
-    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`,
-    with the collection policy `dsh web` uses (`HeapPolicy`)."""
+def bench_host(
+    data_dir: Path,
+    *,
+    plugins: Sequence[PluginSpec] = (SCHEDULE,),
+    model: ModelAdapter | None = None,
+) -> Host:
+    """An in-process Host on a JSONL backend with the schedule plugin and `FastModel`
+    (unless `model` is given), with the collection policy `dsh web` uses (`HeapPolicy`)."""
     return Host(
         backend=JsonlBackend(data_dir),
-        model=FastModel(),
+        model=model or FastModel(),
         plugins=plugins,
         cwd=str(data_dir),
         heap=HeapPolicy(),

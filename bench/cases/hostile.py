@@ -79,8 +79,7 @@ def _replies(calls: int) -> dict[str, ModelReply]:
 
 async def _one(data_dir: Path, name: str, reply: ModelReply) -> dict[str, Any]:
     directory = data_dir / name
-    host = bench_host(directory)
-    host.model = _OneReply(reply)
+    host = bench_host(directory, model=_OneReply(reply))
     async with host:
         agent = await host.create_session(origin="api")
         session = agent.session

@@ -78,7 +78,7 @@ class DemoModel:
 
     def attach(self, context: ModelContext) -> None:
         """Learn the skills of the Host that runs this demo (unless it was given its own)."""
-        if not self._taught:
+        if not self._taught and context.demo_skills is not None:
             self.skills = context.demo_skills
 
     async def complete(

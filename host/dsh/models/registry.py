@@ -71,10 +71,11 @@ _NAME = re.compile(r"[a-z][a-z0-9_-]{0,31}")
 @dataclass(frozen=True, slots=True)
 class ModelContext:
     """What a model factory may use of the Host that builds the adapter: its `clock`,
-    and `demo_skills`, the skills its loaded plugins teach the demo model."""
+    and `demo_skills`, the skills its loaded plugins teach the demo model (None: not
+    known yet; an adapter built without a Host learns them when it is attached to one)."""
 
     clock: Clock = field(default_factory=SystemClock)
-    demo_skills: Callable[[], Sequence[DemoSkill]] = field(default=lambda: ())
+    demo_skills: Callable[[], Sequence[DemoSkill]] | None = None
 
 
 Build = Callable[[str | None, Any, ModelContext], ModelAdapter]
