@@ -9,7 +9,7 @@ from .agents.agent import Agent, AgentPhase
 from .agents.errors import AgentBusy, AgentClosed, BarrierFailed, DuplicateTool, ToolError
 from .agents.tools import Tool, ToolArguments, ToolContext, ToolOutcome, ToolRegistry, flush_barrier
 from .base.clock import Clock, SystemClock
-from .base.deprecation import deprecated
+from .base.deprecation import renamed_module_names
 from .base.errors import CodedError, ScopeClosed, raise_errors
 from .base.jsontypes import JsonLike, to_json
 from .base.listeners import Listeners
@@ -57,15 +57,7 @@ from .session.types import (
 __version__ = VERSION
 
 #: Public names renamed by the third edition: still importable, with a DeprecationWarning.
-_RENAMED = {"SessionStore": ("LiveSessions", LiveSessions)}
-
-
-def __getattr__(name: str) -> object:
-    if name in _RENAMED:
-        new, value = _RENAMED[name]
-        deprecated(f"dsh.{name}", f"dsh.{new}")
-        return value
-    raise AttributeError(f"module 'dsh' has no attribute {name!r}")
+__getattr__ = renamed_module_names("dsh", {"SessionStore": ("LiveSessions", LiveSessions)})
 
 __all__ = [
     "ASSISTANT_MESSAGE",

@@ -15,7 +15,7 @@ Nothing here runs in production. Like `dsh` itself, import it as a package
 (`from dsh.testing import ...`), not its modules.
 """
 
-from ..base.deprecation import deprecated
+from ..base.deprecation import renamed_module_names
 from ..host.host import Host
 from ..persistence.memory import MemoryBackend
 from ..wake import MemoryWakeBackend
@@ -43,12 +43,6 @@ __all__ = [
 ]
 
 #: Names renamed by the third edition: still importable, with a DeprecationWarning.
-_RENAMED = {"MemoryWakeStore": ("MemoryWakeBackend", MemoryWakeBackend)}
-
-
-def __getattr__(name: str) -> object:
-    if name in _RENAMED:
-        new, value = _RENAMED[name]
-        deprecated(f"dsh.testing.{name}", f"dsh.testing.{new}")
-        return value
-    raise AttributeError(f"module 'dsh.testing' has no attribute {name!r}")
+__getattr__ = renamed_module_names(
+    "dsh.testing", {"MemoryWakeStore": ("MemoryWakeBackend", MemoryWakeBackend)}
+)
