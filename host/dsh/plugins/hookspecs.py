@@ -89,7 +89,7 @@ def dsh_event_view(session: SessionLog, event: SessionEvent) -> Mapping[str, Jso
 
     `session` is a `dsh.SessionLog`. For a live Session it is the Session
     itself and the call runs on the event loop. For a cold one it is the
-    stored log (`Host.stored_log`) and the call runs in a worker thread, where
+    stored log (`Catalogue.stored_log`) and the call runs in a worker thread, where
     every read may read storage: read only what the view needs through
     `session.event(seq)` and `session.scan(start, stop, types=…, reverse=…)`
     (filter by your own event types and stop early), never walk or copy the

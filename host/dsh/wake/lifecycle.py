@@ -2,13 +2,13 @@
 
 The Host calls it at four points, and nowhere else:
 
-- `going_live(session)` — in `Host._go_live`, once storage acknowledged the
+- `going_live(session)` — in `Liveness.go_live`, once storage acknowledged the
   Session and before its agent is published: the wake index makes sure a
   crash while it is live cannot lose a reminder created meanwhile
   (`dsh.wake.index`, rule 1). A failure here fails the go-live.
 - `went_live(agent)` — right after publication: observers hear `live=True`,
   hibernation starts watching the Session.
-- `went_cold(session, stored=...)` — in `Host.close_session`, after the
+- `went_cold(session, stored=...)` — in `Liveness.close`, after the
   agent closed (`stored` says whether its last events were all stored) and
   before the close returns: the wake index records what the plugins answer
   for the stored log, hibernation forgets the Session, observers hear

@@ -3,13 +3,13 @@
 Every body is a strict pydantic model (unknown fields are errors). Every id
 is checked with `validate_session_id` before anything touches storage.
 Acknowledgements mean what they say: 201 for a new or forked Session only
-after its storage acknowledged a flush (`Host.create_session` / `Host.fork`
+after its storage acknowledged a flush (`Sessions.create` / `Sessions.fork`
 guarantee it); 202 for a message means *queued*, not stored; 200 for an
 action only once the plugin's change is durable (the plugin awaits its
 barrier before it answers); 200 for a new title only once its `session/title`
 is stored. Reading a cold Session (its header, its plugins' states or its
 history) never makes it live and never publishes an agent, and neither do
-renaming, deleting or stopping it (`Host.set_title`, `delete_session`,
+renaming, deleting or stopping it (`Sessions.set_title`, `delete`,
 `cancel_turn`).
 """
 

@@ -460,7 +460,7 @@ class LiveHub:
             subscription.states = frames
 
     def _view_frame(self, session: Session, event: SessionEvent) -> str | None:
-        # `Host.event_view` hands out only views it checked to be JSON objects.
+        # `Contributions.view` hands out only views it checked to be JSON objects.
         view = self._host.contributions.view(session, event)
         return None if view is None else sidecar_frame(event, view)
 

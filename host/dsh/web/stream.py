@@ -6,7 +6,7 @@ The guard has already checked the Host, the token and the Origin. Then:
    with 404 `session_not_found`, a storage failure with 503 — all before
    the handshake is accepted;
 2. the tail is the live Session's length, or for a cold Session the stored
-   count (`Host.tail`: counted, never decoded). A cold Session is **not**
+   count (`Catalogue.tail`: counted, never decoded). A cold Session is **not**
    resumed by watching it: the connection is accepted, says hello with the
    stored tail, and starts streaming when the Session becomes live (a client
    resumes it explicitly or by posting a message), so watching never starts

@@ -201,7 +201,7 @@ class StoredLog:
         if threading.get_ident() == self._loop_thread:
             raise RuntimeError(
                 f"the stored log of session {self.id} reads storage: call it from a worker "
-                "thread (Host.with_stored_log), never on the event loop"
+                "thread (Catalogue.with_stored_log), never on the event loop"
             )
         types = None if wanted is None else sorted(wanted)
         events = anyio.from_thread.run(self._read, start, stop, types)
