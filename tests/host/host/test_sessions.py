@@ -1,7 +1,8 @@
-"""The Host manages Sessions: titles, deletion, stopping a turn, empty Sessions, the list.
+"""`Sessions`: titles, deletion and stopping a turn by id; with them, empty Sessions
+going to the trash (`Liveness`) and the list rows (`Catalogue`).
 
 (`test_host.py` covers lifecycles, publication and storage reads; these are the
-second-edition operations behind `PATCH`, `DELETE`, `/cancel` and `?q=`.)
+operations behind `PATCH`, `DELETE`, `/cancel` and `?q=`.)
 """
 
 from __future__ import annotations
