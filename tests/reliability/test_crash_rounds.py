@@ -52,6 +52,7 @@ from dsh.persistence import StoredSession
 from dsh.session.event import SessionEvent
 from dsh.session.types import END_SEED
 from dsh_tool_schedule import decode_change
+from tests.support.deadlines import WAIT
 from tests.support.webhost import REPO, WebHost, wait_for
 
 from .crash_client import CrashClient, Killer, Page
@@ -447,9 +448,12 @@ def run_crash_rounds(
                 response = web.post(f"/api/sessions/{session_id}/resume")
                 assert response.status_code == 200, response.text
                 counters["final_resumes"] += 1
+        # A bound on a failure, not a speed: with both cores busy (the parallel run starts
+        # the two crash tests and the lanes side by side) waking every Session with a due
+        # reminder and running its follow-up turn took over 60 s once.
         wait_for(
             lambda: all_reminders_finished(web),
-            timeout=60 if wake else 30,
+            timeout=4 * WAIT if wake else 2 * WAIT,
             interval=0.1,
             what="every reminder to be delivered",
         )
