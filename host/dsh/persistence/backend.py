@@ -46,11 +46,11 @@ from ..session.facts import SummaryFacts
 from ..session.header import Lineage, SessionHeader
 from ..session.ids import validate_session_id
 from .errors import IntegrityError, SessionNotFound, StorageError
+from .leases import LeaseBackend, LocalLeases
 
 if TYPE_CHECKING:
     from .feed import EventFeed
     from .inbox import Inbox
-    from .leases import LeaseBackend
     from .remote_actions import RemoteActions
 
 __all__ = [
@@ -255,8 +255,6 @@ class Backend(abc.ABC):
         by itself (the JSONL data directory lock). A store shared by several
         hosts returns leases that its writes check (the PostgreSQL store).
         """
-        from .leases import LocalLeases
-
         return LocalLeases(owner)
 
     def event_feed(self) -> EventFeed | None:
