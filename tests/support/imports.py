@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dsh.base",),
     ("dsh.session",),
     ("dsh.persistence", "dsh.models"),
-    ("dsh.agents",),
+    ("dsh.agents", "dsh.attention"),
     ("dsh.plugins",),
     ("dsh.wake", "dsh.relay"),
     ("dsh.host",),

@@ -5,8 +5,9 @@ Sessions, coordinator, plugin manager and loader, model adapter). Its parts,
 each a module of its own: `liveness` (going live and cold, leases, the
 per-Session lock), `sessions` (the operations by id), `catalogue` (every
 read of storage), `contributions` (what the plugins say), `actions`,
-`lifecycle` (waking and hibernating), and with a store several hosts share,
-`relay`, `action_relay` and `followers`. Its own methods are the few verbs a
+`attention` (alerts and unread counts), `lifecycle` (waking and
+hibernating), and with a store several hosts share,
+`relays` (inbox, actions, followers). Its own methods are the few verbs a
 plugin's test or an embedding program uses, and what the wake lifecycle and
 the relays need of a host (`LifecycleHost`, `RelayHost`).
 
@@ -34,6 +35,8 @@ from anyio.abc import TaskGroup
 from pydantic import BaseModel, JsonValue
 
 from ..agents.agent import DEFAULT_MAX_STEPS, Agent
+from ..attention.backend import AttentionBackend
+from ..attention.backends import attention_backend_for
 from ..base.clock import Clock, SystemClock
 from ..base.scope import Scope
 from ..models.base import ModelAdapter
@@ -46,14 +49,13 @@ from ..plugins.context import PluginContext
 from ..plugins.contributions import Contributions
 from ..plugins.hooks import Hooks
 from ..plugins.loader import PluginLoader, PluginSpec
-from ..relay.actions import ActionRelay
-from ..relay.follow import StoredFollowers
-from ..relay.messages import InboxRelay
+from ..relay.relays import Relays
 from ..session.live import LiveSessions
 from ..session.log import Session, SessionLog
 from ..wake.backend import WakeBackend
 from ..wake.lifecycle import SessionLifecycle
 from .actions import SessionActions
+from .attention import Attention
 from .catalogue.catalogue import Catalogue
 from .heap import HeapPolicy
 from .leases import LeaseKeeper, LeaseSettings
@@ -81,6 +83,7 @@ class Host:
         leases: LeaseBackend | None = None,
         lease_settings: LeaseSettings | None = None,
         wake_backend: WakeBackend | None = None,
+        attention: AttentionBackend | None = None,
         idle_seconds: float | None = None,
         heap: HeapPolicy | None = None,
     ) -> None:
@@ -136,11 +139,12 @@ class Host:
             clean_empty_sessions=clean_empty_sessions,
             heap=heap,
         )
-        self.sessions = Sessions(self.liveness, self.catalogue, cwd=self.cwd)
+        self.attention = Attention(
+            attention or attention_backend_for(backend), self.live, self.contributions.alert
+        )
+        self.sessions = Sessions(self.liveness, self.catalogue, self.attention, cwd=self.cwd)
         self.actions = SessionActions(self.pm, self.hooks, self.sessions.resume, self.liveness)
-        self.relay: InboxRelay | None = None  # these three: with a store several hosts share
-        self.action_relay: ActionRelay | None = None
-        self.followers: StoredFollowers | None = None
+        self.relays = Relays()  # with a store several hosts share: started with the Host
 
     async def __aenter__(self) -> Self:
         stack = AsyncExitStack()
@@ -157,8 +161,10 @@ class Host:
             self._loader = PluginLoader(self.pm, self._plugin_context)
             await self._loader.load_all(self._plugin_specs)
             self._model.resolve(self.contributions.model_choices)
+            self.attention.start(group)
             await self.lifecycle.start(group)
-            self._start_relays(group)
+            relays = self.relays = Relays.start(self, self.backend, group)
+            self.sessions.inbox, self.actions.relay = relays.inbox, relays.actions
         except BaseException as error:
             try:
                 await self._unwind(stack, "host failed to start")
@@ -167,20 +173,6 @@ class Host:
             raise
         self._stack = stack
         return self
-
-    def _start_relays(self, group: TaskGroup) -> None:
-        inbox = self.backend.inbox()
-        if inbox is not None:
-            self.relay = self.sessions.inbox = InboxRelay(self, inbox)
-            group.start_soon(self.relay.run, name="inbox relay")
-        remote_actions = self.backend.remote_actions()
-        if remote_actions is not None:
-            self.action_relay = self.actions.relay = ActionRelay(self, remote_actions)
-            group.start_soon(self.action_relay.run, name="action relay")
-        feed = self.backend.event_feed()
-        if feed is not None:
-            self.followers = StoredFollowers(feed)
-            group.start_soon(self.followers.run, name="stored events listener")
 
     async def __aexit__(self, *exc_info: object) -> None:
         await self.aclose()
@@ -204,11 +196,10 @@ class Host:
             await stack.__aexit__(None, None, None)
 
     async def _teardown(self) -> None:
-        for relay in (self.relay, self.action_relay):
-            if relay is not None:
-                relay.stop()  # what is queued or asked stays stored for the next owner
+        self.relays.stop()
         self.lifecycle.stop()
         self.unstored.extend(await self.liveness.close_all())
+        await self.attention.aclose(drain_seconds=self.close_retry_seconds + 1)
         await self.lifecycle.aclose()
         if self._keeper is not None:
             self._keeper.close()

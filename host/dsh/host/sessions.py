@@ -16,6 +16,7 @@ acknowledged before published) and reads storage through the catalogue.
 
 from __future__ import annotations
 
+import logging
 import uuid
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
@@ -23,7 +24,7 @@ from typing import TYPE_CHECKING, Literal
 from pydantic import JsonValue
 
 from ..agents.agent import Agent
-from ..persistence.errors import SessionNotFound
+from ..persistence.errors import SessionNotFound, StorageError
 from ..session.errors import SessionLiveElsewhere
 from ..session.event import SessionEvent
 from ..session.events import SessionTitle
@@ -31,6 +32,7 @@ from ..session.ids import validate_session_id
 from ..session.log import Session
 from ..session.summary import SessionSummary
 from ..session.types import SESSION_TITLE
+from .attention import Attention
 from .catalogue.catalogue import Catalogue
 from .errors import PersistenceUnavailable
 from .liveness import Liveness
@@ -39,6 +41,8 @@ if TYPE_CHECKING:
     from ..relay.messages import InboxRelay
 
 __all__ = ["PostedMessage", "Sessions"]
+
+log = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,9 +61,12 @@ class Sessions:
     `inbox` is set by the Host when its store is shared by several hosts.
     """
 
-    def __init__(self, liveness: Liveness, catalogue: Catalogue, *, cwd: str) -> None:
+    def __init__(
+        self, liveness: Liveness, catalogue: Catalogue, attention: Attention, *, cwd: str
+    ) -> None:
         self._liveness = liveness
         self._catalogue = catalogue
+        self._attention = attention
         self._live = liveness.live
         self._backend = liveness.backend
         self._clock = liveness.clock
@@ -261,6 +268,10 @@ class Sessions:
                 raise SessionNotFound(f"no session {session_id!r}") from None
         finally:
             self._liveness.release_slot(session_id)
+        try:
+            await self._attention.forget(session_id)
+        except StorageError as error:  # it is deleted; its unread count merely lingers
+            log.warning("session %s is deleted, but not its alerts: %s", session_id, error)
 
     async def cancel_turn(self, session_id: str) -> bool:
         """Stop the Session's running turn (`Agent.cancel_turn`); True if one ran.

@@ -8,6 +8,8 @@ catalogue's to read (`dsh.host.catalogue`), which then asks here.
 
 - `publish(agent)` — `dsh_agent_published`, once per agent going live;
 - `view(log, event)` — the first plugin view of a durable event;
+- `alert(log, event)` — what the first plugin says a durable event means
+  to a person (`dsh.attention`);
 - `states(log)`, `summaries(session, durable)`, `wake_at(log)` — every
   plugin's state, compact list summary and wake time of a log;
 - `client_modules()` — the browser modules the plugins ship;
@@ -27,10 +29,12 @@ import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
-from pydantic import JsonValue
+from pydantic import JsonValue, ValidationError
 
 from ..agents.agent import Agent
+from ..attention.alert import AlertContent
 from ..base.jsontypes import to_json
+from ..base.validation import describe
 from ..models.demo import DemoSkill
 from ..models.registry import ModelChoice, ModelRegistrations
 from ..persistence.errors import StorageError
@@ -91,6 +95,16 @@ class Contributions:
             "dsh_event_view",
             {"session": log, "event": event},
             convert=_json_object,
+            about=f"for session {log.id} seq {event.seq}",
+        )
+        return None if found is None else found.value
+
+    def alert(self, log: SessionLog, event: SessionEvent) -> AlertContent | None:
+        """What the first plugin says a durable event means to a person (`dsh_session_alert`)."""
+        found = self.hooks.first(
+            "dsh_session_alert",
+            {"session": log, "event": event},
+            convert=_alert,
             about=f"for session {log.id} seq {event.seq}",
         )
         return None if found is None else found.value
@@ -226,6 +240,13 @@ def _json_object(plugin: str, value: object) -> dict[str, JsonValue]:
     if not isinstance(data, dict):
         raise TypeError(f"expected a JSON object, got {type(value).__name__}")
     return data
+
+
+def _alert(plugin: str, value: object) -> AlertContent:
+    try:
+        return AlertContent.model_validate(to_json(value))
+    except ValidationError as error:
+        raise TypeError(f"not an alert: {describe(error)}") from None
 
 
 def _epoch_ms(plugin: str, value: object) -> int:

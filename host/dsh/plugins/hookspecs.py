@@ -101,6 +101,28 @@ def dsh_event_view(session: SessionLog, event: SessionEvent) -> Mapping[str, Jso
     """
 
 
+@hookspec(firstresult=True)
+def dsh_session_alert(session: SessionLog, event: SessionEvent) -> Mapping[str, JsonLike] | None:
+    """Return what a durable `event` of `session` means to a person, or None.
+
+    Answer `{"title": ..., "body": ..., "tag": ...}` for an event a person
+    should hear of wherever they are (a delivered reminder): the Host keeps
+    it as an unread alert of the Session and tells every page, whichever
+    Session it shows (`WS /api/live`). `title` is one line (at most 200
+    characters), `body` a sentence or two (at most 1000), `tag` names what
+    the alert is about (at most 200; a notification with the same tag
+    replaces an older one, so one per occurrence, not one per reminder).
+
+    Called once per event, after a flush acknowledged it — never on append,
+    so an alert never announces an event a failed write could take back —
+    on the event loop, with the live Session (read it through `SessionLog`,
+    up to `event`). The Host calls it only for events of plugins' own types.
+    Must be pure and fast. Stop at first non-None result. Failures are
+    contained per plugin: a plugin that raises, or returns something that
+    is not such an object, is logged and skipped.
+    """
+
+
 @hookspec
 def dsh_client_modules() -> list[ClientModule]:
     """Return the browser modules this plugin ships, as `dsh.ClientModule`s.

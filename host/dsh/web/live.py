@@ -286,7 +286,7 @@ class LiveHub:
         """Stream what other hosts store of the Session while it is not live here.
 
         Runs beside the connection's sender (the request's task group) with a
-        store shared by several hosts (`Host.followers`); returns at once
+        store shared by several hosts (`Host.relays.followers`); returns at once
         otherwise. Each wake-up (a notification that events were stored, or
         the poll) reads the stored events after the subscription's `next_seq`
         as a history page — stored events only, each with its view, so the
@@ -295,7 +295,7 @@ class LiveHub:
         whether some host holds the Session. Once it is live here, the local
         observations take over from `next_seq` (see `_bind`).
         """
-        followers = self._host.followers
+        followers = self._host.relays.followers
         if followers is None:
             return
         session_id = subscription.session_id

@@ -99,14 +99,14 @@ async def test_rows_are_queued_in_order_once_and_removed_once_their_messages_are
     clock, backend = FakeClock(), InboxBackend()
     inbox = backend.memory_inbox
     async with relay_host(clock, backend) as host:
-        assert host.relay is not None
+        assert host.relays.inbox is not None
         agent = await host.create_session()
         session_id = agent.session.id
         first = await inbox.post(session_id, "first", "Europe/Paris", "b")
-        await until(lambda: host.relay.taken == 1, "the first row to be taken")  # type: ignore[union-attr]
+        await until(lambda: host.relays.inbox.taken == 1, "the first row to be taken")  # type: ignore[union-attr]
         second = inbox.put(session_id, "second")  # its wake-up was lost
         clock.advance(1)  # the poll finds the second, and removes the first once stored
-        await until(lambda: host.relay.taken == 2, "the poll to take the second")  # type: ignore[union-attr]
+        await until(lambda: host.relays.inbox.taken == 2, "the poll to take the second")  # type: ignore[union-attr]
         await until(lambda: len(user_messages(host, session_id)) == 2)
         assert user_messages(host, session_id) == [
             ("first", {"kind": "user", "inbox": first}),
@@ -121,7 +121,7 @@ async def test_rows_are_queued_in_order_once_and_removed_once_their_messages_are
         clock.advance(1)
         for _ in range(20):
             await anyio.lowlevel.checkpoint()
-        assert host.relay.taken == 2 and len(user_messages(host, session_id)) == 2  # type: ignore[union-attr]
+        assert host.relays.inbox.taken == 2 and len(user_messages(host, session_id)) == 2  # type: ignore[union-attr]
 
 
 async def test_a_row_whose_message_is_in_the_log_is_removed_not_queued_again() -> None:
@@ -141,7 +141,7 @@ async def test_a_row_whose_message_is_in_the_log_is_removed_not_queued_again() -
         assert inbox.put(session_id, "stored already") == 1
         await host.resume(session_id)
         await until(lambda: inbox.rows == [], "the row to be removed")
-        assert host.relay is not None and host.relay.taken == 0
+        assert host.relays.inbox is not None and host.relays.inbox.taken == 0
         assert [text for text, _ in user_messages(host, session_id)] == ["stored already"]
 
 
@@ -189,7 +189,7 @@ async def test_an_unreachable_inbox_is_logged_once_and_polled_again(
         agent = await host.create_session()
         inbox.fail = True
         inbox.put(agent.session.id, "later")
-        host.relay._woken(agent.session.id)  # type: ignore[union-attr]  # a wake-up that fails
+        host.relays.inbox._woken(agent.session.id)  # type: ignore[union-attr]  # a wake-up that fails
         for _ in range(3):
             clock.advance(1)
             for _ in range(10):
@@ -203,7 +203,7 @@ async def test_an_unreachable_inbox_is_logged_once_and_polled_again(
 
 async def test_without_an_inbox_a_session_live_elsewhere_is_refused() -> None:
     async with Host(backend=MemoryBackend(), model=FakeModel()) as host:
-        assert host.relay is None
+        assert host.relays.inbox is None
         agent = await host.create_session()
         posted = await host.sessions.post_message(agent.session.id, "hi", time_zone="UTC")
         assert posted.agent is agent and posted.resumed is False and posted.owner is None

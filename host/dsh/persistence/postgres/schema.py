@@ -28,12 +28,14 @@ The tables (in the schema `?schema=` names, `dsh` by default):
 - `inbox` (version 3): messages posted on a host that does not own their
   Session (`text`, `time_zone`, `via`: the host it was posted to), in order
   of their `id`, until the owner stored them.
-
 - `remote_actions` (version 6): a person's actions posted on a host that
   does not own their Session (`plugin`, `action`, `args` as JSON text, `via`),
   until `expires_at` (when the poster stops waiting), claimed by the owner
   (`taken_by`) and answered (`answer`: JSON text) for the poster, which then
   removes the row.
+- `attention`, `attention_alerts` (version 7): what `dsh.attention.postgres`
+  keeps for every host: per Session how far alerts were derived (`checked`)
+  and its read mark (`read_through`), and its alerts, one per event `seq`.
 
 Version 4 adds a trigger on `sessions` that notifies the schema's `events`
 channel with the Session id whenever a log is created or grows (in the
@@ -326,6 +328,25 @@ CREATE INDEX remote_actions_by_session ON remote_actions (session_id, id);
 CREATE INDEX remote_actions_expiry ON remote_actions (expires_at);
 """
 
+# Alerts and read marks every host shares (`dsh.attention.postgres`).
+_V7 = """
+CREATE TABLE attention (
+    session_id   text   PRIMARY KEY,
+    checked      bigint,
+    read_through bigint NOT NULL DEFAULT 0
+);
+CREATE TABLE attention_alerts (
+    session_id text   NOT NULL,
+    seq        bigint NOT NULL,
+    title      text   NOT NULL,
+    body       text   NOT NULL,
+    tag        text   NOT NULL,
+    at         bigint NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX attention_alerts_by_time ON attention_alerts (at);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
@@ -333,6 +354,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "notifications of stored events", _V4),
     Migration(5, "writes that keep their insert's plan", _V5),
     Migration(6, "remote actions", _V6),
+    Migration(7, "alerts and read marks", _V7),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

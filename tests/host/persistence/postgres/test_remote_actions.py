@@ -154,7 +154,7 @@ async def test_an_action_posted_on_a_non_owner_runs_once_on_the_owner_and_answer
         assert result == {"ran_on": a.host_id, "args": {"n": 1}}
         assert plugin(a).ran == [session_id] and plugin(b).ran == []
         assert b.agent(session_id) is None and a.owns(session_id)
-        assert a.action_relay is not None and a.action_relay.ran == 1
+        assert a.relays.actions is not None and a.relays.actions.ran == 1
         stored = await b.backend.read(session_id, types={"test/mark"})
         assert [event.data for event in stored] == [{"args": {"n": 1}}]
         assert await rows(a) == []  # the poster removed its request
@@ -203,8 +203,8 @@ async def test_a_request_nobody_takes_whose_owner_lets_go_runs_on_the_poster(
     clock = FakeClock()
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
-        assert a.action_relay is not None
-        a.action_relay.stop()  # A will never take it
+        assert a.relays.actions is not None
+        a.relays.actions.stop()  # A will never take it
         async with asking(clock, b, session_id, "mark", n=2) as asked:
             await stored_requests(a, [None])  # stored, untaken
             await a.close_session(session_id)  # A lets the Session go
@@ -239,9 +239,9 @@ async def test_a_request_the_owner_never_takes_is_withdrawn_after_the_wait(
     clock = FakeClock()
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
-        assert a.action_relay is not None and b.action_relay is not None
-        a.action_relay.stop()
-        b.action_relay.wait_seconds = 5
+        assert a.relays.actions is not None and b.relays.actions is not None
+        a.relays.actions.stop()
+        b.relays.actions.wait_seconds = 5
         async with asking(clock, b, session_id, "mark", step=1.0) as asked:
             pass
         assert asked.error is not None
@@ -256,8 +256,8 @@ async def test_a_taken_request_unanswered_after_the_wait_has_an_unknown_outcome(
     clock = FakeClock()
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
-        assert b.action_relay is not None
-        b.action_relay.wait_seconds = 5
+        assert b.relays.actions is not None
+        b.relays.actions.wait_seconds = 5
         async with asking(clock, b, session_id, "hang", step=1.0) as asked:
             pass
         plugin(a).release.set()
@@ -272,9 +272,9 @@ async def test_a_missed_wake_up_is_made_up_for_by_the_owners_poll(pg_url: str) -
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
         remote = b.backend.remote_actions()
-        assert remote is not None and a.action_relay is not None
+        assert remote is not None and a.relays.actions is not None
         await a.close_session(session_id)
-        a.action_relay._unobserve()  # A will not hear the Session go live again
+        a.relays.actions._unobserve()  # A will not hear the Session go live again
         request = await remote.request(
             session_id, "actions", "mark", {"n": 3}, via="elsewhere", lasts=60
         )
@@ -303,7 +303,7 @@ async def test_failures_to_reach_the_store_are_logged_not_raised(
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
         remote_a, remote_b = a.backend.remote_actions(), b.backend.remote_actions()
-        assert remote_a is not None and remote_b is not None and a.action_relay is not None
+        assert remote_a is not None and remote_b is not None and a.relays.actions is not None
 
         async def unreachable(*args: object) -> None:
             raise StorageError("the database is away")
@@ -312,15 +312,15 @@ async def test_failures_to_reach_the_store_are_logged_not_raised(
         # nothing (it was taken) and says the outcome is unknown.
         monkeypatch.setattr(remote_a, "answer", unreachable)
         monkeypatch.setattr(remote_b, "forget", unreachable)
-        assert b.action_relay is not None
-        b.action_relay.wait_seconds = 3
+        assert b.relays.actions is not None
+        b.relays.actions.wait_seconds = 3
         async with asking(clock, b, session_id, "mark", step=1.0) as asked:
             pass
         assert asked.error is not None and asked.error.code == "action_outcome_unknown"
         assert "the answer to action 'mark'" in caplog.text
         assert "stays stored until it expires: the database is away" in caplog.text
         monkeypatch.setattr(remote_a, "take", unreachable)
-        a.action_relay._requested(session_id)
+        a.relays.actions._requested(session_id)
         await until(lambda: "(taken at the next poll)" in caplog.text)
         polls: list[str] = []
 
@@ -503,8 +503,8 @@ async def test_a_request_removed_under_its_poster_is_asked_again(
     async with two_hosts(pg_url, clock) as (a, b):
         session_id = (await a.create_session()).session.id
         remote_b = b.backend.remote_actions()
-        assert remote_b is not None and a.action_relay is not None
-        a.action_relay.stop()  # A takes nothing
+        assert remote_b is not None and a.relays.actions is not None
+        a.relays.actions.stop()  # A takes nothing
         real = remote_b.outcome
         removed: list[int] = []
 
@@ -530,15 +530,15 @@ async def test_a_request_claimed_for_a_session_that_went_cold_is_given_back(
     async with two_hosts(pg_url, clock) as (a, _):
         session_id = (await a.create_session()).session.id
         remote = a.backend.remote_actions()
-        assert remote is not None and a.action_relay is not None
-        a.action_relay.stop()
+        assert remote is not None and a.relays.actions is not None
+        a.relays.actions.stop()
         request_id = await remote.request(session_id, "actions", "mark", {}, via="b", lasts=60)
         [request] = await remote.take([session_id], a.host_id)
         await a.close_session(session_id)
-        await a.action_relay._run(request)
+        await a.relays.actions._run(request)
         outcome = await remote.outcome(request_id)
         assert outcome.taken_by is None and outcome.answer is None  # untouched, untaken
-        assert plugin(a).ran == [] and a.action_relay.ran == 0
+        assert plugin(a).ran == [] and a.relays.actions.ran == 0
 
 
 async def test_the_owners_poll_removes_requests_long_expired(
