@@ -9,6 +9,19 @@ wait that never ends is a failure worth reporting.
 
 from __future__ import annotations
 
-__all__ = ["WAIT"]
+from collections.abc import Callable
+
+import anyio
+import anyio.lowlevel
+
+__all__ = ["WAIT", "until"]
 
 WAIT = 30.0
+
+
+async def until(condition: Callable[[], object], what: str = "the condition") -> None:
+    """Let the loop run until `condition()` is true; fail after `WAIT` seconds naming `what`."""
+    with anyio.fail_after(WAIT):
+        while not condition():
+            await anyio.lowlevel.checkpoint()
+    assert condition(), what

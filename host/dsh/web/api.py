@@ -33,9 +33,10 @@ from .history import PageRequest
 from .state import web_state
 from .static import module_url
 
-__all__ = ["ActionBody", "ForkBody", "MessageBody", "TitleBody", "router"]
+__all__ = ["ActionBody", "ForkBody", "MessageBody", "ReadBody", "TitleBody", "router"]
 
 MAX_PAGE = 500
+MAX_SEQ = 2**53 - 1  # what a browser's number holds exactly
 MAX_QUERY = 200
 
 router = APIRouter(prefix="/api")
@@ -110,6 +111,14 @@ class ActionBody(BaseModel):
         return value
 
 
+class ReadBody(BaseModel):
+    """`POST /api/sessions/{id}/read`: the alerts up to `throughSeq` (inclusive) are read."""
+
+    model_config = _BODY
+
+    through_seq: Annotated[int, Field(alias="throughSeq", ge=0, le=MAX_SEQ)]
+
+
 def _host(request: Request) -> Host:
     return web_state(request.app).host
 
@@ -157,9 +166,15 @@ async def list_sessions(
     request: Request, q: Annotated[str | None, Query(max_length=MAX_QUERY)] = None
 ) -> JSONResponse:
     """`?q=` keeps the Sessions whose title or first message contains it
-    (case-insensitive), or whose id starts with it; no log is decoded."""
-    rows = await _host(request).catalogue.list(q if q and q.strip() else None)
-    return _json(200, {"sessions": [row.to_dict() for row in rows]})
+    (case-insensitive), or whose id starts with it; no log is decoded. Each
+    entry's `unread` counts its unread alerts (kept by the host, not read
+    from logs)."""
+    host = _host(request)
+    rows = await host.catalogue.list(q if q and q.strip() else None)
+    unread = await host.attention.unread([row.id for row in rows])
+    return _json(
+        200, {"sessions": [{**row.to_dict(), "unread": unread.get(row.id, 0)} for row in rows]}
+    )
 
 
 @router.post("/sessions", status_code=201, summary="A new live Session and its root agent")
@@ -276,6 +291,18 @@ async def session_action(request: Request, session_id: str, body: ActionBody) ->
         _checked(session_id), body.plugin, body.action, body.args
     )
     return _json(200, {"result": result})
+
+
+@router.post(
+    "/sessions/{session_id}/read", summary="Mark a Session's alerts read up to a seq: {unread}"
+)
+async def read_alerts(request: Request, session_id: str, body: ReadBody) -> JSONResponse:
+    """Every alert of the Session with a seq up to `throughSeq` is read (a mark only
+    moves forward); answers once that is stored, with the Session's unread count."""
+    host = _host(request)
+    await host.catalogue.tail(_checked(session_id))  # SessionNotFound unless it is stored
+    unread = await host.attention.read(session_id, body.through_seq)
+    return _json(200, {"unread": unread})
 
 
 @router.get("/sessions/{session_id}/events", summary="A page of history with durable views")

@@ -26,7 +26,7 @@ from fastapi import FastAPI
 
 from ..base.version import VERSION as __version__
 from ..host.host import Host
-from . import api, static, stream
+from . import api, everywhere, static, stream
 from .errors import CatchAll, install_error_handlers
 from .guards import AccessGuard, AccessPolicy
 from .limits import BodyLimit
@@ -51,6 +51,7 @@ def _new_app(
     )
     app.include_router(api.router)
     app.include_router(stream.router)
+    app.include_router(everywhere.router)
     app.include_router(static.router)
     install_error_handlers(app)
     # add_middleware wraps: the last one added is the outermost.

@@ -77,14 +77,11 @@ its connection is cancelled; the client reconnects and resyncs from history.
 
 from __future__ import annotations
 
-import json
 import logging
 import weakref
 from collections.abc import Callable
 from typing import Any
 
-import anyio
-from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import JsonValue
 
 from ..agents.agent import DeltaChannel
@@ -94,6 +91,7 @@ from ..host.host import Host
 from ..session.event import SessionEvent
 from ..session.live import Observation, SessionFlushed
 from ..session.log import Session
+from .frames import GOING_AWAY, RESYNC, SESSION_DELETED, TRY_AGAIN_LATER, FrameQueue, encode_frame
 
 __all__ = [
     "GOING_AWAY",
@@ -107,16 +105,7 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-GOING_AWAY = 1001
-RESYNC = 1012
-TRY_AGAIN_LATER = 1013
-SESSION_DELETED = 4404
 FOLLOW_PAGE = 500  # stored events read at a time when following another host
-
-
-def encode_frame(frame: dict[str, Any]) -> str:
-    """One frame as compact JSON text (non-ASCII kept)."""
-    return json.dumps(frame, ensure_ascii=False, separators=(",", ":"))
 
 
 def event_frame(event: SessionEvent) -> str:
@@ -137,21 +126,17 @@ def sidecar_frame(event: SessionEvent, view: dict[str, Any]) -> str:
     return '{"kind":"event","event":' + event.to_json() + ',"sidecar":' + sidecar + "}"
 
 
-def _nothing() -> None:
-    return None
+class Subscription(FrameQueue):
+    """One WebSocket's bounded queue of frames for one Session id (`FrameQueue`).
 
-
-class Subscription:
-    """One WebSocket's bounded queue of frames for one Session id.
-
-    `end_code` is None while it runs; once ended it holds the WebSocket close
-    code the connection should send. `on_overflow` is called (synchronously)
-    when the buffer overflows, to cancel the connection promptly.
+    `on_overflow` is called (synchronously) when the buffer overflows, to
+    cancel the connection promptly.
     """
 
     def __init__(
         self, session_id: str, next_seq: int, capacity: int, on_overflow: Callable[[], None]
     ) -> None:
+        super().__init__(capacity, on_overflow)
         self.session_id = session_id
         self.next_seq = next_seq
         # Sidecars below this seq are not sent: they belong to events that were
@@ -161,44 +146,6 @@ class Subscription:
         # The state frames last sent, by plugin (None: none yet, so all go out next).
         self.states: dict[str, str] | None = None
         self.session: Session | None = None
-        self.end_code: int | None = None
-        self.release: Disposer = _nothing
-        self._on_overflow = on_overflow
-        self._send: MemoryObjectSendStream[str]
-        self._receive: MemoryObjectReceiveStream[str]
-        self._send, self._receive = anyio.create_memory_object_stream[str](capacity)
-
-    @property
-    def ended(self) -> bool:
-        return self.end_code is not None
-
-    def put(self, frame: str) -> None:
-        """Queue `frame` without waiting; a full buffer ends the subscription (1013)."""
-        if self.end_code is not None:
-            return
-        try:
-            self._send.send_nowait(frame)
-        except anyio.WouldBlock:
-            self.end(TRY_AGAIN_LATER)
-            self._on_overflow()
-
-    def end(self, code: int) -> None:
-        """Stop queueing; the consumer drains what is queued, then stops."""
-        if self.end_code is None:
-            self.end_code = code
-            self._send.close()
-
-    def close(self) -> None:
-        """Release both ends of the queue (the consumer is done with it) and its hold."""
-        self._send.close()
-        self._receive.close()
-        release, self.release = self.release, _nothing
-        release()
-
-    @property
-    def frames(self) -> MemoryObjectReceiveStream[str]:
-        """The queued frames, in order; iteration stops once the subscription ended."""
-        return self._receive
 
 
 class LiveHub:

@@ -7,12 +7,13 @@ in the app's lifespan), so routes look the state up per request through
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp
 
 from ..host.host import Host
 from .errors import ApiError
+from .frames import GOING_AWAY, FrameQueue
 from .history import History
 from .live import LiveHub
 from .settings import WebSettings
@@ -22,12 +23,14 @@ __all__ = ["WebState", "web_state"]
 
 @dataclass(slots=True)
 class WebState:
-    """The running Host, the live-stream hub and the history reader of one app."""
+    """The running Host, the live-stream hub, the history reader of one app and the
+    queues of its pages' `WS /api/live` connections."""
 
     host: Host
     settings: WebSettings
     hub: LiveHub
     history: History
+    pages: set[FrameQueue] = field(default_factory=set)
 
     @classmethod
     def start(cls, host: Host, settings: WebSettings) -> WebState:
@@ -39,6 +42,8 @@ class WebState:
     def close(self) -> None:
         """Stop observing and end every live stream (idempotent)."""
         self.hub.close()
+        for page in list(self.pages):
+            page.end(GOING_AWAY)
 
 
 def web_state(app: ASGIApp) -> WebState:

@@ -12,10 +12,8 @@ The guard has already checked the Host, the token and the Origin. Then:
    resumes it explicitly or by posting a message), so watching never starts
    an agent;
 3. the subscription is made synchronously with the hello frame (see
-   `live.LiveHub.subscribe`), then two tasks run in one task group: a sender
-   that writes queued frames, and a receiver that reads (and discards) what
-   the client sends until it disconnects. Whichever ends first cancels the
-   other;
+   `live.LiveHub.subscribe`), then `sockets.serve` pumps it (and follows the
+   Session on another host of a shared store, `LiveHub.follow`);
 4. the close code says why the server ended it: 1013 when the client fell
    more than `queue_frames` frames behind, 1012 when the Session's history
    restarted under it, 1001 when the server is going away, 4404 when the
@@ -24,22 +22,19 @@ The guard has already checked the Host, the token and the Origin. Then:
 
 from __future__ import annotations
 
-import contextlib
 import logging
+from functools import partial
 
 import anyio
 from fastapi import APIRouter, WebSocket
-from starlette.websockets import WebSocketDisconnect, WebSocketState
 
-from .errors import api_error_for, deny_websocket
+from . import sockets
 from .live import LiveHub, Subscription
 from .state import WebState, web_state
 
 __all__ = ["router"]
 
 log = logging.getLogger(__name__)
-
-NORMAL = 1000
 
 router = APIRouter()
 
@@ -53,11 +48,12 @@ async def live(websocket: WebSocket, session_id: str) -> None:
     cancel = anyio.CancelScope()
     subscription = state.hub.subscribe(session_id, tail, cancel.cancel)
     try:
-        await _run(websocket, subscription, cancel, state.hub)
+        follow = partial(_follow, state.hub, subscription)
+        await sockets.serve(websocket, subscription, cancel, follow)
     finally:
         state.hub.unsubscribe(subscription)
     with anyio.move_on_after(state.settings.close_timeout, shield=True):
-        await _close(websocket, subscription)
+        await sockets.close(websocket, subscription)
 
 
 async def _tail_or_deny(websocket: WebSocket, state: WebState, session_id: str) -> int | None:
@@ -65,13 +61,7 @@ async def _tail_or_deny(websocket: WebSocket, state: WebState, session_id: str) 
     try:
         return await state.host.catalogue.tail(session_id)
     except Exception as error:
-        refusal = api_error_for(error)
-        if refusal is None:
-            log.exception("cannot open the live stream of %s", session_id)
-            status, code, message = 500, "internal_error", "see the server log"
-        else:
-            status, code, message = refusal.status, refusal.code, refusal.message
-        await deny_websocket(websocket.send, websocket.scope, status, code, message)
+        await sockets.refuse(websocket, error, f"the live stream of {session_id}")
         return None
 
 
@@ -80,46 +70,3 @@ async def _follow(hub: LiveHub, subscription: Subscription) -> None:
         await hub.follow(subscription)
     except Exception as error:  # storage failing: the stream goes on with local events
         log.warning("cannot follow session %s from storage: %s", subscription.session_id, error)
-
-
-async def _run(
-    websocket: WebSocket, subscription: Subscription, cancel: anyio.CancelScope, hub: LiveHub
-) -> None:
-    with cancel:
-        await websocket.accept()
-        async with anyio.create_task_group() as group:
-            group.start_soon(_send_frames, websocket, subscription, group.cancel_scope)
-            group.start_soon(_receive_until_gone, websocket, group.cancel_scope)
-            group.start_soon(_follow, hub, subscription)
-
-
-async def _send_frames(
-    websocket: WebSocket, subscription: Subscription, done: anyio.CancelScope
-) -> None:
-    try:
-        async for frame in subscription.frames:
-            await websocket.send_text(frame)
-    except WebSocketDisconnect:
-        pass  # the client vanished mid-send; the receiver notices too
-    finally:
-        done.cancel()
-
-
-async def _receive_until_gone(websocket: WebSocket, done: anyio.CancelScope) -> None:
-    # The stream is one-way: whatever a client sends is read and dropped, so
-    # that its buffers drain and a disconnect is noticed at once.
-    try:
-        while (await websocket.receive())["type"] != "websocket.disconnect":
-            pass
-    finally:
-        done.cancel()
-
-
-async def _close(websocket: WebSocket, subscription: Subscription) -> None:
-    """Say why the server ends the stream, unless the client already left."""
-    if websocket.client_state is not WebSocketState.CONNECTED:
-        return
-    if websocket.application_state is not WebSocketState.CONNECTED:
-        return
-    with contextlib.suppress(WebSocketDisconnect, RuntimeError):
-        await websocket.close(subscription.end_code or NORMAL)

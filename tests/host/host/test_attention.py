@@ -10,7 +10,6 @@ from typing import Any
 import anyio
 import pytest
 
-from dsh import SessionEvent, SessionLog, hookimpl
 from dsh.attention.alert import Alert
 from dsh.attention.backend import MemoryAttentionBackend
 from dsh.host.attention import Frame
@@ -23,24 +22,10 @@ from dsh.session.errors import FlushError
 from dsh.session.log import Session
 from dsh.testing import FakeClock, FakeModel
 from dsh.testing.faults import FaultyBackend
+from tests.host.fixtures.plugins import Alerter
 from tests.support.deadlines import WAIT
 
 pytestmark = pytest.mark.anyio
-
-
-class Alerter:
-    """Says a `note/ring` is an alert titled by its data; `note/odd` answers nonsense."""
-
-    @hookimpl
-    def dsh_session_alert(self, session: SessionLog, event: SessionEvent) -> Any:
-        if event.type == "note/ring":
-            assert len(session) == event.seq + 1 or len(session) > event.seq
-            return {"title": event.data, "body": f"ring {event.seq}", "tag": f"ring-{event.seq}"}
-        if event.type == "note/odd":
-            return {"title": "", "tag": "x"}
-        if event.type == "note/raise":
-            raise RuntimeError("the alerter broke")
-        return None
 
 
 class Watcher:

@@ -1,4 +1,4 @@
-"""`Contributions`: what the loaded plugins offer — model adapters and the demo's skills here.
+"""`Contributions`: what the loaded plugins offer — model adapters, the demo's skills, alerts.
 
 (Event views, states, summaries, wake times, client modules and commands are
 tested through the Host and the web API: tests/host/host, tests/host/web.)
@@ -208,3 +208,50 @@ async def test_the_demo_learns_the_skills_of_the_plugins_of_its_host(
     assert "I answer 'hello'." in answers[1]["text"]  # type: ignore[index,call-overload]
     assert "plugin Teaches returned 'not a skill' from dsh_demo_skills" in caplog.text
     assert all(record.levelno == logging.ERROR for record in caplog.records)
+
+
+class Alerts(Plugin):
+    """A plugin that answers `dsh_session_alert` well, badly, or by raising, by event type."""
+
+    @dsh.hookimpl
+    def dsh_session_alert(self, session: dsh.SessionLog, event: dsh.SessionEvent) -> Any:
+        answers: dict[str, Any] = {
+            "note/good": {"title": "Stretch", "body": "due now", "tag": "t-1"},
+            "note/long": {"title": "x" * 201, "tag": "t"},
+            "note/control": {"title": "bell\x07", "tag": "t"},
+            "note/extra": {"title": "t", "tag": "t", "icon": "x"},
+            "note/list": ["title"],
+        }
+        if event.type == "note/raise":
+            raise RuntimeError("boom")
+        return answers.get(event.type)
+
+
+@pytest.mark.parametrize(
+    ("event_type", "expected", "logged"),
+    [
+        ("note/good", ("Stretch", "due now", "t-1"), ""),
+        ("note/none", None, ""),
+        ("note/long", None, "not an alert: title: String should have at most 200"),
+        ("note/control", None, "not an alert: title: String should match pattern"),
+        ("note/extra", None, "not an alert: icon: Extra inputs are not permitted"),
+        ("note/list", None, "not an alert"),
+        ("note/raise", None, "boom"),
+    ],
+)
+async def test_an_alert_is_what_a_plugin_answers_checked_at_the_boundary(
+    caplog: pytest.LogCaptureFixture,
+    event_type: str,
+    expected: tuple[str, str, str] | None,
+    logged: str,
+) -> None:
+    async with running_host() as host:
+        await load_plugin(host, Alerts)
+        agent = await host.create_session()
+        event = host.live.append(agent.session, event_type, {})
+        content = host.contributions.alert(agent.session, event)
+    if expected is None:
+        assert content is None
+    else:
+        assert content is not None and (content.title, content.body, content.tag) == expected
+    assert logged in caplog.text

@@ -15,7 +15,7 @@ from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.persistence.inbox import Inbox, InboxMessage
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock, FakeModel
-from tests.host.wake.support import until
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
 

@@ -2,28 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
-
-import anyio
-import anyio.lowlevel
 
 from dsh.host.host import Host
 from dsh.persistence.backend import Backend
 from dsh.persistence.memory import MemoryBackend
 from dsh.testing import FakeClock, FakeModel
 from dsh.wake import WakeBackend
-from tests.support.deadlines import WAIT
 
 from .alarm_plugin import AlarmPlugin
-
-
-async def until(condition: Callable[[], object], what: str = "the condition") -> None:
-    """Let the loop run until `condition()` is true; fail after `WAIT` seconds."""
-    with anyio.fail_after(WAIT):
-        while not condition():
-            await anyio.lowlevel.checkpoint()
-    assert condition(), what
 
 
 @asynccontextmanager

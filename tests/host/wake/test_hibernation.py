@@ -7,8 +7,9 @@ import pytest
 
 from dsh.testing import FakeClock
 from dsh.wake import Hibernator, MemoryWakeBackend
+from tests.support.deadlines import until
 
-from .support import alarm_host, until
+from .support import alarm_host
 
 pytestmark = pytest.mark.anyio
 

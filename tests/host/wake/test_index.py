@@ -13,8 +13,7 @@ from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.testing import FakeClock
 from dsh.wake import MemoryWakeBackend, WakeEntry, WakeIndex
 from dsh.wake.errors import WakeBackendError, WakeIndexUnavailable
-
-from .support import until
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
 

@@ -13,9 +13,10 @@ from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeClock
 from dsh.wake import JsonlWakeBackend, MemoryWakeBackend, WakeEntry
+from tests.support.deadlines import until
 
 from .alarm_plugin import AlarmPlugin, rung, set_alarm
-from .support import alarm_host, until
+from .support import alarm_host
 
 pytestmark = pytest.mark.anyio
 

@@ -9,10 +9,11 @@ import pytest
 from dsh.testing import FakeClock
 from dsh.wake import MemoryWakeBackend
 from dsh.web.live import LiveHub
+from tests.support.deadlines import until
 from tests.support.frames import drain
 
 from .alarm_plugin import RANG, set_alarm
-from .support import alarm_host, until
+from .support import alarm_host
 
 pytestmark = pytest.mark.anyio
 

@@ -20,7 +20,7 @@ from dsh.wake.errors import WakeBackendError
 from dsh.wake.postgres import PostgresWakeBackend
 from tests.host.persistence.postgres.test_backend import backend_for
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin, rung, set_alarm
-from tests.host.wake.support import until
+from tests.support.deadlines import until
 
 pytestmark = [pytest.mark.anyio, pytest.mark.pg]
 

@@ -7,8 +7,7 @@ import pytest
 from dsh.testing import FakeClock
 from dsh.wake import WakeTimer
 from dsh.wake.timer import EARLY_WAKE_SECONDS, MAX_SEGMENT_SECONDS
-
-from .support import until
+from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
 

@@ -116,7 +116,7 @@ async def test_sessions_are_listed_newest_first(
     response = await client.get("/api/sessions")
     assert response.status_code == 200
     assert [row["id"] for row in response.json()["sessions"]] == [second["id"], first["id"]]
-    assert response.json()["sessions"][0] == second
+    assert response.json()["sessions"][0] == {**second, "unread": 0}
 
 
 @pytest.mark.parametrize(

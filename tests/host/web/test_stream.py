@@ -13,8 +13,8 @@ from dsh.persistence.errors import StorageError
 from dsh.session.errors import FlushError
 from dsh.web import WebServer, WebSettings, create_app
 from dsh.web.live import Subscription
+from dsh.web.sockets import _send_frames, close
 from dsh.web.state import WebState
-from dsh.web.stream import _close, _send_frames
 from tests.support.deadlines import WAIT
 
 from .conftest import (
@@ -317,6 +317,6 @@ async def test_the_server_says_why_only_while_both_sides_are_connected(
     subscription = Subscription("s", 0, 4, lambda: None)
     subscription.end(1013)
     socket = FakeSocket(client, application)
-    await _close(socket, subscription)  # type: ignore[arg-type]
+    await close(socket, subscription)  # type: ignore[arg-type]
     assert socket.closed_with == expected
     subscription.close()

@@ -15,7 +15,7 @@ from dsh.host.leases import LeaseSettings
 from dsh.testing import FakeClock, FakeModel
 from dsh.web.live import LiveHub, Subscription
 from tests.host.wake.alarm_plugin import RANG, AlarmPlugin
-from tests.host.wake.support import until
+from tests.support.deadlines import until
 
 from .test_backend import backend_for
 

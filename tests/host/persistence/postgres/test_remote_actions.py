@@ -27,8 +27,8 @@ from dsh.session.errors import SessionLiveElsewhere
 from dsh.testing import FakeClock, FakeModel
 from dsh.web.app import create_app
 from dsh.web.settings import WebSettings
-from tests.host.wake.support import until
 from tests.host.web.conftest import AUTH, TOKEN
+from tests.support.deadlines import until
 
 from .test_backend import backend_for
 
