@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import gc
 import weakref
 from concurrent.futures import ThreadPoolExecutor
@@ -217,7 +218,7 @@ async def test_each_request_s_log_object_reuses_the_fold_of_the_one_before(
     assert isinstance(state, dict) and [view["id"] for view in state["reminders"]] == ["rem-1"]
     assert [view is not None for view in views] == [False, False, True, True, True, True, True]
     assert wake == START_MS + 6 * 60_000
-    assert after == {"reminders": []}
+    assert after == {"reminders": [], "firesWhenClosed": False}  # this host wakes nothing
 
 
 async def test_the_folds_are_dropped_when_the_plugin_s_scope_closes(harness: Harness) -> None:
@@ -336,3 +337,16 @@ async def test_a_closed_agent_is_not_kept_by_the_plugin(harness: Harness) -> Non
     del agent
     gc.collect()
     assert gone() is None  # with its Session and every event it held
+
+
+async def test_what_a_closed_conversation_does_is_said_as_the_host_does_it(
+    harness: Harness,
+) -> None:
+    harness.plugin.context = dataclasses.replace(harness.context, wakes_cold_sessions=True)
+    agent = harness.open()
+    created = await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=60)
+    listing = await harness.value(agent, "schedule_list")
+    state = harness.plugin.dsh_session_state(session=agent.session)
+
+    assert created["firesWhenClosed"] is True and listing["firesWhenClosed"] is True
+    assert isinstance(state, dict) and state["firesWhenClosed"] is True

@@ -59,6 +59,7 @@ async def test_create_stores_the_trimmed_prompt_and_returns_the_view(harness: Ha
         "count": None,
         "misfire": "latest",
         "deliveryMode": "session-local",
+        "firesWhenClosed": False,
     }
     assert changes(agent.session) == [
         {
@@ -251,4 +252,5 @@ async def test_list_names_the_zone_and_the_time_now(harness: Harness) -> None:
         "timeZone": "UTC",
         "now": "2026-01-01T00:00:00.000Z",
         "nowLocal": "2026-01-01T00:00:00+00:00",
+        "firesWhenClosed": False,
     }

@@ -223,6 +223,7 @@ class Host:
             live=self.live,
             clock=self.clock,
             group=self._group,
+            wakes_cold_sessions=self.lifecycle.wakes,
         )
 
     @property

@@ -63,7 +63,10 @@ class PluginContext(Generic[ConfigT]):
     - `name`: the plugin's entry-point name (what the overlay calls it);
     - `scope`: closes when the plugin unloads (or the Host closes);
     - `live`, `clock`: the Host's live Sessions and clock; `group`: the Host's task
-      group (prefer `agent.tasks` for work that belongs to one agent).
+      group (prefer `agent.tasks` for work that belongs to one agent);
+    - `wakes_cold_sessions`: True when the Host wakes a closed Session at the
+      time a plugin asked for (`[host] wake_cold_sessions`): what a plugin
+      tells a person about when its work happens must say so.
 
     `store` is the second edition's name of `live` (deprecated).
     """
@@ -74,6 +77,7 @@ class PluginContext(Generic[ConfigT]):
     live: LiveSessions
     clock: Clock
     group: TaskGroup
+    wakes_cold_sessions: bool = False
 
     @property
     def store(self) -> LiveSessions:

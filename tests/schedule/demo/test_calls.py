@@ -46,10 +46,22 @@ NEW_YORK = Context(NOW, "America/New_York")
             {"prompt": "call mum", "at": "2026-01-02T09:00", "time_zone": "America/New_York"},
         ),
         (
-            CreateAt("cook", 0, 18, 5),
+            CreateAt("cook", 0, 18, 5),  # at 23:30 UTC, "today at 18:05" has passed
             Context(NOW),
             "schedule_create",
-            {"prompt": "cook", "at": "2026-01-01T18:05", "time_zone": "UTC"},
+            {"prompt": "cook", "at": "2026-01-02T18:05", "time_zone": "UTC"},
+        ),
+        (
+            CreateAt("sleep", 0, 23, 45),  # still ahead today
+            Context(NOW),
+            "schedule_create",
+            {"prompt": "sleep", "at": "2026-01-01T23:45", "time_zone": "UTC"},
+        ),
+        (
+            CreateAt("now", 0, 23, 30),  # this very minute counts as passed
+            Context(NOW),
+            "schedule_create",
+            {"prompt": "now", "at": "2026-01-02T23:30", "time_zone": "UTC"},
         ),
         (
             CreateDaily("stand up", 8, 30, "MON-FRI"),

@@ -4,7 +4,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh.models.base import Message
-from dsh_tool_schedule.demo.intents import Move, SetPaused
+from dsh_tool_schedule.demo.intents import CreateAt, Move, SetPaused
 from dsh_tool_schedule.demo.results import cannot_move, error_text, not_found, tool_result
 
 VIEW: dict[str, JsonValue] = {
@@ -22,13 +22,34 @@ def result(name: str, content: JsonValue, is_error: bool = False) -> Message:
     return Message(role="tool", name=name, tool_call_id="c", content=content, is_error=is_error)
 
 
-def test_a_created_reminder_is_described_with_id_utc_time_and_session_local() -> None:
+def test_a_created_reminder_is_described_with_id_utc_time_and_what_a_closed_one_does() -> None:
     text = tool_result(result("schedule_create", VIEW), zh=False)
+    woken = tool_result(result("schedule_create", {**VIEW, "firesWhenClosed": True}), zh=False)
 
     assert text == (
         "Reminder rem-1 is set for 2026-01-01 00:00:10 UTC (in 10 seconds): “stretch”. "
-        "It is session-local: it fires only while this session is live."
+        "It fires only while this conversation is open."
     )
+    assert woken.endswith("“stretch”. It fires even when this conversation is closed.")
+
+
+def test_today_at_a_passed_time_is_said_to_be_set_for_tomorrow() -> None:
+    view = {**V2_VIEW, "rule": {"kind": "at", "at": "2026-01-02T08:00"}}
+    asked = CreateAt("stretch", 0, 8, 0)
+    created = result("schedule_create", view)
+
+    english = tool_result(created, zh=False, intent=asked, today="2026-01-01")
+    chinese = tool_result(created, zh=True, intent=asked, today="2026-01-01")
+
+    assert english.startswith("8:00 has already passed today, so it is set for tomorrow. Reminder")
+    assert chinese.startswith("今天的 8:00 已经过去了，所以设在明天。已设置提醒")
+    for not_rolled in (
+        tool_result(created, zh=False, intent=asked, today="2026-01-02"),
+        tool_result(created, zh=False, intent=CreateAt("stretch", 1, 8, 0), today="2026-01-01"),
+        tool_result(created, zh=False, intent=asked),
+        tool_result(result("schedule_create", V2_VIEW), zh=False, intent=asked, today="2026-01-01"),
+    ):
+        assert not_rolled.startswith("Reminder rem-1")
 
 
 V2_VIEW: dict[str, JsonValue] = {
@@ -57,9 +78,10 @@ def test_a_created_reminder_is_described_in_chinese() -> None:
 
     assert text == (
         "已设置提醒 rem-1：2026-01-01 00:00:10 UTC（10秒后）提醒你“喝水”。"
-        "这是仅限本会话的提醒：只在本会话在线时触发。"
+        "只有在这个对话打开时，它才会提醒。"
     )
-    assert "session-local" not in text  # one Chinese term for it: 仅限本会话
+    woken = tool_result(result("schedule_create", {**VIEW, "firesWhenClosed": True}), zh=True)
+    assert woken.endswith("即使关闭这个对话，它也会按时提醒。")
 
 
 @pytest.mark.parametrize("after", [None, True, "10"])
@@ -75,13 +97,13 @@ def test_a_list_shows_each_reminder() -> None:
     message = result("schedule_list", {"reminders": [VIEW, overdue, "odd"]})
 
     assert tool_result(message, zh=False).splitlines() == [
-        "Your reminders (session-local):",
+        "Your reminders:",
         "- rem-1: “stretch” at 2026-01-01 00:00:10 UTC (scheduled)",
         "- rem-2: “call mom” at 2026-01-01 00:00:10 UTC (overdue)",
         '- "odd"',
     ]
     assert tool_result(message, zh=True).splitlines()[:2] == [
-        "你的提醒（仅限本会话）：",
+        "你的提醒：",
         "- rem-1：“stretch”，2026-01-01 00:00:10 UTC（已安排）",
     ]
 
@@ -244,11 +266,11 @@ def test_times_are_said_in_the_person_s_zone_with_utc_beside_them() -> None:
     assert english == (
         "Reminder rem-2 is set for 2026-01-02 09:00:00 Europe/Berlin (2026-01-02 08:00:00 UTC): "
         "“water the plants”. Rule: at 09:00 every day (Europe/Berlin). "
-        "It is session-local: it fires only while this session is live."
+        "It fires only while this conversation is open."
     )
     assert chinese == (
         "已设置提醒 rem-2：2026-01-02 16:00:00 Asia/Shanghai（2026-01-02 08:00:00 UTC）"
-        "提醒你“water the plants”。规则：每天 09:00。这是仅限本会话的提醒：只在本会话在线时触发。"
+        "提醒你“water the plants”。规则：每天 09:00。只有在这个对话打开时，它才会提醒。"
     )
 
 

@@ -227,18 +227,18 @@ def test_the_demo_is_deterministic() -> None:
         (
             "list reminders",
             "(The demo model's canned reasoning, not a real model's thoughts.) "
-            "The message asks to see the reminders. This session offers schedule_list, "
+            "The message asks to see the reminders. This conversation offers schedule_list, "
             "so I call it.",
         ),
         (
             "删除提醒 rem-7",
             "（演示模型的固定推理，不是真正模型的思考。）这条消息要删除提醒 rem-7。"
-            "本会话提供 schedule_delete，所以调用它。",
+            "这个对话提供 schedule_delete，所以调用它。",
         ),
         (
             "10秒后提醒我喝水",
             "（演示模型的固定推理，不是真正模型的思考。）这条消息要我在10秒后提醒“喝水”。"
-            "本会话提供 schedule_create，所以调用它。",
+            "这个对话提供 schedule_create，所以调用它。",
         ),
     ],
 )
@@ -346,7 +346,7 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
         ],
         "reasoning": "(The demo model's canned reasoning, not a real model's thoughts.) "
         "The message asks for a reminder in 10 seconds: “stretch”. "
-        "This session offers schedule_create, so I call it.",
+        "This conversation offers schedule_create, so I call it.",
     }
     summary = session.events[3].data
     assert isinstance(summary, dict)
@@ -354,7 +354,7 @@ async def test_a_reminder_turn_runs_end_to_end_through_an_agent() -> None:
     assert isinstance(text, str)
     assert "rem-1" in text
     assert "2026-01-01 00:00:10 UTC" in text
-    assert "session-local" in text
+    assert "It fires only while this conversation is open." in text
     assert session.events[6].data == {"text": "⏰ Reminder: stretch", "toolCalls": []}
 
 
@@ -419,13 +419,13 @@ def test_the_zone_is_the_latest_one_the_person_sent_else_utc() -> None:
     earlier = Message(role="user", text="hi", time_zone="Asia/Tokyo")
     follow_up = Message(role="user", text="[Scheduled reminder]", source={"kind": "schedule"})
 
-    zoned = answer(request("remind me at 9:00 today to x", history=[earlier, follow_up]))
-    plain = answer(request("remind me at 9:00 today to x", time=WRITTEN))
+    zoned = answer(request("remind me at 23:45 today to x", history=[earlier, follow_up]))
+    plain = answer(request("remind me at 23:45 today to x", time=WRITTEN))
 
     assert zoned.tool_calls[0].arguments["time_zone"] == "Asia/Tokyo"
     assert plain.tool_calls[0].arguments == {
         "prompt": "x",
-        "at": "2026-01-01T09:00",
+        "at": "2026-01-01T23:45",
         "time_zone": "UTC",
     }
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 import pytest
 from pydantic import JsonValue
 
-from dsh_tool_schedule.demo.words import SESSION_LOCAL_ZH, rule_words, span, state_word, utc, when
+from dsh_tool_schedule.demo.words import fires_words, rule_words, span, state_word, utc, when
 
 
 @pytest.mark.parametrize(
@@ -97,7 +97,8 @@ def test_states_are_translated_and_session_local_has_one_chinese_term() -> None:
     ]
     assert state_word("scheduled", zh=False) == "scheduled"
     assert state_word(None, zh=True) == "null"
-    assert SESSION_LOCAL_ZH == "仅限本会话"
+    assert fires_words(True, zh=False) != fires_words(False, zh=False)
+    assert fires_words(True, zh=True) != fires_words(False, zh=True)
 
 
 def test_chinese_text_puts_utc_in_full_width_brackets() -> None:

@@ -8,12 +8,18 @@
 | `pause` | `{"id", "revision"?}` | `{"reminder": view}` |
 | `resume` | `{"id", "revision"?}` | `{"reminder": view}` |
 | `snooze` | `{"id", "seconds", "revision"?}` | `{"reminder": view}` |
+| `snooze` | `{"dispatchSeq", "seconds"}` | `{"reminder": view, "snoozedFrom"}` |
 
 `revision`, when given, makes the action a compare-and-set like
 `schedule_update`: it applies only to that revision of the reminder. `snooze`
 postpones the occurrence the view shows next by `seconds` (from now, when it
 is already due): a one-shot is moved, a recurring reminder's next occurrence
-is moved and the rule goes on after it (`drafts.draft_snooze`).
+is moved and the rule goes on after it (`drafts.draft_snooze`). Given
+`dispatchSeq` instead of `id`, it snoozes an occurrence that was already
+delivered (the card's "Snooze 10 min"): a new one-shot reminder with the same
+prompt, due `seconds` from now, linked to that occurrence
+(`ScheduleLedger.snooze_delivered`, `snoozes`); `snoozedFrom` is
+`{"id", "dispatchSeq", "occurrenceAt"}` of the occurrence.
 
 Each action runs through the agent's `ScheduleLedger`, exactly like the
 tools: under the ledger lock, after a preflight barrier, and it answers only
@@ -28,7 +34,9 @@ durable, and the owner recomputes at once. Refusals are `dsh.ActionError`s:
 - 409 when the reminders changed under the person: `schedule_not_found`
   (deleted, finished or never there), `schedule_conflict` (another revision),
   `schedule_paused` / `schedule_not_paused` (already as asked; a paused
-  reminder is resumed, not snoozed), `schedule_log_invalid`;
+  reminder is resumed, not snoozed), `schedule_log_invalid`,
+  `limit_exceeded` (a snooze of a delivered reminder when the Session
+  already has `max_active` reminders);
 - 503 `persistence_uncertain` / `persistence_unavailable` when the store did
   not confirm (the message says whether something was appended).
 """
@@ -46,13 +54,20 @@ from .ids import parse_reminder_id
 from .ledger import ScheduleLedger
 from .protocol import MAX_SAFE_INTEGER
 
-__all__ = ["ACTIONS", "ReminderArguments", "SnoozeArguments", "start_action"]
+__all__ = [
+    "ACTIONS",
+    "ReminderArguments",
+    "SnoozeArguments",
+    "SnoozeDeliveredArguments",
+    "start_action",
+]
 
 ACTIONS: Final = ("delete", "pause", "resume", "snooze")
 
 # A refusal's HTTP status by its code; anything else (internal_error) is 500.
 _STATUS: Final = {
     "invalid_rule": 422,
+    "limit_exceeded": 409,
     "schedule_not_found": 409,
     "schedule_conflict": 409,
     "schedule_paused": 409,
@@ -80,6 +95,13 @@ class SnoozeArguments(ReminderArguments):
     seconds: int = Field(ge=1, le=MAX_SAFE_INTEGER)
 
 
+class SnoozeDeliveredArguments(ActionArguments):
+    """`{"dispatchSeq", "seconds"}`: the seq of the dispatch that delivered the occurrence."""
+
+    dispatch_seq: int = Field(alias="dispatchSeq", ge=0, le=MAX_SAFE_INTEGER)
+    seconds: int = Field(ge=1, le=MAX_SAFE_INTEGER)
+
+
 Run = Callable[[ScheduleLedger], Awaitable[JsonLike]]
 
 
@@ -104,6 +126,9 @@ def start_action(
 
 
 def _parsed(name: str, args: dict[str, JsonValue]) -> Run | None:
+    if name == "snooze" and "dispatchSeq" in args:
+        delivered = SnoozeDeliveredArguments.parse(args)
+        return lambda ledger: ledger.snooze_delivered(delivered.dispatch_seq, delivered.seconds)
     if name == "snooze":
         snooze = SnoozeArguments.parse(args)
         return lambda ledger: _view(

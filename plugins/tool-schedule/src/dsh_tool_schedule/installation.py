@@ -85,7 +85,12 @@ def install(
     """
     seed = None if folds is None else folds.seed(agent.session)
     ledger = ScheduleLedger(
-        session=agent.session, live=agent.live, clock=agent.clock, config=config, fold=seed
+        session=agent.session,
+        live=agent.live,
+        clock=agent.clock,
+        config=config,
+        fold=seed,
+        fires_when_closed=context.wakes_cold_sessions,
     )
     # Plain lists, not ExitStacks: an armed Session keeps these (≈ 3 KB less each).
     unregister: list[Disposer] = []

@@ -35,12 +35,21 @@ from pydantic import JsonValue
 from dsh import BarrierFailed, Listeners, ToolError, flush_barrier
 
 from .config import ScheduleConfig
-from .drafts import CreateRequest, UpdateRequest, draft_create, draft_snooze, draft_update
+from .drafts import (
+    CreateRequest,
+    RuleRequest,
+    UpdateRequest,
+    draft_create,
+    draft_snooze,
+    draft_update,
+)
 from .fold import Reminder, ScheduleFold
 from .log_context import creates_this_turn, user_zone
 from .notice import NOTICE_TYPE, notice_data
 from .plan import Due, Plan, plan
+from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE, Record, create_data, delete_data, dispatch_data, update_data
+from .snoozes import SNOOZE_TYPE, snooze_data, snoozed_as
 from .timefmt import format_timestamp
 from .views import reminder_view
 from .zones import format_local, load_zone
@@ -72,7 +81,17 @@ class ScheduleLedger:
     """The reminders of one live Session, managed through its store."""
 
     # Slotted: every armed Session keeps one.
-    __slots__ = ("_closed", "_fold", "_lock", "_watchers", "clock", "config", "live", "session")
+    __slots__ = (
+        "_closed",
+        "_fold",
+        "_lock",
+        "_watchers",
+        "clock",
+        "config",
+        "fires_when_closed",
+        "live",
+        "session",
+    )
 
     def __init__(
         self,
@@ -82,9 +101,14 @@ class ScheduleLedger:
         clock: Clock,
         config: ScheduleConfig | None = None,
         fold: ScheduleFold | None = None,
+        fires_when_closed: bool = False,
     ) -> None:
-        """`fold` is a fold of a prefix of `session`'s log to start from (a cached one)."""
+        """`fold` is a fold of a prefix of `session`'s log to start from (a cached one);
+        `fires_when_closed` says whether the host wakes the Session for a reminder when it
+        is closed (`PluginContext.wakes_cold_sessions`): a create's and a list's answer say
+        so (`firesWhenClosed`), so that what the model tells the person is true."""
         self.session = session
+        self.fires_when_closed = fires_when_closed
         self.live = live
         self.clock = clock
         self.config = config or ScheduleConfig()
@@ -176,7 +200,8 @@ class ScheduleLedger:
             )
             self._notify()
             reminder = Reminder.start(record, event.seq, event.seq, 0)
-            return reminder_view(reminder, self.plan(reminder, now))
+            view = reminder_view(reminder, self.plan(reminder, now))
+            return {**view, "firesWhenClosed": self.fires_when_closed}
 
     async def update(
         self, reminder_id: str, revision: int, request: UpdateRequest
@@ -222,6 +247,67 @@ class ScheduleLedger:
 
         return await self.apply(reminder_id, draft, revision=revision)
 
+    async def snooze_delivered(self, dispatch_seq: int, seconds: int) -> dict[str, JsonValue]:
+        """Snooze the occurrence the dispatch at `dispatch_seq` delivered: a new one-shot
+        reminder with its prompt and zone, due `seconds` from now, linked to it
+        (`snoozes`). `{"reminder": view, "snoozedFrom": {"id", "dispatchSeq",
+        "occurrenceAt"}}`; a second snooze of one occurrence answers with the reminder the
+        first made while it is active. Only the `max_active` limit applies: a person's
+        snooze is not a model's turn.
+        """
+        async with self.lock:
+            fold = self._valid(await self._preflight())
+            now = self.clock.wall_ms()
+            receipt = schedule_reminder_presentation(self.session, dispatch_seq, fold=fold)
+            if receipt is None:
+                raise ToolError(
+                    "schedule_not_found",
+                    f"event {dispatch_seq} is not a delivered reminder of this Session; "
+                    "nothing was changed",
+                )
+            origin: dict[str, JsonValue] = {
+                "id": receipt["scheduleId"],
+                "dispatchSeq": dispatch_seq,
+                "occurrenceAt": receipt["occurrenceAt"],
+            }
+            earlier = snoozed_as(self.session, dispatch_seq)
+            reminder = None if earlier is None else self._find(fold, earlier, now)
+            if reminder is None:
+                self._check_active(fold, now)
+                reminder = await self._create_linked(fold, receipt, dispatch_seq, seconds, now)
+            view = reminder_view(reminder, self.plan(reminder, now))
+            return {"reminder": view, "snoozedFrom": origin}
+
+    async def _create_linked(
+        self,
+        fold: ScheduleFold,
+        receipt: dict[str, JsonValue],
+        dispatch_seq: int,
+        seconds: int,
+        now: int,
+    ) -> Reminder:
+        reminder_id = fold.next_id()
+        request = CreateRequest(
+            prompt=str(receipt["prompt"]),
+            rule=RuleRequest(after_seconds=seconds),
+            time_zone=str(receipt["timeZone"]),
+        )
+        record = draft_create(
+            request,
+            reminder_id=reminder_id,
+            now_ms=now,
+            default_zone=user_zone(self.session),
+            min_interval=self.config.min_interval_seconds,
+        )
+        event = self.live.append(self.session, EVENT_TYPE, create_data(record))
+        self.live.append(self.session, SNOOZE_TYPE, snooze_data(reminder_id, dispatch_seq))
+        await self._checkpoint(
+            appended=f"reminder {reminder_id} (the snooze of event {dispatch_seq})",
+            retry=f"if {reminder_id} is listed the snooze happened: do not snooze again",
+        )
+        self._notify()
+        return Reminder.start(record, event.seq, event.seq, 0)
+
     async def apply(
         self, reminder_id: str, draft: Draft, *, revision: int | None = None
     ) -> dict[str, JsonValue]:
@@ -250,7 +336,7 @@ class ScheduleLedger:
     async def list_active(self) -> dict[str, JsonValue]:
         """The active reminders in creation order, the zone and the time now.
 
-        `{"reminders": [view, ...], "timeZone", "now", "nowLocal"}`, plus
+        `{"reminders": [view, ...], "timeZone", "now", "nowLocal", "firesWhenClosed"}`, plus
         `"error"` when the log is rejected (the reminders are then those
         created before the rejected event; none is delivered).
         """
@@ -263,6 +349,7 @@ class ScheduleLedger:
                 "timeZone": zone,
                 "now": format_timestamp(now),
                 "nowLocal": format_local(now, load_zone(zone)),
+                "firesWhenClosed": self.fires_when_closed,
             }
             if fold.error is not None:
                 listing["error"] = {"code": "schedule_log_invalid", "message": _invalid(fold)}
@@ -314,7 +401,7 @@ class ScheduleLedger:
             )
         return reminder
 
-    def _check_limits(self, fold: ScheduleFold, now: int) -> None:
+    def _check_active(self, fold: ScheduleFold, now: int) -> None:
         limit = self.config.max_active
         if len(self._live(fold, now)) >= limit:
             raise ToolError(
@@ -322,6 +409,9 @@ class ScheduleLedger:
                 f"this Session already has {limit} active reminders, the most it may have; "
                 "delete one first. Nothing was changed.",
             )
+
+    def _check_limits(self, fold: ScheduleFold, now: int) -> None:
+        self._check_active(fold, now)
         limit = self.config.max_per_turn
         if creates_this_turn(self.session) >= limit:
             raise ToolError(

@@ -11,11 +11,15 @@ an agent and to this instance's own scope.
   agents published earlier, cold history reads and other Hosts never reach this
   instance.
 - `dsh_event_view(session, event)`: the reminder receipt of a `schedule/change`
-  dispatch the fold accepts, the warning card of a `schedule/notice`, None for
-  every other event (malformed ones too).
-- `dsh_session_state(session)`: `{"reminders": [view, ...], "error"?}`, a pure
-  function of the durable log (`state.session_state`, planned as of its last
-  event).
+  dispatch the fold accepts, the warning card of a `schedule/notice`, the
+  line of a `schedule/snooze` (`snoozes`), None for every other event
+  (malformed ones too).
+- `dsh_session_alert(session, event)`: every delivered reminder (a dispatch
+  that gets a receipt) is an alert: its prompt, when it was due and how late
+  (`alerts`).
+- `dsh_session_state(session)`: `{"reminders": [view, ...], "firesWhenClosed",
+  "error"?}`, a pure function of the durable log (`state.session_state`,
+  planned as of its last event) and of whether the host wakes closed Sessions.
 - `dsh_session_wake_at(session)`: the earliest time an active, unpaused
   reminder needs the Session live, from the log alone (`state.session_wake_at`).
 
@@ -28,7 +32,8 @@ folded only up to the event asked about (the host asks only about durable
 ones). The ledger of an agent published for a Session the cache holds starts
 from that fold.
 - `dsh_session_action(agent, name, args)`: `delete`, `pause`, `resume`,
-  `snooze` on the agent's ledger (`actions`).
+  `snooze` (of a reminder, or of an occurrence already delivered) on the
+  agent's ledger (`actions`).
 - `dsh_cli_commands(register)`: `dsh reminders list` (`cli`).
 - `dsh_demo_skills()`: what the host's offline demo model understands of
   reminders (`demo`): a request in plain words becomes a tool call.
@@ -45,6 +50,7 @@ from dsh import Session, hookimpl
 
 from .actions import start_action
 from .alarm import Alarms
+from .alerts import reminder_alert
 from .cache import FoldCache
 from .cli import register_commands
 from .config import ScheduleConfig
@@ -53,6 +59,7 @@ from .installation import ScheduleInstallation, install
 from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
+from .snoozes import SNOOZE_TYPE, snooze_view
 from .state import session_state, session_wake_at
 
 if TYPE_CHECKING:
@@ -106,6 +113,18 @@ class SchedulePlugin:
     ) -> dict[str, JsonValue] | None:
         if event.type == NOTICE_TYPE:
             return notice_view(event.data)
+        if event.type == SNOOZE_TYPE:
+            return snooze_view(session, event.seq)
+        return self._receipt(session, event)
+
+    @hookimpl
+    def dsh_session_alert(
+        self, session: SessionLog, event: SessionEvent
+    ) -> dict[str, JsonValue] | None:
+        receipt = self._receipt(session, event)
+        return None if receipt is None else reminder_alert(receipt, session.id)
+
+    def _receipt(self, session: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
         if event.type != EVENT_TYPE:
             return None
         # A live Session may hold events not confirmed yet: fold it only up to this one.
@@ -115,7 +134,12 @@ class SchedulePlugin:
 
     @hookimpl
     def dsh_session_state(self, session: SessionLog) -> JsonLike:
-        return session_state(session, grace_ms=self.grace_ms, fold=self.folds.fold(session))
+        return session_state(
+            session,
+            grace_ms=self.grace_ms,
+            fold=self.folds.fold(session),
+            fires_when_closed=self.context.wakes_cold_sessions,
+        )
 
     @hookimpl
     def dsh_session_wake_at(self, session: SessionLog) -> int | None:

@@ -10,6 +10,8 @@ fold accepts::
      "deliveryMode": "session-local"}
 
 and None for any other event. `deliveredAt` is the dispatch event's own time;
+`snoozedAs` (only when there is one) is the reminder a person made of this
+occurrence with "Snooze" (`snoozes`: one type-filtered scan after it);
 a v1 dispatch reads as once, `after`, in UTC, with its record's `scheduledAt`
 as the occurrence.
 
@@ -57,6 +59,7 @@ from .protocol import (
     V2Update,
     decode_change,
 )
+from .snoozes import snoozed_as
 from .timefmt import format_timestamp
 from .views import DELIVERY_MODE
 from .words import describe_rule
@@ -86,11 +89,16 @@ def schedule_reminder_presentation(
         record = _named_record(log, dispatch, own=own)
         if record is None:
             return None
-        return _receipt(record, dispatch.occurrence_at, dispatch.missed, event.time)
-    v1 = _v1_record(log, dispatch, dispatch_seq, own=own)
-    if v1 is None:
-        return None
-    return _receipt(record_of_v1(v1), v1.scheduled_at, 0, event.time)
+        receipt = _receipt(record, dispatch.occurrence_at, dispatch.missed, event.time)
+    else:
+        v1 = _v1_record(log, dispatch, dispatch_seq, own=own)
+        if v1 is None:
+            return None
+        receipt = _receipt(record_of_v1(v1), v1.scheduled_at, 0, event.time)
+    snoozed = snoozed_as(log, dispatch_seq)
+    if snoozed is not None:
+        receipt["snoozedAs"] = snoozed
+    return receipt
 
 
 def _accepted(log: SessionLog, seq: int, fold: ScheduleFold | None) -> bool:

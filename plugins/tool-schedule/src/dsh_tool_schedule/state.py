@@ -1,6 +1,8 @@
 """The plugin state of a Session, from its log alone: what the state and wake hooks answer.
 
-- `session_state(log, grace_ms=...)` → `{"reminders": [view, ...]}`, plus
+- `session_state(log, grace_ms=...)` → `{"reminders": [view, ...]}` (and
+  `"firesWhenClosed"`: what the host does with a closed Session's reminders,
+  when the caller knows), plus
   `"error": {"code": "schedule_log_invalid", "seq", "message"}` when the fold
   rejects the log (the reminders are then those created before the rejected
   event; none of them is delivered). Expired reminders (`plan`) are not
@@ -45,12 +47,20 @@ def as_of(log: SessionLog) -> int:
 
 
 def session_state(
-    log: SessionLog, *, grace_ms: int, now_ms: int | None = None, fold: ScheduleFold | None = None
+    log: SessionLog,
+    *,
+    grace_ms: int,
+    now_ms: int | None = None,
+    fold: ScheduleFold | None = None,
+    fires_when_closed: bool | None = None,
 ) -> dict[str, JsonValue]:
-    """`{"reminders": [...], "error"?: {...}}` for `log` (module docstring).
+    """`{"reminders": [...], "firesWhenClosed"?, "error"?: {...}}` for `log` (module docstring).
 
     The views are planned at `now_ms` when given, else as of the log's last event.
     `fold` is `log`'s whole fold when the caller has it (a `FoldCache`'s).
+    `firesWhenClosed`, when `fires_when_closed` is given, is what the host does
+    with a closed Session's reminders (`PluginContext.wakes_cold_sessions`):
+    what the panel tells the person. A reader without a host (the CLI) has none.
     """
     if fold is None:
         fold = ScheduleFold.of(log)
@@ -62,6 +72,8 @@ def session_state(
         if not planned.expired:
             reminders.append(reminder_view(reminder, planned))
     state: dict[str, JsonValue] = {"reminders": reminders}
+    if fires_when_closed is not None:
+        state["firesWhenClosed"] = fires_when_closed
     if fold.error is not None:
         state["error"] = {
             "code": "schedule_log_invalid",

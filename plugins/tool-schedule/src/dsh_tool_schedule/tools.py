@@ -274,9 +274,10 @@ class ScheduleCreate(Tool[CreateArguments]):
         "receives a message with `prompt`. Give exactly one rule: after_seconds (once, from "
         "now), at (once, a local time), every_seconds (repeatedly) or cron (repeatedly, "
         "'m h dom mon dow'). Times and cron are read in time_zone (default: the user's zone). "
-        "Delivery is session-local: it fires only while this Session is live; an occurrence "
-        "missed while it was not live fires when it is opened again (misfire). The answer "
-        "names the zone and the UTC time (nextAt)."
+        "The reminder belongs to this Session. The answer's firesWhenClosed says whether this "
+        "host also fires it while the conversation is closed (true) or only while it is open "
+        "(false; an occurrence missed meanwhile fires when it is opened again: misfire): tell "
+        "the person which. The answer names the zone and the UTC time (nextAt)."
     )
     arguments = CreateArguments
 

@@ -7,7 +7,8 @@ function of the request.
 
 - `Create` → `schedule_create(prompt, after_seconds)`;
 - `CreateAt` → `schedule_create(prompt, at="YYYY-MM-DDTHH:MM", time_zone)`,
-  the day counted from today in the zone;
+  the day counted from today in the zone ("today" at a time already passed
+  is tomorrow: the answer says so, `results`);
 - `CreateDaily` → `schedule_create(prompt, cron="M H * * DAYS", time_zone)`;
 - `CreateEvery` → `schedule_create(prompt, every_seconds)`;
 - `List` → `schedule_list()`, `Delete` → `schedule_delete(id)`;
@@ -63,6 +64,11 @@ class Context:
         return self.local_now().date() + timedelta(days=offset)
 
 
+def _clock_now(context: Context) -> tuple[int, int]:
+    now = context.local_now()
+    return now.hour, now.minute
+
+
 def wall(day: date, hour: int, minute: int) -> str:
     """`YYYY-MM-DDTHH:MM`, the form the `at` argument takes."""
     return f"{day.isoformat()}T{hour:02d}:{minute:02d}"
@@ -75,7 +81,10 @@ def first_call(
     if isinstance(intent, Create):
         return "schedule_create", {"prompt": intent.prompt, "after_seconds": intent.after_seconds}
     if isinstance(intent, CreateAt):
-        at = wall(context.day(intent.day), intent.hour, intent.minute)
+        day = intent.day
+        if day == 0 and (intent.hour, intent.minute) <= _clock_now(context):
+            day = 1  # "today at 8" at 9: the next 8:00 (the answer says so)
+        at = wall(context.day(day), intent.hour, intent.minute)
         return "schedule_create", {"prompt": intent.prompt, "at": at, "time_zone": context.zone}
     if isinstance(intent, CreateDaily):
         cron = f"{intent.minute} {intent.hour} * * {intent.days}"

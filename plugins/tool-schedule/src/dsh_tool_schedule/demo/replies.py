@@ -210,10 +210,12 @@ def reasoning(intent: Intent, tool: str, zh: bool, arguments: dict[str, Any] | N
     """
     asked = _asked(intent, zh, arguments or {})
     if zh:
-        return f"（演示模型的固定推理，不是真正模型的思考。）{asked}本会话提供 {tool}，所以调用它。"
+        return (
+            f"（演示模型的固定推理，不是真正模型的思考。）{asked}这个对话提供 {tool}，所以调用它。"
+        )
     return (
         "(The demo model's canned reasoning, not a real model's thoughts.) "
-        f"{asked} This session offers {tool}, so I call it."
+        f"{asked} This conversation offers {tool}, so I call it."
     )
 
 

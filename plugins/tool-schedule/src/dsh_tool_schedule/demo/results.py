@@ -15,8 +15,8 @@ from pydantic import JsonValue
 
 from dsh import Message
 
-from .kinds import Intent, Move, SetPaused
-from .words import SESSION_LOCAL_ZH, as_json, rule_words, span, state_word, when
+from .kinds import CreateAt, Intent, Move, SetPaused
+from .words import as_json, fires_words, rule_words, span, state_word, when
 
 __all__ = ["cannot_move", "error_text", "not_found", "tool_result"]
 
@@ -40,14 +40,21 @@ _ZH_ERRORS: Final = {
 }
 
 
-def tool_result(message: Message, zh: bool, zone: str = "UTC", intent: Intent | None = None) -> str:
-    """Plain words for one `tool` message; `intent` is what the person asked for."""
+def tool_result(
+    message: Message,
+    zh: bool,
+    zone: str = "UTC",
+    intent: Intent | None = None,
+    today: str | None = None,
+) -> str:
+    """Plain words for one `tool` message; `intent` is what the person asked for and
+    `today` the date (`YYYY-MM-DD`) in their zone when they asked."""
     content = message.content
     if message.is_error:
         return error_text(message.name, content, zh)
     if isinstance(content, dict):
         if message.name == "schedule_create" and "id" in content:
-            return _created(content, zh, zone)
+            return _rolled(content, zh, intent, today) + _created(content, zh, zone)
         reminders = content.get("reminders")
         if message.name == "schedule_list" and isinstance(reminders, list):
             return _listed(reminders, zh, zone)
@@ -91,25 +98,36 @@ def _created(view: dict[str, JsonValue], zh: bool, zone: str) -> str:
     reminder_id, prompt, due = view["id"], view.get("prompt", ""), when(_next(view), zone, zh)
     seconds = _after_seconds(view)
     rule = rule_words(view, zh)
+    fires = fires_words(view.get("firesWhenClosed") is True, zh)
     if zh:
         after = "" if seconds is None else f"（{span(seconds, zh)}后）"
         repeats = "" if rule is None else f"规则：{rule}。"
-        return (
-            f"已设置提醒 {reminder_id}：{due}{after}提醒你“{prompt}”。{repeats}"
-            f"这是{SESSION_LOCAL_ZH}的提醒：只在本会话在线时触发。"
-        )
+        return f"已设置提醒 {reminder_id}：{due}{after}提醒你“{prompt}”。{repeats}{fires}"
     after = "" if seconds is None else f" (in {span(seconds, zh)})"
     repeats = "" if rule is None else f" Rule: {rule}."
+    return f"Reminder {reminder_id} is set for {due}{after}: “{prompt}”.{repeats} {fires}"
+
+
+def _rolled(view: dict[str, JsonValue], zh: bool, intent: Intent | None, today: str | None) -> str:
+    """Say so when "today at 8:00" had passed and the reminder is set for tomorrow."""
+    rule = view.get("rule")
+    at = rule.get("at") if isinstance(rule, dict) else None
+    if not isinstance(intent, CreateAt) or intent.day != 0 or today is None:
+        return ""
+    if not isinstance(at, str) or at[:10] <= today:
+        return ""
+    clock = f"{intent.hour}:{intent.minute:02d}"
     return (
-        f"Reminder {reminder_id} is set for {due}{after}: “{prompt}”.{repeats} "
-        "It is session-local: it fires only while this session is live."
+        f"今天的 {clock} 已经过去了，所以设在明天。"
+        if zh
+        else (f"{clock} has already passed today, so it is set for tomorrow. ")
     )
 
 
 def _listed(reminders: list[JsonValue], zh: bool, zone: str) -> str:
     if not reminders:
         return "当前没有提醒。" if zh else "You have no reminders."
-    lines = [f"你的提醒（{SESSION_LOCAL_ZH}）：" if zh else "Your reminders (session-local):"]
+    lines = ["你的提醒：" if zh else "Your reminders:"]
     for view in reminders:
         if not isinstance(view, dict):
             lines.append(f"- {as_json(view)}")

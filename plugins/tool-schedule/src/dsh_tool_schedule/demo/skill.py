@@ -16,7 +16,9 @@ conversation alone (no network, no randomness):
   else UTC) against the time that message was stored, and every time the
   demo says is in that zone with UTC beside it;
 - after tool results it answers in plain words (`results`): the id, the next
-  time and "session-local" (仅限本会话) for a created reminder; each reminder
+  time and whether it fires while the conversation is closed, as the host
+  does (`firesWhenClosed`), for a created reminder — and, when "today at 8"
+  had passed, that it is set for tomorrow; each reminder
   or "no reminders"; deleted, paused, resumed, moved or not found; an
   error's code in brackets, explained in the conversation's language;
 - a follow-up queued by this plugin is recognised by its structured source
@@ -115,7 +117,10 @@ def _after_results(messages: Sequence[Message], offered: set[str], context: Cont
     if isinstance(intent, SetPaused | Move) and listing is not None and _UPDATE in offered:
         return _change(intent, listing, _next_call_number(messages), context, zh)
     return ModelReply(
-        text="\n\n".join(results.tool_result(item, zh, context.zone, intent) for item in found)
+        text="\n\n".join(
+            results.tool_result(item, zh, context.zone, intent, context.day(0).isoformat())
+            for item in found
+        )
     )
 
 

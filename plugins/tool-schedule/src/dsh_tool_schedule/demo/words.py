@@ -2,8 +2,8 @@
 
 Times are said in the person's zone with UTC beside them
 (`2026-01-02 09:00:00 Europe/Berlin (2026-01-02 08:00:00 UTC)`; in UTC just
-`… UTC`). Chinese uses one term for "session-local" everywhere:
-`SESSION_LOCAL_ZH` (仅限本会话), as the reminder card does.
+`… UTC`). What a reminder does while its conversation is closed is said
+in plain words (`fires_words`), never with the host's terms.
 """
 
 from __future__ import annotations
@@ -17,8 +17,8 @@ from pydantic import JsonValue
 from .calls import load_zone
 
 __all__ = [
-    "SESSION_LOCAL_ZH",
     "as_json",
+    "fires_words",
     "rule_words",
     "span",
     "state_word",
@@ -26,7 +26,18 @@ __all__ = [
     "when",
 ]
 
-SESSION_LOCAL_ZH: Final = "仅限本会话"
+_FIRES: Final = {
+    (True, False): "It fires even when this conversation is closed.",
+    (False, False): "It fires only while this conversation is open.",
+    (True, True): "即使关闭这个对话，它也会按时提醒。",
+    (False, True): "只有在这个对话打开时，它才会提醒。",
+}
+
+
+def fires_words(fires_when_closed: bool, zh: bool) -> str:
+    """Whether a reminder fires while its conversation is closed, as the host really does."""
+    return _FIRES[(fires_when_closed, zh)]
+
 
 _EN_UNITS = ((86400, "day"), (3600, "hour"), (60, "minute"), (1, "second"))
 _ZH_UNITS = ((86400, "天"), (3600, "小时"), (60, "分钟"), (1, "秒"))
