@@ -183,3 +183,16 @@ test("against the fake host: titles, search, rename, delete and cancel behave as
   assert.deepEqual((await api.listSessions()).map((s) => s.id), ["b"]);
   await assert.rejects(api.getSession("a"), { status: 404, code: "session_not_found" });
 });
+
+test("third edition: read marks and the host-wide stream's URL (with since after a reconnect)", async () => {
+  const { calls, fetch } = fakeFetch(() => ({ body: { unread: 2 } }));
+  const api = createApi({ token: "a b", fetch });
+  assert.deepEqual(await api.markRead("s/1", 12), { unread: 2 });
+  assert.equal(calls[0].url, "/api/sessions/s%2F1/read");
+  assert.equal(calls[0].init.method, "POST");
+  assert.deepEqual(JSON.parse(calls[0].init.body), { throughSeq: 12 });
+  const where = { protocol: "https:", host: "example.org" };
+  assert.equal(api.everywhereUrl(null, where), "wss://example.org/api/live?token=a%20b");
+  assert.equal(api.everywhereUrl(1_700_000_000_123, where), "wss://example.org/api/live?token=a%20b&since=1700000000123");
+  assert.equal(api.everywhereUrl(-1, { protocol: "http:", host: "h" }), "ws://h/api/live?token=a%20b", "nonsense since is left out");
+});

@@ -52,7 +52,7 @@ test("the header shows the title with the id on hover, the drawer state and the 
   assert.equal(menus, 1);
   header.setDrawer(true);
   assert.equal(header.menu.getAttribute("aria-expanded"), "true");
-  assert.equal(header.menu.getAttribute("aria-label"), "Sessions");
+  assert.equal(header.menu.getAttribute("aria-label"), "Conversations");
 });
 
 test("the composer sends on Enter and Send, keeps Shift+Enter and IME Enter, and shows Stop while running", () => {
@@ -150,5 +150,5 @@ test("the sidebar: buttons call back, search waits for a pause, the toggles show
   sidebar.setTheme("light");
   assert.equal($("[data-role=theme-toggle]").getAttribute("aria-pressed"), "false");
   assert.equal(search.getAttribute("type"), "search");
-  assert.equal(search.getAttribute("placeholder"), "Search sessions");
+  assert.equal(search.getAttribute("placeholder"), "Search conversations");
 });

@@ -87,7 +87,7 @@ test("confirmDelete names the Session, offers Cancel, and resolves true only for
   const t = translator("zh");
   let answer = confirmDelete({ document, host, t, name: "<b>Plans</b>" });
   const dialog = host.querySelector("[data-role=confirm-delete]");
-  assert.match(dialog.textContent, /删除此会话？/);
+  assert.match(dialog.textContent, /删除此对话？/);
   assert.match(dialog.textContent, /“<b>Plans<\/b>”将从列表中移除/);
   assert.match(dialog.querySelector("[data-value=delete]").getAttribute("class"), /danger/);
   dialog.querySelector("[data-value=cancel]").click();
@@ -101,9 +101,15 @@ test("help lists every shortcut with its keys", async () => {
   const { document, host } = setup();
   const shown = showHelp({ document, host, t: translator("en"), mac: false });
   const rows = host.querySelectorAll("[data-shortcut]");
-  assert.equal(rows.length, 7);
+  assert.equal(rows.length, 9);
   assert.deepEqual(rows[1].querySelectorAll("kbd").map((k) => k.textContent), ["Ctrl", "Shift", "O"]);
-  assert.match(rows[1].textContent, /New session/);
+  assert.match(rows[1].textContent, /New conversation/);
+  // The list's own keys are named too: F2 renames, Delete deletes the focused entry.
+  const byAction = (action) => host.querySelector(`[data-shortcut=${action}]`);
+  assert.deepEqual(byAction("rename").querySelectorAll("kbd").map((k) => k.textContent), ["F2"]);
+  assert.match(byAction("rename").textContent, /Rename the conversation in focus/);
+  assert.deepEqual(byAction("delete").querySelectorAll("kbd").map((k) => k.textContent), ["Delete"]);
+  assert.match(byAction("delete").textContent, /Delete the conversation in focus/);
   host.querySelector("[data-value=close]").click();
   assert.equal(await shown, "close");
 });

@@ -269,6 +269,12 @@ export function tick() {
  * `failNext(method, pathPattern, {status, body} | "network")` makes one
  * matching request fail; `hold(method, pathPattern)` keeps one in flight
  * until released. `requests` records `[method, path, body]`.
+ *
+ * Third edition: `alert(id, seq, content)` stores an alert of Session `id`
+ * (as the host does at the commit point) and tells every page on
+ * `openEverywhere` (`WS /api/live`: hello with the counts, a replay after
+ * `since`, alert and unread frames, served by `pump`); `POST .../read`
+ * moves a Session's read mark; list rows carry `unread`.
  */
 export class FakeHttpHost {
   constructor({ secondEdition = true, modules = [], token = null } = {}) {
@@ -287,8 +293,101 @@ export class FakeHttpHost {
     this.holds = [];
     this.clock = 10;
     this.created = 0;
+    this.alerts = [];
+    this.readThrough = new Map();
+    this.pages = [];
+    this.pageSince = [];
+    this.refusing = false;
     this.fetch = (url, init = {}) => this.#fetch(url, init);
     this.openLive = (id, handlers) => this.servers.get(id).openLive(handlers);
+    this.openEverywhere = (since, handlers, token = null) => this.#openPage(since, handlers, token);
+  }
+
+  // ---- every Session's alerts (WS /api/live) -------------------------
+
+  /** Store an alert of Session `id` at `seq` and tell every page: the alert, then the count. */
+  alert(id, seq, { title = `alert ${seq}`, body = "", tag = `dsh:${id}:${seq}` } = {}) {
+    this.clock += 1;
+    const alert = { kind: "alert", sessionId: id, seq, title, body, tag, at: 1_700_000_000_000 + this.clock };
+    this.alerts.push(alert);
+    this.#tell(alert);
+    this.#tell({ kind: "unread", sessionId: id, count: this.unread(id) });
+    return alert;
+  }
+
+  /** Session `id`'s unread alerts. */
+  unread(id) {
+    const through = this.readThrough.get(id) ?? -1;
+    return this.alerts.filter((alert) => alert.sessionId === id && alert.seq > through).length;
+  }
+
+  /** Mark Session `id` read through `throughSeq` (marks only move forward); tells the pages a changed count. */
+  markRead(id, throughSeq) {
+    const before = this.unread(id);
+    this.readThrough.set(id, Math.max(this.readThrough.get(id) ?? -1, throughSeq));
+    const after = this.unread(id);
+    if (after !== before) this.#tell({ kind: "unread", sessionId: id, count: after });
+    return after;
+  }
+
+  /** End every page's stream with `code` (1001: the host goes away; 1013: the page fell behind). */
+  closePages(code = 1001) {
+    for (const page of this.pages) if (!page.done) page.queue.push({ close: code });
+  }
+
+  /** Refuse the next page handshakes (they close before any frame, like a refused upgrade). */
+  refusePages(refuse = true) {
+    this.refusing = refuse;
+  }
+
+  /** A page's stream; `token` (as its URL carries it) is checked like a Session's stream checks it. */
+  #openPage(since, handlers, token) {
+    const page = { since, handlers, token, queue: [], accepted: false, done: false, closedByClient: false };
+    this.pages.push(page);
+    this.pageSince.push(since);
+    return {
+      close: () => {
+        page.closedByClient = true;
+        page.done = true;
+      },
+    };
+  }
+
+  #tell(frame) {
+    for (const page of this.pages) if (page.accepted && !page.done) page.queue.push(structuredClone(frame));
+  }
+
+  /** Serve the pages: accept new ones (hello, then the replay), deliver frames. Returns the work done. */
+  servePages() {
+    let work = 0;
+    for (const page of this.pages) {
+      if (page.done) continue;
+      if (!page.accepted) {
+        work += 1;
+        if (this.refusing || (this.token !== null && page.token !== this.token)) {
+          page.done = true;
+          page.handlers.onClose({ code: 1006, reason: "" });
+          continue;
+        }
+        page.accepted = true;
+        const unread = {};
+        for (const id of new Set(this.alerts.map((alert) => alert.sessionId))) if (this.unread(id) > 0) unread[id] = this.unread(id);
+        page.queue.push({ kind: "hello", unread });
+        if (page.since !== null) for (const alert of this.alerts.filter((item) => item.at > page.since).slice(0, 100)) page.queue.push(structuredClone(alert));
+      }
+      while (page.queue.length > 0 && !page.done) {
+        const frame = page.queue.shift();
+        work += 1;
+        if (frame.close !== undefined) {
+          page.done = true;
+          page.handlers.onClose({ code: frame.close, reason: "" });
+        } else {
+          page.handlers.onFrame(wire(frame));
+        }
+      }
+    }
+    this.pages = this.pages.filter((page) => !page.done);
+    return work;
   }
 
   addSession(id, { live = true, lineage = null, events = [], title = undefined } = {}) {
@@ -334,7 +433,7 @@ export class FakeHttpHost {
     const server = this.servers.get(id);
     const base = { ...rest, length: server.log.length };
     if (!this.secondEdition) return base;
-    return { ...base, title: title ?? firstLine(server.log) ?? null };
+    return { ...base, title: title ?? firstLine(server.log) ?? null, unread: this.unread(id) };
   }
 
   async #fetch(url, init) {
@@ -446,6 +545,10 @@ export class FakeHttpHost {
       }
       return response(200, { cancelled: running });
     }
+    if (action === "read") {
+      if (!Number.isSafeInteger(body?.throughSeq) || body.throughSeq < 0) throw new HttpFailure(422, "invalid_body", "throughSeq: must be a seq");
+      return response(200, { unread: this.markRead(id, body.throughSeq) });
+    }
     if (action === "actions") {
       return response(200, { result: await this.onAction(id, body) });
     }
@@ -514,6 +617,7 @@ export async function pump(host, timers, { take = true, fire = true } = {}) {
   for (let round = 0; round < 200; round += 1) {
     let work = 0;
     await tick();
+    work += host.servePages?.() ?? 0;
     for (const [id, server] of host.servers) {
       if (take && host.take(id) !== null) work += 1;
       server.flush();

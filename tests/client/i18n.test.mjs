@@ -31,8 +31,8 @@ test("both languages define exactly the same keys", () => {
 
 test("the translator fills placeholders and falls back to English, then the key", () => {
   const zh = translator("zh-TW");
-  assert.equal(zh("forkOf", { id: "abc" }), "派生自 abc");
-  assert.equal(zh("forkOf"), "派生自 {id}");
+  assert.equal(zh("forkOf", { name: "abc" }), "派生自“abc”");
+  assert.equal(zh("forkOf"), "派生自“{name}”");
   assert.equal(translator("fr")("send"), "Send");
   assert.equal(zh("no.such.key"), "no.such.key");
 });
@@ -72,14 +72,14 @@ test("Labels re-word their elements' text and attributes on every apply", () => 
   const button = made();
   const field = made();
   let count = 1;
-  labels.text(button, "events", () => ({ n: count }));
+  labels.text(button, "unreadCount", () => ({ n: count }));
   labels.attr(field, "placeholder", "composerPlaceholder");
   labels.apply(translator("en"));
-  assert.equal(button.textContent, "1 events");
+  assert.equal(button.textContent, "1 unread");
   assert.equal(field.attributes.get("placeholder"), "Message…");
   count = 3;
   labels.apply(translator("zh"));
-  assert.equal(button.textContent, "3 条事件");
+  assert.equal(button.textContent, "3 条未读");
   assert.equal(field.attributes.get("placeholder"), "输入消息…");
 });
 
@@ -104,7 +104,7 @@ test("every string key the client uses is defined", async () => {
       used.add(literals.at(-1));
     }
   }
-  for (const action of ["search", "new-session", "focus-composer", "send", "newline", "help", "escape"]) used.add(`shortcut.${action}`);
+  for (const action of ["search", "new-session", "focus-composer", "send", "newline", "rename", "delete", "help", "escape"]) used.add(`shortcut.${action}`);
   const missing = [...used].filter((key) => !Object.hasOwn(STRINGS.en, key));
   assert.deepEqual(missing, []);
   assert.ok(used.size > 60, `${used.size} keys found`);

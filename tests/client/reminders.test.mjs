@@ -1,8 +1,9 @@
 // A person is reminded: the assembled client (shell.js over api.js) with the
 // real dsh-client-ui-schedule module, against a fake dsh web host — the panel
 // from the Session's plugin state and state frames, its actions, one card
-// per delivered reminder, being told while away, the list's "1 reminder
-// waiting", and the live/cold badge following live frames.
+// per delivered reminder, being told while away (the host-wide stream: every
+// Session's alerts and unread counts), the list's "1 reminder waiting", and
+// the open/closed badge following live frames.
 
 import assert from "node:assert/strict";
 import { test } from "node:test";
@@ -100,6 +101,7 @@ async function mount({ host = new FakeHttpHost({ modules: [UI] }), initialSessio
     root,
     api: createApi({ token: "t", fetch: host.fetch }),
     openLive: host.openLive,
+    openEverywhere: host.openEverywhere,
     storage,
     navigatorLanguages: [lang],
     importModule: async (url) => {
@@ -217,6 +219,8 @@ test("a delivered reminder is one card holding its follow-up; told once while th
     source: { kind: "schedule", scheduleId: "rem-1", occurrenceAt: view.occurrenceAt, missed: 0, dispatchSeq: dispatched.seq },
   });
   server.signal({ kind: "state", plugin: "tool-schedule", state: { reminders: [] } });
+  // The host finds the alert at the commit point and tells every page.
+  host.alert("s", dispatched.seq, { title: "stretch", body: "Due at 12:10 (UTC)", tag: "s/rem-1@2026-03-02T12:10:00.000Z" });
   await pump(host, app.timers, { take: false });
 
   const card = app.$(`[data-seq="${dispatched.seq}"][data-view]`);
@@ -236,8 +240,9 @@ test("a delivered reminder is one card holding its follow-up; told once while th
   const name = "remind me in 10 minutes to stretch";
   assert.equal(app.document.title, `(1) ${name} · dsh`);
   assert.equal(FakeNotification.shown.length, 1);
-  assert.equal(FakeNotification.shown[0].title, "🔔 Reminder: stretch");
-  assert.match(FakeNotification.shown[0].body, /^Due 2 Mar 2026, 13:10:00 CET · Once$/);
+  assert.equal(FakeNotification.shown[0].title, `${name} · stretch`, "the conversation, then the alert");
+  assert.equal(FakeNotification.shown[0].body, "Due at 12:10 (UTC)");
+  assert.equal(FakeNotification.shown[0].tag, "s/rem-1@2026-03-02T12:10:00.000Z");
   assert.ok(app.beeps.length > beeped, "the chime");
   assert.match(app.$("[data-role=announcer]").textContent, /Reminder: stretch/);
   assert.ok(app.$("[data-role=reminders-empty]"), "the panel has no reminder left");
@@ -250,11 +255,18 @@ test("a delivered reminder is one card holding its follow-up; told once while th
   assert.equal(FakeNotification.shown.length, 1);
   assert.equal(app.document.title, `(1) ${name} · dsh`);
 
-  // Clicking the notification brings the reader back to the Session; looking clears the count.
+  // Clicking the notification brings the reader back to the Session; looking reads it.
   app.document.hasFocus = () => true;
   FakeNotification.shown[0].note.onclick();
+  await pump(host, app.timers, { take: false });
   assert.equal(app.focused.length, 1);
   assert.equal(FakeNotification.shown[0].note.closed, true);
+  assert.deepEqual(
+    host.requests.filter(([method, path]) => method === "POST" && path.endsWith("/read")).map(([, , body]) => body),
+    [{ throughSeq: dispatched.seq + 1 }],
+    "read through the last seq the window holds",
+  );
+  assert.equal(host.unread("s"), 0);
   assert.equal(app.document.title, `${name} · dsh`);
 });
 
@@ -272,10 +284,12 @@ test("nothing is counted while the reader looks, and a reader who said no is not
       event,
       sidecar: { for: "event", view: { scheduleId: id, prompt: `p ${id}`, occurrenceAt: "2026-03-02T12:00:00.000Z", deliveryMode: "session-local" } },
     });
+    host.alert("s", event.seq, { title: `p ${id}` });
     await pump(host, app.timers, { take: false });
   };
   await deliver("rem-1");
-  assert.equal(app.document.title, "s · dsh", "looking: no count");
+  assert.equal(app.document.title, "s · dsh", "looking: read at once, no count");
+  assert.equal(host.unread("s"), 0);
   app.document.hidden = true;
   await deliver("rem-2");
   await deliver("rem-3");
@@ -283,7 +297,9 @@ test("nothing is counted while the reader looks, and a reader who said no is not
   assert.equal(FakeNotification.shown.length, 0, "granted, but the reader never pressed Notify me here");
   app.document.hidden = false;
   app.controller.looked();
+  await pump(host, app.timers, { take: false });
   assert.equal(app.document.title, "s · dsh");
+  assert.equal(host.unread("s"), 0, "the host keeps it: every tab and device agrees");
 });
 
 test("a denied permission says so; Notify me is not offered without notifications", async () => {
@@ -337,7 +353,7 @@ test("a reminder coming due in a cold Session shows up in the list as the clock 
   assert.equal(app.$("[data-session-id=cold] [data-role=session-status]").textContent, "🔔 1 reminder waiting");
 });
 
-test("the live/cold badge follows live frames, and a cold Session's log that grows is live", async () => {
+test("the open/closed badge follows live frames, and a closed Session's log that grows is open", async () => {
   const host = new FakeHttpHost({ modules: [UI] });
   const server = host.addSession("s", { events: [user("hi")] });
   host.plugins.set("s", schedule(reminder("rem-1")));
@@ -347,7 +363,7 @@ test("the live/cold badge follows live frames, and a cold Session's log that gro
   server.signal({ kind: "live", live: false });
   await pump(host, app.timers);
   assert.equal(badge.getAttribute("data-badge"), "cold");
-  assert.equal(badge.textContent, "cold");
+  assert.equal(badge.textContent, "closed", "in plain words");
   assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "cold");
   assert.equal(app.$("[data-session-id=s] [data-badge]").getAttribute("data-badge"), "cold");
   assert.match(app.$("[data-role=reminders-waiting]").textContent, /not running/);

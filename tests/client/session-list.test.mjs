@@ -24,14 +24,14 @@ function mount({ lang = "en", currentId = "old", list = sessions } = {}) {
     onRename: (id, title) => calls.push(["rename", id, title]),
     onDelete: (id) => calls.push(["delete", id]),
   });
-  const state = { sessions: list, currentId, t: translator(lang), time: createTimeFormat({ locale: "en-GB", timeZone: "UTC" }) };
+  const state = { sessions: list, currentId, t: translator(lang), time: createTimeFormat({ locale: "en-GB", timeZone: "UTC" }), now: 10 * 86_400_000 };
   view.render(state);
   const entries = () => element.querySelectorAll("[data-session-id]");
   const entry = (id) => element.querySelector(`[data-session-id="${id}"]`);
   return { document, element, view, calls, state, entries, entry };
 }
 
-test("sessions are listed newest first, by title or short id, with a live or cold badge", () => {
+test("conversations are listed newest first, by title or short id, saying whether each is open", () => {
   const { entries, calls } = mount();
   const items = entries();
   assert.deepEqual(items.map((b) => b.getAttribute("data-session-id")), ["0123456789abcdef", "fork-of-old", "old"]);
@@ -41,11 +41,14 @@ test("sessions are listed newest first, by title or short id, with a live or col
     "Groceries",
   ]);
   assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").getAttribute("data-badge")), ["live", "live", "cold"]);
+  assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").textContent), ["open", "open", "closed"]);
   assert.equal(items[2].getAttribute("aria-current"), "true");
   assert.equal(items[0].getAttribute("aria-current"), null);
-  assert.match(items[1].textContent, /fork of old/);
-  assert.match(items[1].textContent, /5 events/);
-  assert.match(items[2].textContent, /1 Jan, 00:00/, "the creation time, in the reader's zone");
+  assert.match(items[1].querySelector("[data-role=fork-of]").textContent, /^fork of “Groceries”$/, "the parent by its title");
+  assert.equal(items[1].querySelector("[data-role=fork]").textContent, "fork", "a fork says so beside its title");
+  assert.equal(items[2].querySelector("[data-role=fork]"), null);
+  assert.doesNotMatch(items[1].textContent, /events/);
+  assert.match(items[2].textContent, /active 1 Jan, 00:00/, "no activity known: the creation time, in the reader's zone");
   assert.equal(items[2].querySelector("[data-action=open]").getAttribute("title"), "old", "the full id on hover");
   items[1].click();
   items[0].querySelector("[data-role=session-title]").click();
@@ -137,9 +140,68 @@ test("keyboard: arrows move between entries, F2 renames, Delete deletes", () => 
 
 test("an empty list says so, in the reader's language, and a search without matches names the query", () => {
   const { element, view, state } = mount({ lang: "zh", list: [] });
-  assert.equal(element.textContent, "还没有会话。");
+  assert.equal(element.textContent, "还没有对话。");
   view.render({ ...state, query: "tea" });
-  assert.equal(element.textContent, "没有与“tea”匹配的会话。");
+  assert.equal(element.textContent, "没有与“tea”匹配的对话。");
+});
+
+test("each entry's unread count is [data-role=unread]: the number, or empty and hidden at 0", () => {
+  const list = [
+    { id: "a", createdAt: 3, title: "A", unread: 0 },
+    { id: "b", createdAt: 2, title: "B", unread: 3 },
+    { id: "c", createdAt: 1, title: "C", unread: 1 },
+  ];
+  const { entry, view, state } = mount({ list });
+  const badge = (id) => entry(id).querySelector("[data-role=unread]");
+  assert.equal(badge("a").textContent, "");
+  assert.ok(badge("a").hasAttribute("hidden"));
+  assert.equal(badge("b").textContent, "3");
+  assert.equal(badge("b").getAttribute("aria-label"), "3 unread");
+  assert.equal(badge("c").getAttribute("aria-label"), "1 unread");
+  assert.equal(badge("b").hasAttribute("hidden"), false);
+  // The shell's counts (the host-wide stream) win over the list's.
+  view.render({ ...state, unread: (session) => (session.id === "a" ? 2 : 0) });
+  assert.equal(badge("a").textContent, "2");
+  assert.equal(badge("b").textContent, "");
+  view.render({ ...state, t: translator("zh"), unread: () => 4 });
+  assert.equal(badge("c").getAttribute("aria-label"), "4 条未读");
+});
+
+test("titles show whole (the list clamps them to two lines) with the full title on hover", () => {
+  const title = "Plan the trip to the mountains with everyone, and book the train";
+  const { entry } = mount({ list: [{ id: "long", createdAt: 1, title }] });
+  const shown = entry("long").querySelector("[data-role=session-title]");
+  assert.equal(shown.textContent, title, "not cut to a dozen characters");
+  assert.equal(shown.getAttribute("title"), title);
+});
+
+test("rows say when they were last active, in words, from updatedAt or else createdAt", () => {
+  const now = Date.UTC(2026, 0, 10, 12);
+  const list = [
+    { id: "now", createdAt: 1, updatedAt: now - 20_000 },
+    { id: "minutes", createdAt: 1, updatedAt: now - 5 * 60_000 },
+    { id: "hours", createdAt: now - 3 * 3_600_000 },
+    { id: "days", createdAt: 1, updatedAt: Date.UTC(2026, 0, 2, 8, 30) },
+  ];
+  const { entry, view, state } = mount({ list });
+  view.render({ ...state, now });
+  const active = (id) => entry(id).querySelector("[data-role=session-active]").textContent;
+  assert.deepEqual(["now", "minutes", "hours", "days"].map(active), ["active just now", "active 5 min ago", "active 3 h ago", "active 2 Jan, 08:30"]);
+  view.render({ ...state, now, t: translator("zh") });
+  assert.deepEqual(["now", "minutes", "hours"].map(active), ["刚刚活跃", "5 分钟前活跃", "3 小时前活跃"]);
+});
+
+test("F2 and Delete work on every entry, not only the open one; the buttons name their keys", () => {
+  const { document, entry, calls } = mount({ currentId: "old" });
+  const other = entry("fork-of-old");
+  assert.equal(other.querySelector("[data-action=open]").hasAttribute("tabindex"), false, "every entry is a tab stop");
+  assert.equal(other.querySelector("[data-action=rename]").getAttribute("aria-keyshortcuts"), "F2");
+  assert.equal(other.querySelector("[data-action=delete]").getAttribute("aria-keyshortcuts"), "Delete");
+  other.querySelector("[data-action=open]").focus();
+  document.keydown({ key: "Delete" });
+  assert.deepEqual(calls, [["delete", "fork-of-old"]]);
+  document.keydown({ key: "F2" });
+  assert.ok(entry("fork-of-old").querySelector("[data-role=rename-input]"));
 });
 
 test("ordering is stable, long ids are shortened and a title wins over the id", () => {

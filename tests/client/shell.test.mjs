@@ -112,7 +112,7 @@ test("sessions are listed newest first by title; opening one shows its transcrip
   const items = app.$$("[data-role=session-list] [data-session-id]");
   assert.deepEqual(items.map((b) => b.getAttribute("data-session-id")), ["empty", "0123456789abcdef", "first"]);
   assert.deepEqual(items.map((b) => b.querySelector("[data-role=session-title]").textContent), ["empty", "Greetings", "old hello"]);
-  assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").textContent), ["live", "live", "cold"]);
+  assert.deepEqual(items.map((b) => b.querySelector("[data-badge]").textContent), ["open", "open", "closed"]);
   items[1].click();
   await pump(host, app.timers);
   assert.deepEqual(app.navigations, ["0123456789abcdef"]);
@@ -161,7 +161,7 @@ test("Enter sends with the reader's zone; the message is pending until its messa
   await pump(app.host, app.timers);
   assert.equal(app.$("[data-role=pending]"), null);
   assert.match(app.$("[data-event-type=message/user]").textContent, /line one/);
-  assert.match(app.$("[data-session-id=n1]").textContent, /1 event/, "the sidebar count follows the window");
+  assert.match(app.$("[data-session-id=n1] [data-role=session-active]").textContent, /^active /, "the row says when it was last active");
 });
 
 test("a new Session takes its title in the list once its first message is stored", async () => {
@@ -244,7 +244,7 @@ test("a queued message the host lost in a restart shows as not stored, text kept
   const lost = app.$("[data-role=pending]");
   assert.equal(lost.getAttribute("data-state"), "failed");
   assert.match(lost.textContent, /will be lost/);
-  assert.match(lost.textContent, /Not stored: the session stopped before it was stored/);
+  assert.match(lost.textContent, /Not stored: the conversation stopped before it was stored/);
   lost.querySelector("[data-action=retry]").click();
   await pump(host, app.timers);
   assert.equal(app.$("[data-role=pending]"), null);
@@ -263,7 +263,7 @@ test("a queued message is not stored when the host comes back with the Session c
   server.drop(server.connections[0], false);
   await pump(host, app.timers, { take: false });
   assert.equal(app.$("[data-role=pending]").getAttribute("data-state"), "failed");
-  assert.match(app.$("[data-role=pending]").textContent, /Not stored: the session stopped/);
+  assert.match(app.$("[data-role=pending]").textContent, /Not stored: the conversation stopped/);
   assert.ok(host.requests.some(([m, path]) => m === "GET" && path === "/api/sessions/a"));
 });
 
@@ -439,15 +439,15 @@ test("a host without the second edition: rename, delete and stop say plainly the
   assert.equal(banner.hasAttribute("hidden"), false);
   assert.match(banner.textContent, /cannot stop a running turn yet \(it answered 404\)/);
   assert.equal(await app.controller.renameSession("a", "New name"), false);
-  assert.match(banner.textContent, /cannot rename sessions yet \(it answered 405\)/);
+  assert.match(banner.textContent, /cannot rename conversations yet \(it answered 405\)/);
   const deleting = app.controller.deleteSession("a");
   await tick();
   app.$("[data-role=confirm-delete] [data-value=delete]").click();
   assert.equal(await deleting, false);
-  assert.match(banner.textContent, /cannot delete sessions yet \(it answered 405\)/);
+  assert.match(banner.textContent, /cannot delete conversations yet \(it answered 405\)/);
   assert.ok(app.$("[data-session-id=a]"), "the Session is still listed");
   app.$("[data-lang=zh]").click();
-  assert.match(banner.textContent, /还不能删除会话/);
+  assert.match(banner.textContent, /还不能删除对话/);
 });
 
 test("rename inline saves the title through PATCH; the list and the header show it", async () => {
@@ -483,7 +483,7 @@ test("delete asks first; confirmed, the Session leaves the list and the view", a
   await tick();
   let dialog = app.$("[data-role=confirm-delete]");
   assert.ok(dialog.hasAttribute("open"));
-  assert.match(dialog.textContent, /Delete this session\?/);
+  assert.match(dialog.textContent, /Delete this conversation\?/);
   assert.match(dialog.textContent, /“drop me” will leave the list/);
   assert.match(dialog.textContent, /dsh sessions restore ID/);
   assert.equal(app.document.activeElement, dialog.querySelector("[data-value=delete]"));
@@ -507,7 +507,7 @@ test("delete asks first; confirmed, the Session leaves the list and the view", a
   assert.equal(app.$("[data-session-id=drop]"), null);
   assert.equal(app.controller.currentId(), null);
   assert.deepEqual(app.navigations, ["drop", null]);
-  assert.match(app.$("[data-role=transcript]").textContent, /Pick a session/);
+  assert.match(app.$("[data-role=transcript]").textContent, /Pick a conversation/);
 });
 
 test("search asks the host once typing pauses, and shows what matches", async () => {
@@ -531,7 +531,7 @@ test("search asks the host once typing pauses, and shows what matches", async ()
   search.value = "zebra";
   search.dispatchEvent({ type: "keydown", key: "Enter" });
   await pump(host, app.timers, { fire: false });
-  assert.equal(app.$("[data-role=no-sessions]").textContent, "No session matches “zebra”.");
+  assert.equal(app.$("[data-role=no-sessions]").textContent, "No conversation matches “zebra”.");
   search.dispatchEvent({ type: "keydown", key: "Escape" });
   await pump(host, app.timers, { fire: false });
   assert.equal(search.value, "");
@@ -565,7 +565,7 @@ test("fork from a message posts atSeq after it (after its tool results) and open
   assert.equal(app.controller.currentId(), "p-fork");
   const seqs = app.$$("[data-role=transcript] [data-seq]").map((n) => n.getAttribute("data-seq"));
   assert.deepEqual(seqs, ["0", "1", "2"], "the copied events; the end-seed marker is hidden");
-  assert.match(app.$("[data-session-id=p-fork]").textContent, /fork of p/);
+  assert.match(app.$("[data-session-id=p-fork]").textContent, /fork of “one”/);
 });
 
 test("Send while Fork is making the child goes to the child, not the parent", async () => {
@@ -586,13 +586,13 @@ test("Send while Fork is making the child goes to the child, not the parent", as
   assert.deepEqual(app.sent().map(([, path]) => path), ["/api/sessions/p-fork/messages"]);
 });
 
-test("a cold session's stream is followed; it says cold until a message is sent, then live", async () => {
+test("a closed conversation's stream is followed; it says closed until a message is sent, then open", async () => {
   const host = fakeHost();
   host.addSession("cold", { live: false, events: [user("before")] });
   const app = await mount({ host, initialSession: "cold" });
   const server = host.servers.get("cold");
   assert.equal(server.connections.length, 1, "watching a cold Session does not resume it");
-  assert.match(app.$("[data-role=notice]").textContent, /cold/);
+  assert.match(app.$("[data-role=notice]").textContent, /This conversation is closed\. Sending a message opens it again\./);
   assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "cold");
   await app.controller.send("wake up");
   await pump(host, app.timers);
@@ -630,14 +630,14 @@ test("the language switch translates the host's strings, persists, and re-render
   host.addSession("a", { events: [["note/pin", { text: "tea" }], ["turn/end", { status: "error", error: { code: "x", message: "y" } }]] });
   const storage = memoryStorage();
   const app = await mount({ host, storage, initialSession: "a" });
-  assert.equal(app.$("[data-role=new-session]").textContent, "New session");
+  assert.equal(app.$("[data-role=new-session]").textContent, "New conversation");
   app.$("[data-lang=zh]").click();
   assert.equal(storage.data.get(LANG_KEY), "zh");
   assert.equal(app.controller.lang(), "zh");
-  assert.equal(app.$("[data-role=new-session]").textContent, "新建会话");
+  assert.equal(app.$("[data-role=new-session]").textContent, "新建对话");
   assert.equal(app.$("[data-role=send]").textContent, "发送");
   assert.equal(app.$("[data-role=stop]").textContent, "停止");
-  assert.equal(app.$("[data-role=session-search]").getAttribute("placeholder"), "搜索会话");
+  assert.equal(app.$("[data-role=session-search]").getAttribute("placeholder"), "搜索对话");
   assert.equal(app.$("[data-role=new-messages]").textContent, "新消息 ↓");
   assert.equal(app.$("[data-role=composer]").getAttribute("placeholder").startsWith("输入消息"), true);
   assert.equal(app.$("[data-lang=zh]").getAttribute("aria-pressed"), "true");
@@ -781,10 +781,14 @@ test("shortcuts: Ctrl/⌘+K searches, Ctrl/⌘+Shift+O starts a session, / write
     "focus-composer",
     "send",
     "newline",
+    "rename",
+    "delete",
     "help",
     "escape",
   ]);
-  assert.match(help.querySelector("[data-shortcut=search]").textContent, /⌘ \+ K.*Search sessions/);
+  assert.match(help.querySelector("[data-shortcut=search]").textContent, /⌘ \+ K.*Search conversations/);
+  assert.match(help.querySelector("[data-shortcut=rename]").textContent, /F2.*Rename/);
+  assert.match(help.querySelector("[data-shortcut=delete]").textContent, /Delete.*Delete the conversation/);
   help.dispatchEvent({ type: "keydown", key: "Escape" });
   await tick();
   assert.equal(app.$("dialog[data-role=help]"), null);

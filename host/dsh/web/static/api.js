@@ -1,5 +1,5 @@
-// The HTTP API client: one function per endpoint of DESIGN §9 (second
-// edition included), every request carrying `Authorization: Bearer <token>`,
+// The HTTP API client: one function per endpoint of DESIGN §9 (second and
+// third editions included), every request carrying `Authorization: Bearer <token>`,
 // every error an ApiError.
 
 /** A refused or failed request: `status` (0 for a network failure), `code`, `message`. */
@@ -82,6 +82,11 @@ export function createApi({ base = "", token: initialToken, fetch: fetchImpl = g
      */
     act: async (id, plugin, action, args = {}) =>
       (await call("POST", `${session(id)}/actions`, { plugin, action, args }))?.result ?? null,
+    /**
+     * Mark the alerts of Session `id` up to `throughSeq` (inclusive) read:
+     * resolves to `{unread}`, its count afterwards. Marks only move forward.
+     */
+    markRead: (id, throughSeq) => call("POST", `${session(id)}/read`, { throughSeq }),
     /** Queue a message (202); `timeZone` is the reader's IANA zone, when known. */
     sendMessage: (id, text, { timeZone } = {}) =>
       call("POST", `${session(id)}/messages`, typeof timeZone === "string" && timeZone !== "" ? { text, timeZone } : { text }),
@@ -89,9 +94,14 @@ export function createApi({ base = "", token: initialToken, fetch: fetchImpl = g
     events: (id, params = {}) => call("GET", `${session(id)}/events${query(params)}`),
     clientModules: async () => (await call("GET", "/api/client-modules")).modules ?? [],
     /** The WebSocket URL of the live stream, the token as a query parameter. */
-    liveUrl: (id, location = globalThis.location) => {
-      const scheme = location.protocol === "https:" ? "wss:" : "ws:";
-      return `${scheme}//${location.host}${session(id)}/live?token=${encodeURIComponent(token)}`;
+    liveUrl: (id, location = globalThis.location) => `${socketBase(location)}${session(id)}/live?token=${encodeURIComponent(token)}`,
+    /**
+     * The WebSocket URL of every Session's alerts and counts (`WS /api/live`);
+     * `since` (epoch ms) asks for the alerts stored after it again.
+     */
+    everywhereUrl: (since = null, location = globalThis.location) => {
+      const after = Number.isSafeInteger(since) && since >= 0 ? `&since=${since}` : "";
+      return `${socketBase(location)}/api/live?token=${encodeURIComponent(token)}${after}`;
     },
   });
 }
@@ -104,6 +114,11 @@ export function createApi({ base = "", token: initialToken, fetch: fetchImpl = g
 export function isUnsupported(err) {
   if (!(err instanceof ApiError)) return false;
   return err.status === 405 || err.status === 501 || (err.status === 404 && err.code === "not_found");
+}
+
+function socketBase(location) {
+  const scheme = location.protocol === "https:" ? "wss:" : "ws:";
+  return `${scheme}//${location.host}`;
 }
 
 function query(params) {

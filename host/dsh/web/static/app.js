@@ -1,5 +1,5 @@
-// The page entry point: reads the token, builds the API client and the live
-// transport, applies the theme, mounts the shell on [data-role=app] and
+// The page entry point: reads the token, builds the API client and the
+// WebSocket transports (a Session's stream, every Session's alerts), applies the theme, mounts the shell on [data-role=app] and
 // follows the URL hash (#/s/<session id>). The only module that touches
 // browser globals at load.
 
@@ -49,6 +49,7 @@ const controller = mountApp({
   root: document.querySelector("[data-role=app]"),
   api,
   openLive: (sessionId, handlers) => openWebSocket({ url: api.liveUrl(sessionId), ...handlers }),
+  openEverywhere: (since, handlers) => openWebSocket({ url: api.everywhereUrl(since), ...handlers }),
   storage: localStorage,
   navigatorLanguages: navigator.languages ?? [navigator.language],
   importModule: (url) => import(url),
@@ -63,6 +64,7 @@ const controller = mountApp({
     return typeof Context === "function" ? new Context() : null;
   },
   focusWindow: () => window.focus(),
+  matchMedia: typeof window.matchMedia === "function" ? window.matchMedia.bind(window) : null,
   saveToken: (value) => keepToken(tabStorage, value),
   initialSession: sessionFromHash(window.location.hash),
   onNavigate: (id) => {

@@ -1,8 +1,12 @@
-// Being told: when something a plugin flags (registry.registerAlert: a
-// delivered reminder) arrives while the reader is not looking — the page is
-// hidden or another window has the focus — the tab title counts it, "(2) …",
-// and, only if the reader allowed it, a system notification names it and a
-// short sound plays. Looking at the page again clears the count.
+// Being told: an alert of any Session (a delivered reminder, heard on the
+// host-wide stream: everywhere.js) that the reader is not looking at — the
+// page is hidden, another window has the focus, or another conversation is
+// open — shows, only if the reader allowed it, a system notification naming
+// it (clicked, it opens its conversation) and plays a short sound if that is
+// on. The tab title counts the unread alerts of every Session, "(2) …": the
+// host keeps those counts, so this module only draws them (`total()`), and
+// when a Session's count drops (read here, or Done on a phone) its
+// notifications beyond the newest `count` are closed.
 //
 // Nothing is ever asked on load: the notification permission is requested
 // only when the reader presses "Notify me" ([data-role=notify]). The sound
@@ -20,14 +24,13 @@ const CHIME = [
 ];
 
 /**
- * Options: `document`, `labels` (i18n.Labels), `Notification` (the
- * constructor, or null where there is none), `storage` (localStorage or
- * null), `createAudio()` (a new AudioContext, or null), `focusWindow()`,
- * `onOpen(sessionId)` (a notification was clicked), `onChange()` (the count
- * changed: redraw the title).
+ * Options: `document`, `Notification` (the constructor, or null where there
+ * is none), `storage` (localStorage or null), `createAudio()` (a new
+ * AudioContext, or null), `focusWindow()`, `onOpen(sessionId)` (a
+ * notification was clicked), `total()` (the unread alerts of every Session).
  *
- * Returns `{controls, count, looking(), deliver(alert), read(), prefix(),
- * applyLang(t), refresh()}`.
+ * Returns `{controls, count, looking(), alert(alert, options), unread(id,
+ * count), prefix(), applyLang(t), refresh()}`.
  */
 export function createAttention({
   document,
@@ -36,12 +39,13 @@ export function createAttention({
   createAudio = () => null,
   focusWindow = () => {},
   onOpen = () => {},
-  onChange = () => {},
+  total = () => 0,
 }) {
-  let count = 0;
   let t = (key) => key;
   let audio = null;
   let asking = false;
+  // Each Session's notifications on screen, oldest first: `[{seq, note}]`.
+  const shown = new Map();
   // On only once the reader pressed Notify me (a permission the browser
   // granted some other time is not their say-so for this page).
   let notifyOn = read(storage, NOTIFY_KEY) === "on";
@@ -62,30 +66,57 @@ export function createAttention({
   }
 
   /**
-   * Something arrived: `{sessionId, title, body, tag}`. When the reader is
-   * not looking it is counted, notified (if allowed) and chimed (if on).
-   * Returns true if it was counted.
+   * A new, unread alert `{sessionId, seq, title, body, tag}`. `name` is its
+   * conversation's title, if known (it prefixes the notification's);
+   * `open` is true when its Session is the one on screen. Unless the reader
+   * is looking at that very conversation, it is notified (if allowed) and
+   * chimed (if on). Returns true if the reader was told.
    */
-  function deliver(alert) {
-    if (looking()) return false;
-    count += 1;
-    onChange();
-    if (notifyOn && permission() === "granted") show(alert);
+  function alert(news, { name = null, open = false } = {}) {
+    if (open && looking()) return false;
+    if (notifyOn && permission() === "granted") show(news, name);
     if (soundOn) chime();
     return true;
   }
 
-  function show({ sessionId, title, body = "", tag }) {
+  /** Session `sessionId` has `count` unread alerts now: close its notifications beyond the newest `count`. */
+  function unread(sessionId, count) {
+    const notes = shown.get(sessionId);
+    if (notes === undefined) return;
+    const keep = Math.max(0, count);
+    for (const { note } of notes.splice(0, Math.max(0, notes.length - keep))) close(note);
+    if (notes.length === 0) shown.delete(sessionId);
+  }
+
+  function show({ sessionId, seq, title, body = "", tag }, name) {
+    const heading = typeof name === "string" && name !== "" ? `${name} · ${title}` : String(title);
+    let note;
     try {
-      const note = new Notification(String(title), { body: String(body), tag: tag ?? undefined });
-      note.onclick = () => {
-        focusWindow();
-        onOpen(sessionId);
-        note.close?.();
-      };
+      note = new Notification(heading, { body: String(body), tag: tag ?? undefined });
     } catch {
       // Some browsers allow notifications only from a service worker: the
       // title count still tells.
+      return;
+    }
+    note.onclick = () => {
+      focusWindow();
+      onOpen(sessionId);
+      close(note);
+    };
+    const notes = shown.get(sessionId) ?? [];
+    // One per occurrence: the browser replaces a note of the same tag.
+    const same = notes.findIndex((item) => item.seq === seq);
+    if (same !== -1) notes.splice(same, 1);
+    notes.push({ seq, note });
+    notes.sort((a, b) => a.seq - b.seq);
+    shown.set(sessionId, notes);
+  }
+
+  function close(note) {
+    try {
+      note.close?.();
+    } catch {
+      // Already gone.
     }
   }
 
@@ -176,19 +207,18 @@ export function createAttention({
   refresh();
   return Object.freeze({
     controls,
+    /** The unread alerts of every Session. */
     get count() {
-      return count;
+      return total();
     },
     looking,
-    deliver,
-    /** The reader is looking at the Session: the count goes. */
-    read() {
-      if (count === 0) return;
-      count = 0;
-      onChange();
-    },
+    alert,
+    unread,
     /** "(N) " while something is unread, else "". */
-    prefix: () => (count > 0 ? `(${count}) ` : ""),
+    prefix: () => {
+      const count = total();
+      return count > 0 ? `(${count}) ` : "";
+    },
     applyLang(next) {
       t = next;
       refresh();

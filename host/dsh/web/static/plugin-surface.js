@@ -1,8 +1,9 @@
 // What UI plugins add around the open Session, for the shell: their panels
 // (panels.js) fed with the Session's facts and the clock, their statuses of
 // listed Sessions (statuses.js: the open one from its facts, cold ones asked
-// once per length), their alerts of newly delivered events (read out, and
-// told to a reader who is away: attention.js), their actions through the
+// once per length), their alerts of newly delivered events (read out to a
+// screen reader; the host-wide stream, everywhere.js, is what counts and
+// notifies them, for every Session), their actions through the
 // actions API, and the once-a-second tick that keeps countdowns and "1
 // reminder waiting" current.
 
@@ -19,7 +20,6 @@ export class PluginSurface {
   #tick;
   #follower;
   #announcer;
-  #attention;
   #onError;
   #current;
   #refreshSessions;
@@ -45,7 +45,6 @@ export class PluginSurface {
     tick = null,
     follower,
     announcer,
-    attention,
     current,
     refreshSessions,
     onStatuses,
@@ -57,7 +56,6 @@ export class PluginSurface {
     this.#tick = tick ?? defaultTick(timers, now);
     this.#follower = follower;
     this.#announcer = announcer;
-    this.#attention = attention;
     this.#current = current;
     this.#refreshSessions = refreshSessions;
     this.#onStatuses = onStatuses;
@@ -133,8 +131,8 @@ export class PluginSurface {
     this.#cold.want(open === undefined ? sessions : sessions.filter((session) => session.id !== open));
   }
 
-  /** Newly delivered events a plugin flags: read out, and told when the reader is away. */
-  tell(sessionId, arrived, { lang, time }) {
+  /** Newly delivered events of the open Session a plugin flags: read out. */
+  tell(arrived, { lang, time }) {
     for (const node of arrived) {
       const describe = this.#registry.alertFor(node.eventType);
       if (describe === undefined) continue;
@@ -146,12 +144,6 @@ export class PluginSurface {
       }
       if (alert === null || typeof alert?.title !== "string") continue;
       this.#announcer.announce(alert.title);
-      this.#attention.deliver({
-        sessionId,
-        title: alert.title,
-        body: typeof alert.body === "string" ? alert.body : "",
-        tag: `dsh:${sessionId}:${node.seq}`,
-      });
     }
   }
 

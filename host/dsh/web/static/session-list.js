@@ -1,12 +1,15 @@
-// The sidebar list of Sessions: newest first, each `[data-session-id]` with
-// its title (a short id until it has one), a live/cold badge, the fork
-// lineage, what its plugins say about it (`[data-role=session-status]`,
-// "1 reminder waiting"), and rename / delete actions. Rename is inline: the title becomes
+// The sidebar list of Sessions (conversations, to the reader): newest first,
+// each `[data-session-id]` with its title (a short id until it has one; two
+// lines at most, the whole title on hover), its unread count
+// (`[data-role=unread]`, public: empty and hidden at 0), a "fork" mark and
+// whose fork it is, when it was last active, whether it is open or closed,
+// what its plugins say about it (`[data-role=session-status]`, "1 reminder
+// waiting"), and rename / delete actions. Rename is inline: the title becomes
 // a field (Enter or leaving it saves, Esc cancels); while it is open the list
 // is not redrawn (that would take the field's focus away), only afterwards.
 //
-// Keyboard: Tab reaches the open Session's actions only (one tab stop per
-// entry otherwise); on an entry, ↑/↓ move, F2 renames, Delete deletes.
+// Keyboard: every entry is a tab stop (its open button); Tab reaches the open
+// Session's actions only; on any entry, ↑/↓ move, F2 renames, Delete deletes.
 
 import { h } from "./dom.js";
 
@@ -32,6 +35,11 @@ export function sessionName(summary) {
   return title !== "" ? title : shortId(summary?.id ?? "");
 }
 
+/** True when `session` was forked from another (its lineage names a parent). */
+export function isFork(session) {
+  return typeof session?.lineage?.parentId === "string" && session.lineage.parentId !== "";
+}
+
 export class SessionList {
   #doc;
   #list;
@@ -39,7 +47,16 @@ export class SessionList {
   #onRename;
   #onDelete;
   #editing = null;
-  #state = { sessions: [], currentId: null, t: (key) => key, time: null, query: "", statuses: () => [] };
+  #state = {
+    sessions: [],
+    currentId: null,
+    t: (key) => key,
+    time: null,
+    now: 0,
+    query: "",
+    statuses: () => [],
+    unread: () => 0,
+  };
 
   /**
    * `list` is the `[data-role=session-list]` element. `onOpen(id)`,
@@ -57,12 +74,13 @@ export class SessionList {
   }
 
   /**
-   * Draw `sessions`; `time` formats their creation time (createTimeFormat),
-   * `query` words the empty state of a search, `statuses(session)` gives
-   * the plugins' lines about a Session (`[{text, tone}]`).
+   * Draw `sessions`; `time` words their last activity (createTimeFormat)
+   * relative to `now` (ms), `query` words the empty state of a search,
+   * `statuses(session)` gives the plugins' lines about a Session
+   * (`[{text, tone}]`), `unread(session)` its count of unread alerts.
    */
-  render({ sessions, currentId, t, time = null, query = "", statuses = () => [] }) {
-    this.#state = { sessions, currentId, t, time, query, statuses };
+  render({ sessions, currentId, t, time = null, now = Date.now(), query = "", statuses = () => [], unread = (session) => session.unread ?? 0 }) {
+    this.#state = { sessions, currentId, t, time, now, query, statuses, unread };
     if (this.#editing === null) this.#draw();
   }
 
@@ -132,14 +150,9 @@ export class SessionList {
 
   #item(session) {
     const doc = this.#doc;
-    const { currentId, t, time } = this.#state;
+    const { currentId, t } = this.#state;
     const current = session.id === currentId;
-    const badge = session.live ? "live" : "cold";
-    const count = session.length ?? 0;
-    const created = Number.isFinite(session.createdAt) && time !== null ? time.short(session.createdAt) : "";
-    const meta = [created, count === 1 ? t("oneEvent") : t("events", { n: count })];
-    if (session.lineage?.parentId) meta.push(t("forkOf", { id: shortId(session.lineage.parentId) }));
-    const metaLine = h(doc, "span", { class: "session-meta" }, [meta.filter(Boolean).join(" · ")]);
+    const metaLine = h(doc, "span", { class: "session-meta" }, this.#meta(session));
     const notes = this.#state.statuses(session);
     const noteLine =
       notes.length === 0
@@ -147,7 +160,6 @@ export class SessionList {
         : h(doc, "span", { class: "session-note", "data-role": "session-status", "data-tone": notes[0].tone }, [
             notes.map((note) => note.text).join(" · "),
           ]);
-    const badgeElement = h(doc, "span", { class: `badge badge-${badge}`, "data-badge": badge }, [t(badge)]);
     const item = h(doc, "li", {
       class: current ? "session current" : "session",
       "data-session-id": session.id,
@@ -155,13 +167,11 @@ export class SessionList {
     });
     if (this.#editing?.id === session.id) {
       item.setAttribute("data-editing", "");
-      item.append(
-        h(doc, "span", { class: "session-line" }, [this.#editing.input, badgeElement]),
-        metaLine,
-      );
+      item.append(h(doc, "span", { class: "session-line" }, [this.#editing.input]), metaLine);
       if (noteLine !== null) item.append(noteLine);
       return item;
     }
+    const name = sessionName(session);
     const open = h(doc, "button", {
       type: "button",
       class: "session-open",
@@ -169,8 +179,9 @@ export class SessionList {
       title: session.id,
     }, [
       h(doc, "span", { class: "session-line" }, [
-        h(doc, "span", { class: "session-title", "data-role": "session-title" }, [sessionName(session)]),
-        badgeElement,
+        isFork(session) ? h(doc, "span", { class: "fork-mark", "data-role": "fork" }, [t("forkMark")]) : null,
+        h(doc, "span", { class: "session-title", "data-role": "session-title", title: name }, [name]),
+        this.#unread(session),
       ]),
       metaLine,
       noteLine,
@@ -178,23 +189,61 @@ export class SessionList {
     // Only the open Session's actions are tab stops; the others are a click
     // (or F2 / Delete on their entry) away.
     const tabindex = current ? undefined : "-1";
-    const action = (name, glyph, label) =>
+    const action = (name, glyph, label, key) =>
       h(doc, "button", {
         type: "button",
         class: `session-action session-${name}`,
         "data-action": name,
         "aria-label": label,
-        title: label,
+        "aria-keyshortcuts": key,
+        title: `${label} (${key})`,
         tabindex,
       }, [glyph]);
     item.append(
       open,
       h(doc, "span", { class: "session-actions" }, [
-        action("rename", "✎", t("rename")),
-        action("delete", "🗑", t("delete")),
+        action("rename", "✎", t("rename"), "F2"),
+        action("delete", "🗑", t("delete"), "Delete"),
       ]),
     );
     return item;
+  }
+
+  /** When it was last active, whose fork it is, and whether it is open. */
+  #meta(session) {
+    const doc = this.#doc;
+    const { t, time, now, sessions } = this.#state;
+    const parts = [];
+    const active = Number.isFinite(session.updatedAt) ? session.updatedAt : session.createdAt;
+    if (Number.isFinite(active) && time !== null) {
+      parts.push(h(doc, "span", { "data-role": "session-active", title: time.full(active) }, [time.ago(active, now, t)]));
+    }
+    if (isFork(session)) {
+      const parent = sessions.find((item) => item.id === session.lineage.parentId);
+      const name = parent === undefined ? shortId(session.lineage.parentId) : sessionName(parent);
+      parts.push(h(doc, "span", { "data-role": "fork-of" }, [t("forkOf", { name })]));
+    }
+    if (typeof session.live === "boolean") {
+      const badge = session.live ? "live" : "cold";
+      parts.push(
+        h(doc, "span", {
+          class: `badge badge-${badge}`,
+          "data-badge": badge,
+          title: t(session.live ? "openHint" : "closedHint"),
+        }, [t(session.live ? "open" : "closed")]),
+      );
+    }
+    return parts.flatMap((part, index) => (index === 0 ? [part] : [" · ", part]));
+  }
+
+  /** The unread count (public hook `[data-role=unread]`): empty and hidden at 0. */
+  #unread(session) {
+    const { t, unread } = this.#state;
+    const count = Math.max(0, Number(unread(session)) || 0);
+    const attrs = { class: "unread", "data-role": "unread" };
+    if (count === 0) return h(this.#doc, "span", { ...attrs, hidden: true });
+    const label = count === 1 ? t("unreadOne") : t("unreadCount", { n: count });
+    return h(this.#doc, "span", { ...attrs, "aria-label": label, title: label }, [String(count)]);
   }
 
   #click(event) {

@@ -95,6 +95,17 @@ export class SessionDirectory {
     return true;
   }
 
+  /**
+   * Set the listed unread count of `id` (a read mark's answer). Returns true
+   * if it changed; listeners are not called.
+   */
+  syncUnread(id, unread) {
+    const summary = this.find(id);
+    if (summary === undefined || summary.unread === unread) return false;
+    this.sessions = this.sessions.map((session) => (session.id === id ? { ...session, unread } : session));
+    return true;
+  }
+
   /** Rename through PATCH; resolves to true once the host took the title. */
   async rename(id, title) {
     if (this.#api === null) return false;

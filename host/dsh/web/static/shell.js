@@ -1,18 +1,21 @@
 // The application shell: mounts the page (layout.js), holds the state its
 // parts share (the Session directory, the open Session, language, theme,
-// shortcuts, the plugins' panels and statuses, the reader's attention, the
-// access token) and routes the reader's actions to them and to the API.
+// shortcuts, the plugins' panels and statuses, every Session's unread alerts
+// and the reader's attention, the access token) and routes the reader's
+// actions to them and to the API.
 // Everything it touches is injected, so a node test can mount it on a fake
 // DOM.
 
 import { isUnsupported } from "./api.js";
 import { createAttention } from "./attention.js";
 import { confirmDelete, showHelp } from "./dialogs.js";
+import { Everywhere } from "./everywhere.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
 import { buildLayout } from "./layout.js";
 import { OpenSession } from "./open-session.js";
 import { PluginSurface } from "./plugin-surface.js";
 import { loadClientModules } from "./plugins.js";
+import { ReadMarks } from "./reading.js";
 import { createRegistry } from "./registry.js";
 import { sessionName, shortId } from "./session-list.js";
 import { SessionDirectory } from "./sessions.js";
@@ -25,7 +28,9 @@ import { createTokenPrompt } from "./token-prompt.js";
  * Mount the client in `root`.
  *
  * Options: `document`, `root`, `api` (from createApi, or null without a
- * token), `openLive(sessionId, handlers)`, `storage` (localStorage for the
+ * token), `openLive(sessionId, handlers)`, `openEverywhere(since, handlers)`
+ * (`WS /api/live`, every Session's alerts and counts; null: none),
+ * `storage` (localStorage for the
  * language), `navigatorLanguages`, `importModule(url)`, `timers`,
  * `schedule(fn)` (coalesces renders; default requestAnimationFrame),
  * `initialSession`, `onNavigate(id)`, `onError(err)`, `timeZone` (the
@@ -35,7 +40,8 @@ import { createTokenPrompt } from "./token-prompt.js";
  * default `document`), `tick(fn) -> stop` (calls `fn` about once a second
  * while panels or statuses show; default from `timers`), `Notification`
  * (the constructor, or null), `createAudio()` (an AudioContext, or null),
- * `focusWindow()`, `saveToken(token)` (keep a pasted token for the tab).
+ * `focusWindow()`, `saveToken(token)` (keep a pasted token for the tab),
+ * `matchMedia(query)` (a MediaQueryList, for panels that fit a phone).
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
  * `forkAt(seq)`, `send(text?)`, `stop()`, `renameSession(id, title)`,
@@ -49,6 +55,7 @@ export function mountApp({
   root,
   api,
   openLive,
+  openEverywhere = null,
   storage = null,
   navigatorLanguages = [],
   importModule,
@@ -68,6 +75,7 @@ export function mountApp({
   createAudio = () => null,
   focusWindow = () => {},
   saveToken = () => {},
+  matchMedia = null,
 }) {
   let lang = initialLang(storage, navigatorLanguages);
   let t = translator(lang);
@@ -84,6 +92,7 @@ export function mountApp({
   let storageStatus = null;
   let started = false;
   let lastReconnects = 0;
+  let listMinute = null;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
@@ -97,8 +106,22 @@ export function mountApp({
       openSession(id);
       looked();
     },
-    onChange: () => requestRender(),
+    total: () => unreadTotal(),
   });
+  // Every Session's alerts and unread counts; the single source of the
+  // title's count and of notifications (nothing is counted twice).
+  const everywhere =
+    api === null || openEverywhere === null
+      ? null
+      : new Everywhere({
+          open: (since, handlers) => openEverywhere(since, handlers),
+          timers,
+          probe: () => api.health(),
+          onChange: (ids) => countsMoved(ids),
+          onNews: (alert) => news(alert),
+          onRefused: (err) => report(err),
+        });
+  const reads = new ReadMarks({ markRead: (id, through) => api.markRead(id, through), onError: (err) => onError(err) });
   const tokenPrompt = createTokenPrompt({ document, labels, onToken: (token) => useToken(token) });
 
   // Built before the layout, which places its panels; the layout's parts it
@@ -114,7 +137,6 @@ export function mountApp({
     tick,
     follower: { measure: () => parts.follower.measure(), toBottom: () => parts.follower.toBottom() },
     announcer: { announce: (line) => parts.announcer.announce(line) },
-    attention,
     current: () => current,
     refreshSessions: () => refreshSessions(),
     onStatuses: (change) => statusesMoved(change),
@@ -192,6 +214,7 @@ export function mountApp({
     }
     started = true;
     storageStatus = watchStorage({ document, parent: root, health: () => api.health(), lang: () => lang });
+    everywhere?.start();
     await loadPlugins();
     await refreshSessions();
     if (initialSession) await openSession(initialSession);
@@ -225,9 +248,59 @@ export function mountApp({
       return true;
     }
     current?.window?.resync();
+    reads.reset();
+    everywhere?.stop();
+    everywhere?.start();
     await refreshSessions();
     requestRender();
     return true;
+  }
+
+  // ---- unread alerts ----------------------------------------------------
+
+  /** Session `id`'s unread alerts: the host-wide stream's count once it spoke, else the list's. */
+  function unreadOf(id) {
+    if (everywhere?.heard) return everywhere.count(id);
+    return directory.find(id)?.unread ?? 0;
+  }
+
+  function unreadTotal() {
+    if (everywhere?.heard) return everywhere.total();
+    return directory.sessions.reduce((sum, session) => sum + (Number.isSafeInteger(session.unread) ? session.unread : 0), 0);
+  }
+
+  /** Counts changed (here, another tab, another device): badges, the title, notifications. */
+  function countsMoved(ids) {
+    if (destroyed) return;
+    for (const id of ids) attention.unread(id, everywhere.count(id));
+    renderSessions();
+    requestRender();
+  }
+
+  /** A new, unread alert of some Session: tell the reader unless they are looking at it. */
+  function news(alert) {
+    if (destroyed) return;
+    const listed = directory.find(alert.sessionId);
+    const name = directory.title(alert.sessionId) ?? (listed ? sessionName(listed) : null);
+    attention.alert(alert, { name, open: shownId() === alert.sessionId });
+  }
+
+  /**
+   * The open Session has unread alerts and the reader is looking at it: what
+   * the window holds is seen, so mark it read through its last seq.
+   */
+  function readIfLooking() {
+    const target = current;
+    if (api === null || target === null || !attention.looking()) return;
+    if (unreadOf(target.id) === 0 || !target.window.loaded || target.window.hi === 0) return;
+    markRead(target.id, target.window.hi - 1);
+  }
+
+  /** Mark Session `id` read through `throughSeq`; resolves to the host's answer or null. */
+  async function markRead(id, throughSeq) {
+    const answer = await reads.mark(id, throughSeq);
+    if (Number.isSafeInteger(answer?.unread) && directory.syncUnread(id, answer.unread)) renderSessions();
+    return answer;
   }
 
   /**
@@ -239,7 +312,11 @@ export function mountApp({
     if (destroyed) return;
     if (change?.tick) {
       surface.updatePanels({ lang, time });
-      if (!surface.statusesChanged(directory.sessions, { lang })) return;
+      // "active 5 min ago" moves with the minute.
+      const minute = Math.floor(now() / 60_000);
+      const aged = minute !== listMinute;
+      listMinute = minute;
+      if (!surface.statusesChanged(directory.sessions, { lang }) && !aged) return;
     }
     renderSessions();
     requestRender();
@@ -482,15 +559,17 @@ export function mountApp({
     return showHelp({ document, host: root, t, mac });
   }
 
-  /** The reader looks at the page again (shown, focused): what they were told about is read. */
+  /** The reader looks at the page again (shown, focused): the open conversation's alerts are read. */
   function looked() {
-    if (attention.looking()) attention.read();
-    // Back on a tab whose stream is down: try now rather than at the next backoff.
+    readIfLooking();
+    // Back on a tab whose streams are down: try now rather than at the next backoff.
     if (current?.window?.status === "reconnecting") current.window.resync();
+    everywhere?.wake();
   }
 
   function destroy() {
     destroyed = true;
+    everywhere?.stop();
     surface.stop();
     storageStatus?.stop();
     closeCurrent();
@@ -521,8 +600,10 @@ export function mountApp({
       currentId: shownId(),
       t,
       time,
+      now: now(),
       query: directory.query,
       statuses: (session) => surface.statusesOf(session, { lang }),
+      unread: (session) => unreadOf(session.id),
     });
     surface.listed(directory.sessions);
   }
@@ -556,7 +637,7 @@ export function mountApp({
     const { snap, recovered, arrived, live } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
     const summary = directory.find(target.id) ?? { id: target.id, live };
-    header.setSession(live, live === null ? "" : t(live ? "live" : "cold"), surface.statusesOf(summary, { lang }));
+    header.setSession(live, live === null ? "" : t(live ? "open" : "closed"), surface.statusesOf(summary, { lang }));
     const grew = snap.loaded && directory.syncLength(target.id, snap.hi);
     let listChanged = grew;
     if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
@@ -566,7 +647,7 @@ export function mountApp({
     if (grew && !directory.title(target.id)) refreshSessions();
     // The facts may have moved with the window (a cold log that grew).
     surface.updatePanels({ lang, time });
-    surface.tell(target.id, arrived, { lang, time });
+    surface.tell(arrived, { lang, time });
     // Back from a reconnect: the host may have restarted, so badges are
     // stale, the Session may be cold now and a message it had only queued
     // may be gone.
@@ -580,6 +661,7 @@ export function mountApp({
       );
     }
     if (snap.status === "reconnecting") probeToken(target);
+    readIfLooking();
   }
 
   /**
@@ -640,6 +722,8 @@ export function mountApp({
     destroy,
     registry,
     attention,
+    everywhere,
+    markRead,
     currentWindow: () => current?.window ?? null,
     currentId: () => current?.id ?? null,
     currentSession: () => current,

@@ -1,5 +1,7 @@
 // Keyboard shortcuts of the page, and the list the help dialog shows.
 // Ctrl and ⌘ are the same modifier here, so each works on every platform.
+// F2 and Delete are heard by the conversation list itself (session-list.js,
+// on its focused entry); they are listed here so the help names them.
 
 /** The shortcuts, in the order the help dialog lists them; `keys` per platform. */
 export const SHORTCUTS = Object.freeze([
@@ -8,6 +10,8 @@ export const SHORTCUTS = Object.freeze([
   { action: "focus-composer", keys: () => ["/"] },
   { action: "send", keys: () => ["Enter"] },
   { action: "newline", keys: () => ["Shift", "Enter"] },
+  { action: "rename", keys: () => ["F2"] },
+  { action: "delete", keys: () => ["Delete"] },
   { action: "help", keys: () => ["?"] },
   { action: "escape", keys: () => ["Esc"] },
 ]);

@@ -3,6 +3,8 @@
 // per use is built once and reused: Intl formatters are slow to create.
 
 const DAY_MS = 86_400_000;
+const MINUTE_MS = 60_000;
+const HOUR_MS = 3_600_000;
 
 /**
  * The locale for UI language `lang`: the reader's first preferred language
@@ -56,6 +58,18 @@ export function createTimeFormat({ locale, timeZone } = {}) {
     full: (ms) => full.format(ms),
     /** "YYYY-MM-DD" of `ms` in the zone. */
     dayKey,
+    /**
+     * When something was last active, in words, relative to `now` (through
+     * `t`): "active just now", "active 5 min ago", "active 3 h ago", then
+     * "active Dec 1, 14:05". A time ahead of `now` (another clock) is "now".
+     */
+    ago(ms, now, t) {
+      const past = now - ms;
+      if (past < MINUTE_MS) return t("activeNow");
+      if (past < HOUR_MS) return t("activeMinutes", { n: Math.floor(past / MINUTE_MS) });
+      if (past < DAY_MS) return t("activeHours", { n: Math.floor(past / HOUR_MS) });
+      return t("activeOn", { date: short.format(ms) });
+    },
     /** "Today", "Yesterday" (through `t`) or the date, relative to `now`. */
     dayLabel(ms, now, t) {
       const day = dayKey(ms);
