@@ -12,7 +12,7 @@ Session back from the trash (where deleting it put it).
 
 `list` shows each Session's title (the one set, else the first line of its
 first message, as the page shows it), newest first; `--json` prints the same
-as `{"sessions": [{"id", "createdAt", "length", "lineage", "title"}]}`.
+as `{"sessions": [{"id", "createdAt", "length", "lineage", "title", "updatedAt"}]}`.
 `show` and `restore` take an id or a unique start of one (the short id the
 page shows): a start that fits several Sessions is an error listing them.
 
@@ -148,7 +148,14 @@ def _list(args: argparse.Namespace, streams: Streams) -> int:
 
 def _row(item: StoredSummary) -> SessionSummary:
     return SessionSummary(
-        item.id, item.created_at, False, item.length, item.lineage, item.title, item.preview
+        item.id,
+        item.created_at,
+        False,
+        item.length,
+        item.lineage,
+        item.title,
+        item.preview,
+        updated_at=item.updated_at,
     )
 
 

@@ -243,6 +243,7 @@ class Sessions:
             length + 1,
             header.lineage,
             title=SessionTitle.model_validate(data).title,
+            updated_at=event.time,
         )
 
     async def delete(self, session_id: str) -> None:

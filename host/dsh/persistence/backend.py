@@ -85,7 +85,9 @@ class StoredSummary:
     """One line of `Backend.list()`: enough to show a Session without reading its events.
 
     `title` and `preview` follow `dsh.persistence.summary` (the latest
-    `session/title`, the first line of the person's first message).
+    `session/title`, the first line of the person's first message);
+    `updated_at` is when the log last grew (its last event's time, or for a
+    file its last write, epoch ms), None when it has no events.
     """
 
     id: str
@@ -94,6 +96,7 @@ class StoredSummary:
     lineage: Lineage | None
     title: str | None = None
     preview: str | None = None
+    updated_at: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,6 +118,7 @@ def summarize(header: SessionHeader, events: Sequence[SessionEvent]) -> StoredSu
         lineage=header.lineage,
         title=facts.title,
         preview=facts.preview,
+        updated_at=events[-1].time if events else None,
     )
 
 

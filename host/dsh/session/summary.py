@@ -4,6 +4,9 @@
   `session/title`), else one taken from the first line of the person's first
   message, at most `TITLE_CHARS` characters (longer lines are cut at a word
   and end with `…`); `null` while there is neither.
+- **updatedAt**: when the Session last changed (its last event, or the last
+  write of its file; `createdAt` before any), what the list shows as its
+  last activity.
 - **plugins**: each plugin's compact summary of a live Session
   (`dsh_session_summary`), keyed by plugin name; `null` for a cold Session,
   whose summaries would need a read of every listed log.
@@ -51,6 +54,7 @@ class SessionSummary:
     title: str | None = None
     preview: str | None = None
     plugins: Mapping[str, JsonValue] | None = None
+    updated_at: int | None = None
 
     @property
     def shown_title(self) -> str | None:
@@ -79,6 +83,7 @@ class SessionSummary:
             else self.lineage.model_dump(mode="json", by_alias=True),
             "title": self.shown_title,
             "plugins": None if self.plugins is None else dict(self.plugins),
+            "updatedAt": self.created_at if self.updated_at is None else self.updated_at,
         }
 
 

@@ -84,5 +84,12 @@ def test_summarize_counts_and_finds_the_title_and_preview() -> None:
         ),
     ]
     assert summarize(header(), log) == StoredSummary(
-        id="s1", created_at=header().created_at, length=2, lineage=None, title="Plans", preview="Go"
+        id="s1",
+        created_at=header().created_at,
+        length=2,
+        lineage=None,
+        title="Plans",
+        preview="Go",
+        updated_at=0,
     )
+    assert summarize(header(), []).updated_at is None

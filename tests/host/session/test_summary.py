@@ -69,8 +69,10 @@ def test_the_json_row_has_the_shown_title_and_the_plugins_or_null() -> None:
         "lineage": {"parentId": "parent1", "forkedAt": 2},
         "title": "hello",
         "plugins": {"p": {"n": 1}},
+        "updatedAt": 1,  # nothing happened since it was made
     }
     assert row().to_dict()["plugins"] is None
+    assert row(updated_at=9).to_dict()["updatedAt"] == 9
 
 
 @pytest.mark.parametrize(

@@ -67,6 +67,7 @@ async def test_creating_a_session_answers_201_after_it_is_stored(
         "lineage": None,
         "title": None,
         "plugins": {},
+        "updatedAt": clock.wall_ms(),
     }
     assert await backend.cursor(session["id"]) == 0
     assert host.agent(session["id"]) is not None
@@ -595,7 +596,7 @@ async def test_renaming_answers_the_summary_once_the_title_is_stored(
 
 
 async def test_renaming_a_cold_session_keeps_it_cold(
-    client: httpx.AsyncClient, host: Host, publications: PublicationCounter
+    client: httpx.AsyncClient, host: Host, publications: PublicationCounter, clock: FakeClock
 ) -> None:
     created = await new_session(client)
     await host.close_session(created["id"])
@@ -611,6 +612,7 @@ async def test_renaming_a_cold_session_keeps_it_cold(
         "lineage": None,
         "title": "Later",
         "plugins": None,
+        "updatedAt": clock.wall_ms(),  # the rename is its last change
     }
     assert host.agent(created["id"]) is None
     assert publications.published.count(created["id"]) == 1

@@ -214,6 +214,7 @@ class Catalogue:
                     item.lineage,
                     item.title,
                     item.preview,
+                    updated_at=item.updated_at,
                 )
             )
         for session in self._live.live():
@@ -242,6 +243,7 @@ class Catalogue:
             facts.title,
             facts.preview,
             self._contributions.summaries(session, self._durable(session)) if live else None,
+            updated_at=session.event(len(session) - 1).time if len(session) else None,
         )
 
     async def stored_summary(self, session_id: str, *, live: bool) -> SessionSummary:
@@ -251,7 +253,14 @@ class Catalogue:
         if item is None:
             raise SessionNotFound(f"session {session_id} is not stored")
         return SessionSummary(
-            item.id, item.created_at, live, item.length, item.lineage, item.title, item.preview
+            item.id,
+            item.created_at,
+            live,
+            item.length,
+            item.lineage,
+            item.title,
+            item.preview,
+            updated_at=item.updated_at,
         )
 
     async def live_elsewhere(self, session_id: str) -> str | None:

@@ -106,6 +106,10 @@ class LineIndex:
             lineage=self.header.lineage,
             title=self.facts.title,
             preview=self.facts.preview,
+            # The last write, as the file says: no line is read for it.
+            updated_at=None
+            if self.state is None or not self.length
+            else self.state.mtime_ns // 1_000_000,
         )
 
     def span(self, seq: int) -> tuple[int, int]:

@@ -63,6 +63,27 @@ __all__ = ["PostgresBackend"]
 
 log = logging.getLogger(__name__)
 
+# What a list row needs; the last event's time is one primary-key lookup per Session.
+_SUMMARY_COLUMNS = (
+    "created_at, length, parent_id, forked_at, title, preview, (SELECT (e.body::json->>'time')"
+    "::bigint FROM events e WHERE e.log_id = sessions.log_id AND e.seq = sessions.length - 1)"
+)
+
+
+def _summary(session_id: str, *row: Any) -> StoredSummary:
+    created_at, length, parent, forked_at, title, preview, updated_at = row
+    lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
+    return StoredSummary(
+        session_id,
+        int(created_at),
+        int(length),
+        lineage,
+        title,
+        preview,
+        None if updated_at is None else int(updated_at),
+    )
+
+
 _SESSION_ROW = "FROM sessions WHERE id = %s AND deleted_at IS NULL"
 _REMEMBERED = 4  # full reads kept for a second `inspect` (see `inspect`)
 
@@ -123,14 +144,8 @@ class PostgresBackend(Backend):
         return self._remote_actions
 
     async def summary(self, session_id: str) -> StoredSummary | None:
-        row = await self._row(
-            session_id, "created_at, length, parent_id, forked_at, title, preview"
-        )
-        if row is None:
-            return None
-        created_at, length, parent, forked_at, title, preview = row
-        lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
-        return StoredSummary(session_id, int(created_at), int(length), lineage, title, preview)
+        row = await self._row(session_id, _SUMMARY_COLUMNS)
+        return None if row is None else _summary(session_id, *row)
 
     def _fence(self, session_id: str) -> tuple[str | None, int | None]:
         """The (owner, epoch) a write of the Session is checked with: none for a backend
@@ -348,18 +363,12 @@ class PostgresBackend(Backend):
     async def list(self) -> list[StoredSummary]:
         async with self.database.connection() as connection:
             cursor = await connection.execute(
-                "SELECT id, created_at, length, parent_id, forked_at, title, preview"
+                f"SELECT id, {_SUMMARY_COLUMNS}"
                 ' FROM sessions WHERE deleted_at IS NULL ORDER BY id COLLATE "C"',
                 prepare=True,
             )
             rows = await cursor.fetchall()
-        summaries: list[StoredSummary] = []
-        for session_id, created_at, length, parent, forked_at, title, preview in rows:
-            lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
-            summaries.append(
-                StoredSummary(session_id, int(created_at), int(length), lineage, title, preview)
-            )
-        return summaries
+        return [_summary(str(row[0]), *row[1:]) for row in rows]
 
     # -- the trash ----------------------------------------------------------------
 
