@@ -34,7 +34,7 @@ _ZH_ERRORS: Final = {
     "schedule_not_found": "没有这个进行中的提醒（不存在、已删除或已结束）",
     "persistence_uncertain": "存储在确认时出错，无法确定是否已保存；请先列出提醒，看它是否已经存在",
     "persistence_unavailable": "没有可用的持久存储，提醒在重启后不会保留",
-    "schedule_log_invalid": "本会话的提醒记录无效，提醒不能再修改，也不会再触发",
+    "schedule_log_invalid": "这个对话的提醒记录已损坏，提醒不能再修改，也不会再触发",
     "invalid_arguments": "调用参数无效",
     "internal_error": "内部错误",
 }
