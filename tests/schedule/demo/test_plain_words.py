@@ -1,4 +1,4 @@
-"""What the demo says to a person never uses the host's words (live, cold, events, session-local)."""
+"""What the demo says to a person never uses the host's words (live, cold, events...)."""
 
 from __future__ import annotations
 
