@@ -230,7 +230,8 @@ def test_keyboard_new_session_focus_shortcuts_help_and_the_message_menu(
         page.keyboard.press("Enter")
         current = page.locator("[data-role=session-list] [aria-current=true]")
         expect(current).not_to_have_attribute("data-session-id", parent or "")
-        expect(current).to_contain_text(f"fork of {(parent or '')[:12]}")
+        expect(current.locator("[data-role=fork]")).to_have_text("fork")
+        expect(current.locator("[data-role=fork-of]")).to_contain_text("fork of “")
 
         page.keyboard.press("Control+Shift+O")
         expect(page.locator("[data-role=session-list] [data-session-id]")).to_have_count(3)

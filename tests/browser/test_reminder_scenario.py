@@ -65,14 +65,16 @@ def schedule_changes(web: WebHost, session_id: str, change: str) -> list[dict[st
 
 
 def expect_receipt(page: Page, *, seq: int, schedule_id: str, occurrence_at: str) -> Locator:
-    """The one reminder card: at `seq`, showing the literal prompt, the id and the label."""
+    """The one reminder card: at `seq`, showing the literal prompt, the id, and Snooze / Done."""
     card = page.locator(CARD)
     expect(card).to_have_count(1, timeout=WAIT_MS)
     expect(card).to_have_attribute("data-seq", str(seq))
     expect(card).to_contain_text(PROMPT)
     assert PROMPT in (card.text_content() or "")
     expect(card).to_contain_text(schedule_id)
-    expect(card).to_contain_text("session-local")
+    expect(card).not_to_contain_text("session-local")
+    expect(card.locator("[data-action=snooze][data-seconds='600']")).to_have_count(1)
+    expect(card.locator("[data-action=done]")).to_have_count(1)
     expect(card.locator("[data-schedule-id]")).to_have_attribute("data-schedule-id", schedule_id)
     expect(card.locator("time")).to_have_attribute("datetime", occurrence_at)
     return card

@@ -256,7 +256,7 @@ def test_a_tab_left_open_across_a_restart_reconnects_says_what_waits_and_keeps_s
                 "🔔 1 个提醒待送达", timeout=WAIT_MS
             )
             expect(page.locator("[data-role=reminders-waiting]")).to_contain_text(
-                "会话恢复运行后", timeout=WAIT_MS
+                "对话重新打开后", timeout=WAIT_MS
             )
             shot = tmp_path / "waiting.png"
             page.screenshot(path=str(shot))

@@ -334,7 +334,7 @@ test("a cold Session with a due reminder says it waits, in the list and the head
   await pump(host, app.timers);
   assert.equal(app.$("[data-role=session-badge]").getAttribute("data-badge"), "cold");
   assert.equal(app.$("header [data-role=session-status]").textContent, "🔔 1 reminder waiting");
-  assert.match(app.$("[data-role=reminders-waiting]").textContent, /due, but this session is not running/);
+  assert.match(app.$("[data-role=reminders-waiting]").textContent, /due, but this conversation is closed/);
   app.$("[data-action=resume-session]").click();
   await pump(host, app.timers);
   assert.ok(host.requests.some(([method, path]) => method === "POST" && path === "/api/sessions/cold/resume"));
@@ -366,7 +366,7 @@ test("the open/closed badge follows live frames, and a closed Session's log that
   assert.equal(badge.textContent, "closed", "in plain words");
   assert.equal(app.$("[data-role=transcript]").getAttribute("data-status"), "cold");
   assert.equal(app.$("[data-session-id=s] [data-badge]").getAttribute("data-badge"), "cold");
-  assert.match(app.$("[data-role=reminders-waiting]").textContent, /not running/);
+  assert.match(app.$("[data-role=reminders-waiting]").textContent, /closed, so its reminders wait/);
   server.signal({ kind: "live", live: true });
   await pump(host, app.timers);
   assert.equal(badge.getAttribute("data-badge"), "live");
@@ -400,4 +400,52 @@ test("after the host restarts, the tab reconnects by itself, finds the Session c
   assert.ok(server.log.some((event) => event.type === "message/user" && event.data.text === "still there?"));
   assert.equal(app.$("[data-role=session-badge]").getAttribute("data-badge"), "live");
   assert.equal(app.$("[data-role=pending]"), null);
+});
+
+test("a delivered card's Snooze and Done work through the host, on a closed conversation too", async () => {
+  const host = new FakeHttpHost({ modules: [UI] });
+  const dispatch = { version: 2, change: "dispatch", id: "rem-1", occurrenceAt: "2026-03-02T12:00:00.000Z", missed: 0, recordSeq: 0 };
+  const server = host.addSession("s", { live: false, events: [user("remind me to stretch"), ["schedule/change", dispatch], ["schedule/change", { ...dispatch, occurrenceAt: "2026-03-02T12:05:00.000Z" }]] });
+  // Cold history: the host computes the receipts' views from the stored log.
+  const receipt = (at) => ({ scheduleId: "rem-1", prompt: "stretch", occurrenceAt: at, deliveredAt: at, rule: { kind: "every", seconds: 300 }, timeZone: "UTC", deliveryMode: "session-local" });
+  const history = server.history.bind(server);
+  server.history = (params) => {
+    const answer = history(params);
+    answer.views = { 1: receipt("2026-03-02T12:00:00.000Z"), 2: receipt("2026-03-02T12:05:00.000Z") };
+    return answer;
+  };
+  host.plugins.set("s", { "tool-schedule": { reminders: [], firesWhenClosed: true } });
+  const actions = [];
+  host.onAction = (id, body) => {
+    actions.push([id, body]);
+    host.summaries.get(id).live = true; // the actions API opens a closed conversation first
+    const next = reminder("rem-5", { prompt: "stretch", nextAt: "2026-03-02T12:10:00.000Z" });
+    host.plugins.set("s", { "tool-schedule": { reminders: [next], firesWhenClosed: true } });
+    return { reminder: next, snoozedFrom: { id: "rem-1", dispatchSeq: body.args.dispatchSeq, occurrenceAt: "2026-03-02T12:00:00.000Z" } };
+  };
+  const app = await mount({ host, initialSession: "s" });
+  app.document.hasFocus = () => false; // away: nothing is read by looking
+  host.alert("s", 1, { title: "stretch" });
+  host.alert("s", 2, { title: "stretch" });
+  await pump(host, app.timers);
+  const first = app.$("[data-seq=\"1\"] [data-role=schedule-reminder]");
+  assert.equal(first.querySelector("[data-role=reminder-fires]").textContent, "Fires even when this conversation is closed");
+  first.querySelector("[data-action=snooze][data-seconds=\"600\"]").click();
+  await pump(host, app.timers);
+  assert.deepEqual(actions, [["s", { plugin: "tool-schedule", action: "snooze", args: { dispatchSeq: 1, seconds: 600 } }]]);
+  assert.equal(first.getAttribute("data-state"), "snoozed");
+  assert.equal(first.querySelector("[data-role=reminder-outcome]").textContent, "Snoozed — again at 13:10");
+  assert.ok(app.$("[data-reminder-id=rem-5]"), "the new reminder is in the panel");
+  assert.equal(host.unread("s"), 1, "the snoozed one is read; the other waits");
+  const second = app.$("[data-seq=\"2\"] [data-role=schedule-reminder]");
+  second.querySelector("[data-action=done]").click();
+  await pump(host, app.timers);
+  assert.equal(second.getAttribute("data-state"), "done");
+  assert.equal(host.unread("s"), 0);
+  assert.equal(app.$("[data-session-id=s] [data-role=unread]").textContent, "");
+  assert.deepEqual(
+    host.requests.filter(([method, path]) => method === "POST" && path.endsWith("/read")).map(([, , body]) => body.throughSeq),
+    [1, 2],
+  );
+  assert.equal(app.errors.length, 0, app.errors.join("\n"));
 });

@@ -52,7 +52,7 @@ function memory() {
 }
 
 /** A mounted panel with a host that records what it is asked and answers as told. */
-function mount({ answers = [], storage = memory() } = {}) {
+function mount({ answers = [], storage = memory(), matches = undefined } = {}) {
   const document = new FakeDocument();
   const calls = [];
   const errors = [];
@@ -72,6 +72,7 @@ function mount({ answers = [], storage = memory() } = {}) {
       return answer.ok ? Promise.resolve({}) : Promise.reject(answer.error);
     },
   };
+  if (matches !== undefined) host.matches = matches;
   const panel = reminderPanel.mount(host);
   document.body.appendChild(panel.element);
   const props = { sessionId: "s1", live: true, lang: "en", timeZone: "Europe/Berlin", locale: "en-GB", now: NOW, states: {} };
@@ -99,7 +100,7 @@ describe("the reminders panel", () => {
     assert.equal(registry.alertFor("schedule/change"), describeAlert);
     const types = [];
     register({ register: (type) => types.push(type) });
-    assert.deepEqual(types, ["schedule/change", "schedule/notice"]);
+    assert.deepEqual(types, ["schedule/change", "schedule/snooze", "schedule/notice"]);
   });
 
   test("is hidden while the Session has no reminder state, and says how to make one when it has none", () => {
@@ -115,7 +116,75 @@ describe("the reminders panel", () => {
     assert.equal(panel.element.querySelectorAll("[data-reminder-id]").length, 0);
     draw({ lang: "zh" });
     assert.match($("[data-role=reminders-empty]").textContent, /10分钟后提醒我伸展一下/);
-    assert.equal($(".panel-badge").textContent, "仅限本会话");
+    assert.equal($("[data-role=reminders-fires]").textContent, "只在此对话打开时触发", "absent: closed conversations do not fire");
+  });
+
+  test("says what the running setup does with a closed conversation, and only offers to open it where that matters", () => {
+    const { draw, $ } = mount();
+    const due = view("rem-1", { nextAt: "2026-03-02T11:00:00.000Z" });
+    draw({ live: false, states: { [STATE_PLUGIN]: { reminders: [due], firesWhenClosed: true } } });
+    const fires = $("[data-role=reminders-fires]");
+    assert.equal(fires.textContent, "Fires even when this conversation is closed");
+    assert.equal(fires.getAttribute("data-fires-when-closed"), "true");
+    assert.ok($("[data-role=reminders-waiting]").hasAttribute("hidden"), "the host wakes it: nothing waits, nothing to open");
+    draw({ states: { [STATE_PLUGIN]: { reminders: [due], firesWhenClosed: false } } });
+    assert.equal(fires.textContent, "Fires only while this conversation is open");
+    assert.equal($("[data-role=reminders-waiting]").hasAttribute("hidden"), false);
+    assert.ok($("[data-action=resume-session]"));
+    draw({ lang: "zh", states: { [STATE_PLUGIN]: { reminders: [due], firesWhenClosed: true } } });
+    assert.equal(fires.textContent, "即使此对话已关闭也会触发");
+  });
+
+  test("after Pause, Resume or Snooze the keyboard stays on the changed reminder, not the page", async () => {
+    const { draw, $, settle, document } = mount();
+    draw({ states: state(view("rem-1"), view("rem-2")) });
+    $("[data-reminder-id=rem-1] [data-action=pause]").focus();
+    $("[data-reminder-id=rem-1] [data-action=pause]").click();
+    assert.equal(document.activeElement.closest("[data-reminder-id]")?.getAttribute("data-reminder-id"), "rem-1", "while busy");
+    assert.equal(document.activeElement.hasAttribute("disabled"), false, "a disabled button cannot hold the keyboard: the row does");
+    await settle();
+    draw({ states: state(view("rem-1", { state: "paused", revision: 2 }), view("rem-2")) });
+    assert.equal(document.activeElement, $("[data-reminder-id=rem-1] [data-action=pause]") ?? document.activeElement);
+    const row = () => document.activeElement.closest("[data-reminder-id]")?.getAttribute("data-reminder-id");
+    assert.equal(row(), "rem-1");
+    $("[data-reminder-id=rem-1] [data-action=resume]").focus();
+    $("[data-reminder-id=rem-1] [data-action=resume]").click();
+    await settle();
+    assert.equal(row(), "rem-1");
+    assert.notEqual(document.activeElement, document.body);
+    const hour = () => $("[data-reminder-id=rem-2] [data-action=snooze][data-seconds=\"3600\"]");
+    hour().focus();
+    hour().click();
+    await settle();
+    assert.equal(document.activeElement, hour(), "the same snooze button, drawn anew");
+    // A click from elsewhere (a mouse on an unfocused page) does not pull the keyboard in.
+    const outside = document.createElement("button");
+    document.body.appendChild(outside);
+    outside.focus();
+    $("[data-reminder-id=rem-2] [data-action=pause]").click();
+    await settle();
+    assert.equal(document.activeElement, outside);
+  });
+
+  test("on a phone the panel starts folded to one line; unfolded there, it stays so", () => {
+    const storage = memory();
+    const phone = mount({ storage, matches: (query) => query === "(max-width: 600px)" });
+    phone.draw({ states: state(view("rem-1")) });
+    const toggle = phone.$("[data-action=toggle-reminders]");
+    assert.equal(toggle.getAttribute("aria-expanded"), "false");
+    assert.ok(phone.$(".panel-body").hasAttribute("hidden"));
+    assert.equal(phone.$("[data-role=reminders-next]").textContent, "next in 10:00", "one line that still says what is next");
+    toggle.click();
+    assert.equal(storage.get("open"), "open");
+    const again = mount({ storage, matches: () => true });
+    again.draw({ states: state(view("rem-1")) });
+    assert.equal(again.$("[data-action=toggle-reminders]").getAttribute("aria-expanded"), "true");
+    const desktop = mount({ matches: () => false });
+    desktop.draw({ states: state(view("rem-1")) });
+    assert.equal(desktop.$("[data-action=toggle-reminders]").getAttribute("aria-expanded"), "true");
+    const broken = mount({ matches: () => { throw new Error("no media queries"); } });
+    broken.draw({ states: state(view("rem-1")) });
+    assert.equal(broken.$("[data-action=toggle-reminders]").getAttribute("aria-expanded"), "true");
   });
 
   test("lists each active reminder with its prompt, rule, next time in the reader's zone and a countdown", () => {
@@ -248,7 +317,7 @@ describe("the reminders panel", () => {
       [new ApiError(409, "schedule_not_found", "x"), /is gone/, /已经不在了/],
       [new ApiError(409, "schedule_paused", "x"), /is paused/, /已暂停/],
       [new ApiError(409, "schedule_not_paused", "x"), /not paused/, /没有暂停/],
-      [new ApiError(409, "schedule_log_invalid", "x"), /log is invalid/, /记录无效/],
+      [new ApiError(409, "schedule_log_invalid", "x"), /reminder record is damaged/, /记录已损坏/],
       [new ApiError(404, "schedule_not_installed", "x"), /has no reminders/, /没有提醒功能/],
       [new ApiError(422, "invalid_rule", "past its until"), /not possible: past its until/, /无法这样做：past its until/],
       [new ApiError(503, "persistence_uncertain", "nothing was changed"), /did not confirm it: nothing was changed/, /没有确认/],
@@ -262,13 +331,13 @@ describe("the reminders panel", () => {
     }
   });
 
-  test("a cold Session's due reminders wait, and Deliver now resumes it", async () => {
+  test("a closed conversation's due reminders wait (where closed ones do not fire), and Deliver now opens it", async () => {
     const refused = new ApiError(503, "persistence_unavailable", "storage is down");
     const { draw, $, calls, settle } = mount({ answers: [{ ok: false, error: refused }] });
     draw({ live: false, states: state(view("rem-1", { nextAt: "2026-03-02T11:00:00.000Z" }), view("rem-2")) });
     const waiting = $("[data-role=reminders-waiting]");
     assert.equal(waiting.hasAttribute("hidden"), false);
-    assert.match(waiting.textContent, /A reminder is due, but this session is not running/);
+    assert.match(waiting.textContent, /A reminder is due, but this conversation is closed: it fires as soon as the conversation is open again/);
     assert.equal($("[data-reminder-id=rem-1] [data-role=reminder-countdown]").textContent, "overdue by 1 hour");
     waiting.querySelector("[data-action=resume-session]").click();
     await settle();
@@ -280,8 +349,8 @@ describe("the reminders panel", () => {
     draw({ live: true });
     assert.ok($("[data-role=reminders-waiting]").hasAttribute("hidden"), "a live Session delivers it itself");
     draw({ live: false, states: state(view("rem-2")) });
-    assert.match($("[data-role=reminders-waiting]").textContent, /not running, so its reminders wait: they fire only while it is live/);
-    assert.equal($("[data-action=resume-session]").textContent, "Resume it");
+    assert.match($("[data-role=reminders-waiting]").textContent, /closed, so its reminders wait: they fire only while it is open/);
+    assert.equal($("[data-action=resume-session]").textContent, "Open it now");
     assert.equal($("[data-role=reminders-waiting]").getAttribute("data-due"), "0");
     draw({ states: state(view("rem-2", { state: "paused" })) });
     assert.ok($("[data-role=reminders-waiting]").hasAttribute("hidden"), "nothing of it would fire anyway");
@@ -300,7 +369,7 @@ describe("the reminders panel", () => {
         },
       },
     });
-    assert.match($("[data-role=reminders-error]").textContent, /stopped: its reminder log is invalid \(event 9: dispatch of rem-2/);
+    assert.match($("[data-role=reminders-error]").textContent, /stopped: its reminder record is damaged \(event 9: dispatch of rem-2/);
     assert.match($("[data-role=reminders-error]").textContent, /2 reminders could not be shown/);
     assert.equal($("[data-reminder-id=rem-1] [data-action=pause]"), null, "nothing can change");
     assert.ok($("[data-role=reminders-empty]").hasAttribute("hidden"));
@@ -330,7 +399,7 @@ describe("the reminders panel", () => {
     again.draw({ states: state(view("rem-1")) });
     assert.equal(again.$("[data-action=toggle-reminders]").getAttribute("aria-expanded"), "false");
     again.$("[data-action=toggle-reminders]").click();
-    assert.equal(storage.get("open"), null);
+    assert.equal(storage.get("open"), "open");
   });
 });
 

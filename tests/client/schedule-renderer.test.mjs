@@ -69,6 +69,13 @@ class FakeElement extends FakeNode {
     return this.attributes.has(String(name).toLowerCase());
   }
 
+  removeAttribute(name) {
+    this.attributes.delete(String(name).toLowerCase());
+  }
+
+  // The card's buttons listen; this document never dispatches.
+  addEventListener() {}
+
   appendChild(node) {
     if (!(node instanceof FakeNode)) throw new TypeError("appendChild expects a node");
     this.childNodes.push(node);
@@ -176,15 +183,19 @@ function render(view, ctx = {}) {
 // -- registration -----------------------------------------------------------------------
 
 describe("register", () => {
-  test("registers the receipt and the notice renderers", () => {
+  test("registers the receipt, the snooze line and the notice renderers", () => {
     const calls = [];
     register({ register: (type, renderer) => calls.push([type, renderer]) });
     assert.equal(EVENT_TYPE, "schedule/change");
     assert.equal(NOTICE_TYPE, "schedule/notice");
-    assert.deepEqual(calls, [
-      ["schedule/change", renderScheduleReminder],
-      ["schedule/notice", renderScheduleNotice],
-    ]);
+    assert.deepEqual(calls.map(([type]) => type), ["schedule/change", "schedule/snooze", "schedule/notice"]);
+    assert.equal(calls[2][1], renderScheduleNotice);
+    // The receipt's renderer shares what happened to cards with the snooze line's (one page).
+    const document = new FakeDocument();
+    const card = calls[0][1](VIEW, EVENT, { document, lang: "en", seq: 7, sessionId: "s" });
+    assert.equal(card.getAttribute("data-schedule-id"), "rem-1");
+    calls[1][1]({ snooze: { id: "rem-5", prompt: "stretch", dispatchSeq: 7, nextAt: "2026-01-01T00:10:10.000Z" } }, { seq: 9, time: EVENT.time }, { document, lang: "en", sessionId: "s" });
+    assert.equal(card.getAttribute("data-state"), "snoozed");
   });
 
   test("plugs into the browser client's event-view registry", () => {
@@ -211,7 +222,7 @@ describe("reminder row", () => {
     assert.ok(!classesOf(node).includes("dsh-schedule-invalid"));
   });
 
-  test("draws the bell, the English label, the prompt in bold, the id and the badge", () => {
+  test("draws the bell, the English label, the prompt in bold and the id; no jargon badge", () => {
     const { node } = render(VIEW, { lang: "en" });
     const bell = one(node, "dsh-schedule-bell");
     assert.equal(bell.textContent, "🔔");
@@ -221,7 +232,7 @@ describe("reminder row", () => {
     assert.equal(prompt.localName, "strong");
     assert.equal(prompt.textContent, "stretch");
     assert.equal(one(node, "dsh-schedule-id").textContent, "rem-1");
-    assert.equal(one(node, "dsh-schedule-badge").textContent, "session-local");
+    assert.doesNotMatch(node.textContent, /session-local/);
   });
 
   test("follows a Chinese UI language with Chinese labels", () => {
@@ -229,9 +240,7 @@ describe("reminder row", () => {
     const label = one(node, "dsh-schedule-label");
     assert.equal(label.textContent, "提醒");
     assert.equal(label.getAttribute("lang"), "zh");
-    const badge = one(node, "dsh-schedule-badge");
-    assert.equal(badge.textContent, "仅限本会话");
-    assert.equal(badge.getAttribute("lang"), "zh");
+    assert.doesNotMatch(node.textContent, /会话/);
     assert.equal(one(node, "dsh-schedule-prompt").textContent, "stretch");
   });
 
@@ -250,18 +259,20 @@ describe("reminder row", () => {
     assert.equal(english.textContent, english2.textContent);
   });
 
-  test("lays the meta line out as time · id · badge", () => {
+  test("lays the meta line out as time · id, and what the setup does when the host says", () => {
     const { node } = render(VIEW, { locale: "en-US", timeZone: "UTC" });
     const meta = one(node, "dsh-schedule-meta");
     const parts = meta.children.map((child) => classesOf(child)[0]);
-    assert.deepEqual(parts, [
-      "dsh-schedule-time",
-      "dsh-schedule-separator",
-      "dsh-schedule-id",
-      "dsh-schedule-separator",
-      "dsh-schedule-badge",
-    ]);
-    assert.match(meta.textContent, / · rem-1 · session-local$/);
+    assert.deepEqual(parts, ["dsh-schedule-time", "dsh-schedule-separator", "dsh-schedule-id"]);
+    assert.match(meta.textContent, / · rem-1$/);
+    const fires = (state, lang = "en") =>
+      text(render(VIEW, { lang, pluginState: (plugin) => (plugin === "tool-schedule" ? state : undefined) }).node, "dsh-schedule-fires");
+    assert.equal(fires({ reminders: [], firesWhenClosed: true }), "Fires even when this conversation is closed");
+    assert.equal(fires({ reminders: [], firesWhenClosed: false }), "Fires only while this conversation is open");
+    assert.equal(fires({ reminders: [] }), "Fires only while this conversation is open", "absent: false");
+    assert.equal(fires({ reminders: [], firesWhenClosed: true }, "zh"), "即使此对话已关闭也会触发");
+    assert.equal(fires(undefined), null, "no state known: says nothing");
+    assert.equal(text(render(VIEW, { pluginState: () => { throw new Error("gone"); } }).node, "dsh-schedule-fires"), null);
   });
 
   test("styles the card from JS with dsh-schedule- classes only", () => {
@@ -545,7 +556,7 @@ describe("protocol v2 receipt", () => {
     assert.equal(text(render(V2).node, "dsh-schedule-missed"), null);
   });
 
-  test("lays the meta line out as time · overdue · missed · rule · id · badge", () => {
+  test("lays the meta line out as time · overdue · missed · rule · id", () => {
     const view = { ...V2, deliveredAt: "2026-03-30T08:00:00.000Z", missed: 2 };
     const meta = one(render(view, { timeZone: "Europe/Berlin" }).node, "dsh-schedule-meta");
     const parts = meta.children
@@ -557,7 +568,6 @@ describe("protocol v2 receipt", () => {
       "dsh-schedule-missed",
       "dsh-schedule-rule",
       "dsh-schedule-id",
-      "dsh-schedule-badge",
     ]);
   });
 
@@ -674,14 +684,14 @@ describe("notice", () => {
     assert.equal(one(english, "dsh-schedule-label").textContent, "Reminders stopped");
     assert.equal(
       one(english, "dsh-schedule-meta").textContent,
-      "The reminder log of this session is invalid at event 12: dispatch of rem-2, which is " +
+      "The reminder record of this conversation is damaged at entry 12: dispatch of rem-2, which is " +
         "never created in this fold. Reminders set before it are still listed, but none of them " +
-        "will be delivered.",
+        "will fire.",
     );
     const chinese = notice(NOTICE, { lang: "zh" });
     assert.equal(one(chinese, "dsh-schedule-label").textContent, "提醒已停止");
     const body = one(chinese, "dsh-schedule-meta").textContent;
-    assert.match(body, /^本会话的提醒记录在第 12 个事件处无效/);
+    assert.match(body, /^本对话的提醒记录在第 12 条处损坏/);
   });
 
   test("a reason that looks like HTML is text", () => {

@@ -57,7 +57,7 @@ async def test_client_modules_hook_ships_one_module_for_schedule_change_views(
     assert len(modules) == 1
     [module] = modules
     assert isinstance(module, ClientModule)
-    assert module.event_types == ("schedule/change", "schedule/notice")
+    assert module.event_types == ("schedule/change", "schedule/notice", "schedule/snooze")
     assert module.path.is_file()
     assert module.path.name == "schedule-reminder.js"
     assert module.imports == IMPORTS
@@ -92,10 +92,13 @@ async def test_the_module_is_an_es_module_that_exports_register() -> None:
         [module] = ScheduleUiPlugin(new_context(group)).dsh_client_modules()
     source = module.path.read_text(encoding="utf-8")
     assert re.search(r"^export function register\(registry\) \{$", source, re.MULTILINE)
-    assert "registry.register(EVENT_TYPE, renderScheduleReminder)" in source
+    # The receipt and the snooze line share what happened to cards (one page's FiredCards).
+    assert "registry.register(EVENT_TYPE, (view, event, ctx) => renderScheduleReminder(" in source
     assert re.search(r'^export const EVENT_TYPE = "schedule/change";$', source, re.MULTILINE)
     assert "registry.register(NOTICE_TYPE, renderScheduleNotice)" in source
     assert re.search(r'^export const NOTICE_TYPE = "schedule/notice";$', source, re.MULTILINE)
+    assert "registry.register(SNOOZE_TYPE, (view, event, ctx) => renderScheduleSnooze(" in source
+    assert re.search(r'^export const SNOOZE_TYPE = "schedule/snooze";$', source, re.MULTILINE)
     # A plain browser module: no CommonJS, and no path for data to become markup.
     assert "require(" not in source
     assert "innerHTML" not in source
@@ -125,7 +128,7 @@ def test_the_package_reexports_the_plugin_and_its_module_path() -> None:
     assert dsh_client_ui_schedule.ScheduleUiPlugin is ScheduleUiPlugin
     assert dsh_client_ui_schedule.MODULE_PATH == MODULE_PATH
     assert dsh_client_ui_schedule.IMPORTS == IMPORTS
-    assert EVENT_TYPES == ("schedule/change", "schedule/notice")
+    assert EVENT_TYPES == ("schedule/change", "schedule/notice", "schedule/snooze")
 
 
 def test_the_entry_point_is_discoverable_in_the_dsh_plugins_group() -> None:

@@ -60,7 +60,7 @@ def test_the_web_schedule_overlay_adds_the_four_tools_and_the_reminder_module(
             {
                 "plugin": "client-ui-schedule",
                 "url": "/plugins/client-ui-schedule/schedule-reminder.js",
-                "eventTypes": ["schedule/change", "schedule/notice"],
+                "eventTypes": ["schedule/change", "schedule/notice", "schedule/snooze"],
             }
         ]
         served = web.get(modules[0]["url"])

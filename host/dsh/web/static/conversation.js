@@ -32,6 +32,7 @@ export class ConversationView {
   #t = translator("en");
   #lang = "en";
   #time;
+  #session = null;
   #loadOlder;
   #roving = null;
   #menu = null;
@@ -71,16 +72,21 @@ export class ConversationView {
 
   /**
    * Draw the transcript. `state` is `{nodes, pending, streaming, reasoning,
-   * running, lang, time, now, hasOlder, loadingOlder, notice}`; `reasoning`
-   * is the live reasoning (`{text, ms}`), if any; `time` is a
-   * createTimeFormat() (a new one, or a new `lang`, redraws every node).
+   * running, lang, time, now, hasOlder, loadingOlder, notice, session}`;
+   * `reasoning` is the live reasoning (`{text, ms}`), if any; `time` is a
+   * createTimeFormat() (a new one, or a new `lang`, redraws every node);
+   * `session` what renderers may do on the Session shown (messages.js
+   * `buildNode`'s `ctx.session`: a new one redraws every node, since a
+   * fork's copied events look the same as its parent's).
    */
   render(state) {
     const lang = state.lang ?? "en";
-    if (lang !== this.#lang || state.time !== this.#time) {
+    const session = state.session ?? null;
+    if (lang !== this.#lang || state.time !== this.#time || session !== this.#session) {
       this.#lang = lang;
       this.#t = translator(lang);
       this.#time = state.time;
+      this.#session = session;
       this.#cache.clear();
       this.#separators.clear();
       this.#transient.clear();
@@ -184,6 +190,7 @@ export class ConversationView {
       timeZone: this.#time?.timeZone,
       locale: this.#time?.locale,
       registry: this.#registry,
+      session: this.#session,
       onRenderError: (err, failed) => this.#callbacks.onRenderError(err, failed),
     });
     return { signature, element, node };

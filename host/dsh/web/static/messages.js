@@ -16,8 +16,10 @@ import { reasoningBlock } from "./reasoning.js";
 
 /**
  * Build the element of `node`. `ctx` is `{document, t, time, registry,
- * lang, locale, timeZone, onRenderError(err, node)}` (`time` from
- * createTimeFormat).
+ * lang, locale, timeZone, session, onRenderError(err, node)}` (`time` from
+ * createTimeFormat; `session`, when the host offers it, is what a renderer
+ * may do on the Session shown: `{id, act(plugin, action, args),
+ * markRead(throughSeq), state(plugin), onError(err)}`).
  */
 export function buildNode(node, ctx) {
   switch (node.kind) {
@@ -227,6 +229,7 @@ function presented(node, ctx) {
       timeZone: ctx.timeZone,
       locale: ctx.locale,
       followup: node.followup ? { ...node.followup, element: followup } : null,
+      ...sessionTools(ctx.session),
     };
     try {
       const output = render(node.view, event, rendererCtx);
@@ -246,6 +249,21 @@ function presented(node, ctx) {
     shown: false,
     attrs: { "data-view": node.eventType, "data-followup-seq": node.followup?.seq },
   });
+}
+
+/**
+ * What a renderer may do on the Session shown (registry.js documents it);
+ * nothing when the page shows none.
+ */
+function sessionTools(session) {
+  if (session === null || session === undefined) return {};
+  return {
+    sessionId: session.id,
+    act: (plugin, action, args) => session.act(plugin, action, args),
+    markRead: (throughSeq) => session.markRead(throughSeq),
+    pluginState: (plugin) => session.state(plugin),
+    onError: (err) => session.onError(err),
+  };
 }
 
 function jsonFallback(ctx, eventType, value) {

@@ -29,10 +29,12 @@ export class OpenSession {
    * the session window takes them; `detail` is its `GET /api/sessions/{id}`
    * answer, if one came (`live`, `plugins`); `live` what is known of its
    * liveness without one; `onChange()` after every change of the window or
-   * of the facts.
+   * of the facts; `tools` what its renderers may do on it (messages.js
+   * `ctx.session`), or null.
    */
-  constructor({ id, fetchEvents, openLive, live = null, detail = null, timers, onChange }) {
+  constructor({ id, fetchEvents, openLive, live = null, detail = null, timers, onChange, tools = null }) {
     this.id = id;
+    this.tools = tools;
     this.pending = new PendingMessages();
     this.stopping = false;
     this.facts = new SessionFacts({ live });
@@ -105,6 +107,7 @@ export class OpenSession {
       hasOlder: snap.hasOlder,
       loadingOlder: snap.loadingOlder,
       notice,
+      session: this.tools,
     });
     transcript.setAttribute("data-lo", String(snap.lo));
     transcript.setAttribute("data-status", cold && snap.status === "live" ? "cold" : snap.status);

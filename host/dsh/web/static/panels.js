@@ -20,7 +20,8 @@ export class PanelSlot {
   /**
    * `registry` lists the panels; `host` is what each panel's `mount` gets
    * besides `document`: `{act(plugin, action, args), resume()}` bound to the
-   * open Session by the caller. `onError(err)` hears a failing panel.
+   * open Session by the caller, and `matches(query)` (whether a media query
+   * matches: a panel may fit a phone). `onError(err)` hears a failing panel.
    * `storage` (localStorage, or null) keeps each panel's small choices (is it
    * open?) under `dsh.panel.<id>.<key>`.
    */
@@ -51,6 +52,7 @@ export class PanelSlot {
       document: this.#doc,
       act: (plugin, action, args) => this.#host.act(sessionId, plugin, action, args),
       resume: () => this.#host.resume(sessionId),
+      matches: (query) => this.#host.matches?.(query) === true,
       onError: (err) => this.#onError(err),
     };
     for (const panel of this.#registry?.panels?.() ?? []) {

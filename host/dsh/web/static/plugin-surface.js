@@ -33,7 +33,8 @@ export class PluginSurface {
    * `refreshSessions()` reloads the list; `onStatuses()` redraws the list and
    * the header (statuses changed, or a cold Session's state came);
    * `tick(fn) -> stop` calls `fn` about once a second (default from
-   * `timers` and `now`); `storage` keeps panels' choices.
+   * `timers` and `now`); `storage` keeps panels' choices; `matchMedia`
+   * answers the panels' media queries (null: none matches).
    */
   constructor({
     document,
@@ -43,6 +44,7 @@ export class PluginSurface {
     now,
     timers,
     tick = null,
+    matchMedia = null,
     follower,
     announcer,
     current,
@@ -68,6 +70,13 @@ export class PluginSurface {
       host: {
         act: (id, plugin, action, args) => this.act(id, plugin, action, args),
         resume: (id) => this.resume(id),
+        matches: (query) => {
+          try {
+            return matchMedia?.(query)?.matches === true;
+          } catch {
+            return false;
+          }
+        },
       },
       onError: (err) => onError(err),
     });

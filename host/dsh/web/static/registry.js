@@ -17,11 +17,24 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
  *
  * `registry.register(eventType, render)`: `render(view, event, ctx)` must
  * return a DOM node; `ctx` is `{document, lang, t, seq, eventType, time,
- * timeZone, locale, followup}` (`followup`: see README "Write a plugin").
+ * timeZone, locale, followup}` (`followup`: see README "Write a plugin"),
+ * and, on hosts of the third edition while a Session is shown, also
+ * `sessionId`, `act(plugin, action, args)` (a plugin action on that Session
+ * through the actions API: resolves to its result, rejects with the host's
+ * ApiError; a closed Session is opened for it), `markRead(throughSeq)` (its
+ * alerts up to that seq are read: resolves to `{unread}`, rejects on
+ * failure), `pluginState(plugin)` (that plugin's state of the Session, or
+ * undefined) and `onError(err)` (tell the host about a failure the card
+ * already words). A renderer must work without them (an older host): it
+ * then offers no actions. The element it returns is kept while the event's
+ * node is unchanged, so a renderer may update it in place later (an action's
+ * outcome).
  *
  * `registry.registerPanel(id, panel)`: `panel.mount(host)` returns `{element,
  * update(props), destroy?()}`; `host` is `{document, act(plugin, action,
- * args), resume(), onError(err), storage: {get(key), set(key, value)}}`;
+ * args), resume(), onError(err), storage: {get(key), set(key, value)},
+ * matches(query)}` (`matches`: whether a CSS media query matches, e.g. a
+ * phone's "(max-width: 600px)");
  * `update` is called with `{sessionId, live,
  * states, lang, timeZone, locale, now}` whenever any of them changes and
  * once a second. `panel.order` (a number, default 0) sorts panels.

@@ -135,6 +135,7 @@ export function mountApp({
     now,
     timers,
     tick,
+    matchMedia,
     follower: { measure: () => parts.follower.measure(), toBottom: () => parts.follower.toBottom() },
     announcer: { announce: (line) => parts.announcer.announce(line) },
     current: () => current,
@@ -384,10 +385,31 @@ export function mountApp({
       detail,
       timers,
       onChange: () => requestRender(),
+      tools: sessionTools(id),
     });
     surface.panels.open(id);
     banner.clear();
     requestRender();
+  }
+
+  /**
+   * What renderers may do on Session `id` (a delivered reminder's Snooze and
+   * Done): a plugin's action, a read mark, its plugins' states.
+   */
+  function sessionTools(id) {
+    return Object.freeze({
+      id,
+      act: (plugin, action, args) => surface.act(id, plugin, action, args),
+      markRead: async (throughSeq) => {
+        if (api === null) throw new TypeError("no access token");
+        // Asked every time (Done means it): the host's marks only move forward.
+        const answer = await api.markRead(id, throughSeq);
+        if (Number.isSafeInteger(answer?.unread) && directory.syncUnread(id, answer.unread)) renderSessions();
+        return answer;
+      },
+      state: (plugin) => (current?.id === id ? current.facts.state(plugin) : undefined),
+      onError: (err) => onError(err),
+    });
   }
 
   function closeCurrent() {

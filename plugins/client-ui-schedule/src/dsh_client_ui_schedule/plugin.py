@@ -4,8 +4,9 @@ The plugin has no server-side behaviour. Its one hook hands the host the
 packaged ES module, which the host serves under
 `/plugins/client-ui-schedule/schedule-reminder.js`, together with the modules
 it imports (`IMPORTS`, served next to it); the browser imports it and calls its
-`register(registry)`: the receipt and notice cards, the reminders panel, the
-Session list's status and the notification of a delivered reminder.
+`register(registry)`: the receipt (with its Snooze and Done), snooze and notice
+cards, the reminders panel, the Session list's status and the notification of
+a delivered reminder.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ MODULE_PATH = STATIC / "schedule-reminder.js"
 IMPORTS = tuple(
     STATIC / name
     for name in (
+        "schedule-after.js",
         "schedule-card.js",
         "schedule-dom.js",
         "schedule-panel.js",
@@ -32,8 +34,8 @@ IMPORTS = tuple(
 )
 """The modules `schedule-reminder.js` imports, one idea each (served next to it)."""
 
-EVENT_TYPES = ("schedule/change", "schedule/notice")
-"""The durable event types whose views the module renders (receipts and notices)."""
+EVENT_TYPES = ("schedule/change", "schedule/notice", "schedule/snooze")
+"""The durable event types whose views the module renders (receipts, notices, snoozes)."""
 
 
 class ScheduleUiPlugin:
@@ -44,5 +46,5 @@ class ScheduleUiPlugin:
 
     @hookimpl
     def dsh_client_modules(self) -> list[ClientModule]:
-        """The reminder UI module, for `schedule/change` and `schedule/notice` views."""
+        """The reminder UI module, for `schedule/change`, `schedule/notice` and `schedule/snooze` views."""
         return [ClientModule(path=MODULE_PATH, event_types=EVENT_TYPES, imports=IMPORTS)]

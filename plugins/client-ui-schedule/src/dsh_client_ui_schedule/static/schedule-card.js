@@ -1,25 +1,34 @@
 // dsh-client-ui-schedule: the cards of the transcript — a delivered reminder's
 // receipt and the warning of a rejected reminder log.
 //
-// `renderScheduleReminder(view, event, ctx)` draws the receipt of one delivered
-// occurrence (the view of a `schedule/change` dispatch: {scheduleId, prompt,
-// occurrenceAt, deliveryMode: "session-local"} plus, from protocol v2 on,
-// {deliveredAt, missed, rule, ruleText, timeZone, revision}): the prompt, the
-// occurrence in the reader's zone, "overdue by …" when the delivery came a minute
-// or more after the occurrence, how many earlier occurrences it stands for, the
-// rule in words, the id and the session-local badge (仅限本会话). When the host
-// folded the reminder's follow-up message into the card (`ctx.followup`), the
-// text the model was given goes inside it, behind the host's closed disclosure.
+// `renderScheduleReminder(view, event, ctx, fired?)` draws the receipt of one
+// delivered occurrence (the view of a `schedule/change` dispatch: {scheduleId,
+// prompt, occurrenceAt, deliveryMode: "session-local"} plus, from protocol v2
+// on, {deliveredAt, missed, rule, ruleText, timeZone, revision} and, once it
+// was snoozed, {snoozedAs}): the prompt, the occurrence in the reader's zone,
+// "overdue by …" when the delivery came a minute or more after the occurrence,
+// how many earlier occurrences it stands for, the rule in words, the id, what
+// the running setup does (fires even while the conversation is closed, or
+// only while it is open: the plugin state's `firesWhenClosed`, when the host
+// gives `ctx.pluginState`), and its Snooze / Done (schedule-after.js). When the
+// host folded the reminder's follow-up message into the card (`ctx.followup`),
+// the text the model was given goes inside it, behind the host's closed
+// disclosure.
 //
 // `renderScheduleNotice(view, event, ctx)` draws a rejected log's notice.
 //
-// Both depend only on (view, ctx) — `ctx` is {document?, lang?: "en" | "zh",
-// locale?, timeZone?, followup?} — so the host can draw them again when the
-// language changes; a malformed view becomes a fallback card showing the raw
-// JSON. Every piece of text goes through `textContent`.
+// Both depend only on (view, ctx) and what the page knows of a card since it
+// fired (`fired`, a FiredCards) — `ctx` is {document?, lang?: "en" | "zh",
+// locale?, timeZone?, followup?, seq?, sessionId?, act?, markRead?,
+// pluginState?, onError?} — so the host can draw them again when the language
+// changes; a malformed view becomes a fallback card showing the raw JSON.
+// Every piece of text goes through `textContent`.
 
+import { FiredCards, afterFiring } from "./schedule-after.js";
 import { bell, documentOf, elementFactory, separator, translated } from "./schedule-dom.js";
+import { STATE_PLUGIN } from "./schedule-state.js";
 import {
+  firesWords,
   isCanonicalInstant,
   isObject,
   localTime,
@@ -31,32 +40,29 @@ import {
 /** A delivery at least this late (ms) says "overdue by …" on the card. */
 export const OVERDUE_AFTER_MS = 60_000;
 
-const LABELS = Object.freeze({
+/** Every person-facing string of the cards, by language. */
+export const LABELS = Object.freeze({
   en: Object.freeze({
     reminder: "Reminder",
-    sessionLocal: "session-local",
-    sessionLocalHint: "Delivered only while this session is live",
     unreadable: "Reminder (unreadable)",
     timeHint: "UTC: ",
     overdue: (duration) => `overdue by ${duration}`,
     missed: (count) => `stands for ${count} missed ${count === 1 ? "occurrence" : "occurrences"}`,
     stopped: "Reminders stopped",
     noticeBody: (seq, reason) =>
-      `The reminder log of this session is invalid at event ${seq}: ${reason}. ` +
-      "Reminders set before it are still listed, but none of them will be delivered.",
+      `The reminder record of this conversation is damaged at entry ${seq}: ${reason}. ` +
+      "Reminders set before it are still listed, but none of them will fire.",
   }),
   zh: Object.freeze({
     reminder: "提醒",
-    sessionLocal: "仅限本会话",
-    sessionLocalHint: "仅在本会话运行时送达",
     unreadable: "提醒（无法显示）",
     timeHint: "UTC: ",
     overdue: (duration) => `晚了 ${duration}`,
     missed: (count) => `含错过的 ${count} 次`,
     stopped: "提醒已停止",
     noticeBody: (seq, reason) =>
-      `本会话的提醒记录在第 ${seq} 个事件处无效：${reason}。` +
-      "之前设置的提醒仍会列出，但都不会再送达。",
+      `本对话的提醒记录在第 ${seq} 条处损坏：${reason}。` +
+      "之前设置的提醒仍会列出，但都不会再触发。",
   }),
 });
 
@@ -92,13 +98,7 @@ const STYLES = Object.freeze({
   meta: { fontSize: "0.85em", opacity: "0.72", overflowWrap: "anywhere" },
   late: { fontWeight: "600" },
   id: { fontFamily: "ui-monospace, SFMono-Regular, Menlo, Consolas, monospace" },
-  badge: {
-    display: "inline-block",
-    padding: "0 0.45em",
-    border: "1px solid currentColor",
-    borderRadius: "999px",
-    fontSize: "0.9em",
-  },
+
   followup: { marginTop: "0.35em", fontSize: "0.85em" },
   raw: {
     margin: "0.2em 0 0",
@@ -109,12 +109,16 @@ const STYLES = Object.freeze({
   },
 });
 
-/** Render one reminder receipt; a malformed view yields the fallback row. */
-export function renderScheduleReminder(view, event, ctx) {
+/**
+ * Render one reminder receipt; a malformed view yields the fallback row.
+ * `fired` keeps what happened to cards since they fired (snoozed, done) for
+ * the page; without one the card keeps it itself.
+ */
+export function renderScheduleReminder(view, event, ctx, fired = new FiredCards()) {
   const { make, lang, options } = setUp(ctx);
   const reminder = readReceipt(view);
   if (reminder === null) return fallbackRow(make, lang, view);
-  return reminderRow(make, lang, reminder, options);
+  return reminderRow(make, lang, reminder, options, fired);
 }
 
 /** Render the notice of a rejected schedule log; a malformed view yields the fallback row. */
@@ -145,7 +149,7 @@ function setUp(ctx) {
   return { make: elementFactory(documentOf(options)), lang: uiLanguage(options.lang), options };
 }
 
-function reminderRow(make, lang, reminder, options) {
+function reminderRow(make, lang, reminder, options, fired) {
   const labels = LABELS[lang];
   const row = make("div", "dsh-schedule-reminder", STYLES.row);
   row.setAttribute("data-role", "schedule-reminder");
@@ -184,16 +188,21 @@ function reminderRow(make, lang, reminder, options) {
     meta.appendChild(separator(make));
     meta.appendChild(translated(rule, lang, words));
   }
-  const badge = make("span", "dsh-schedule-badge", STYLES.badge);
-  translated(badge, lang, labels.sessionLocal);
-  badge.setAttribute("title", labels.sessionLocalHint);
   meta.appendChild(separator(make));
   meta.appendChild(make("code", "dsh-schedule-id", STYLES.id, reminder.scheduleId));
-  meta.appendChild(separator(make));
-  meta.appendChild(badge);
+  const fires = firesWhenClosed(options);
+  if (fires !== null) {
+    const setup = make("span", "dsh-schedule-fires");
+    setup.setAttribute("data-role", "reminder-fires");
+    setup.setAttribute("data-fires-when-closed", String(fires));
+    meta.appendChild(separator(make));
+    meta.appendChild(translated(setup, lang, firesWords(fires, lang)));
+  }
 
   body.appendChild(heading);
   body.appendChild(meta);
+  const after = afterFiring(make, lang, row, reminder, options, fired);
+  if (after !== null) body.appendChild(after);
   // The text the model was given, closed, inside the card (the host made it).
   const followup = options.followup?.element;
   if (followup && typeof followup.nodeType === "number") {
@@ -204,6 +213,19 @@ function reminderRow(make, lang, reminder, options) {
   row.appendChild(bell(make));
   row.appendChild(body);
   return row;
+}
+
+/** What the host's setup does with a closed conversation's reminders, when the host says (else null). */
+function firesWhenClosed(options) {
+  if (typeof options.pluginState !== "function") return null;
+  let state;
+  try {
+    state = options.pluginState(STATE_PLUGIN);
+  } catch {
+    return null;
+  }
+  if (!isObject(state)) return null;
+  return state.firesWhenClosed === true;
 }
 
 function fallbackRow(make, lang, view) {
@@ -239,6 +261,7 @@ export function readReceipt(view) {
     rule: isObject(view.rule) ? view.rule : null,
     ruleText: typeof view.ruleText === "string" ? view.ruleText : null,
     timeZone: typeof view.timeZone === "string" ? view.timeZone : null,
+    snoozedAs: typeof view.snoozedAs === "string" && view.snoozedAs !== "" ? view.snoozedAs : null,
   };
 }
 

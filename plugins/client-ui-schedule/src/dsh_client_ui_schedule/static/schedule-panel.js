@@ -7,7 +7,11 @@
 // It reads dsh-tool-schedule's state (`props.states["tool-schedule"]`) and draws
 //
 //   [data-role=reminders]                      the panel (hidden when the Session
-//                                               has no reminder state at all)
+//                                               has no reminder state at all; on a
+//                                               phone, one line until unfolded)
+//     [data-role=reminders-fires]              what the setup does: fires even when
+//                                               the conversation is closed, or only
+//                                               while it is open (`firesWhenClosed`)
 //     [data-reminder-id="rem-1"]               one per active reminder, in creation
 //       [data-role=reminder-prompt]            order: the prompt,
 //       [data-role=reminder-rule]              the rule in words,
@@ -18,9 +22,11 @@
 //       [data-action=pause] / [=resume]        pause or resume,
 //       [data-action=ask-delete] → [=delete]   delete (after a one-click confirmation),
 //       [data-role=reminder-error]             why an action failed, in words;
-//     [data-role=reminders-waiting]            a cold Session: its reminders wait (how
-//       [data-action=resume-session]           many are due), with "Deliver now" /
-//                                               "Resume it" (resumes it);
+//     [data-role=reminders-waiting]            a closed conversation whose reminders
+//       [data-action=resume-session]           wait (only where closed conversations do
+//                                               not fire: `firesWhenClosed` false): how
+//                                               many are due, with "Deliver now" /
+//                                               "Open it now" (resumes it);
 //     [data-role=reminders-empty]              how to make one, when there is none (the
 //                                               panel is then one line);
 //     [data-role=reminders-error]              a rejected reminder log.
@@ -28,31 +34,33 @@
 // Actions go through the host's actions API (`host.act("tool-schedule", action,
 // {id, revision, …})`), with the reminder's revision so a stale click is refused
 // rather than applied to a reminder that changed meanwhile; the new state comes
-// back through the host (a state frame), within a second. Everything is text.
+// back through the host (a state frame), within a second. The keyboard stays
+// on the reminder it acted on (its row is drawn anew). Everything is text.
 
 import { elementFactory, translated } from "./schedule-dom.js";
 import { STATE_PLUGIN, isDue, readState } from "./schedule-state.js";
-import { countdown, localTime, ruleWords, shortWhen, uiLanguage } from "./schedule-words.js";
+import { countdown, firesWords, localTime, ruleWords, shortWhen, uiLanguage } from "./schedule-words.js";
 
 export const PANEL_ID = "reminders";
 /** The snoozes offered, in seconds: 10 minutes and an hour. */
 export const SNOOZES = Object.freeze([600, 3600]);
+/** Where the panel starts folded to one line (it leaves the transcript the room). */
+export const NARROW = "(max-width: 600px)";
 const OPEN_KEY = "open";
 
-const WORDS = Object.freeze({
+/** Every person-facing string of the panel, by language. */
+export const WORDS = Object.freeze({
   en: Object.freeze({
     title: "Reminders",
     toggle: "Show or hide the reminders",
-    sessionLocal: "session-local",
-    sessionLocalHint: "Delivered only while this session is live",
     next: (when) => `next ${when}`,
     empty: "None yet — ask, e.g. “remind me in 10 minutes to stretch” or “every weekday at 9:00 remind me to stand up”.",
     waiting: (n) =>
-      `${n === 1 ? "A reminder is" : `${n} reminders are`} due, but this session is not running: ` +
-      "it is delivered as soon as the session is live again.",
+      `${n === 1 ? "A reminder is" : `${n} reminders are`} due, but this conversation is closed: ` +
+      `${n === 1 ? "it fires" : "they fire"} as soon as the conversation is open again.`,
     deliverNow: "Deliver now",
-    notRunning: "This session is not running, so its reminders wait: they fire only while it is live.",
-    resumeSession: "Resume it",
+    notRunning: "This conversation is closed, so its reminders wait: they fire only while it is open.",
+    resumeSession: "Open it now",
     paused: "Paused",
     pausedCountdown: "paused",
     noNext: "nothing ahead",
@@ -66,16 +74,16 @@ const WORDS = Object.freeze({
     delete: "Delete",
     keep: "Keep",
     logInvalid: (message) =>
-      `Reminders of this session stopped: its reminder log is invalid (${message}). ` +
-      "They are listed, but none will be delivered and none can be changed.",
+      `Reminders of this conversation stopped: its reminder record is damaged (${message}). ` +
+      "They are listed, but none will fire and none can be changed.",
     unreadable: (n) => `${n} reminder${n === 1 ? "" : "s"} could not be shown (written by a newer dsh?).`,
     errors: {
       schedule_not_found: "This reminder is gone: it fired, finished or was deleted meanwhile.",
       schedule_conflict: "This reminder changed meanwhile; it is shown as it is now. Try again if you still want to.",
       schedule_paused: "It is paused: resume it first.",
       schedule_not_paused: "It is not paused.",
-      schedule_log_invalid: "Nothing can change: this session's reminder log is invalid.",
-      schedule_not_installed: "This session's assistant has no reminders (it was started before the plugin loaded).",
+      schedule_log_invalid: "Nothing can change: this conversation's reminder record is damaged.",
+      schedule_not_installed: "This conversation's assistant has no reminders (it was started before the plugin loaded).",
       invalid_rule: (message) => `That is not possible: ${message}`,
       persistence_uncertain: (message) => `Storage did not confirm it: ${message}`,
       persistence_unavailable: (message) => `Nothing could be stored: ${message}`,
@@ -86,14 +94,12 @@ const WORDS = Object.freeze({
   zh: Object.freeze({
     title: "提醒",
     toggle: "显示或隐藏提醒",
-    sessionLocal: "仅限本会话",
-    sessionLocalHint: "仅在本会话运行时送达",
     next: (when) => `下一个：${when}`,
     empty: "还没有——直接说，例如“10分钟后提醒我伸展一下”或“每个工作日9点提醒我站会”。",
-    waiting: (n) => `有 ${n} 个提醒已到时间，但本会话没有运行：会话恢复运行后立即送达。`,
+    waiting: (n) => `有 ${n} 个提醒已到时间，但此对话已关闭：对话重新打开后立即触发。`,
     deliverNow: "立即送达",
-    notRunning: "本会话没有运行，它的提醒会等待：只在会话运行时触发。",
-    resumeSession: "恢复运行",
+    notRunning: "此对话已关闭，它的提醒会等待：只在对话打开时触发。",
+    resumeSession: "现在打开",
     paused: "已暂停",
     pausedCountdown: "已暂停",
     noNext: "之后没有了",
@@ -106,15 +112,15 @@ const WORDS = Object.freeze({
     confirm: "删除这个提醒？删除后无法恢复。",
     delete: "删除",
     keep: "保留",
-    logInvalid: (message) => `本会话的提醒已停止：提醒记录无效（${message}）。提醒仍会列出，但都不会送达，也无法修改。`,
+    logInvalid: (message) => `本对话的提醒已停止：提醒记录已损坏（${message}）。提醒仍会列出，但都不会触发，也无法修改。`,
     unreadable: (n) => `有 ${n} 个提醒无法显示（可能由更新版本的 dsh 写入）。`,
     errors: {
       schedule_not_found: "这个提醒已经不在了：它已触发、结束或被删除。",
       schedule_conflict: "这个提醒刚被修改过，现在显示的是最新状态。如仍需要，请再试一次。",
       schedule_paused: "它已暂停：请先继续。",
       schedule_not_paused: "它没有暂停。",
-      schedule_log_invalid: "无法修改：本会话的提醒记录无效。",
-      schedule_not_installed: "本会话的助手没有提醒功能（它在插件加载前就已启动）。",
+      schedule_log_invalid: "无法修改：本对话的提醒记录已损坏。",
+      schedule_not_installed: "本对话的助手没有提醒功能（它在插件加载前就已启动）。",
       invalid_rule: (message) => `无法这样做：${message}`,
       persistence_uncertain: (message) => `存储没有确认：${message}`,
       persistence_unavailable: (message) => `无法保存：${message}`,
@@ -152,13 +158,20 @@ export class ReminderPanel {
   #errors = new Map();
   #confirming = null;
   #removed = new Set();
+  /** While a busy row holds the keyboard: the button to give it back to. */
+  #focusFor = null;
   #parts;
 
-  /** `host` is what the client's panel slot gives: `{document, act, resume, onError, storage?}`. */
+  /**
+   * `host` is what the client's panel slot gives: `{document, act, resume,
+   * onError, storage?, matches?(query)}`. Unfolded unless the reader folded
+   * it, or on a phone (`NARROW`) unless the reader unfolded it there.
+   */
   constructor(host) {
     this.#host = host;
     this.#make = elementFactory(host.document);
-    this.#open = host.storage?.get?.(OPEN_KEY) !== "closed";
+    const stored = host.storage?.get?.(OPEN_KEY) ?? null;
+    this.#open = stored === null ? !narrow(host) : stored !== "closed";
     this.#parts = this.#skeleton();
     this.element = this.#parts.root;
     this.element.addEventListener("click", (event) => this.#click(event));
@@ -193,6 +206,7 @@ export class ReminderPanel {
     const next = make("span", "panel-summary");
     next.setAttribute("data-role", "reminders-next");
     const badge = make("span", "panel-badge");
+    badge.setAttribute("data-role", "reminders-fires");
     const empty = make("span", "panel-empty");
     empty.setAttribute("data-role", "reminders-empty");
     const head = make("div", "panel-head");
@@ -245,19 +259,23 @@ export class ReminderPanel {
     const open = this.#open && !none;
     parts.root.setAttribute("data-empty", none ? "true" : "false");
     parts.toggle.setAttribute("aria-expanded", open ? "true" : "false");
+    parts.root.setAttribute("data-open", open ? "true" : "false");
     if (none) parts.toggle.setAttribute("disabled", "");
     else parts.toggle.removeAttribute("disabled");
     parts.toggle.setAttribute("title", words.toggle);
-    translated(parts.badge, lang, words.sessionLocal);
-    parts.badge.setAttribute("title", words.sessionLocalHint);
+    // What the running setup does with a closed conversation (absent: it does not fire).
+    const fires = state.firesWhenClosed === true;
+    translated(parts.badge, lang, firesWords(fires, lang));
+    parts.badge.setAttribute("data-fires-when-closed", String(fires));
     const upcoming = reminders.filter((reminder) => !reminder.paused && reminder.nextAt !== null);
     const soonest = upcoming.sort((a, b) => Date.parse(a.nextAt) - Date.parse(b.nextAt))[0];
     parts.next.textContent = soonest === undefined ? "" : words.next(countdown(soonest.nextAt, now, lang));
     if (open) parts.body.removeAttribute("hidden");
     else parts.body.setAttribute("hidden", "");
 
-    // A cold Session delivers nothing: say so, and offer to make it live.
-    const cold = props.live === false && error === null;
+    // Where closed conversations do not fire, a closed one delivers nothing:
+    // say so, and offer to open it.
+    const cold = props.live === false && error === null && !fires;
     const due = cold ? reminders.filter((reminder) => isDue(reminder, now)).length : 0;
     const waits = cold && reminders.some((reminder) => !reminder.paused && reminder.nextAt !== null);
     show(parts.waiting, waits);
@@ -280,6 +298,8 @@ export class ReminderPanel {
   }
 
   #drawList(reminders, ctx) {
+    const focused = this.#focused();
+    const before = focused === null ? null : this.#items.get(focused.id)?.element;
     const seen = new Set();
     const elements = [];
     for (const reminder of reminders) {
@@ -305,6 +325,7 @@ export class ReminderPanel {
     }
     for (const id of [...this.#items.keys()]) if (!seen.has(id)) this.#items.delete(id);
     place(this.#parts.list, elements);
+    if (focused !== null && this.#items.get(focused.id)?.element !== before) this.#refocus(focused);
   }
 
   /** The per-second part of an item: its day-relative time and its countdown. */
@@ -413,7 +434,7 @@ export class ReminderPanel {
     const action = button.getAttribute("data-action");
     if (action === "toggle-reminders") {
       this.#open = !this.#open;
-      this.#host.storage?.set?.(OPEN_KEY, this.#open ? null : "closed");
+      this.#host.storage?.set?.(OPEN_KEY, this.#open ? "open" : "closed");
       this.#draw();
       return;
     }
@@ -461,6 +482,53 @@ export class ReminderPanel {
     }
   }
 
+  /**
+   * Which row has the keyboard, and on what (`{id, action, seconds}`), or
+   * null: a row is drawn anew whenever it changes (busy, then changed, then
+   * the state read back), and the keyboard must go with it.
+   */
+  #focused() {
+    const active = this.#host.document?.activeElement ?? null;
+    if (active === null) return null;
+    for (const [id, item] of this.#items) {
+      if (!item.element.contains?.(active)) continue;
+      const action = active.getAttribute?.("data-action") ?? null;
+      if (action === null) return this.#focusFor?.id === id ? this.#focusFor : { id, action: null, seconds: null };
+      return { id, action, seconds: active.getAttribute("data-seconds") };
+    }
+    return null;
+  }
+
+  /**
+   * Put the keyboard back on the row of `kept.id`: the same button, else its
+   * counterpart (Pause ↔ Resume), else the row's first button; the row
+   * itself while its buttons are disabled (busy); the panel's toggle if the
+   * row is gone.
+   */
+  #refocus(kept) {
+    const row = this.#items.get(kept.id)?.element;
+    if (row === undefined) {
+      this.#focusFor = null;
+      this.#parts.toggle.focus?.();
+      return;
+    }
+    const buttons = [...(row.querySelectorAll?.("button") ?? [])];
+    const named = (name) =>
+      buttons.find((button) => button.getAttribute("data-action") === name && button.getAttribute("data-seconds") === kept.seconds) ??
+      buttons.find((button) => button.getAttribute("data-action") === name);
+    const counterpart = { pause: "resume", resume: "pause" }[kept.action];
+    const target = named(kept.action) ?? (counterpart ? named(counterpart) : undefined) ?? buttons[0];
+    if (target !== undefined && !target.hasAttribute("disabled")) {
+      this.#focusFor = null;
+      target.focus?.();
+      return;
+    }
+    // A disabled button cannot hold the keyboard: the row does, and remembers for what.
+    this.#focusFor = kept;
+    row.setAttribute("tabindex", "-1");
+    row.focus?.();
+  }
+
   async #resume() {
     this.#busy.add("session");
     this.#errors.delete("session");
@@ -474,6 +542,15 @@ export class ReminderPanel {
       this.#busy.delete("session");
       if (this.#props !== null) this.#draw();
     }
+  }
+}
+
+/** True on a phone-sized screen (the host answers media queries; older hosts do not). */
+function narrow(host) {
+  try {
+    return host.matches?.(NARROW) === true;
+  } catch {
+    return false;
   }
 }
 

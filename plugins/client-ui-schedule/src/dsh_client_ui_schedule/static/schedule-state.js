@@ -59,7 +59,8 @@ export function isDue(reminder, now) {
   return !reminder.paused && reminder.nextAt !== null && Date.parse(reminder.nextAt) <= now;
 }
 
-const STATUS = Object.freeze({
+/** Every person-facing string of the list's status, by language. */
+export const STATUS = Object.freeze({
   en: {
     waiting: (n) => (n === 1 ? "🔔 1 reminder waiting" : `🔔 ${n} reminders waiting`),
     someWaiting: "🔔 a reminder is waiting",

@@ -21,6 +21,30 @@ export function isCanonicalInstant(value) {
   return Number.isFinite(ms) && new Date(ms).toISOString() === value;
 }
 
+// -- what the running setup does ------------------------------------------------------
+
+/**
+ * Whether a closed conversation's reminders fire, in words: the host wakes
+ * closed conversations (`firesWhenClosed`, the default setup), or reminders
+ * fire only while their conversation is open (the design note's setup).
+ */
+export const FIRES = Object.freeze({
+  en: Object.freeze({
+    whenClosed: "Fires even when this conversation is closed",
+    whileOpen: "Fires only while this conversation is open",
+  }),
+  zh: Object.freeze({
+    whenClosed: "即使此对话已关闭也会触发",
+    whileOpen: "只在此对话打开时触发",
+  }),
+});
+
+/** The words of `FIRES` for a setup that does (true) or does not (false) fire while closed. */
+export function firesWords(firesWhenClosed, lang) {
+  const words = FIRES[uiLanguage(lang)];
+  return firesWhenClosed === true ? words.whenClosed : words.whileOpen;
+}
+
 // -- the rule in words ------------------------------------------------------------------
 
 const DAY_NAMES = Object.freeze({
