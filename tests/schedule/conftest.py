@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import anyio
+import httpx
 import pluggy
 import pytest
 from anyio.abc import TaskGroup
@@ -30,10 +31,12 @@ from dsh.base.scope import Scope
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from dsh.plugins import hookspecs
 from dsh.plugins.context import PluginContext
+from dsh.plugins.overlay import PluginSpec
 from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session
-from dsh.testing import FakeClock
+from dsh.testing import FakeClock, running_host
+from dsh.web import WebSettings, create_app
 from dsh_tool_schedule import ScheduleConfig, SchedulePlugin
 from dsh_tool_schedule.protocol import EVENT_TYPE
 from tests.support.deadlines import WAIT
@@ -277,3 +280,33 @@ async def harness() -> AsyncIterator[Harness]:
             with anyio.fail_after(WAIT):
                 await host.aclose()
             group.cancel_scope.cancel()
+
+
+# -- end to end: a real Host and its HTTP API ---------------------------------------------
+
+
+@pytest.fixture
+async def api() -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
+    clock = FakeClock(START_MS)
+    spec = PluginSpec("tool-schedule", config={"min_interval_seconds": 60})
+    async with running_host(clock=clock, plugins=[spec]) as host:
+        app = create_app(host, WebSettings(token="t"))
+        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
+        async with httpx.AsyncClient(
+            transport=transport,
+            base_url="http://127.0.0.1:8765",
+            headers={"Authorization": "Bearer t"},
+        ) as http:
+            yield host, http
+
+
+async def post_action(http: httpx.AsyncClient, session_id: str, action: str, **args: Any) -> Any:
+    return await http.post(
+        f"/api/sessions/{session_id}/actions",
+        json={"plugin": "tool-schedule", "action": action, "args": args},
+    )
+
+
+def tool_context(agent: Agent) -> ToolContext:
+    """What a tool run outside a turn is given."""
+    return ToolContext(agent=agent, session=agent.session, live=agent.live, clock=agent.clock)

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
@@ -11,15 +10,23 @@ import httpx
 import pytest
 from pydantic import JsonValue
 
-from dsh import ActionError, Agent, ToolContext
-from dsh.plugins.overlay import PluginSpec
+from dsh import ActionError, Agent
 from dsh.session.log import Session
-from dsh.testing import FakeClock, running_host, settled
-from dsh.web import WebSettings, create_app
+from dsh.testing import settled
 from dsh.web.live import LiveHub
 from tests.support.deadlines import WAIT
 
-from .conftest import START_MS, Harness, changes, data, dispatches, reminder_messages, settle
+from .conftest import (
+    START_MS,
+    Harness,
+    changes,
+    data,
+    dispatches,
+    post_action,
+    reminder_messages,
+    settle,
+    tool_context,
+)
 from .logs import create2, raw, record, resume, session
 
 pytestmark = pytest.mark.anyio
@@ -267,28 +274,6 @@ async def test_a_rejected_log_refuses_every_action(harness: Harness) -> None:
 # -- end to end: a real Host, its HTTP API and the plugin's other hooks ---------------------
 
 
-@pytest.fixture
-async def api() -> AsyncIterator[tuple[Any, httpx.AsyncClient]]:
-    clock = FakeClock(START_MS)
-    spec = PluginSpec("tool-schedule", config={"min_interval_seconds": 60})
-    async with running_host(clock=clock, plugins=[spec]) as host:
-        app = create_app(host, WebSettings(token="t"))
-        transport = httpx.ASGITransport(app=app, raise_app_exceptions=False)
-        async with httpx.AsyncClient(
-            transport=transport,
-            base_url="http://127.0.0.1:8765",
-            headers={"Authorization": "Bearer t"},
-        ) as http:
-            yield host, http
-
-
-async def post_action(http: httpx.AsyncClient, session_id: str, action: str, **args: Any) -> Any:
-    return await http.post(
-        f"/api/sessions/{session_id}/actions",
-        json={"plugin": "tool-schedule", "action": action, "args": args},
-    )
-
-
 async def test_the_api_shows_the_state_and_runs_actions_with_their_statuses(
     api: tuple[Any, httpx.AsyncClient],
 ) -> None:
@@ -297,7 +282,7 @@ async def test_the_api_shows_the_state_and_runs_actions_with_their_statuses(
     agent = host.agent(session_id)
     outcome = await agent.tools.get("schedule_create").run(
         agent.tools.get("schedule_create").arguments(prompt="tea", every_seconds=3600),
-        _context(agent),
+        tool_context(agent),
     )
     assert outcome["id"] == "rem-1"
     await settled(agent)
@@ -328,10 +313,6 @@ async def test_the_api_shows_the_state_and_runs_actions_with_their_statuses(
     assert await host.session_wake_at(session_id) == START_MS + 3_600_000
 
 
-def _context(agent: Agent) -> ToolContext:
-    return ToolContext(agent=agent, session=agent.session, live=agent.live, clock=agent.clock)
-
-
 def state_frames(subscription: Any) -> list[Any]:
     frames = []
     while True:
@@ -354,7 +335,7 @@ async def test_live_state_frames_follow_each_durable_change_of_the_reminders(
         agent = host.agent(session_id)
         subscription = hub.subscribe(session_id, len(agent.session), lambda: None)
         create = agent.tools.get("schedule_create")
-        await create.run(create.arguments(prompt="tea", after_seconds=600), _context(agent))
+        await create.run(create.arguments(prompt="tea", after_seconds=600), tool_context(agent))
         created = state_frames(subscription)
         await post_action(http, session_id, "pause", id="rem-1")
         paused = state_frames(subscription)

@@ -7,17 +7,18 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
+import httpx
 import pytest
 from pydantic import JsonValue
 
 from dsh import ActionError, Agent
 from dsh.session.log import Session
-from dsh.testing import FakeClock
+from dsh.testing import FakeClock, settled
 from dsh_tool_schedule.config import ScheduleConfig
 from dsh_tool_schedule.presentation import schedule_reminder_presentation
 from dsh_tool_schedule.snoozes import SNOOZE_TYPE, decode_snooze, snooze_view, snoozed_as
 
-from .conftest import START_MS, Harness, changes, dispatches, settle
+from .conftest import START_MS, Harness, changes, dispatches, post_action, settle, tool_context
 from .logs import create2, raw, record, session
 from .test_actions import act, pass_time, refused
 
@@ -193,3 +194,33 @@ def test_a_link_is_read_strictly_and_shows_what_there_is() -> None:
     assert snoozed_as(stored, 0) == "rem-9"  # past the link of another dispatch
     receipt = schedule_reminder_presentation(stored, 1)
     assert receipt is not None and receipt["snoozedAs"] == "rem-9"
+
+
+async def test_through_the_api_a_fired_reminder_is_an_unread_alert_snoozed_on_a_closed_session(
+    api: tuple[Any, httpx.AsyncClient],
+) -> None:
+    host, http = api
+    session_id = (await http.post("/api/sessions")).json()["session"]["id"]
+    agent = host.agent(session_id)
+    create = agent.tools.get("schedule_create")
+    await create.run(create.arguments(prompt="tea", after_seconds=10), tool_context(agent))
+    clock = host.clock
+    while not dispatches(agent.session):
+        await settle()
+        clock.advance(clock.sleeps[-1] if clock.sleeping else 1)
+    seq = dispatches(agent.session)[0].seq
+    await settled(agent)
+    await host.attention.settled()
+
+    rows = (await http.get("/api/sessions")).json()["sessions"]
+    await host.close_session(session_id)
+    snoozed = await post_action(http, session_id, "snooze", dispatchSeq=seq, seconds=600)
+    state = (await http.get(f"/api/sessions/{session_id}")).json()["plugins"]["tool-schedule"]
+    done = await http.post(f"/api/sessions/{session_id}/read", json={"throughSeq": seq})
+
+    assert [row["unread"] for row in rows if row["id"] == session_id] == [1]
+    assert snoozed.status_code == 200, snoozed.text
+    assert snoozed.json()["result"]["snoozedFrom"]["dispatchSeq"] == seq
+    assert host.agent(session_id) is not None  # the closed Session was made live for it
+    assert [view["prompt"] for view in state["reminders"]] == ["tea"]
+    assert done.json() == {"unread": 0}
