@@ -98,7 +98,12 @@ test("a tool call and its result are one closed disclosure inside the assistant'
   const result = details.querySelector("[data-seq=2][data-event-type=tool/result]");
   assert.equal(result.getAttribute("data-call-id"), "c1");
   assert.match(result.textContent, /"id": "r1"/);
-  assert.match(root.querySelector("[data-seq=6]").textContent, /The turn failed: model_absent: no model/);
+  const failed = root.querySelector("[data-seq=6]");
+  assert.equal(failed.querySelector(".error-text").textContent, "The assistant could not answer: no model", "a sentence, not a code");
+  const developers = failed.querySelector("details[data-role=error-details]");
+  assert.equal(developers.hasAttribute("open"), false, "the code is for developers, closed");
+  assert.equal(developers.querySelector("summary").textContent, "Details for developers");
+  assert.equal(developers.querySelector("[data-role=error-code]").textContent, "model_absent: no model");
 });
 
 test("a call still running, a failed call and an orphan result say so", () => {
@@ -113,7 +118,8 @@ test("a call still running, a failed call and an orphan result say so", () => {
   const failed = root.querySelector("[data-call-id=b]");
   assert.match(failed.getAttribute("class"), /tool-call-error/);
   assert.match(failed.querySelector("summary").textContent, /bad · failed/);
-  assert.match(failed.textContent, /invalid_arguments: x is required/);
+  assert.equal(failed.querySelector("[data-role=tool-error]").textContent, "The assistant could not finish a step: x is required");
+  assert.equal(failed.querySelector("[data-role=error-code]").textContent, "invalid_arguments: x is required");
   const orphan = root.querySelector("[data-seq=2].node-tool-result");
   assert.ok(orphan.querySelector("details summary"));
   assert.match(orphan.textContent, /lost/);
@@ -250,7 +256,8 @@ test("a language change re-renders every node, presented ones through their rend
   render({ nodes, lang });
   assert.equal(renders, 2);
   assert.ok(root.querySelector("[data-view]").textContent.includes("提醒"));
-  assert.match(root.querySelector("[data-seq=6]").textContent, /本轮失败/);
+  assert.match(root.querySelector("[data-seq=6] .error-text").textContent, /^助手没能回答：no model$/);
+  assert.equal(root.querySelector("[data-seq=6] summary").textContent, "开发者详情");
 });
 
 test("fork reports the seq to fork through: an assistant message keeps its tool results", () => {

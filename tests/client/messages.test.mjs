@@ -25,7 +25,7 @@ test("what copy copies, where fork forks and what a screen reader hears", () => 
     null,
     "Assistant: **ok**",
     "Message from schedule",
-    "The turn failed: e",
+    "The assistant could not answer.",
     null,
   ]);
   assert.equal(announcement({ kind: "presented" }, t), null);
@@ -100,4 +100,22 @@ test("a message is an article with who, time and non-tab-stop actions; a node wi
   assert.equal(presented.querySelector(".who"), null, "a plugin's card names itself");
   assert.equal(presented.getAttribute("aria-label"), "a/b");
   assert.ok(presented.querySelector("[data-role=json-fallback]"), "no registry: the JSON fallback");
+});
+
+test("a failed tool's words come from its plugin; words that throw or say nothing give the host's sentence", () => {
+  const document = new FakeDocument();
+  const failures = [];
+  const failed = toNodes([
+    { seq: 0, type: "message/assistant", time: 0, data: { text: "", toolCalls: [{ id: "c", name: "t", arguments: {} }] } },
+    { seq: 1, type: "tool/result", time: 1, data: { callId: "c", name: "t", error: { code: "bad", message: "no" } } },
+  ])[0];
+  const ctx = (toolErrorFor) => ({ document, t, lang: "zh", registry: { lookup: () => undefined, toolErrorFor }, onRenderError: (err) => failures.push(err.message) });
+  const words = (toolErrorFor) => buildNode(failed, ctx(toolErrorFor)).querySelector("[data-role=tool-error]").textContent;
+  const asked = [];
+  assert.equal(words(() => (error, options) => (asked.push([error, options]), "The thing did not happen: no")), "The thing did not happen: no");
+  assert.deepEqual(asked, [[{ code: "bad", message: "no" }, { lang: "zh" }]]);
+  assert.equal(words(() => () => null), "The assistant could not finish a step: no");
+  assert.equal(words(() => () => { throw new Error("words broke"); }), "The assistant could not finish a step: no");
+  assert.deepEqual(failures, ["words broke"]);
+  assert.equal(words(() => undefined), "The assistant could not finish a step: no");
 });

@@ -64,3 +64,15 @@ test("alerts and statuses are registered once per event type or plugin, with cle
   assert.throws(() => plugin.registerStatus("", describe), /registry.registerStatus expects a plugin name/);
   assert.throws(() => plugin.registerStatus("p", 1), /the status for p must be a function/);
 });
+
+test("a tool's error words are registered once per tool, stamped with their plugin", () => {
+  const registry = createRegistry();
+  const plugin = registry.forPlugin("client-ui-schedule");
+  const describe = () => "The reminder could not be set";
+  plugin.registerToolError("schedule_create", describe);
+  assert.equal(registry.toolErrorFor("schedule_create"), describe);
+  assert.equal(registry.toolErrorFor("other_tool"), undefined);
+  assert.throws(() => registry.registerToolError("schedule_create", describe), /the error words of schedule_create is already registered by client-ui-schedule/);
+  assert.throws(() => plugin.registerToolError("bad name!", describe), /^TypeError: client-ui-schedule: registry.registerToolError expects a tool name/);
+  assert.throws(() => plugin.registerToolError("t", "no"), /the error words for t must be a function/);
+});

@@ -449,3 +449,24 @@ test("a delivered card's Snooze and Done work through the host, on a closed conv
   );
   assert.equal(app.errors.length, 0, app.errors.join("\n"));
 });
+
+test("a reminder tool that failed is a sentence in the reader's language; the code waits for developers", async () => {
+  const host = new FakeHttpHost({ modules: [UI] });
+  host.addSession("s", {
+    events: [
+      user("remind me yesterday"),
+      ["message/assistant", { text: "", toolCalls: [{ id: "c1", name: "schedule_create", arguments: { at: "2020-01-01T00:00:00Z" } }, { id: "c2", name: "other_tool", arguments: {} }] }],
+      ["tool/result", { callId: "c1", name: "schedule_create", error: { code: "invalid_rule", message: "at is in the past" } }],
+      ["tool/result", { callId: "c2", name: "other_tool", error: { code: "boom", message: "" } }],
+    ],
+  });
+  const app = await mount({ host, initialSession: "s" });
+  const call = (id) => app.$(`[data-call-id=${id}]`);
+  assert.equal(call("c1").querySelector("[data-role=tool-error]").textContent, "The reminder could not be set: at is in the past");
+  assert.equal(call("c1").querySelector("[data-role=error-code]").textContent, "invalid_rule: at is in the past");
+  assert.equal(call("c1").querySelector("[data-role=error-details]").hasAttribute("open"), false);
+  assert.equal(call("c2").querySelector("[data-role=tool-error]").textContent, "The assistant could not finish a step.", "a tool no plugin words: the host's words");
+  app.$("[data-lang=zh]").click();
+  assert.equal(call("c1").querySelector("[data-role=tool-error]").textContent, "没能设置提醒：at is in the past");
+  assert.equal(call("c1").querySelector("[data-role=error-details] summary").textContent, "开发者详情");
+});

@@ -643,7 +643,7 @@ test("the language switch translates the host's strings, persists, and re-render
   assert.equal(app.$("[data-lang=zh]").getAttribute("aria-pressed"), "true");
   assert.equal(app.root.getAttribute("lang"), "zh");
   assert.equal(app.$("[data-role=pin]").textContent, "zh:tea");
-  assert.match(app.$("[data-event-type=turn/end]").textContent, /本轮失败/);
+  assert.match(app.$("[data-event-type=turn/end]").textContent, /助手没能回答/);
   assert.equal(app.$("[data-role=day-separator]").textContent, "2023年11月14日周二", "dates in 中文 too");
   // A new mount starts in the saved language.
   const again = await mount({ host, storage });
@@ -915,7 +915,7 @@ test("a screen reader hears new messages only: not the history, not tool interna
   assert.deepEqual(announcer.children.map((line) => line.textContent), [
     "Assistant: Here is the **answer**.",
     "Message from schedule",
-    "The turn failed: model_unavailable: no model",
+    "The assistant could not answer: no model",
   ]);
 });
 

@@ -7,7 +7,10 @@
 // everything else is inserted as text. A plugin's follow-up message (a
 // delivered reminder's text for the model) is never drawn as the person's
 // bubble: it is a closed disclosure, inside the card of the event that
-// delivered it when there is one.
+// delivered it when there is one. A failure (a tool's, a turn's) is a
+// sentence in the reader's language — a plugin words its own tools'
+// (registry.registerToolError) — with the raw code in a closed "Details for
+// developers" disclosure.
 
 import { append, h, isNode } from "./dom.js";
 import { prettyJson } from "./json.js";
@@ -30,7 +33,7 @@ export function buildNode(node, ctx) {
     case "assistant":
       return assistantMessage(node, ctx);
     case "tool-result":
-      return eventNode(ctx, node, "tool-result", [toolDisclosure(ctx, { name: node.name, arguments: undefined }, node)], {
+      return eventNode(ctx, node, "tool-result", toolBody(ctx, { name: node.name, arguments: undefined }, node), {
         "data-call-id": node.callId,
       });
     case "turn-error":
@@ -61,7 +64,7 @@ export function forkSeq(node) {
 export function announcement(node, t) {
   if (node.kind === "assistant" && node.text.trim() !== "") return `${t("assistant")}: ${node.text}`;
   if (node.kind === "followup") return t("followupFrom", { source: node.source.kind });
-  if (node.kind === "turn-error") return t("turnError", { message: errorText(node.error) });
+  if (node.kind === "turn-error") return sentence(t, "turnError", node.error);
   return null;
 }
 
@@ -158,7 +161,7 @@ function assistantMessage(node, ctx) {
           class: `tool-call tool-call-${callState(call)}`,
           "data-call-id": call.id,
           "data-result-seq": call.resultSeq ?? undefined,
-        }, [toolDisclosure(ctx, call, call.result)]),
+        }, toolBody(ctx, call, call.result)),
       )),
     );
   }
@@ -168,6 +171,16 @@ function assistantMessage(node, ctx) {
 function callState(call) {
   if (call.result === null) return "pending";
   return call.result.ok ? "done" : "error";
+}
+
+/**
+ * A tool call as the page shows it: a failure's sentence (visible: the
+ * person learns what did not happen), then the call in its disclosure.
+ */
+function toolBody(ctx, call, result) {
+  const disclosure = toolDisclosure(ctx, call, result);
+  if (result === null || result.ok) return [disclosure];
+  return [h(ctx.document, "p", { class: "error-text", "data-role": "tool-error" }, [toolSentence(ctx, result)]), disclosure];
 }
 
 /**
@@ -192,24 +205,48 @@ function toolDisclosure(ctx, call, result) {
 
 function resultBlock(ctx, result) {
   const { document: doc, t } = ctx;
-  const body = result.ok
-    ? h(doc, "pre", { class: "json" }, [prettyJson(result.value)])
-    : h(doc, "p", { class: "error-text" }, [errorText(result.error)]);
+  const body = result.ok ? [h(doc, "pre", { class: "json" }, [prettyJson(result.value)])] : [errorDetails(ctx, result.error)];
   return h(doc, "div", {
     class: result.ok ? "tool-result" : "tool-result tool-result-error",
     "data-seq": result.seq,
     "data-event-type": result.eventType,
     "data-call-id": result.callId,
-  }, [h(doc, "div", { class: "label" }, [result.ok ? t("result") : t("toolError", { name: result.name })]), body]);
+  }, [h(doc, "div", { class: "label" }, [result.ok ? t("result") : t("toolError", { name: result.name })]), ...body]);
 }
 
-function errorText(error) {
-  return error.message === "" ? error.code : `${error.code}: ${error.message}`;
+/** `key`'s sentence about `error`: with its message, or the bare one when it has none. */
+function sentence(t, key, error) {
+  return error.message === "" ? t(`${key}Bare`) : t(key, { message: error.message });
+}
+
+/** A failed tool call in words: its plugin's (registry.registerToolError), else the host's. */
+function toolSentence(ctx, result) {
+  const describe = ctx.registry?.toolErrorFor?.(result.name);
+  if (describe !== undefined) {
+    try {
+      const words = describe({ code: result.error.code, message: result.error.message }, { lang: ctx.lang });
+      if (typeof words === "string" && words.trim() !== "") return words;
+    } catch (err) {
+      ctx.onRenderError(err, result);
+    }
+  }
+  return sentence(ctx.t, "stepFailed", result.error);
+}
+
+/** The raw error, closed, for developers: its code (and the message as sent). */
+function errorDetails(ctx, error) {
+  const doc = ctx.document;
+  const raw = error.message === "" ? error.code : `${error.code}: ${error.message}`;
+  return h(doc, "details", { class: "error-details", "data-role": "error-details" }, [
+    h(doc, "summary", {}, [ctx.t("errorDetails")]),
+    h(doc, "code", { class: "error-code", "data-role": "error-code", title: ctx.t("errorCode") }, [raw]),
+  ]);
 }
 
 function turnError(node, ctx) {
   return eventNode(ctx, node, "turn-error", [
-    h(ctx.document, "p", { class: "error-text" }, [ctx.t("turnError", { message: errorText(node.error) })]),
+    h(ctx.document, "p", { class: "error-text" }, [sentence(ctx.t, "turnError", node.error)]),
+    errorDetails(ctx, node.error),
   ]);
 }
 

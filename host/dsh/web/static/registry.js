@@ -7,7 +7,9 @@
 // - alerts: which newly delivered events deserve the reader's attention when
 //   they are not looking (tab title count, a system notification, a sound);
 // - statuses: a short line about a Session from a plugin's state, shown in
-//   the Session list and the header ("1 reminder waiting").
+//   the Session list and the header ("1 reminder waiting");
+// - tool errors: a plugin's words for a failed call of one of its tools
+//   ("The reminder could not be set: …"), in the reader's language.
 
 const EVENT_TYPE = /^[A-Za-z0-9_.-]+\/[A-Za-z0-9_.-]+$/;
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
@@ -47,6 +49,11 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$/;
  * "state" or "summary") and returns `{text, tone?}` or null; `ctx` is
  * `{lang, live, now}`.
  *
+ * `registry.registerToolError(tool, describe)`: `describe(error, ctx)` words
+ * a failed call of tool `tool` (`error` is `{code, message}`, `ctx` is
+ * `{lang}`) as one sentence for the person, or returns null for the host's
+ * own words. The code stays available to developers beside it.
+ *
  * Each id, event type or plugin is registered once per kind; a second
  * registration throws naming both owners. `registry.lang()` is the current UI
  * language ("en" or "zh"): renderers are called again whenever it changes.
@@ -56,6 +63,7 @@ export function createRegistry({ lang = () => "en" } = {}) {
   const panels = new Map();
   const alerts = new Map();
   const statuses = new Map();
+  const toolErrors = new Map();
 
   function claim(table, kind, key, value, owner) {
     const existing = table.get(key);
@@ -102,11 +110,20 @@ export function createRegistry({ lang = () => "en" } = {}) {
     claim(statuses, "the status of", plugin, { plugin, describe }, owner);
   }
 
+  function registerToolError(tool, describe, owner = "host") {
+    checkName(tool, "registry.registerToolError", "a tool name", owner);
+    if (typeof describe !== "function") {
+      throw new TypeError(`${owner}: the error words for ${tool} must be a function`);
+    }
+    claim(toolErrors, "the error words of", tool, { describe }, owner);
+  }
+
   const contribute = (owner) => ({
     register: (eventType, render) => register(eventType, render, owner),
     registerPanel: (id, panel) => registerPanel(id, panel, owner),
     registerAlert: (eventType, describe) => registerAlert(eventType, describe, owner),
     registerStatus: (plugin, describe) => registerStatus(plugin, describe, owner),
+    registerToolError: (tool, describe) => registerToolError(tool, describe, owner),
     lang: () => lang(),
   });
 
@@ -123,6 +140,8 @@ export function createRegistry({ lang = () => "en" } = {}) {
     alertFor: (eventType) => alerts.get(eventType)?.describe,
     /** The status describers: `[{plugin, owner, describe}]`. */
     statuses: () => [...statuses.values()],
+    /** The error words of tool `tool`, or undefined. */
+    toolErrorFor: (tool) => toolErrors.get(tool)?.describe,
     /** The same registry, but registrations are stamped with `plugin` in errors. */
     forPlugin: (plugin) => Object.freeze(contribute(String(plugin))),
   });

@@ -15,7 +15,9 @@
 //                                (schedule-panel.js);
 //   status of "tool-schedule"  — "1 reminder waiting" for a cold Session in the
 //                                list and the header (schedule-state.js);
-//   alert of "schedule/change" — the notification of a delivered reminder.
+//   alert of "schedule/change" — the notification of a delivered reminder;
+//   error words of its tools    — "The reminder could not be set: …" for a
+//                                failed schedule_create (and the others).
 // A host whose registry has no panels, statuses or alerts (an older dsh) still
 // gets the cards, and one whose renderers get no `act` / `markRead` gets them
 // without buttons. Everything is drawn from text, never from HTML. What
@@ -26,12 +28,13 @@ import { FiredCards, renderScheduleSnooze } from "./schedule-after.js";
 import { renderScheduleNotice, renderScheduleReminder } from "./schedule-card.js";
 import { PANEL_ID, reminderPanel } from "./schedule-panel.js";
 import { STATE_PLUGIN, describeAlert, describeStatus } from "./schedule-state.js";
+import { TOOL_ERRORS, toolErrorWords } from "./schedule-words.js";
 
 export { AFTER_WORDS, CARD_SNOOZES, FiredCards, readSnooze, renderScheduleSnooze } from "./schedule-after.js";
 export { LABELS, OVERDUE_AFTER_MS, readReceipt, renderScheduleNotice, renderScheduleReminder } from "./schedule-card.js";
 export { PANEL_ID, ReminderPanel, SNOOZES, WORDS, actionError, reminderPanel } from "./schedule-panel.js";
 export { STATE_PLUGIN, STATUS, describeAlert, describeStatus, isDue, readState } from "./schedule-state.js";
-export { FIRES, countdown, firesWords, ruleWords, shortWhen, spellSeconds } from "./schedule-words.js";
+export { FIRES, TOOL_ERRORS, countdown, firesWords, ruleWords, shortWhen, spellSeconds, toolErrorWords } from "./schedule-words.js";
 
 export const EVENT_TYPE = "schedule/change";
 export const NOTICE_TYPE = "schedule/notice";
@@ -46,4 +49,7 @@ export function register(registry) {
   registry.registerPanel?.(PANEL_ID, reminderPanel);
   registry.registerStatus?.(STATE_PLUGIN, describeStatus);
   registry.registerAlert?.(EVENT_TYPE, describeAlert);
+  for (const tool of Object.keys(TOOL_ERRORS.en)) {
+    registry.registerToolError?.(tool, (error, ctx) => toolErrorWords(tool, error, ctx));
+  }
 }

@@ -45,6 +45,38 @@ export function firesWords(firesWhenClosed, lang) {
   return firesWhenClosed === true ? words.whenClosed : words.whileOpen;
 }
 
+// -- a tool that failed ---------------------------------------------------------------------
+
+/** What did not happen when one of dsh-tool-schedule's tools failed, by language. */
+export const TOOL_ERRORS = Object.freeze({
+  en: Object.freeze({
+    schedule_create: "The reminder could not be set",
+    schedule_update: "The reminder could not be changed",
+    schedule_delete: "The reminder could not be deleted",
+    schedule_list: "The reminders could not be listed",
+  }),
+  zh: Object.freeze({
+    schedule_create: "没能设置提醒",
+    schedule_update: "没能修改提醒",
+    schedule_delete: "没能删除提醒",
+    schedule_list: "没能列出提醒",
+  }),
+});
+
+/**
+ * The words of a failed call of `tool` (registry.registerToolError): "The
+ * reminder could not be set: <message>", in the reader's language; null for
+ * a tool that is not ours.
+ */
+export function toolErrorWords(tool, error, ctx = {}) {
+  const lang = uiLanguage(ctx.lang);
+  const lead = TOOL_ERRORS[lang][tool];
+  if (lead === undefined) return null;
+  const message = typeof error?.message === "string" ? error.message.trim() : "";
+  if (message === "") return lang === "zh" ? `${lead}。` : `${lead}.`;
+  return lang === "zh" ? `${lead}：${message}` : `${lead}: ${message}`;
+}
+
 // -- the rule in words ------------------------------------------------------------------
 
 const DAY_NAMES = Object.freeze({
