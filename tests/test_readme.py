@@ -271,7 +271,7 @@ class Tour:
 
     async def step(self, step: str) -> None:
         actions = 0
-        if step.startswith("Click **New session**"):
+        if step.startswith("Click **New conversation**"):
             response = await self.http.post("/api/sessions")
             assert response.status_code == 201, response.text
             self.session_id = response.json()["session"]["id"]
