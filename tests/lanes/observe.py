@@ -88,7 +88,7 @@ class ReminderFrame:
         self.status: str = fields["Status"]
         self.missed = int(fields["Missed"].split(" ", 1)[0])
         self.next: str = fields["Next"]
-        assert lines[10].startswith("Delivery: session-local"), text
+        assert lines[10].startswith("Delivery: it fires "), text
 
     def assert_status_matches_timing(self) -> None:
         """`on time` when delivered less than a second late, else `overdue by …`."""

@@ -26,7 +26,7 @@ def frame(prompt: str = "stretch", late_ms: int = 0) -> str:
 def test_the_frame_is_the_fixed_eleven_line_template() -> None:
     assert reminder_frame(reminder(), Due(DUE, 0), DUE + 4, None) == (
         "[Scheduled reminder]\n"
-        "This is a scheduled reminder that was set earlier in this Session.\n"
+        "This is a scheduled reminder that was set earlier in this conversation.\n"
         'Reminder id: "rem-1"\n'
         'Prompt: "stretch"\n'
         'Rule: "once, 10 seconds after it was set"\n'
@@ -35,7 +35,7 @@ def test_the_frame_is_the_fixed_eleven_line_template() -> None:
         "Status: on time\n"
         "Missed: 0\n"
         "Next: none (this was the last occurrence)\n"
-        "Delivery: session-local (it fires only while this Session is live)."
+        "Delivery: it fires only while this conversation is open."
     )
 
 
@@ -54,7 +54,7 @@ def test_a_recurring_frame_states_the_zone_utc_the_missed_and_the_next() -> None
     )
     assert lines[7] == "Status: overdue by 2m 05s"
     assert lines[8] == (
-        "Missed: 3 (not delivered while this Session was not live; this message stands for them)"
+        "Missed: 3 (not delivered while this conversation was closed; this message stands for them)"
     )
     assert lines[9] == "Next: 2026-03-31T09:00:00+02:00 (Europe/Berlin) = 2026-03-31T07:00:00.000Z"
 

@@ -103,7 +103,7 @@ async def test_a_reminder_fires_once_on_time_with_its_frame(harness: Harness) ->
     }
     assert frame_of(agent) == (
         "[Scheduled reminder]\n"
-        "This is a scheduled reminder that was set earlier in this Session.\n"
+        "This is a scheduled reminder that was set earlier in this conversation.\n"
         'Reminder id: "rem-1"\n'
         'Prompt: "stretch"\n'
         'Rule: "once, 10 seconds after it was set"\n'
@@ -112,7 +112,7 @@ async def test_a_reminder_fires_once_on_time_with_its_frame(harness: Harness) ->
         "Status: on time\n"
         "Missed: 0\n"
         "Next: none (this was the last occurrence)\n"
-        "Delivery: session-local (it fires only while this Session is live)."
+        "Delivery: it fires only while this conversation is open."
     )
     assert (await harness.value(agent, "schedule_list"))["reminders"] == []
     harness.clock.advance(3600)
@@ -762,7 +762,8 @@ async def test_missed_occurrences_catch_up_once_then_back_on_schedule(harness: H
     await settle()
     assert occurrences(agent) == [("2026-01-01T05:00:00.000Z", 4)]
     assert status_of(agent) == "Status: overdue by 10m 00s"
-    assert line_of(agent, "Missed").startswith("4 (not delivered while this Session was not live")
+    missed = line_of(agent, "Missed")
+    assert missed.startswith("4 (not delivered while this conversation was closed")
     assert data(reminder_messages(agent.session)[0])["source"]["missed"] == 4
 
     await follow(harness, lambda: len(dispatches(agent.session)) == 2, limit=200)

@@ -3,7 +3,7 @@
 Exactly eleven lines, no trailing newline::
 
     [Scheduled reminder]
-    This is a scheduled reminder that was set earlier in this Session.
+    This is a scheduled reminder that was set earlier in this conversation.
     Reminder id: "rem-1"
     Prompt: "stretch"
     Rule: "every 2 hours"
@@ -12,7 +12,11 @@ Exactly eleven lines, no trailing newline::
     Status: on time
     Missed: 0
     Next: 2026-03-30T11:00:00+02:00 (Europe/Berlin) = 2026-03-30T09:00:00.000Z
-    Delivery: session-local (it fires only while this Session is live).
+    Delivery: it fires only while this conversation is open.
+
+The last line says what the host does with a closed conversation: `it fires
+even while this conversation is closed.` when it wakes closed Sessions
+(`PluginContext.wakes_cold_sessions`), else the line above.
 
 The id, the prompt and the rule in words are JSON string literals
 (`json.dumps`, non-ASCII kept): quotes, backslashes and control characters —
@@ -22,10 +26,12 @@ read `<`, `>` and `&` as themselves; text inside a literal can neither end it
 nor start another line, so it cannot forge a field of the frame.
 
 `Status` is `on time` when the delivery is less than `LATE_THRESHOLD_MS`
-(one second) after the occurrence, else `overdue by <duration>` (`45s`,
+(one second) after the occurrence, else `overdue by <duration>` — the
+model's exact record; what a person is shown follows the one rule for
+"overdue" instead (`alerts.OVERDUE_AFTER_MS`, a minute) (`45s`,
 `3m 05s`, `2h 03m 04s`, `3d 04h 05m`). `Missed` is how many earlier
 occurrences this one stands for (`Missed: 3 (not delivered while this
-Session was not live; this message stands for them)`). `Next` is the
+conversation was closed; this message stands for them)`). `Next` is the
 reminder's next occurrence, or `none (this was the last occurrence)`.
 """
 
@@ -62,13 +68,23 @@ def reminder_status(occurrence_ms: int, delivered_ms: int) -> str:
 def _missed(missed: int) -> str:
     if missed == 0:
         return "0"
-    return f"{missed} (not delivered while this Session was not live; this message stands for them)"
+    return (
+        f"{missed} (not delivered while this conversation was closed; this message stands for them)"
+    )
 
 
-def reminder_frame(reminder: Reminder, due: Due, delivered_ms: int, next_ms: int | None) -> str:
+def reminder_frame(
+    reminder: Reminder,
+    due: Due,
+    delivered_ms: int,
+    next_ms: int | None,
+    *,
+    fires_when_closed: bool = False,
+) -> str:
     """The frame for delivering `due` of `reminder` at `delivered_ms` (epoch ms).
 
-    `next_ms` is what the reminder owes after this delivery (None: nothing).
+    `next_ms` is what the reminder owes after this delivery (None: nothing);
+    `fires_when_closed` whether the host fires reminders of closed conversations.
     Raises `ValueError` when a time has no spelling (past the year 9999).
     """
     record = reminder.record
@@ -81,7 +97,7 @@ def reminder_frame(reminder: Reminder, due: Due, delivered_ms: int, next_ms: int
     return "\n".join(
         (
             "[Scheduled reminder]",
-            "This is a scheduled reminder that was set earlier in this Session.",
+            "This is a scheduled reminder that was set earlier in this conversation.",
             f"Reminder id: {json_literal(record.id)}",
             f"Prompt: {json_literal(record.prompt)}",
             f"Rule: {json_literal(describe_rule(record))}",
@@ -90,6 +106,8 @@ def reminder_frame(reminder: Reminder, due: Due, delivered_ms: int, next_ms: int
             f"Status: {reminder_status(due.occurrence_ms, delivered_ms)}",
             f"Missed: {_missed(due.missed)}",
             f"Next: {following}",
-            "Delivery: session-local (it fires only while this Session is live).",
+            "Delivery: it fires even while this conversation is closed."
+            if fires_when_closed
+            else "Delivery: it fires only while this conversation is open.",
         )
     )

@@ -307,7 +307,9 @@ class ReminderOwner:
             due = ledger.plan(reminder, now, count_missed=True).due
             assert due is not None, "unreachable: the same plan, now counting"
             following = following_occurrence(reminder, due.occurrence_ms)
-            frame = reminder_frame(reminder, due, now, following)
+            frame = reminder_frame(
+                reminder, due, now, following, fires_when_closed=ledger.fires_when_closed
+            )
             source: dict[str, JsonValue] = {
                 "kind": "schedule",
                 "scheduleId": reminder.id,
