@@ -26,12 +26,10 @@ read marks are the person's and cannot be derived again.
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import logging
 import os
-import secrets
 import time
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
@@ -41,14 +39,8 @@ import anyio.to_thread
 from anyio import CapacityLimiter
 
 from ..persistence.errors import StorageError
-from ..persistence.jsonl.files import (
-    FILE_MODE,
-    Sync,
-    open_regular,
-    read_all,
-    sync_directory,
-    write_all,
-)
+from ..persistence.jsonl.files import Sync, open_regular, read_all, sync_directory
+from ..persistence.jsonl.snapshots import SnapshotFile
 from ..session.errors import InvalidSessionId
 from ..session.ids import validate_session_id
 from .alert import Alert
@@ -185,10 +177,7 @@ class JsonlAttentionBackend(AttentionBackend):
         self._sync: Sync = sync or os.fsync
         self._now = now or (lambda: int(time.time() * 1000))
         self.state = AttentionState()
-        self._fd: int | None = None
-        self._lines = 0
-        self._valid_size = 0
-        self._torn = False
+        self._file = SnapshotFile(self.path, self._sync)
         self._opened = False
         self._limiter: CapacityLimiter | None = None
 
@@ -255,8 +244,8 @@ class JsonlAttentionBackend(AttentionBackend):
         except OSError as error:
             os.close(fd)
             raise StorageError(f"cannot read {self.path}: {error}") from error
-        self.state, self._fd, self._lines, self._valid_size = state, fd, lines, valid
-        self._torn = os.fstat(fd).st_size != valid
+        self.state = state
+        self._file.adopt(fd, lines, valid)
         kept = sum(len(entry.alerts) + 2 for entry in state.entries.values())
         if lines > max(COMPACT_MIN_LINES, COMPACT_FACTOR * kept):
             state.prune(self._now())
@@ -279,54 +268,26 @@ class JsonlAttentionBackend(AttentionBackend):
 
     def _append(self, lines: list[bytes], apply: Callable[[AttentionState], _T]) -> _T:
         self._open()
-        if self._fd is None:  # no file yet (or it was set aside): a snapshot makes it
+        if not self._file.is_open:  # no file yet (or it was set aside): a snapshot makes it
             candidate = copy.deepcopy(self.state)
             result = apply(candidate)
             self._replace(candidate)
             self.state = candidate
             return result
-        payload = b"".join(lines)
-        fd = self._fd
         try:
-            if self._torn:
-                os.ftruncate(fd, self._valid_size)
-                self._torn = False
-            write_all(fd, payload)
-            self._sync(fd)
+            self._file.append(b"".join(lines))
         except OSError as error:
-            self._torn = True  # a part may be there: truncate it before the next append
             raise StorageError(f"cannot write {self.path}: {error}") from error
-        self._lines += len(lines)
-        self._valid_size += len(payload)
         return apply(self.state)
 
     def _replace(self, state: AttentionState) -> None:
-        payload = snapshot(state)
-        temp = self.path.with_name(f".{FILE_NAME}.{secrets.token_hex(6)}.tmp")
         try:
-            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-            fd = os.open(temp, flags, FILE_MODE)
-            try:
-                write_all(fd, payload)
-                self._sync(fd)
-                os.replace(temp, self.path)
-                sync_directory(self.data_dir, self._sync)
-            except BaseException:
-                os.close(fd)
-                raise
+            self._file.replace(snapshot(state))
         except OSError as error:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
             raise StorageError(f"cannot write {self.path}: {error}") from error
-        self._close()
-        self._fd, self._lines = fd, payload.count(b"\n")
-        self._valid_size, self._torn = len(payload), False
 
     def _close(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        self._file.close()
 
     async def _run(self, func: Callable[..., _T], *args: Any) -> _T:
         if self._limiter is None:

@@ -31,7 +31,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import secrets
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
@@ -42,14 +41,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 
 from ..base.validation import describe
 from ..persistence.errors import StorageError
-from ..persistence.jsonl.files import (
-    FILE_MODE,
-    Sync,
-    open_regular,
-    read_all,
-    sync_directory,
-    write_all,
-)
+from ..persistence.jsonl.files import Sync, open_regular, read_all, sync_directory
+from ..persistence.jsonl.snapshots import SnapshotFile
 from ..session.errors import InvalidSessionId
 from ..session.ids import validate_session_id
 from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
@@ -190,11 +183,8 @@ class JsonlWakeBackend(WakeBackend):
         self.path = self.data_dir / INDEX_NAME
         self.description = f"the wake index {self.path}"
         self._sync: Sync = sync or os.fsync
-        self._fd: int | None = None
+        self._file = SnapshotFile(self.path, self._sync)
         self._entries: dict[str, WakeEntry] = {}
-        self._lines = 0
-        self._valid_size = 0
-        self._torn = False
         self._limiter: CapacityLimiter | None = None
 
     # -- WakeBackend ------------------------------------------------------------
@@ -217,7 +207,7 @@ class JsonlWakeBackend(WakeBackend):
     # -- in the worker thread ----------------------------------------------------
 
     def _load(self) -> LoadedIndex:
-        self._close()
+        self._file.close()
         try:
             opened = open_regular(self.path, os.O_RDWR | os.O_APPEND)
         except StorageError as error:
@@ -233,9 +223,8 @@ class JsonlWakeBackend(WakeBackend):
         except OSError as error:
             os.close(fd)
             return LoadedIndex(problem=f"cannot read {self.path}: {error}")
-        self._fd, self._entries, self._lines = fd, entries, lines
-        self._valid_size = valid
-        self._torn = os.fstat(fd).st_size != valid
+        self._file.adopt(fd, lines, valid)
+        self._entries = entries
         return LoadedIndex(dict(entries))
 
     def _write(self, changes: list[Change]) -> None:
@@ -247,23 +236,17 @@ class JsonlWakeBackend(WakeBackend):
                 merged.pop(session_id, None)
             else:
                 merged[session_id] = entry
-        if self._fd is None or self._lines + len(changes) > self._compact_at(len(merged)):
+        if not self._file.is_open or self._file.lines + len(changes) > self._compact_at(
+            len(merged)
+        ):
             self._replace(merged)
             return
         payload = b"".join(encode_entry(session_id, entry) for session_id, entry in changes)
-        fd = self._fd
         try:
-            if self._torn:
-                os.ftruncate(fd, self._valid_size)
-                self._torn = False
-            write_all(fd, payload)
-            self._sync(fd)
+            self._file.append(payload)
         except OSError as error:
-            self._torn = True  # a part may be there: truncate it before the next append
             raise WakeBackendError(f"cannot write {self.path}: {error}") from error
         self._entries = merged
-        self._lines += len(changes)
-        self._valid_size += len(payload)
 
     def _compact_at(self, entries: int) -> int:
         return max(COMPACT_MIN_LINES, COMPACT_FACTOR * entries)
@@ -273,42 +256,24 @@ class JsonlWakeBackend(WakeBackend):
         payload = encode_header() + b"".join(
             encode_entry(session_id, entry) for session_id, entry in sorted(kept.items())
         )
-        temp = self.path.with_name(f".{INDEX_NAME}.{secrets.token_hex(6)}.tmp")
         try:
-            self.data_dir.mkdir(mode=0o700, parents=True, exist_ok=True)
-            flags = os.O_RDWR | os.O_APPEND | os.O_CREAT | os.O_EXCL | os.O_CLOEXEC
-            fd = os.open(temp, flags, FILE_MODE)
-            try:
-                write_all(fd, payload)
-                self._sync(fd)
-                os.replace(temp, self.path)
-                sync_directory(self.data_dir, self._sync)
-            except BaseException:
-                os.close(fd)
-                raise
+            self._file.replace(payload)
         except OSError as error:
-            with contextlib.suppress(OSError):
-                os.unlink(temp)
             raise WakeBackendError(f"cannot write {self.path}: {error}") from error
-        # The snapshot's descriptor appends from now on (it is the file at `path`).
-        self._close()
-        self._fd, self._entries, self._lines = fd, kept, len(kept) + 1
-        self._valid_size, self._torn = len(payload), False
+        self._entries = kept
 
     def _discard(self) -> None:
-        self._close()
+        self._file.close()
         try:
             with contextlib.suppress(FileNotFoundError):
                 os.unlink(self.path)
             sync_directory(self.data_dir, self._sync)
         except OSError as error:
             raise WakeBackendError(f"cannot remove {self.path}: {error}") from error
-        self._entries, self._lines = {}, 0
+        self._entries = {}
 
     def _close(self) -> None:
-        fd, self._fd = self._fd, None
-        if fd is not None:
-            os.close(fd)
+        self._file.close()
 
     async def _run(self, func: Callable[..., _T], *args: Any) -> _T:
         if self._limiter is None:
