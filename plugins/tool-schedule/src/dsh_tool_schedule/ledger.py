@@ -180,20 +180,8 @@ class ScheduleLedger:
             fold = self._valid(await self._preflight())
             now = self.clock.wall_ms()
             self._check_limits(fold, now)
-            try:
-                reminder_id = fold.next_id()
-            except ValueError:
-                raise ToolError(
-                    "internal_error", "this Session has used every reminder id"
-                ) from None
-            record = draft_create(
-                request,
-                reminder_id=reminder_id,
-                now_ms=now,
-                default_zone=user_zone(self.session),
-                min_interval=self.config.min_interval_seconds,
-            )
-            event = self.live.append(self.session, EVENT_TYPE, create_data(record))
+            record, event = self._append_create(fold, request, now)
+            reminder_id = record.id
             await self._checkpoint(
                 appended=f"reminder {reminder_id}",
                 retry=f"if {reminder_id} is listed it exists: do not create it again",
@@ -286,20 +274,13 @@ class ScheduleLedger:
         seconds: int,
         now: int,
     ) -> Reminder:
-        reminder_id = fold.next_id()
         request = CreateRequest(
             prompt=str(receipt["prompt"]),
             rule=RuleRequest(after_seconds=seconds),
             time_zone=str(receipt["timeZone"]),
         )
-        record = draft_create(
-            request,
-            reminder_id=reminder_id,
-            now_ms=now,
-            default_zone=user_zone(self.session),
-            min_interval=self.config.min_interval_seconds,
-        )
-        event = self.live.append(self.session, EVENT_TYPE, create_data(record))
+        record, event = self._append_create(fold, request, now)
+        reminder_id = record.id
         self.live.append(self.session, SNOOZE_TYPE, snooze_data(reminder_id, dispatch_seq))
         await self._checkpoint(
             appended=f"reminder {reminder_id} (the snooze of event {dispatch_seq})",
@@ -307,6 +288,23 @@ class ScheduleLedger:
         )
         self._notify()
         return Reminder.start(record, event.seq, event.seq, 0)
+
+    def _append_create(
+        self, fold: ScheduleFold, request: CreateRequest, now: int
+    ) -> tuple[Record, SessionEvent]:
+        """Append the `create` of `request` under the fold's next id (not yet confirmed)."""
+        try:
+            reminder_id = fold.next_id()
+        except ValueError:
+            raise ToolError("internal_error", "this Session has used every reminder id") from None
+        record = draft_create(
+            request,
+            reminder_id=reminder_id,
+            now_ms=now,
+            default_zone=user_zone(self.session),
+            min_interval=self.config.min_interval_seconds,
+        )
+        return record, self.live.append(self.session, EVENT_TYPE, create_data(record))
 
     async def apply(
         self, reminder_id: str, draft: Draft, *, revision: int | None = None
