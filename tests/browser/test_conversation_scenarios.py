@@ -210,7 +210,7 @@ def test_keyboard_new_session_focus_shortcuts_help_and_the_message_menu(
         page.keyboard.press("?")
         help_dialog = page.locator("dialog[data-role=help]")
         expect(help_dialog).to_be_visible()
-        expect(help_dialog.locator("[data-shortcut]")).to_have_count(7)
+        expect(help_dialog.locator("[data-shortcut]")).to_have_count(9)
         page.keyboard.press("Escape")
         expect(help_dialog).to_have_count(0)
 

@@ -142,8 +142,10 @@ def test_the_panel_counts_down_deletes_and_a_reminder_fired_while_away_is_told_o
             page.evaluate(LOOK_AWAY)
             page.wait_for_function("() => document.title.startsWith('(1) ')", timeout=WAIT_MS)
             notes = page.evaluate("window.__notifications")
-            assert [note["title"] for note in notes] == ["🔔 Reminder: stretch"]
-            assert "Once" in notes[0]["body"]
+            # The host's alert (WS /api/live), under the conversation's title.
+            assert [note["title"].split(" · ")[-1] for note in notes] == ["stretch"]
+            assert notes[0]["title"].startswith("remind me about tea")
+            assert notes[0]["body"].startswith("Due at ")
 
             # The transcript shows the reminder once: one card, holding the follow-up.
             card = page.locator('[data-event-type="schedule/change"][data-view]')
