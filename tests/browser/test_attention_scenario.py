@@ -42,14 +42,19 @@ def test_a_reminder_of_another_conversation_is_counted_notified_read_and_snoozed
             {
                 "text": "Setting it.",
                 "toolCalls": [
-                    {"name": "schedule_create", "arguments": {"prompt": "stretch", "after_seconds": 3}}
+                    {
+                        "name": "schedule_create",
+                        "arguments": {"prompt": "stretch", "after_seconds": 3},
+                    }
                 ],
             },
             {"text": "Set."},
             {"text": "Time to stretch!"},
         ],
     )
-    context = browser.new_context(viewport={"width": 1280, "height": 800}, locale="en-US", timezone_id="UTC")
+    context = browser.new_context(
+        viewport={"width": 1280, "height": 800}, locale="en-US", timezone_id="UTC"
+    )
     context.grant_permissions(["notifications"])
     context.add_init_script(NOTIFICATION_SPY)
     context.set_default_timeout(WAIT_MS)
@@ -65,12 +70,16 @@ def test_a_reminder_of_another_conversation_is_counted_notified_read_and_snoozed
 
             # Another conversation is open when it fires.
             page.locator("[data-role=new-session]").click()
-            expect(page.locator(f'[data-session-id="{first}"]')).not_to_have_attribute("aria-current", "true")
+            expect(page.locator(f'[data-session-id="{first}"]')).not_to_have_attribute(
+                "aria-current", "true"
+            )
             badge = page.locator(f'[data-session-id="{first}"] [data-role=unread]')
             expect(badge).to_have_text("1", timeout=WAIT_MS)
             page.wait_for_function("() => document.title.startsWith('(1) ')")
             notes = page.evaluate("window.__notifications")
-            assert [note["title"] for note in notes] == ["remind me in 3 seconds to stretch · stretch"]
+            assert [note["title"] for note in notes] == [
+                "remind me in 3 seconds to stretch · stretch"
+            ]
             shot = tmp_path / "unread.png"
             page.screenshot(path=str(shot))
             artifact(shot)
@@ -82,11 +91,15 @@ def test_a_reminder_of_another_conversation_is_counted_notified_read_and_snoozed
             rows = web.get("/api/sessions").json()["sessions"]
             assert {row["id"]: row["unread"] for row in rows}[first] == 0
 
-            card = page.locator('[data-event-type="schedule/change"][data-view] [data-role=schedule-reminder]')
+            card = page.locator(
+                '[data-event-type="schedule/change"][data-view] [data-role=schedule-reminder]'
+            )
             expect(card).to_have_count(1)
             card.locator("[data-action=snooze][data-seconds='600']").click()
             expect(card).to_have_attribute("data-state", "snoozed")
-            expect(card.locator("[data-role=reminder-outcome]")).to_contain_text("Snoozed — again at")
+            expect(card.locator("[data-role=reminder-outcome]")).to_contain_text(
+                "Snoozed — again at"
+            )
             expect(page.locator("[data-role=reminders] [data-reminder-id]")).to_have_count(1)
             wait_for(
                 lambda: [e for e in stored(web, first) if e["type"] == "schedule/snooze"] or None,
@@ -98,7 +111,9 @@ def test_a_reminder_of_another_conversation_is_counted_notified_read_and_snoozed
             artifact(shot)
 
             page.reload()
-            card = page.locator('[data-event-type="schedule/change"][data-view] [data-role=schedule-reminder]')
+            card = page.locator(
+                '[data-event-type="schedule/change"][data-view] [data-role=schedule-reminder]'
+            )
             expect(card).to_have_attribute("data-state", "snoozed", timeout=WAIT_MS)
             assert watch.problems == []
     finally:

@@ -46,5 +46,5 @@ class ScheduleUiPlugin:
 
     @hookimpl
     def dsh_client_modules(self) -> list[ClientModule]:
-        """The reminder UI module, for `schedule/change`, `schedule/notice` and `schedule/snooze` views."""
+        """The reminder UI module, for the views of the plugin's three event types."""
         return [ClientModule(path=MODULE_PATH, event_types=EVENT_TYPES, imports=IMPORTS)]
