@@ -639,7 +639,36 @@ def _codec(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _alerts(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    live, start = r.get("live") or {}, r.get("start") or {}
+    frame = live.get("frame_after_flush_ms")
+    flush = live.get("flush_ms")
+    opened = start.get("open_ms")
+    parsed = start.get("json_loads_ms")
+    return [
+        _row(
+            f"15 alerts ({_num(live.get('rounds'))} flushes)",
+            "flush returned → alert frame at a watcher (median / p99)",
+            _mp(frame, digits=2),
+            f"the flush itself: {_mp(flush, digits=2)}",
+            _ratio(_div((frame or {}).get("median"), (flush or {}).get("median"))),
+            "",
+            None,
+        ),
+        _row(
+            f"15 alerts ({_num(start.get('sessions'))} Sessions unread)",
+            "start-up: attention.jsonl opened, first unread() (median)",
+            _num((opened or {}).get("median"), " ms", 1),
+            f"read + json.loads of its lines: {_num((parsed or {}).get('median'), ' ms', 1)}",
+            _ratio(_div((opened or {}).get("median"), (parsed or {}).get("median"))),
+            "",
+            None,
+        ),
+    ]
+
+
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
+    "alerts": _alerts,
     "hostile": _hostile,
     "codec": _codec,
     "idle": _idle,

@@ -56,6 +56,11 @@ class Size:
     wake_window: float = 60.0
     wake_rounds: int = 3
     hibernate_sessions: int = 5_000
+    # 12. alerts: flushes carrying an alert (spread over `alert_sessions` live Sessions);
+    #     Sessions with unread alerts in the attention file a start-up opens
+    alert_rounds: int = 1_000
+    alert_sessions: int = 50
+    attention_sessions: int = 10_000
 
 
 PROFILES: dict[str, Size] = {
@@ -89,6 +94,8 @@ PROFILES: dict[str, Size] = {
         wake_window=60.0,
         wake_rounds=3,
         hibernate_sessions=5_000,
+        alert_rounds=1_000,
+        attention_sessions=10_000,
     ),
     "quick": Size(
         name="quick",
@@ -120,6 +127,8 @@ PROFILES: dict[str, Size] = {
         wake_window=10.0,
         wake_rounds=2,
         hibernate_sessions=500,
+        alert_rounds=300,
+        attention_sessions=2_000,
     ),
     "smoke": Size(
         name="smoke",
@@ -150,5 +159,8 @@ PROFILES: dict[str, Size] = {
         wake_window=1.0,
         wake_rounds=1,
         hibernate_sessions=20,
+        alert_rounds=20,
+        alert_sessions=5,
+        attention_sessions=50,
     ),
 }

@@ -33,6 +33,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "hibernate": ("wake", "hibernate", {}),
     "hostile": ("hostile", "hostile", {}),
     "codec": ("codec", "codec", {}),
+    "alerts": ("alerts", "alerts", {}),
 }
 
 
