@@ -36,7 +36,7 @@ function memoryStorage(initial = {}) {
   return { data, getItem: (k) => data.get(k) ?? null, setItem: (k, v) => data.set(k, String(v)), removeItem: (k) => data.delete(k) };
 }
 
-async function mount(host, { initialSession = null, focused = true, token = "t", Notification = notifications() } = {}) {
+async function mount(host, { initialSession = null, focused = true, token = "t", Notification = notifications(), schedule = (fn) => fn() } = {}) {
   const document = new FakeDocument();
   document.hidden = false;
   document.hasFocus = () => focused;
@@ -56,7 +56,7 @@ async function mount(host, { initialSession = null, focused = true, token = "t",
     storage: memoryStorage({ [NOTIFY_KEY]: "on" }),
     importModule: async () => ({}),
     timers,
-    schedule: (fn) => fn(),
+    schedule,
     initialSession,
     onError: (err) => errors.push(err),
     now: () => Date.UTC(2026, 2, 2, 12),
@@ -232,4 +232,49 @@ test("a new token refused by the host-wide stream shows the token prompt; a good
   await pump(host, app.timers);
   assert.equal(app.controller.everywhere.status, "ready");
   assert.equal(app.unreadOf("a").textContent, "1");
+});
+
+test("a conversation made elsewhere after the list was read is listed once it has unread alerts", async () => {
+  const host = new FakeHttpHost();
+  host.addSession("here", { events: [user("here")] });
+  const app = await mount(host, { initialSession: "here" });
+  const lists = () => host.requests.filter(([method, path]) => method === "GET" && path === "/api/sessions").length;
+  const before = lists();
+  // Another tab (or a phone) makes it and a reminder fires there.
+  const far = host.addSession("far", { events: [user("water the plants")] });
+  far.append("schedule/change", { change: "dispatch" });
+  far.flush();
+  host.alert("far", 1, { title: "water" });
+  await pump(host, app.timers);
+  assert.equal(lists(), before + 1, "the list is read again");
+  assert.equal(app.unreadOf("far").textContent, "1", "its entry carries the count");
+  assert.match(app.$('[data-session-id="far"]').textContent, /water the plants/);
+  assert.equal(app.controller.currentId(), "here");
+  // A count of a listed conversation asks nothing more.
+  far.append("schedule/change", { change: "dispatch" });
+  far.flush();
+  host.alert("far", 2, { title: "water again" });
+  await pump(host, app.timers);
+  assert.equal(app.unreadOf("far").textContent, "2");
+  assert.equal(lists(), before + 1);
+});
+
+test("a hidden tab, which gets no animation frames, still counts in its title", async () => {
+  const host = new FakeHttpHost();
+  host.addSession("here", { events: [user("here")] });
+  const far = host.addSession("far", { events: [user("water the plants")] });
+  let hidden = false;
+  const frames = [];
+  const app = await mount(host, { initialSession: "here", focused: false, schedule: (fn) => (hidden ? frames.push(fn) : fn()) });
+  assert.equal(app.document.title, "here · dsh");
+  hidden = true;
+  far.append("schedule/change", { change: "dispatch" });
+  far.flush();
+  host.alert("far", 1, { title: "water" });
+  await pump(host, app.timers);
+  assert.ok(frames.length > 0, "the page's drawing waits for a frame");
+  assert.equal(app.document.title, "(1) here · dsh", "the title does not");
+  host.markRead("far", 1);
+  await pump(host, app.timers);
+  assert.equal(app.document.title, "here · dsh");
 });

@@ -93,6 +93,10 @@ export function mountApp({
   let started = false;
   let lastReconnects = 0;
   let listMinute = null;
+  // The first list was read: a count for a Session it lacks means a new one.
+  let listed = false;
+  // The tab title after its count (what is on screen), once drawn.
+  let titleBase = null;
   const labels = new Labels();
   const registry = createRegistry({ lang: () => lang });
   const directory = new SessionDirectory({ api, report: (err) => report(err), unsupported: (f, err) => unsupported(f, err) });
@@ -218,6 +222,7 @@ export function mountApp({
     everywhere?.start();
     await loadPlugins();
     await refreshSessions();
+    listed = true;
     if (initialSession) await openSession(initialSession);
     surface.start();
     requestRender();
@@ -274,7 +279,15 @@ export function mountApp({
   function countsMoved(ids) {
     if (destroyed) return;
     for (const id of ids) attention.unread(id, everywhere.count(id));
+    // A conversation made elsewhere since the list was read (another tab, a
+    // phone, the API) has no entry to show its count or to open it from.
+    if (listed && directory.query === "" && ids.some((id) => everywhere.count(id) > 0 && directory.find(id) === undefined)) {
+      refreshSessions();
+    }
     renderSessions();
+    // Now, not at the next frame: a hidden tab gets no frames, and its title
+    // is all the reader sees of it.
+    drawTitle();
     requestRender();
   }
 
@@ -630,6 +643,11 @@ export function mountApp({
     surface.listed(directory.sessions);
   }
 
+  /** The tab title: the unread count of every Session, then what is on screen. */
+  function drawTitle() {
+    if (titleBase !== null) document.title = `${attention.prefix()}${titleBase}`;
+  }
+
   /** The id of the Session on screen or being opened, or null. */
   function shownId() {
     return current?.id ?? opening?.id ?? null;
@@ -702,8 +720,8 @@ export function mountApp({
 
   function renderHeader(name, id, status, error = null) {
     header.setTitle(name, id);
-    const base = name === null ? t("appName") : `${name} · ${t("appName")}`;
-    document.title = `${attention.prefix()}${base}`;
+    titleBase = name === null ? t("appName") : `${name} · ${t("appName")}`;
+    drawTitle();
     const text = {
       connecting: t("connecting"),
       reconnecting: t("reconnecting"),
