@@ -531,6 +531,46 @@ describe("session window: reconnect generations", () => {
     assert.equal(timers.pending.size, 1);
   });
 
+  test("a stream refused before its hello is asked about over HTTP: a 404 stops it", async () => {
+    const timers = new FakeTimers();
+    let opened = 0;
+    const gone = Object.assign(new Error("no such session"), { status: 404 });
+    const win = new SessionWindow({
+      fetchEvents: async () => {
+        throw gone;
+      },
+      openLive: ({ onClose }) => {
+        opened += 1;
+        queueMicrotask(() => onClose({ code: 1006 }));
+        return { close() {} };
+      },
+      timers,
+    });
+    win.start();
+    for (let i = 0; i < 5; i += 1) await Promise.resolve();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(win.status, "failed");
+    assert.equal(win.snapshot().error.status, 404);
+    assert.equal(timers.pending.size, 0, "no reconnect is left waiting");
+    assert.equal(opened, 1);
+  });
+
+  test("a stream that closed before its hello still reconnects when HTTP answers", async () => {
+    const timers = new FakeTimers();
+    const win = new SessionWindow({
+      fetchEvents: async () => history([]),
+      openLive: ({ onClose }) => {
+        queueMicrotask(() => onClose({ code: 1006 }));
+        return { close() {} };
+      },
+      timers,
+    });
+    win.start();
+    await new Promise((resolve) => setImmediate(resolve));
+    assert.equal(win.status, "reconnecting");
+    assert.equal(timers.pending.size, 1);
+  });
+
   test("a handle whose close() throws is dropped all the same", async () => {
     const timers = new FakeTimers();
     const opened = [];

@@ -323,10 +323,28 @@ export class SessionWindow {
   }
 
   #onTransportClosed() {
+    const beforeHello = this.#helloTail === null;
     this.#transport = null;
     this.#transportToken = null;
-    this.#newGeneration();
+    const gen = this.#newGeneration();
     this.#scheduleReconnect();
+    if (beforeHello) this.#askWhy(gen);
+  }
+
+  /**
+   * A stream that ended before its hello may have been refused, and a browser
+   * hides why: ask over HTTP. A Session that is gone answers 404 there, which
+   * stops the window instead of reconnecting to it forever.
+   */
+  #askWhy(gen) {
+    Promise.resolve()
+      .then(() => this.#fetchEvents({ limit: 1 }))
+      .then(
+        () => {},
+        (err) => {
+          if (gen === this.#gen && FATAL_STATUSES.has(describe(err).status)) this.#fail(err);
+        },
+      );
   }
 
   #scheduleReconnect() {
