@@ -15,6 +15,7 @@ renaming, deleting or stopping it (`Sessions.set_title`, `delete`,
 
 from __future__ import annotations
 
+import unicodedata
 from typing import Annotated, Any
 
 from fastapi import APIRouter, Body, Query, Request, Response
@@ -91,6 +92,8 @@ class TitleBody(BaseModel):
             raise ValueError("the title is empty")
         if any(char in title for char in "\r\n\u2028\u2029"):
             raise ValueError("a title is one line")
+        if any(unicodedata.category(char) == "Cc" for char in title):
+            raise ValueError("a title has no control characters (NUL, ESC, DEL, …)")
         return title
 
 

@@ -70,6 +70,33 @@ class BackendContract:
         assert stored.torn_tail is False
         assert await backend.cursor("s1") == 3
 
+    async def test_any_text_a_person_or_model_writes_is_stored_and_listed(
+        self, backend: Backend
+    ) -> None:
+        # NUL, controls, a lone surrogate's escape, bidi overrides: every field a person
+        # or a model controls, in the first batch and in a later one (a title too).
+        odd = "a\x00b\x01\x1b[2K\x7f\u202eevil\u2028end"
+        person = {"text": odd, "source": {"kind": "user"}}
+        first = [SessionEvent(seq=0, type="message/user", time=CREATED_AT, data=person)]
+        later = [
+            SessionEvent(seq=1, type="session/title", time=CREATED_AT + 1, data={"title": odd}),
+            SessionEvent(seq=2, type="message/assistant", time=CREATED_AT + 2, data={"text": odd}),
+            SessionEvent(seq=3, type="tool/result", time=CREATED_AT + 3, data={"value": odd}),
+        ]
+        await backend.initialize(header(), first)
+        await backend.append("s1", later)
+        stored = await self.reopen(backend)
+        found = await stored.inspect("s1")
+        assert found is not None and found.events == tuple(first + later)
+        (row,) = await stored.list()
+        summary = await stored.summary("s1")
+        assert summary is not None and summary == row and row.length == 4
+        first_line = odd.split("\u2028")[0]  # a preview is the message's first line
+        for shown, text in ((row.title, odd), (row.preview, first_line)):
+            # A store that cannot hold NUL in a column shows U+FFFD there; nothing else moves.
+            assert shown in (text, text.replace("\x00", "\ufffd")), shown
+        assert row.updated_at is not None
+
     async def test_the_header_is_stored_canonically(self, backend: Backend) -> None:
         await backend.initialize(header(), [])
         stored = await backend.inspect("s1")

@@ -628,6 +628,10 @@ async def test_renaming_a_cold_session_keeps_it_cold(
         {"title": 7},
         {"title": "x" * 201},
         {"title": "ok", "extra": 1},
+        {"title": "a\u0000b"},  # PostgreSQL's text columns refuse NUL: refused at the door
+        {"title": "\u001b]0;owned\u0007"},  # a terminal's escape
+        {"title": "del\u007f"},
+        {"title": "c1\u0085c1"},
     ],
 )
 async def test_a_bad_title_is_422_invalid_body(

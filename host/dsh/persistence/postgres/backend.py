@@ -63,11 +63,21 @@ __all__ = ["PostgresBackend"]
 
 log = logging.getLogger(__name__)
 
-# What a list row needs; the last event's time is one primary-key lookup per Session.
+# What a list row needs; the last event's time is one primary-key lookup per Session. It
+# is read from the canonical text (`{"seq":…,"type":…,"time":…,"data":…}`: the envelope's
+# "time" comes before any data), not through `json`, which refuses an escaped NUL in data.
 _SUMMARY_COLUMNS = (
-    "created_at, length, parent_id, forked_at, title, preview, (SELECT (e.body::json->>'time')"
-    "::bigint FROM events e WHERE e.log_id = sessions.log_id AND e.seq = sessions.length - 1)"
+    "created_at, length, parent_id, forked_at, title, preview, (SELECT substring(e.body FROM"
+    ' \'^[^{]*[{]"seq":[0-9]+,"type":"[^"]*","time":(-?[0-9]+)\')::bigint'
+    " FROM events e WHERE e.log_id = sessions.log_id AND e.seq = sessions.length - 1)"
 )
+
+
+def _column(text: str | None) -> str | None:
+    """`text` as a `text` column can hold it: PostgreSQL refuses NUL there, so a NUL in a
+    title or a preview (derived, shown, searched) reads as U+FFFD. The events keep it:
+    their JSON escapes it."""
+    return None if text is None else text.replace("\x00", "\ufffd")
 
 
 def _summary(session_id: str, *row: Any) -> StoredSummary:
@@ -184,8 +194,8 @@ class PostgresBackend(Backend):
                 None if lineage is None else lineage.forked_at,
                 [event.type for event in events],
                 [event.to_json() for event in events],
-                facts.title,
-                facts.preview,
+                _column(facts.title),
+                _column(facts.preview),
                 owner,
                 epoch,
             ),
@@ -211,8 +221,8 @@ class PostgresBackend(Backend):
                 [event.type for event in events],
                 [event.to_json() for event in events],
                 bool(titles),
-                title_of(titles[-1].data) if titles else None,
-                preview,
+                _column(title_of(titles[-1].data) if titles else None),
+                _column(preview),
                 owner,
                 epoch,
             ),

@@ -12,7 +12,7 @@ from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
 from dsh.models.absent import AbsentModel
 from dsh.session.errors import SessionLiveElsewhere
-from dsh.testing import FakeClock
+from dsh.testing import FakeClock, settled
 
 from .test_backend import backend_for
 
@@ -115,3 +115,26 @@ async def test_a_cold_write_takes_the_lease_so_another_hosts_live_session_is_lef
     assert summary.title == "From B" and not b.owns(session_id)
     await b.sessions.delete(session_id)
     assert await a.catalogue.list() == []
+
+
+async def test_a_nul_in_a_message_or_title_is_stored_and_never_stalls_the_session(
+    two: tuple[Host, Host, FakeClock],
+) -> None:
+    a, _, _ = two
+    agent = await a.create_session()
+    session = agent.session
+    await a.sessions.post_message(session.id, "hi\u0000there")
+    await settled(agent)  # the message is queued, then stored by its turn
+    a.live.append(session, "session/title", {"title": "a\u0000b"})
+    a.live.append(session, "note/after", {"n": 1})
+    assert await a.live.flush(session)
+    assert a.catalogue.health().ok
+    stored = await a.backend.inspect(session.id)
+    assert stored is not None
+    assert {"message/user", "session/title", "note/after"} <= {e.type for e in stored.events}
+    assert stored.events[0].data["text"] == "hi\u0000there"  # type: ignore[index,call-overload]
+    # The live list shows the Session's own text; the stored row (what other hosts and a
+    # cold list read) holds U+FFFD where PostgreSQL's `text` refuses NUL.
+    summary = await a.backend.summary(session.id)
+    assert summary is not None
+    assert (summary.title, summary.preview) == ("a\ufffdb", "hi\ufffdthere")
