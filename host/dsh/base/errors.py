@@ -5,7 +5,8 @@ docstring drawing that layer's hierarchy. This one draws the roots:
 
     Exception
     ├── DshError            a failure of the host; `code`/`status` say what a client is told
-    │   └── (every layer's errors: StorageError, SessionNotFound, HostClosed, AgentClosed, …)
+    │   ├── (every layer's errors: StorageError, SessionNotFound, HostClosed, AgentClosed, …)
+    │   └── Unretryable     a failure the same work meets again (mixed into a layer's error)
     ├── CodedError          a failure that crosses a boundary as `{"code", "message"}`
     │   (ToolError, ActionError, ModelError, ApiError — each instance has its own code)
     ├── LimitExceeded(ValueError)   a value deeper or larger than its limit
@@ -42,6 +43,7 @@ __all__ = [
     "NotJson",
     "ScopeClosed",
     "TaskSetClosed",
+    "Unretryable",
     "raise_errors",
     "refusal_of",
 ]
@@ -57,6 +59,12 @@ class DshError(Exception):
     def refusal_message(self) -> str:
         """What a client is told; the error's own words unless the class adds advice."""
         return str(self)
+
+
+class Unretryable(DshError):
+    """A failure the same work meets again, however often it is retried: a layer's
+    error mixes it in (`StorageRefused`) so that a layer below it can tell, without
+    importing it, that waiting and retrying cannot help (`dsh.session.errors.FlushRefused`)."""
 
 
 class CodedError(Exception):

@@ -156,6 +156,7 @@ class Host:
             self._coordinator = PersistenceCoordinator(
                 self.live, self.backend, group, clock=self.clock,
                 close_retry_seconds=self.close_retry_seconds,
+                on_refused=self.liveness.writes_refused,
             )  # fmt: skip
             self._keeper = self.liveness.start(group, self._coordinator)
             self._loader = PluginLoader(self.pm, self._plugin_context)

@@ -333,6 +333,21 @@ class Liveness:
             self.release_slot(session_id)
         log.info("session %s was never used: moved to the trash", session_id)
 
+    async def writes_refused(self, session_id: str) -> None:
+        """Storage refused one of the Session's events (the coordinator's rule 8): close
+        it at once, so that it continues from its stored log when next used instead of
+        holding events no write can store.
+
+        What was not stored was never acknowledged: the flushes waiting for it
+        raised the refusal.
+        """
+        try:
+            await self.close(session_id, clean=False)
+        except Exception as error:
+            log.warning(
+                "session %s was closed after storage refused an event: %s", session_id, error
+            )
+
     async def _lease_lost(self, session_id: str) -> None:
         """The Session's lease is gone (another host may own it now): close it at once.
 

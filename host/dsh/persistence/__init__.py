@@ -19,6 +19,7 @@ from .errors import (
     SessionExists,
     SessionNotFound,
     StorageError,
+    StorageRefused,
 )
 from .jsonl import DataDirLock, JsonlBackend
 from .memory import MemoryBackend
@@ -40,6 +41,7 @@ __all__ = [
     "SessionExists",
     "SessionNotFound",
     "StorageError",
+    "StorageRefused",
     "StoredSession",
     "StoredSummary",
     "Unconfirmed",

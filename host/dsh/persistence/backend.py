@@ -164,7 +164,9 @@ class Backend(abc.ABC):
         """Create Session `header.id` holding exactly `events` (seqs 0, 1, …), atomically.
 
         Raises `SessionExists` if it is already stored, `IntegrityError` if
-        the seqs are not 0, 1, …, `StorageError` if storage failed.
+        the seqs are not 0, 1, …, `StorageRefused` if storage can never hold
+        these events as they are (nothing stored), `StorageError` if storage
+        failed.
         """
 
     @abc.abstractmethod
@@ -172,7 +174,9 @@ class Backend(abc.ABC):
         """Durably append `events`, which must start at the stored cursor, in one batch.
 
         An empty batch does nothing. Raises `SessionNotFound`, `IntegrityError`
-        (wrong start or a gap; nothing stored), `CorruptLog`, or `StorageError`.
+        (wrong start or a gap; nothing stored), `CorruptLog`, `StorageRefused`
+        (a value storage can never hold; nothing stored, so a retry of the same
+        batch cannot succeed), or `StorageError`.
         """
 
     @abc.abstractmethod

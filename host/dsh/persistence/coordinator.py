@@ -42,6 +42,15 @@ writes eagerly and acknowledges durability only for what the backend has confirm
    ends, never per attempt. A `DivergedLog` or a `LeaseLost` (another host
    owns the Session now) is not retried in the background: nothing would
    change it.
+8. **A refusal is not a failure.** A `StorageRefused` batch (storage can
+   never hold one of its events as it is) is written again one event at a
+   time, so every event before the refused one is stored and confirmed;
+   then writing stops for good (retrying the same event meets the same
+   refusal, and no later event can be stored past it), the flushes waiting
+   for it raise the refusal, and the coordinator's `on_refused(session_id)`
+   runs in its own task: the Host closes the Session, which continues from
+   its stored log when next used. Nothing acknowledged is lost — an event
+   is acknowledged only once stored — and no other Session is held up.
 6. `flush` returns True only once storage holds the Session and every event
    before the flush's boundary (`len(session)` at entry) is confirmed; it
    raises `StorageError` if a write attempt that started after it was
@@ -79,7 +88,14 @@ from ..session.ids import validate_session_id
 from ..session.live import LiveSessions
 from ..session.log import Session
 from .backend import Backend, LogMark, StoredSession, StoredSummary
-from .errors import CoordinatorClosed, DivergedLog, LeaseLost, SessionExists, StorageError
+from .errors import (
+    CoordinatorClosed,
+    DivergedLog,
+    LeaseLost,
+    SessionExists,
+    StorageError,
+    StorageRefused,
+)
 
 __all__ = [
     "WRITE_BACKOFF",
@@ -119,7 +135,8 @@ class PersistenceCoordinator:
     Writer tasks run in `group` (through a `TaskSet`), so they belong to the
     owner of that group; `aclose()` stops every one of them. `clock` times
     the retries (`backoff`); `close_retry_seconds` bounds how long detaching
-    a Session keeps retrying.
+    a Session keeps retrying; `on_refused(session_id)` is started (as a task
+    of `group`) once a Session's writing stopped on a `StorageRefused` (rule 8).
     """
 
     def __init__(
@@ -131,8 +148,10 @@ class PersistenceCoordinator:
         clock: Clock | None = None,
         backoff: Backoff | None = None,
         close_retry_seconds: float = 0.0,
+        on_refused: Callable[[str], Awaitable[None]] | None = None,
     ) -> None:
         self.live = live
+        self.on_refused = on_refused
         self.backend = backend
         self.clock: Clock = clock or SystemClock()
         self.backoff = backoff or WRITE_BACKOFF
@@ -265,6 +284,7 @@ class _Controller:
         self._episode = 0  # failed attempts since the last success
         self._diverged = False
         self._lost: LeaseLost | None = None  # writes are fenced off for good
+        self._refused: StorageRefused | None = None  # writing stopped for good (rule 8)
         self._closing = False
         self._writing = False  # a task is inside _drive()
         self._retry: anyio.CancelScope | None = None
@@ -304,8 +324,10 @@ class _Controller:
         # now that fails was started for an earlier need, and is retried here.
         before = self._attempts
         while not self._holds(boundary):
+            if self._refused is not None:
+                raise StorageRefused(self._not_stored(boundary, self._refused)) from self._refused
             if self._failed_attempt > before:
-                raise StorageError(self._not_stored(boundary)) from self._fault
+                raise StorageError(self._not_stored(boundary, self._fault)) from self._fault
             # A failed batch is retried by the next flush (this one), at once.
             self._fault = None
             if self._stopped:
@@ -335,14 +357,14 @@ class _Controller:
             return f"event {first}"
         return f"events {first}–{boundary - 1}"
 
-    def _not_stored(self, boundary: int) -> str:
+    def _not_stored(self, boundary: int, fault: Exception | None) -> str:
         if not self._created:
             what = "its creation" if boundary == 0 else f"its creation and {self._range(boundary)}"
-            return f"session {self.session.id}: storage did not confirm {what}: {self._fault}"
+            return f"session {self.session.id}: storage did not confirm {what}: {fault}"
         return (
             f"session {self.session.id}: {self._range(boundary)} "
             f"{'is' if boundary - self._confirmed == 1 else 'are'} not confirmed stored: "
-            f"{self._fault}"
+            f"{fault}"
         )
 
     # -- the write path -----------------------------------------------------
@@ -428,7 +450,12 @@ class _Controller:
                 await self._create(end)
             if self._confirmed < end:
                 batch = self.session.events[self._confirmed : end]
-                await self._backend.append(self.session.id, batch)
+                try:
+                    await self._backend.append(self.session.id, batch)
+                except StorageRefused:
+                    if len(batch) == 1:
+                        raise
+                    await self._append_singly(batch)  # raises at the refused event
                 self._confirmed = end
         except Exception as error:
             self._failed(error, attempt)
@@ -440,14 +467,39 @@ class _Controller:
         finally:
             self._notify()
 
+    async def _append_singly(self, batch: Sequence[SessionEvent]) -> None:
+        """Store `batch` one event at a time (rule 8): what comes before a refused event
+        is confirmed; the refusal is raised with the refused event's seq."""
+        for event in batch:
+            await self._backend.append(self.session.id, [event])
+            self._confirmed = event.seq + 1
+
     def _failed(self, error: Exception, attempt: int) -> None:
         self._in_doubt = True
         self._fault = error
         self._failed_attempt = attempt
         self._episode += 1
-        # Neither heals by retrying: the log is another one, or another host owns it.
-        self._diverged = isinstance(error, DivergedLog | LeaseLost)
-        if isinstance(error, LeaseLost):
+        # None heals by retrying: the log is another one, another host owns it, or
+        # storage refuses what it is given.
+        self._diverged = isinstance(error, DivergedLog | LeaseLost | StorageRefused)
+        if isinstance(error, StorageRefused):
+            if self._refused is None:
+                self._refused = error
+                log.error(
+                    "session %s: writing stopped at event %d, which storage refused (%s); "
+                    "the session is closed and continues from its %d stored events",
+                    self.session.id,
+                    self._confirmed if self._created else 0,
+                    error,
+                    self.durable_length,
+                )
+                if self._owner.on_refused is not None and not self._owner._tasks.closed:
+                    self._owner._tasks.start_soon(
+                        self._owner.on_refused,
+                        self.session.id,
+                        name=f"refused writes {self.session.id}",
+                    )
+        elif isinstance(error, LeaseLost):
             if self._lost is None:
                 log.error("session %s: writing stopped: %s", self.session.id, error)
             self._lost = error

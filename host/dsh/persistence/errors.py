@@ -8,6 +8,7 @@
     │   ├── LogChanged               a log rewritten behind this process's back
     │   ├── CorruptLog               a malformed record that is not a torn tail: 500 storage_corrupt
     │   ├── DivergedLog              a stored log that is not a prefix of the live one
+    │   ├── StorageRefused           events storage can never hold as they are: 500 storage_refused
     │   ├── DataDirBusy              another `dsh web` holds the JSONL data directory
     │   ├── LeaseHeld                another host holds the Session's lease
     │   └── LeaseLost                a write refused because its lease is gone
@@ -25,7 +26,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from ..base.errors import DshError
+from ..base.errors import DshError, Unretryable
 
 __all__ = [
     "BackendChoiceError",
@@ -41,6 +42,7 @@ __all__ = [
     "SessionExists",
     "SessionNotFound",
     "StorageError",
+    "StorageRefused",
 ]
 
 
@@ -106,6 +108,18 @@ class CorruptLog(StorageError):
 
 class DivergedLog(StorageError):
     """Storage holds a log under this Session's id that is not a prefix of it."""
+
+
+class StorageRefused(StorageError, Unretryable):
+    """Storage refused a write for what it holds, not for how it is: a value one of its
+    types can never hold (say a column that refuses it). Nothing of the refused write
+    was stored, and retrying the same events cannot help; the message names them."""
+
+    code = "storage_refused"
+    status = 500
+
+    def refusal_message(self) -> str:
+        return f"storage refused to store it: {self}"
 
 
 class DataDirBusy(StorageError):

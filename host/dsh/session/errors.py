@@ -5,6 +5,7 @@
     ├── SessionLiveElsewhere          another host holds the Session: 409 session_live_elsewhere
     ├── SessionClosed(RuntimeError)   appending to a Session that is not live here
     ├── FlushError                    a listener failed to flush: 503 persistence_failed
+    │   └── FlushRefused              storage refused an event for good: 500 storage_refused
     └── PayloadError(ValueError)      a stored host event whose data has the wrong shape
 
 "No such Session" is `dsh.persistence.errors.SessionNotFound`, one class
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "FlushError",
+    "FlushRefused",
     "InvalidSessionId",
     "PayloadError",
     "SessionClosed",
@@ -75,6 +77,14 @@ class FlushError(DshError):
         )
         self.session = session
         self.errors = errors
+
+
+class FlushRefused(FlushError):
+    """A flush failed because storage refused an event it can never hold (a listener's
+    error is `Unretryable`): asking again cannot help, unlike any other `FlushError`."""
+
+    code = "storage_refused"
+    status = 500
 
 
 class PayloadError(DshError, ValueError):

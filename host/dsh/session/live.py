@@ -9,7 +9,8 @@ durability: only `flush()` is (DESIGN §3).
 1. captures `through = len(session)` at entry (an exclusive boundary);
 2. awaits every listener's `flush(session)` concurrently and lets all settle;
 3. if any listener raised, raises `FlushError` after all settled and publishes
-   nothing;
+   nothing — `FlushRefused` when one of the failures is `Unretryable` (storage
+   refused an event for good: asking again cannot help);
 4. returns True only if at least one listener returned literally True;
    observe-only listeners return None; no listeners, or only observe-only
    ones, give False;
@@ -28,9 +29,10 @@ import anyio
 from pydantic import JsonValue
 
 from ..base.clock import Clock, SystemClock
+from ..base.errors import Unretryable
 from ..base.listeners import Listeners
 from ..base.scope import Disposer
-from .errors import FlushError, SessionClosed
+from .errors import FlushError, FlushRefused, SessionClosed
 from .event import SessionEvent
 from .log import Session
 
@@ -192,6 +194,8 @@ class LiveSessions:
                 for index, listener in enumerate(listeners):
                     group.start_soon(settle, index, listener)
         if errors:
+            if any(isinstance(error, Unretryable) for error in errors):
+                raise FlushRefused(session, errors)
             raise FlushError(session, errors)
         durable = any(result is True for result in results)
         if durable:

@@ -28,8 +28,9 @@ from dsh.persistence.errors import (
     LeaseLost,
     SessionExists,
     StorageError,
+    StorageRefused,
 )
-from dsh.session.errors import FlushError, InvalidSessionId, SessionClosed
+from dsh.session.errors import FlushError, FlushRefused, InvalidSessionId, SessionClosed
 from dsh.session.event import SessionEvent
 from dsh.session.header import SessionHeader
 from dsh.session.live import LiveSessions, Observation, SessionFlushed
@@ -1191,3 +1192,78 @@ async def test_idle_sessions_hold_no_writer_task_and_appends_are_still_written_e
         await eventually(lambda: len(coordinator._tasks) == 0, "the writer to end")
         stored = await memory.inner.inspect("s2")
         assert stored is not None and len(stored.events) == 3
+
+
+class Refusing(MemoryBackend):
+    """Storage whose types cannot hold an event with `"poison"` in its data (as
+    PostgreSQL's `text` cannot hold NUL): a batch holding one is refused whole."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.appends = 0
+
+    async def append(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+        self.appends += 1
+        for event in events:
+            if "poison" in event.to_json():
+                raise StorageRefused(f"session {session_id}: event {event.seq} holds poison")
+        await super().append(session_id, events)
+
+
+async def test_a_refused_event_stops_writing_for_good_after_storing_everything_before_it(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    backend = Refusing()
+    refused: list[str] = []
+
+    async def on_refused(session_id: str) -> None:
+        refused.append(session_id)
+
+    live = LiveSessions(FakeClock())
+    async with anyio.create_task_group() as group:
+        coordinator = PersistenceCoordinator(
+            live, backend, group, clock=live.clock, on_refused=on_refused
+        )
+        session = Session.new("s1", cwd="/", created_at=1)
+        live.open(session)
+        detach = coordinator.attach(session, seed_end=0)
+        assert await live.flush(session)
+        add(live, session)
+        live.append(session, "message/user", {"text": "poison"})
+        add(live, session)
+        with pytest.raises(FlushRefused, match="event 1 holds poison") as caught:
+            await live.flush(session)
+        assert caught.value.code == "storage_refused"
+        # One batch of three, then one at a time: event 0 is stored, 1 refused, 2 waits.
+        assert await backend.cursor("s1") == 1
+        assert coordinator.durable_length(session) == 1
+        await eventually(lambda: refused == ["s1"], "on_refused was called")
+        appends = backend.appends
+        live.clock.advance(600)  # type: ignore[attr-defined]  # never retried in the background
+        await settle()
+        add(live, session)
+        with pytest.raises(FlushRefused):
+            await live.flush(session)
+        assert backend.appends == appends  # nor by a flush: the same refusal would come back
+        with pytest.raises(StorageError, match=r"detached with events \[1, 4\) not stored"):
+            await detach()
+        await coordinator.aclose()
+    assert refused == ["s1"]
+    assert caplog.text.count("writing stopped at event 1") == 1
+
+
+async def test_a_flush_whose_boundary_is_before_a_refused_event_is_acknowledged() -> None:
+    backend = Refusing()
+    async with running(backend) as (live, coordinator):
+        session = Session.new("s1", cwd="/", created_at=1)
+        live.open(session)
+        coordinator.attach(session, seed_end=0)
+        add(live, session, 2)
+        assert await live.flush(session)
+        live.append(session, "message/user", {"text": "poison"})
+        with pytest.raises(FlushRefused):
+            await live.flush(session)
+        assert await backend.cursor("s1") == 2
+        assert [item.first for item in coordinator.unconfirmed()] == [2]
+        with pytest.raises(StorageError, match=r"detached with events \[2, 3\) not stored"):
+            await coordinator.aclose()

@@ -49,6 +49,7 @@ from ..errors import (
     SessionExists,
     SessionNotFound,
     StorageError,
+    StorageRefused,
 )
 from ..leases import DEFAULT_LEASE_TTL_SECONDS
 from .database import Database
@@ -71,6 +72,11 @@ _SUMMARY_COLUMNS = (
     ' \'^[^{]*[{]"seq":[0-9]+,"type":"[^"]*","time":(-?[0-9]+)\')::bigint'
     " FROM events e WHERE e.log_id = sessions.log_id AND e.seq = sessions.length - 1)"
 )
+
+
+# SQLSTATE classes a retry of the same values meets again: 22 data exception, 54 program
+# limit exceeded.
+_REFUSED_CLASSES = ("22", "54")
 
 
 def _column(text: str | None) -> str | None:
@@ -257,6 +263,14 @@ class PostgresBackend(Backend):
         if state == ERRORS["lease_held"]:
             owner = message.rpartition(" ")[2]
             return LeaseHeld(session_id, owner, None)
+        if isinstance(error, psycopg.DataError) or (state or "").startswith(_REFUSED_CLASSES):
+            # A value a type refuses (psycopg's dumpers raise DataError before sending;
+            # the server's data exceptions and program limits): the same batch fails
+            # the same way every time, so the coordinator must not retry it.
+            where = "its creation" if start is None else f"events from {start}"
+            return StorageRefused(
+                f"session {session_id}: {self.describe()} refused {where}: {message}"
+            )
         return None
 
     # -- reads --------------------------------------------------------------------

@@ -11,8 +11,10 @@ import pytest
 from dsh.host.host import Host
 from dsh.host.leases import LeaseSettings
 from dsh.models.absent import AbsentModel
-from dsh.session.errors import SessionLiveElsewhere
+from dsh.persistence.postgres import backend as postgres_backend
+from dsh.session.errors import FlushRefused, SessionLiveElsewhere
 from dsh.testing import FakeClock, settled
+from tests.support.deadlines import until
 
 from .test_backend import backend_for
 
@@ -138,3 +140,31 @@ async def test_a_nul_in_a_message_or_title_is_stored_and_never_stalls_the_sessio
     summary = await a.backend.summary(session.id)
     assert summary is not None
     assert (summary.title, summary.preview) == ("a\ufffdb", "hi\ufffdthere")
+
+
+async def test_a_write_storage_refuses_fails_its_request_and_the_session_goes_on(
+    two: tuple[Host, Host, FakeClock], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The class behind the NUL: with the derived columns unguarded again, PostgreSQL
+    refuses the title for good. That one request fails with `storage_refused`, what
+    came before is stored, the Session is closed rather than stalled, the host stays
+    healthy, and the Session goes on from its stored log."""
+    a, _, _ = two
+    monkeypatch.setattr(postgres_backend, "_column", lambda text: text)
+    agent = await a.create_session()
+    session = agent.session
+    a.live.append(session, "note/before", {"n": 1})
+    assert await a.live.flush(session)
+    with pytest.raises(FlushRefused, match="cannot contain NUL") as refused:
+        await a.sessions.set_title(session.id, "a\u0000b")
+    assert (refused.value.code, refused.value.status) == ("storage_refused", 500)
+    await until(lambda: a.live.find(session.id) is None, "the refused Session closed")
+    assert a.catalogue.health().ok
+    await a.sessions.post_message(session.id, "still here")
+    resumed = a.live.get(session.id)
+    assert await a.live.flush(resumed)
+    stored = await a.backend.inspect(session.id)
+    assert stored is not None
+    types = [event.type for event in stored.events]
+    assert "note/before" in types and "message/user" in types
+    assert "session/title" not in types  # refused, never acknowledged
