@@ -25,6 +25,7 @@ from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING
 
 from ..persistence.postgres.notify import Listener, channel
+from ..persistence.postgres.text import shown
 from ..session.ids import validate_session_id
 from .alert import Alert
 from .backend import KEEP_READ_MS, AttentionBackend, Changed
@@ -94,7 +95,10 @@ class PostgresAttentionBackend(AttentionBackend):
         async with self.database.connection() as connection, connection.transaction():
             if alerts:
                 columns = zip(
-                    *((a.session_id, a.seq, a.title, a.body, a.tag, a.at) for a in alerts),
+                    *(
+                        (a.session_id, a.seq, shown(a.title), shown(a.body), shown(a.tag), a.at)
+                        for a in alerts
+                    ),
                     strict=True,
                 )
                 await connection.execute(_RECORD_ALERTS, [list(column) for column in columns])

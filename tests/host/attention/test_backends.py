@@ -156,3 +156,18 @@ def test_each_store_kind_keeps_attention_beside_its_logs(tmp_path: Path) -> None
     assert isinstance(jsonl, JsonlAttentionBackend) and jsonl.path == tmp_path / "attention.jsonl"
     assert isinstance(attention_backend_for(MemoryBackend()), MemoryAttentionBackend)
     assert not jsonl.shared
+
+
+async def test_an_alert_of_any_text_is_kept_with_nul_shown_as_a_replacement(
+    store: Callable[[], AttentionBackend],
+) -> None:
+    """A reminder's prompt is the model's text: NUL, controls and bidi marks included.
+    Every store keeps the alert (PostgreSQL's `text` refuses NUL: it reads U+FFFD)."""
+    backend = store()
+    hostile = "a\u0000b\u001b[2K\u202ec"
+    made = Alert(A, 3, hostile, hostile, f"{A}/3", NOW)
+    assert await backend.record(A, [made], 4) == 1
+    (found,) = await backend.alerts(A, [3])
+    shown = hostile.replace("\u0000", "\ufffd")
+    assert found.title in (hostile, shown) and found.body in (hostile, shown)
+    assert found.title.replace("\u0000", "\ufffd") == shown

@@ -59,6 +59,7 @@ from .leases import PostgresLeases
 from .remote_actions import PostgresRemoteActions
 from .schema import ERRORS
 from .settings import PostgresSettings
+from .text import shown
 
 __all__ = ["PostgresBackend"]
 
@@ -77,13 +78,6 @@ _SUMMARY_COLUMNS = (
 # SQLSTATE classes a retry of the same values meets again: 22 data exception, 54 program
 # limit exceeded.
 _REFUSED_CLASSES = ("22", "54")
-
-
-def _column(text: str | None) -> str | None:
-    """`text` as a `text` column can hold it: PostgreSQL refuses NUL there, so a NUL in a
-    title or a preview (derived, shown, searched) reads as U+FFFD. The events keep it:
-    their JSON escapes it."""
-    return None if text is None else text.replace("\x00", "\ufffd")
 
 
 def _summary(session_id: str, *row: Any) -> StoredSummary:
@@ -200,8 +194,8 @@ class PostgresBackend(Backend):
                 None if lineage is None else lineage.forked_at,
                 [event.type for event in events],
                 [event.to_json() for event in events],
-                _column(facts.title),
-                _column(facts.preview),
+                shown(facts.title),
+                shown(facts.preview),
                 owner,
                 epoch,
             ),
@@ -227,8 +221,8 @@ class PostgresBackend(Backend):
                 [event.type for event in events],
                 [event.to_json() for event in events],
                 bool(titles),
-                _column(title_of(titles[-1].data) if titles else None),
-                _column(preview),
+                shown(title_of(titles[-1].data) if titles else None),
+                shown(preview),
                 owner,
                 epoch,
             ),

@@ -6,10 +6,15 @@ the Session id only, on the schema's `inbox` channel (`notify.channel`).
 `listen` keeps one connection of its own in LISTEN (`notify.Listener`,
 reconnecting); a wake-up missed meanwhile is made up for by the relay's
 polling (`waiting`, `orphaned`), because the rows are the truth.
+
+A message is kept as a JSON string (`message`, schema version 8), so it
+arrives exactly as posted whatever it holds (a `text` column refuses NUL);
+a row an older host posted has its `text` instead.
 """
 
 from __future__ import annotations
 
+import json
 from collections.abc import Callable, Collection
 from typing import TYPE_CHECKING
 
@@ -24,7 +29,7 @@ __all__ = ["PostgresInbox"]
 
 _POST = """
 WITH posted AS (
-    INSERT INTO inbox (session_id, text, time_zone, via) VALUES (%s, %s, %s, %s)
+    INSERT INTO inbox (session_id, message, time_zone, via) VALUES (%s, %s, %s, %s)
     RETURNING id, session_id
 )
 SELECT id, pg_notify(%s, session_id) FROM posted
@@ -51,7 +56,7 @@ class PostgresInbox(Inbox):
         validate_session_id(session_id)
         async with self.database.connection() as connection:
             cursor = await connection.execute(
-                _POST, (session_id, text, time_zone, via, self.channel)
+                _POST, (session_id, json.dumps(text), time_zone, via, self.channel)
             )
             row = await cursor.fetchone()
         assert row is not None  # an INSERT … RETURNING returns its row
@@ -61,12 +66,14 @@ class PostgresInbox(Inbox):
         validate_session_id(session_id)
         async with self.database.connection() as connection:
             cursor = await connection.execute(
-                "SELECT id, text, time_zone, via FROM inbox WHERE session_id = %s ORDER BY id",
+                "SELECT id, message, text, time_zone, via FROM inbox WHERE session_id = %s"
+                " ORDER BY id",
                 (session_id,),
             )
             rows = await cursor.fetchall()
         return [
-            InboxMessage(int(key), session_id, text, zone, via) for key, text, zone, via in rows
+            InboxMessage(int(key), session_id, _posted(message, text), zone, via)
+            for key, message, text, zone, via in rows
         ]
 
     async def waiting(self, session_ids: Collection[str]) -> set[str]:
@@ -99,3 +106,12 @@ class PostgresInbox(Inbox):
     def listening(self) -> int:
         """Connections in LISTEN for the inbox now."""
         return self._listener.listening
+
+
+
+def _posted(message: str | None, text: str) -> str:
+    """The posted text: the JSON string this version writes, or an older host's `text`."""
+    if message is None:
+        return text
+    posted: str = json.loads(message)
+    return posted

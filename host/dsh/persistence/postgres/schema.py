@@ -37,6 +37,11 @@ The tables (in the schema `?schema=` names, `dsh` by default):
   keeps for every host: per Session how far alerts were derived (`checked`)
   and its read mark (`read_through`), and its alerts, one per event `seq`.
 
+Version 8 gives the inbox a `message` column: the text as a JSON string,
+which holds any character (a `text` column refuses NUL, so a message with
+one could not be posted through another host); `text` stays for rows an
+older host posted.
+
 Version 4 adds a trigger on `sessions` that notifies the schema's `events`
 channel with the Session id whenever a log is created or grows (in the
 writing transaction, so only once committed).
@@ -347,6 +352,12 @@ CREATE TABLE attention_alerts (
 CREATE INDEX attention_alerts_by_time ON attention_alerts (at);
 """
 
+# A message of any character through the inbox (`dsh.persistence.postgres.text`).
+_V8 = """
+ALTER TABLE inbox ADD COLUMN message text;
+ALTER TABLE inbox ALTER COLUMN text DROP NOT NULL;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
@@ -355,6 +366,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(5, "writes that keep their insert's plan", _V5),
     Migration(6, "remote actions", _V6),
     Migration(7, "alerts and read marks", _V7),
+    Migration(8, "inbox messages of any character", _V8),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

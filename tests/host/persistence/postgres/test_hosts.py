@@ -150,7 +150,7 @@ async def test_a_write_storage_refuses_fails_its_request_and_the_session_goes_on
     came before is stored, the Session is closed rather than stalled, the host stays
     healthy, and the Session goes on from its stored log."""
     a, _, _ = two
-    monkeypatch.setattr(postgres_backend, "_column", lambda text: text)
+    monkeypatch.setattr(postgres_backend, "shown", lambda text: text)
     agent = await a.create_session()
     session = agent.session
     a.live.append(session, "note/before", {"n": 1})

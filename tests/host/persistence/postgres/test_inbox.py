@@ -197,3 +197,18 @@ async def test_post_messages_on_a_non_owner_answers_202_like_a_local_message(
             assert body["queued"] is True and body["resumed"] is False
             assert body["session"]["id"] == session_id and body["session"]["live"] is True
         await until(lambda: "turn/end" in types(a, session_id), "the turn on A")
+
+
+async def test_a_message_of_any_character_goes_through_the_inbox_exactly(
+    backend: PostgresBackend,
+) -> None:
+    inbox = backend.inbox()
+    hostile = "hi\u0000there \u001b]52;c;aGk=\u0007 \u202e \ud7ff \U0001f600"
+    posted = await inbox.post("s1", hostile, None, "host-b")
+    async with backend.database.connection() as connection:  # a row an older host posted
+        await connection.execute(
+            "INSERT INTO inbox (session_id, text, via) VALUES ('s1', 'from before', 'host-c')"
+        )
+    pending = await inbox.pending("s1")
+    first, older = pending
+    assert (first.id, first.text) == (posted, hostile) and older.text == "from before"
