@@ -164,11 +164,16 @@ def hostile_token() -> tuple[str, list[str]]:
     return f"q'{a}\"{b}%{c}&{d} {e}ü{f}😀{g}", pieces
 
 
+@pytest.mark.parametrize("log_format", ["text", "json"])
 def test_a_hostile_token_reaches_no_log_line_in_any_spelling(
-    tmp_path: Path, figures: Figures
+    tmp_path: Path, figures: Figures, log_format: str
 ) -> None:
     token, pieces = hostile_token()
-    web = WebHost(data_dir=tmp_path / "data", token=token, extra_args=["--access-log"])
+    web = WebHost(
+        data_dir=tmp_path / "data",
+        token=token,
+        extra_args=["--access-log", "--log-format", log_format],
+    )
     web.boot()
     bearer = ("Bearer " + token).encode().decode("latin-1")  # UTF-8 bytes on the wire
     auth = {"Authorization": bearer}
@@ -221,6 +226,11 @@ def test_a_hostile_token_reaches_no_log_line_in_any_spelling(
     finally:
         web.stop()
     lines = "".join(web.output).splitlines()
+    if log_format == "json":
+        logged = [line for line in lines if line and not line.startswith("dsh web: http://")]
+        entries = [json.loads(line) for line in logged]  # every other line is one object
+        assert {"time", "level", "logger", "message"} <= set(entries[0])
+        lines = [entry["message"] for entry in entries] + [line for line in lines if line]
     assert any('"GET /api/health?token=' in line for line in lines), "no access log line"
     assert any("WebSocket" in line and "401" in line for line in lines)
     leaks = [line for line in lines if any(piece in line for piece in pieces)]

@@ -2,8 +2,8 @@
 
     dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
             [--port 8765] [--model demo|absent|openai|scripted:PATH]
-            [--allow-host NAME[:PORT]]... [--access-log] [--stop-grace SECONDS]
-            [--new-token]
+            [--allow-host NAME[:PORT]]... [--access-log] [--log-format text|json]
+            [--stop-grace SECONDS] [--new-token]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
 wins over it, and `demo` is the default. `--store` (else `$DSH_STORE`) picks
@@ -16,9 +16,11 @@ else the one kept in the data dir's `token` file (made on the first start;
 from __future__ import annotations
 
 import argparse
+import os
 
 from ..web.errors import LaunchError
 from ..web.launch import CLOSE_RETRY_SECONDS, DEFAULT_MODEL, run_web
+from ..web.logs import LOG_FORMATS, LogFormat
 from ..web.settings import DEFAULT_HOST, DEFAULT_PORT
 from ..web.token_file import token_path
 from .app import (
@@ -35,6 +37,8 @@ from .app import (
 from .errors import CommandError
 
 __all__ = ["COMMAND"]
+
+LOG_FORMAT_VARIABLE = "DSH_LOG_FORMAT"
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -63,6 +67,13 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         "--access-log",
         action="store_true",
         help="log one line per HTTP request (the access token is redacted from it)",
+    )
+    parser.add_argument(
+        "--log-format",
+        choices=LOG_FORMATS,
+        default=None,
+        help="text for people, or json: one object per line for a log collector "
+        "(default: $DSH_LOG_FORMAT, else text)",
     )
     parser.add_argument(
         "--stop-grace",
@@ -104,6 +115,17 @@ def _seconds(value: str) -> float:
     return seconds
 
 
+def _log_format(given: LogFormat | None) -> LogFormat:
+    """`--log-format`, else `$DSH_LOG_FORMAT`, else text; a bad variable is a usage error."""
+    if given is not None:
+        return given
+    value = os.environ.get(LOG_FORMAT_VARIABLE, "").strip().lower() or "text"
+    for known in LOG_FORMATS:
+        if value == known:
+            return known
+    raise CommandError(f"${LOG_FORMAT_VARIABLE} is {value!r}; use one of: {', '.join(LOG_FORMATS)}")
+
+
 def _run(args: argparse.Namespace, streams: Streams) -> int:
     overlay = overlay_of(args)
     choice = backend_choice(args)
@@ -116,6 +138,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             port=args.port,
             allowed_hosts=args.allow_host,
             access_log=args.access_log,
+            log_format=_log_format(args.log_format),
             stdout=streams.out,
             stop_grace=args.stop_grace,
             token_path=token_path(choice, data_dir_of(args)),

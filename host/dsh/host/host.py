@@ -38,6 +38,7 @@ from ..agents.agent import DEFAULT_MAX_STEPS, Agent
 from ..attention.backend import AttentionBackend
 from ..attention.backends import attention_backend_for
 from ..base.clock import Clock, SystemClock
+from ..base.metrics import Metrics
 from ..base.scope import Scope
 from ..models.base import ModelAdapter
 from ..models.registry import ModelContext, ModelSpec
@@ -60,6 +61,7 @@ from .catalogue.catalogue import Catalogue
 from .heap import HeapPolicy
 from .leases import LeaseKeeper, LeaseSettings
 from .liveness import Liveness
+from .metrics import HostMetrics
 from .model import OwnedModel
 from .sessions import Sessions
 
@@ -125,10 +127,14 @@ class Host:
         self.lifecycle = SessionLifecycle(
             self, wake_backend=wake_backend, idle_seconds=idle_seconds
         )
+        self.metrics = Metrics()
+        self.measures = HostMetrics(
+            self.metrics, self.scope, self.live, self.catalogue, self.lifecycle
+        )
         self.liveness = Liveness(
             live=self.live,
             backend=backend,
-            model=lambda: self.model,
+            model=lambda: self.measures.metered(self.model),
             clock=self.clock,
             leases=self.leases,
             lease_settings=self.lease_settings,
@@ -157,6 +163,7 @@ class Host:
                 self.live, self.backend, group, clock=self.clock,
                 close_retry_seconds=self.close_retry_seconds,
                 on_refused=self.liveness.writes_refused,
+                append_seconds=self.measures.append_seconds.observe,
             )  # fmt: skip
             self._keeper = self.liveness.start(group, self._coordinator)
             self._loader = PluginLoader(self.pm, self._plugin_context)
@@ -225,6 +232,7 @@ class Host:
             clock=self.clock,
             group=self._group,
             wakes_cold_sessions=self.lifecycle.wakes,
+            metrics=self.metrics,
         )
 
     @property

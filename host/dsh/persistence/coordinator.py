@@ -72,6 +72,7 @@ storage has not confirmed: what `/api/health` calls degraded.
 from __future__ import annotations
 
 import logging
+import time
 from collections.abc import Awaitable, Callable, Hashable, Sequence
 from dataclasses import dataclass
 
@@ -136,7 +137,8 @@ class PersistenceCoordinator:
     owner of that group; `aclose()` stops every one of them. `clock` times
     the retries (`backoff`); `close_retry_seconds` bounds how long detaching
     a Session keeps retrying; `on_refused(session_id)` is started (as a task
-    of `group`) once a Session's writing stopped on a `StorageRefused` (rule 8).
+    of `group`) once a Session's writing stopped on a `StorageRefused` (rule 8);
+    `append_seconds(seconds)` is told how long each `Backend.append` took.
     """
 
     def __init__(
@@ -149,9 +151,11 @@ class PersistenceCoordinator:
         backoff: Backoff | None = None,
         close_retry_seconds: float = 0.0,
         on_refused: Callable[[str], Awaitable[None]] | None = None,
+        append_seconds: Callable[[float], None] | None = None,
     ) -> None:
         self.live = live
         self.on_refused = on_refused
+        self.append_seconds = append_seconds
         self.backend = backend
         self.clock: Clock = clock or SystemClock()
         self.backoff = backoff or WRITE_BACKOFF
@@ -451,7 +455,7 @@ class _Controller:
             if self._confirmed < end:
                 batch = self.session.events[self._confirmed : end]
                 try:
-                    await self._backend.append(self.session.id, batch)
+                    await self._append(batch)
                 except StorageRefused:
                     if len(batch) == 1:
                         raise
@@ -471,8 +475,19 @@ class _Controller:
         """Store `batch` one event at a time (rule 8): what comes before a refused event
         is confirmed; the refusal is raised with the refused event's seq."""
         for event in batch:
-            await self._backend.append(self.session.id, [event])
+            await self._append([event])
             self._confirmed = event.seq + 1
+
+    async def _append(self, events: Sequence[SessionEvent]) -> None:
+        observe = self._owner.append_seconds
+        if observe is None:
+            await self._backend.append(self.session.id, events)
+            return
+        started = time.perf_counter()
+        try:
+            await self._backend.append(self.session.id, events)
+        finally:
+            observe(time.perf_counter() - started)
 
     def _failed(self, error: Exception, attempt: int) -> None:
         self._in_doubt = True

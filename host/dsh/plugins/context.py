@@ -19,6 +19,7 @@ from pydantic import BaseModel
 
 from ..base.clock import Clock
 from ..base.deprecation import deprecated
+from ..base.metrics import Metrics
 from ..base.scope import Scope
 from ..session.live import LiveSessions
 
@@ -66,7 +67,10 @@ class PluginContext(Generic[ConfigT]):
       group (prefer `agent.tasks` for work that belongs to one agent);
     - `wakes_cold_sessions`: True when the Host wakes a closed Session at the
       time a plugin asked for (`[host] wake_cold_sessions`): what a plugin
-      tells a person about when its work happens must say so.
+      tells a person about when its work happens must say so;
+    - `metrics`: the Host's `Metrics` (`GET /metrics`); register into it with
+      `scope=` this plugin's scope (or an installation's), so that unloading
+      takes the plugin's metrics off the page.
 
     `store` is the second edition's name of `live` (deprecated).
     """
@@ -78,6 +82,7 @@ class PluginContext(Generic[ConfigT]):
     clock: Clock
     group: TaskGroup
     wakes_cold_sessions: bool = False
+    metrics: Metrics = field(default_factory=Metrics)
 
     @property
     def store(self) -> LiveSessions:

@@ -11,8 +11,9 @@
   live Session. If entering fails, the exception is kept as
   `app.state.startup_error` (the server itself only says "startup failed").
 
-Middleware, outermost first: `AccessGuard` (Host allowlist, token, Origin,
-security headers), `BodyLimit` (413), `CatchAll` (JSON 500). FastAPI's own
+Middleware, outermost first: `RequestMetrics` (counts every answer for
+`GET /metrics`), `AccessGuard` (Host allowlist, token, Origin, security
+headers), `BodyLimit` (413), `CatchAll` (JSON 500). FastAPI's own
 documentation pages are off; the OpenAPI document is served, token-protected,
 at `/api/openapi.json`.
 """
@@ -26,10 +27,11 @@ from fastapi import FastAPI
 
 from ..base.version import VERSION as __version__
 from ..host.host import Host
-from . import api, everywhere, static, stream
+from . import api, everywhere, metrics, static, stream
 from .errors import CatchAll, install_error_handlers
 from .guards import AccessGuard, AccessPolicy
 from .limits import BodyLimit
+from .metrics import HttpMetrics, RequestMetrics
 from .settings import WebSettings
 from .state import WebState
 
@@ -53,11 +55,14 @@ def _new_app(
     app.include_router(stream.router)
     app.include_router(everywhere.router)
     app.include_router(static.router)
+    app.include_router(metrics.router)
     install_error_handlers(app)
     # add_middleware wraps: the last one added is the outermost.
     app.add_middleware(CatchAll)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
     app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
+    app.state.http_metrics = counted = HttpMetrics()
+    app.add_middleware(RequestMetrics, counted=counted)
     return app
 
 

@@ -7,7 +7,7 @@
    `localhost` or `[::1]` on the port the server really listens on, or one of
    the configured extras. Anything else is a DNS-rebinding attempt (a hostile
    page whose name now resolves to loopback) and gets 421 `host_not_allowed`.
-2. **Token on `/api` and on every WebSocket**: HTTP requests carry
+2. **Token on `/api`, `/metrics` and every WebSocket**: HTTP requests carry
    `Authorization: Bearer <token>`; WebSockets carry it as the `token` query
    parameter (browsers cannot set headers on a WebSocket) or the same
    header. Comparison is constant-time.
@@ -44,6 +44,7 @@ from .settings import WebSettings
 __all__ = ["AccessGuard", "AccessPolicy", "presented_token", "split_host"]
 
 API_PREFIX = "/api"
+METRICS_PATH = "/metrics"
 LOOPBACK_NAMES = ("127.0.0.1", "localhost", "[::1]")
 DEFAULT_PORTS = {"http": 80, "ws": 80, "https": 443, "wss": 443}
 
@@ -167,6 +168,11 @@ def _is_api(path: str) -> bool:
     return path == API_PREFIX or path.startswith(API_PREFIX + "/")
 
 
+def _needs_token(path: str) -> bool:
+    """`/api` and `/metrics` (whose counts say who uses the host and when)."""
+    return _is_api(path) or path == METRICS_PATH
+
+
 def security_headers(path: str, ws_origin: str | None) -> Iterable[tuple[bytes, bytes]]:
     """The headers every HTTP response carries (`ws_origin`: this server's `ws://host`)."""
     connect = "'self'" if ws_origin is None else f"'self' {ws_origin}"
@@ -229,7 +235,7 @@ class AccessGuard:
             )
             await response(scope, receive, send_with_headers)
             return
-        if _is_api(path) and not self.policy.token_ok(bearer_token(headers)):
+        if _needs_token(path) and not self.policy.token_ok(bearer_token(headers)):
             response = error_response(
                 401,
                 "unauthorized",

@@ -38,6 +38,7 @@ from ..plugins.loader import check_plugins as loader_checks
 from ..plugins.overlay import Overlay
 from ..wake.backends import wake_backend_for
 from .errors import LaunchError, TokenFileError, WebStartupError
+from .logs import LogFormat, log_formatter
 from .server import serve
 from .settings import WebSettings
 from .token_file import choose_token
@@ -132,6 +133,7 @@ def run_web(
     port: int,
     allowed_hosts: Sequence[str] = (),
     access_log: bool = False,
+    log_format: LogFormat = "text",
     stdout: TextIO,
     stop_grace: float = CLOSE_RETRY_SECONDS,
     token_path: Path,
@@ -164,6 +166,7 @@ def run_web(
             port=port,
             allowed_hosts=tuple(allowed_hosts),
             access_log=access_log,
+            log_format=log_format,
         )
     except (TokenFileError, ValueError) as error:
         if lock is not None:
@@ -186,7 +189,9 @@ def run_web(
 
     try:
         if not logging.getLogger().handlers:
-            logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+            handler = logging.StreamHandler()
+            handler.setFormatter(log_formatter(log_format))
+            logging.basicConfig(level=logging.INFO, handlers=[handler])
         anyio.run(_serve, settings, tracked, stdout)
     except (WebStartupError, PluginError, StorageError, OSError) as error:
         raise LaunchError(str(error)) from error

@@ -17,7 +17,8 @@ whatever it is.
 it is active, by wrapping the logging module's record factory: uvicorn's
 error and access logs, asyncio's, our own loggers and a plugin's. The
 message, each string argument (and string values of a mapping argument),
-string attributes added through `extra=`, the traceback of `exc_info`
+string attributes added through `extra=` (a format that itself shows a
+secret, `"?token=%s"`, is rendered first), the traceback of `exc_info`
 (formatted once, redacted, and kept as `exc_text`, which formatters use)
 and `stack_info` are all cleaned; a message that still shows the token
 through a non-string argument (an exception, bytes, a dict) is replaced by
@@ -27,6 +28,7 @@ its cleaned rendering. `RedactToken` is the same cleaning as a
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import re
 from collections.abc import Iterator, Mapping
@@ -120,7 +122,14 @@ class TokenRedactor:
     def clean(self, record: logging.LogRecord) -> None:
         """Redact everything of `record` a formatter will write (see the module docstring)."""
         if isinstance(record.msg, str):
-            record.msg = self(record.msg)
+            cleaned = self(record.msg)
+            if cleaned != record.msg and record.args:
+                # The format itself matched (`"?token=%s"`): cleaning it would eat its
+                # placeholders and break the line, so render it, then clean the rendering.
+                # A broken format stays: logging reports it, with the cleaned arguments.
+                with contextlib.suppress(Exception):
+                    cleaned, record.args = self(record.getMessage()), None
+            record.msg = cleaned
         record.args = self._args(record.args)
         for name, value in list(vars(record).items()):
             if name not in _STANDARD and isinstance(value, str):

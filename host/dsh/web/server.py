@@ -80,7 +80,6 @@ from urllib.parse import quote
 import anyio
 import uvicorn
 from fastapi import FastAPI
-from uvicorn.config import LOGGING_CONFIG
 
 from ..host.errors import HostError
 from ..host.host import Host
@@ -100,6 +99,7 @@ from .connections import (
 )
 from .errors import ListenError, WebStartupError
 from .guards import AccessPolicy
+from .logs import uvicorn_log_config
 from .redact import RedactToken, redacted_logs
 from .settings import WebSettings
 
@@ -286,7 +286,7 @@ class WebServer(uvicorn.Server):
             ws="websockets-sansio",
             ws_max_size=settings.max_body_bytes,
             timeout_graceful_shutdown=max(1, math.ceil(settings.close_timeout)),
-            log_config=LOGGING_CONFIG if configure_logging else None,
+            log_config=uvicorn_log_config(settings.log_format) if configure_logging else None,
         )
         super().__init__(config)
         self._acceptor = Acceptor(

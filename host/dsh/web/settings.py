@@ -12,6 +12,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from .logs import LogFormat
+
 __all__ = [
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
@@ -59,6 +61,8 @@ class WebSettings(BaseModel):
     - `max_unauthenticated`: connections held at once that have not yet
       presented the access token (at most half of the connection cap).
     - `access_log`: write one log line per HTTP request (off by default).
+    - `log_format`: `text` (the default) or `json`, one object per line
+      (`dsh.web.logs`).
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -76,3 +80,4 @@ class WebSettings(BaseModel):
     max_connections: Annotated[int, Field(ge=2)] = MAX_CONNECTIONS
     max_unauthenticated: Annotated[int, Field(ge=1)] = MAX_UNAUTHENTICATED
     access_log: bool = False
+    log_format: LogFormat = "text"

@@ -426,3 +426,39 @@ def test_a_token_error_with_a_store_that_takes_no_lock_is_the_same_one_line(
     assert main(argv, stdout=io.StringIO(), stderr=err) == 1
     assert "--new-token cannot replace the token while $DSH_TOKEN is set" in err.getvalue()
     assert tokens == []
+
+
+@pytest.mark.parametrize(
+    ("flag", "environment", "expected"),
+    [((), None, "text"), (("--log-format", "json"), None, "json"), ((), "JSON", "json"),
+     (("--log-format", "text"), "json", "text")],
+)  # fmt: skip
+def test_the_log_format_comes_from_the_flag_then_the_environment(
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    flag: tuple[str, ...],
+    environment: str | None,
+    expected: str,
+) -> None:
+    seen: list[object] = []
+
+    async def served(settings: object, *_: object) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(web_launch, "_serve", served)
+    if environment is None:
+        monkeypatch.delenv("DSH_LOG_FORMAT", raising=False)
+    else:
+        monkeypatch.setenv("DSH_LOG_FORMAT", environment)
+    stdout, stderr = io.StringIO(), io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path), *flag], stdout=stdout, stderr=stderr) == 0
+    assert [getattr(settings, "log_format", None) for settings in seen] == [expected]
+
+
+def test_an_unknown_log_format_in_the_environment_is_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    monkeypatch.setenv("DSH_LOG_FORMAT", "xml")
+    stdout, stderr = io.StringIO(), io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=stdout, stderr=stderr) != 0
+    assert "$DSH_LOG_FORMAT is 'xml'; use one of: text, json" in stderr.getvalue()

@@ -75,6 +75,10 @@ class StorageDouble(MemoryBackend):
         self._enter("initialize")
         await super().initialize(header, events)
 
+    async def append(self, session_id: str, events: Any) -> None:
+        self._enter("append")
+        await super().append(session_id, events)
+
     async def cursor(self, session_id: str) -> int | None:
         self._enter("cursor")
         return await super().cursor(session_id)

@@ -209,3 +209,12 @@ def test_cleaning_a_record_twice_changes_nothing_more() -> None:
     assert record.args is None
     redact.filter(record)
     assert record.getMessage() == once == f"failed: bad {REDACTED}"
+
+
+def test_a_format_that_names_a_token_parameter_is_rendered_not_broken() -> None:
+    made = make("GET /live?token=%s from %s", "not-the-token", "127.0.0.1")
+    RedactToken("s3cret-token-value").filter(made)
+    assert made.getMessage() == "GET /live?token=[redacted] from 127.0.0.1"
+    broken = make("token=%s and %s", "only one")
+    RedactToken("s3cret-token-value").filter(broken)  # logging reports the bad format itself
+    assert broken.msg == "token=[redacted] and %s" and broken.args == ("only one",)
