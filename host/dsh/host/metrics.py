@@ -7,8 +7,9 @@
 - `dsh_model_requests_total{outcome}`: every call of the model adapter an
   agent makes — `ok`, `error` (a `ModelError`: unreachable, refused, …),
   `failed` (the adapter raised something else) or `cancelled`;
-- `dsh_wake_woken_total`: Sessions the wake index made live (0 when the Host
-  wakes none).
+- `dsh_wake_woken_total`: Sessions the wake index made live, and
+  `dsh_wake_overdue_sessions`: closed Sessions whose time has passed and
+  that are not live yet (both 0 when the Host wakes none).
 
 Plugins register their own (the schedule plugin: its dispatches and their
 lateness). Every label takes a handful of values.
@@ -71,6 +72,12 @@ class HostMetrics:
             "dsh_model_requests_total",
             "Calls of the model adapter by agents, by outcome (ok, error, failed, cancelled).",
             ("outcome",),
+            scope=scope,
+        )
+        metrics.gauge(
+            "dsh_wake_overdue_sessions",
+            "Closed Sessions whose wake time has passed and that are not live yet.",
+            read=lambda: 0 if lifecycle.index is None else lifecycle.index.overdue(),
             scope=scope,
         )
         metrics.counted(

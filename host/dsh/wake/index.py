@@ -168,6 +168,16 @@ class WakeIndex:
     def entries(self) -> dict[str, WakeEntry]:
         return dict(self._entries)
 
+    def overdue(self) -> int:
+        """How many closed Sessions' wake times have passed without their being woken (a
+        wake in progress, or one retrying after a failure: what `/metrics` shows)."""
+        now = self._clock.wall_ms()
+        return sum(
+            1
+            for session_id, entry in self._entries.items()
+            if entry.wake_at is not None and entry.wake_at <= now and session_id not in self._live
+        )
+
     def armed_at(self, session_id: str) -> int | None:
         """When the timer will wake `session_id` (its wake time less the lead), or None."""
         return self._timer.at(session_id)

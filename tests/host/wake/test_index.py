@@ -196,8 +196,10 @@ async def test_a_session_that_cannot_be_woken_is_tried_again_later_and_later() -
     host.broken.add("a")
     async with running(wake, host, retry_first=2, retry_max=5) as index:
         start = now(clock)
+        assert index.overdue() == 0
         clock.advance(1)
         await until(lambda: index.armed_at("a") == start + 1_000 + 2_000)
+        assert index.overdue() == 1  # its time passed and it is not live: what /metrics shows
         clock.advance(2)
         await until(lambda: index.armed_at("a") == start + 3_000 + 4_000)
         clock.advance(4)
@@ -205,6 +207,7 @@ async def test_a_session_that_cannot_be_woken_is_tried_again_later_and_later() -
         host.broken.clear()
         clock.advance(5)
         await until(lambda: host.resumed == ["a"])
+        assert index.overdue() == 0
         assert wake.entries == {"a": WakeEntry(start + 1_000)}  # never the authority to drop it
 
 
