@@ -2,7 +2,8 @@
 
     dsh web [--overlay PATH] [--data-dir DIR] [--store URL] [--host 127.0.0.1]
             [--port 8765] [--model demo|absent|openai|scripted:PATH]
-            [--allow-host NAME[:PORT]]... [--access-log] [--log-format text|json]
+            [--allow-host NAME[:PORT]]... [--trust-proxy ADDRESS]... [--access-log]
+            [--log-format text|json]
             [--stop-grace SECONDS] [--new-token]
 
 The overlay names the plugins to load and may set `[host] model`; `--model`
@@ -62,6 +63,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         default=[],
         metavar="NAME[:PORT]",
         help="also answer to this Host header (e.g. behind a proxy); repeatable",
+    )
+    parser.add_argument(
+        "--trust-proxy",
+        action="append",
+        default=[],
+        metavar="ADDRESS",
+        help="believe X-Forwarded-Proto/-For from this reverse proxy (an IP address or "
+        "network); repeatable; none by default",
     )
     parser.add_argument(
         "--access-log",
@@ -137,6 +146,7 @@ def _run(args: argparse.Namespace, streams: Streams) -> int:
             host=args.host,
             port=args.port,
             allowed_hosts=args.allow_host,
+            trusted_proxies=args.trust_proxy,
             access_log=args.access_log,
             log_format=_log_format(args.log_format),
             stdout=streams.out,

@@ -132,6 +132,7 @@ def run_web(
     host: str,
     port: int,
     allowed_hosts: Sequence[str] = (),
+    trusted_proxies: Sequence[str] = (),
     access_log: bool = False,
     log_format: LogFormat = "text",
     stdout: TextIO,
@@ -165,6 +166,7 @@ def run_web(
             host=host,
             port=port,
             allowed_hosts=tuple(allowed_hosts),
+            trusted_proxies=tuple(trusted_proxies),
             access_log=access_log,
             log_format=log_format,
         )

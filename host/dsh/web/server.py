@@ -281,7 +281,9 @@ class WebServer(uvicorn.Server):
             lifespan="on",
             http="h11",
             access_log=settings.access_log,
-            proxy_headers=False,
+            # X-Forwarded-* only from the proxies the operator named (none by default).
+            proxy_headers=bool(settings.trusted_proxies),
+            forwarded_allow_ips=list(settings.trusted_proxies),
             server_header=False,
             ws="websockets-sansio",
             ws_max_size=settings.max_body_bytes,

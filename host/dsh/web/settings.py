@@ -7,10 +7,11 @@ it comes from (`$DSH_TOKEN`, the data dir's token file, or a new one).
 
 from __future__ import annotations
 
+import ipaddress
 from pathlib import Path
 from typing import Annotated
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .logs import LogFormat
 
@@ -43,6 +44,11 @@ class WebSettings(BaseModel):
     - `allowed_hosts`: extra `Host` header values (`name` or `name:port`)
       accepted besides the bind host, `127.0.0.1`, `localhost` and `[::1]`
       on the real port (a defence against DNS rebinding).
+    - `trusted_proxies`: addresses or networks (`127.0.0.1`, `10.0.0.0/8`) of
+      reverse proxies whose `X-Forwarded-Proto` and `X-Forwarded-For` are
+      believed: a request that comes from one is judged by the scheme and
+      client it forwards (an `https://` page's Origin then matches). None by
+      default: anyone could send those headers. `*` is refused.
     - `max_body_bytes`: the largest request body (and WebSocket message).
     - `queue_frames`: how many frames one WebSocket may have waiting; a
       client that falls further behind is disconnected (close code 1013).
@@ -71,6 +77,7 @@ class WebSettings(BaseModel):
     host: str = DEFAULT_HOST
     port: Annotated[int, Field(ge=0, le=65535)] = DEFAULT_PORT
     allowed_hosts: tuple[str, ...] = ()
+    trusted_proxies: tuple[str, ...] = ()
     max_body_bytes: Annotated[int, Field(gt=0)] = MIB
     queue_frames: Annotated[int, Field(gt=0)] = 1024
     close_timeout: Annotated[float, Field(gt=0)] = 5.0
@@ -81,3 +88,17 @@ class WebSettings(BaseModel):
     max_unauthenticated: Annotated[int, Field(ge=1)] = MAX_UNAUTHENTICATED
     access_log: bool = False
     log_format: LogFormat = "text"
+
+    @field_validator("trusted_proxies")
+    @classmethod
+    def _proxies(cls, proxies: tuple[str, ...]) -> tuple[str, ...]:
+        for proxy in proxies:
+            try:
+                ipaddress.ip_network(proxy, strict=False)
+            except ValueError:
+                raise ValueError(
+                    f"trusted proxy {proxy!r} is not an IP address or network; name each "
+                    "proxy (e.g. 127.0.0.1 or 10.0.0.0/8): trusting every address would let "
+                    "anyone choose the scheme and client address a request claims"
+                ) from None
+        return proxies

@@ -462,3 +462,25 @@ def test_an_unknown_log_format_in_the_environment_is_named(
     stdout, stderr = io.StringIO(), io.StringIO()
     assert main(["web", "--data-dir", str(tmp_path)], stdout=stdout, stderr=stderr) != 0
     assert "$DSH_LOG_FORMAT is 'xml'; use one of: text, json" in stderr.getvalue()
+
+
+def test_proxies_are_trusted_only_when_named(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    seen: list[object] = []
+
+    async def served(settings: object, *_: object) -> None:
+        seen.append(settings)
+
+    monkeypatch.setattr(web_launch, "_serve", served)
+    streams = io.StringIO(), io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=streams[0], stderr=streams[1]) == 0
+    named = ["web", "--data-dir", str(tmp_path), "--trust-proxy", "127.0.0.1"]
+    assert main([*named, "--trust-proxy", "10.0.0.0/8"], stdout=streams[0], stderr=streams[1]) == 0
+    assert [getattr(settings, "trusted_proxies", None) for settings in seen] == [
+        (),
+        ("127.0.0.1", "10.0.0.0/8"),
+    ]
+    stderr = io.StringIO()
+    assert main([*named[:-1], "*"], stdout=io.StringIO(), stderr=stderr) != 0
+    assert "trusted proxy '*' is not an IP address or network" in stderr.getvalue()
