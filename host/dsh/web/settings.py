@@ -12,6 +12,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from ..base.limits import MAX_TEXT_BYTES
+
 __all__ = [
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
@@ -19,6 +21,7 @@ __all__ = [
     "HEADER_TIMEOUT",
     "MAX_CONNECTIONS",
     "MAX_UNAUTHENTICATED",
+    "MESSAGE_BODY_BYTES",
     "STATIC_DIR",
     "WebSettings",
 ]
@@ -31,6 +34,8 @@ HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
 MAX_CONNECTIONS = 1024
 MAX_UNAUTHENTICATED = 128
+# A message's text of the whole limit, each byte escaped into six (`\u0001`), and 64 KiB more.
+MESSAGE_BODY_BYTES = 6 * MAX_TEXT_BYTES + 64 * 1024
 
 
 class WebSettings(BaseModel):
@@ -42,6 +47,9 @@ class WebSettings(BaseModel):
       accepted besides the bind host, `127.0.0.1`, `localhost` and `[::1]`
       on the real port (a defence against DNS rebinding).
     - `max_body_bytes`: the largest request body (and WebSocket message).
+    - `max_message_body_bytes`: the largest body of a posted message; by
+      default room for a text of the whole text limit however its JSON is
+      escaped (`dsh.web.limits`).
     - `queue_frames`: how many frames one WebSocket may have waiting; a
       client that falls further behind is disconnected (close code 1013).
     - `close_timeout`: how long closing one WebSocket may take, in seconds.
@@ -68,6 +76,7 @@ class WebSettings(BaseModel):
     port: Annotated[int, Field(ge=0, le=65535)] = DEFAULT_PORT
     allowed_hosts: tuple[str, ...] = ()
     max_body_bytes: Annotated[int, Field(gt=0)] = MIB
+    max_message_body_bytes: Annotated[int, Field(gt=0)] = MESSAGE_BODY_BYTES
     queue_frames: Annotated[int, Field(gt=0)] = 1024
     close_timeout: Annotated[float, Field(gt=0)] = 5.0
     static_dir: Path = STATIC_DIR
