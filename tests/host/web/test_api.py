@@ -683,6 +683,31 @@ async def test_a_bad_title_is_422_invalid_body(
     assert error_of(response) == (422, "invalid_body")
 
 
+async def test_bidi_controls_are_dropped_from_titles_set_or_derived_not_refused(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    # Issue 35: U+202E in a title reversed the rest of it on every page. Unlike the
+    # C0/C1 controls above (422), they are invisible and harmless once dropped.
+    named, derived = await new_session(client), await new_session(client)
+    renamed = await client.patch(
+        f"/api/sessions/{named['id']}", json={"title": " \u2067report\u202eexe.pdf\u2069 "}
+    )
+    assert renamed.status_code == 200
+    assert renamed.json()["session"]["title"] == "reportexe.pdf"
+    only_controls = await client.patch(f"/api/sessions/{named['id']}", json={"title": "\u202e"})
+    assert error_of(only_controls) == (422, "invalid_body")
+    text = "\u202eevil \u200fthen\nmore"
+    posted = await client.post(f"/api/sessions/{derived['id']}/messages", json={"text": text})
+    assert posted.status_code == 202
+    listed = {
+        row["id"]: row["title"] for row in (await client.get("/api/sessions")).json()["sessions"]
+    }
+    assert (listed[named["id"]], listed[derived["id"]]) == ("reportexe.pdf", "evil then")
+    agent = host.agent(derived["id"])
+    assert agent is not None
+    assert [e.data["text"] for e in agent.session.events if e.type == "message/user"] == [text]
+
+
 async def test_renaming_an_unknown_session_is_404(client: httpx.AsyncClient) -> None:
     response = await client.patch("/api/sessions/missing", json={"title": "x"})
     assert error_of(response) == (404, "session_not_found")
