@@ -294,6 +294,7 @@ test("pending messages: sending and queued wait; a failed one keeps its text wit
     ["9", "failed"],
   ]);
   assert.match(pending[0].textContent, /sending/);
+  assert.equal(pending[0].querySelector(".bubble").getAttribute("dir"), "auto", "the person's text is isolated");
   assert.match(pending[1].textContent, /queued/);
   assert.match(pending[2].textContent, /bad one.*Not sent: HTTP 500/);
   assert.match(pending[3].textContent, /lost one.*Not stored: the session restarted/);

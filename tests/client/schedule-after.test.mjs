@@ -212,6 +212,7 @@ describe("the snooze line", () => {
     const row = renderScheduleSnooze({ snooze: { ...view.snooze, prompt } }, {}, { document, lang: "en" });
     assert.ok(!document.created.includes("img"));
     assert.ok(row.textContent.includes(prompt));
+    assert.equal(row.querySelector(".dsh-schedule-prompt").getAttribute("dir"), "auto", "the prompt is isolated");
   });
 
   test("its words are in both languages", () => {

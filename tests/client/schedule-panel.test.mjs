@@ -199,6 +199,7 @@ describe("the reminders panel", () => {
     const first = $("[data-reminder-id=rem-1]");
     assert.equal(first.querySelector("[data-role=reminder-prompt]").textContent, `stretch ${XSS}`);
     assert.equal(first.querySelector("img"), null, "the prompt is text");
+    assert.equal(first.querySelector("[data-role=reminder-prompt]").getAttribute("dir"), "auto", "isolated");
     assert.equal(first.querySelector("[data-role=reminder-rule]").textContent, "Once");
     const next = first.querySelector("[data-role=reminder-next]");
     assert.equal(next.localName, "time");

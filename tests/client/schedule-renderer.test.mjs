@@ -235,6 +235,14 @@ describe("reminder row", () => {
     assert.doesNotMatch(node.textContent, /session-local/);
   });
 
+  test("isolates the prompt, the person's or the model's text, so a U+202E in it reverses nothing else", () => {
+    const { node } = render({ ...VIEW, prompt: "\u202eevil" });
+    const prompt = one(node, "dsh-schedule-prompt");
+    assert.equal(prompt.getAttribute("dir"), "auto");
+    assert.equal(prompt.textContent, "\u202eevil", "the text itself stays exact");
+    assert.equal(one(node, "dsh-schedule-label").getAttribute("dir"), null, "the plugin's own words are not");
+  });
+
   test("follows a Chinese UI language with Chinese labels", () => {
     const { node } = render(VIEW, { lang: "zh" });
     const label = one(node, "dsh-schedule-label");

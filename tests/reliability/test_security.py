@@ -14,7 +14,9 @@ only against what it answered.
   with 421 on every path, static files and the WebSocket included.
 - A WebSocket whose Origin is not the served origin is refused with 403;
   API responses never grant cross-origin reads.
-- A body over 1 MiB is refused with 413, with a Content-Length and chunked.
+- A body over 1 MiB is refused with 413, with a Content-Length and chunked; a
+  message's body over its own limit too, while a text of exactly 1 MiB is
+  posted and one byte more is 422 naming the limit.
 - Session ids that try to leave the data directory (encoded slashes and
   dots, absolute paths, NUL, 65 characters, non-ASCII) answer 404 or 422,
   static and plugin paths that try to leave their folders answer 404, and
@@ -34,7 +36,7 @@ from urllib.parse import quote, urlsplit
 import httpx
 import pytest
 
-from dsh.web.settings import STATIC_DIR
+from dsh.web.settings import MESSAGE_BODY_BYTES, STATIC_DIR
 from tests.support.webhost import REPO, WebHost, wait_for
 
 from .figures import Figures
@@ -261,34 +263,43 @@ def test_bodies_over_one_mebibyte_get_413_with_and_without_content_length(
     audited: WebHost, session_id: str, figures: Figures
 ) -> None:
     over = json.dumps({"text": "x" * MIB}).encode()
+    message_over = json.dumps({"text": "x" * (MESSAGE_BODY_BYTES + 1)}).encode()
     paths = [
-        "/api/sessions",
-        f"/api/sessions/{session_id}/messages",
-        f"/api/sessions/{session_id}/fork",
+        ("/api/sessions", over),
+        (f"/api/sessions/{session_id}/messages", message_over),
+        (f"/api/sessions/{session_id}/fork", over),
     ]
     tried = 0
-    for path in paths:
-        sized = audited.post(path, content=over, headers={"Content-Type": "application/json"})
+    for path, body in paths:
+        sized = audited.post(path, content=body, headers={"Content-Type": "application/json"})
         assert sized.status_code == 413 and is_error(sized, 413, "body_too_large"), path
 
-        def chunks() -> Iterator[bytes]:
-            for start in range(0, len(over), 64 * 1024):
-                yield over[start : start + 64 * 1024]
+        def chunks(body: bytes = body) -> Iterator[bytes]:
+            for start in range(0, len(body), 64 * 1024):
+                yield body[start : start + 64 * 1024]
 
         chunked = audited.post(path, content=chunks(), headers={"Content-Type": "application/json"})
         assert chunked.request.headers.get("transfer-encoding") == "chunked"
         assert "content-length" not in chunked.request.headers
         assert chunked.status_code == 413 and is_error(chunked, 413, "body_too_large"), path
         tried += 2
-    at_limit = b'{"text": "' + b"y" * (MIB - len(b'{"text": ""}')) + b'"}'
-    assert len(at_limit) == MIB
-    accepted = audited.post(
-        f"/api/sessions/{session_id}/messages",
-        content=at_limit,
-        headers={"Content-Type": "application/json"},
-    )
-    assert accepted.status_code == 202, accepted.text
     figures.count("security", "oversized_bodies", tried)
+
+
+def test_a_message_of_exactly_one_mebibyte_is_posted_and_one_byte_more_is_422(
+    audited: WebHost, session_id: str, figures: Figures
+) -> None:
+    # Issue 35: 1 MiB is the documented limit of a message's text, yet its body
+    # (the text and `{"text": ""}` around it) passed the 1 MiB body limit: 413.
+    url = f"/api/sessions/{session_id}/messages"
+    exact = audited.post(url, json={"text": "y" * MIB})
+    assert exact.status_code == 202, exact.text[:300]
+    escaped = audited.post(url, json={"text": '"\n' * (MIB // 2)})  # 2 bytes of JSON each
+    assert escaped.status_code == 202, escaped.text[:300]
+    over = audited.post(url, json={"text": "y" * (MIB + 1)})
+    assert is_error(over, 422, "invalid_body"), over.text[:300]
+    assert f"longer than the limit of {MIB:,} bytes" in over.json()["error"]["message"]
+    figures.count("security", "exact_limit_messages_posted", 2)
 
 
 TRAVERSAL_IDS = [

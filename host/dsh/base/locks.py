@@ -37,6 +37,11 @@ class KeyedLock:
         entry = self._entries.get(key)
         return entry is not None and entry.lock.locked()
 
+    def waiting(self, key: Hashable) -> int:
+        """How many wait for `key`'s lock now (not counting its holder)."""
+        entry = self._entries.get(key)
+        return 0 if entry is None else entry.lock.statistics().tasks_waiting
+
     async def acquire(self, key: Hashable) -> None:
         """Wait until `key`'s lock is free and take it (first come, first served)."""
         entry = self._entries.setdefault(key, _Entry())

@@ -28,6 +28,7 @@ from ..persistence.errors import SessionNotFound, StorageError
 from ..session.errors import SessionLiveElsewhere
 from ..session.event import SessionEvent
 from ..session.events import SessionTitle
+from ..session.header import SessionHeader
 from ..session.ids import validate_session_id
 from ..session.log import Session
 from ..session.summary import SessionSummary
@@ -170,22 +171,17 @@ class Sessions:
 
         A live parent is flushed first and only its stored events can be
         copied: a child must never hold parent events that the parent's own
-        log might lose in a crash. Raises `PersistenceUnavailable` when that
-        flush is not acknowledged, `ValueError` for an out-of-range `at_seq`.
+        log might lose in a crash. A parent that goes cold meanwhile (a
+        delete or a hibernation closed it) is read from storage instead,
+        once its close is done: a fork racing a delete either copies the
+        parent before it went to the trash or raises `SessionNotFound`, and
+        leaves nothing behind. Raises `PersistenceUnavailable` when the
+        flush of a parent that stays live is not acknowledged, `ValueError`
+        for an out-of-range `at_seq`.
         """
         self._liveness.require_running()
         validate_session_id(session_id)
-        live = self._live.find(session_id)
-        if live is not None:
-            events = list(live.events)
-            if not await self._live.flush(live):
-                raise PersistenceUnavailable(
-                    f"storage did not acknowledge session {session_id}; it cannot be forked"
-                )
-            header = live.header
-        else:
-            stored = await self._catalogue.read(session_id)
-            header, events = stored.header, list(stored.events)
+        header, events = await self._fork_source(session_id)
         at = len(events) if at_seq is None else at_seq
         if not 0 <= at <= len(events):
             raise ValueError(
@@ -199,6 +195,26 @@ class Sessions:
         return await self._liveness.go_live(
             child, lease, seed_end=child.header.seed_length, new=True
         )
+
+    async def _fork_source(self, session_id: str) -> tuple[SessionHeader, list[SessionEvent]]:
+        """The parent's header and the events a fork may copy (`fork`'s docstring)."""
+        while not await self._liveness.cold_slot(session_id):
+            agent = self._liveness.agent(session_id)
+            assert agent is not None
+            live = agent.session
+            events = list(live.events)
+            if await self._live.flush(live):
+                return live.header, events
+            if self._liveness.agent(session_id) is agent:
+                raise PersistenceUnavailable(
+                    f"storage did not acknowledge session {session_id}; it cannot be forked"
+                )
+            # It is going cold (its persistence detached first): read it once it is.
+        try:
+            stored = await self._catalogue.read(session_id)
+        finally:
+            self._liveness.release_slot(session_id)
+        return stored.header, list(stored.events)
 
     async def set_title(self, session_id: str, title: str) -> SessionSummary:
         """Give the Session a title: a durable `session/title` event; its new summary.

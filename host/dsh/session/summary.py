@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 from pydantic import JsonValue
 
+from .facts import without_bidi
 from .header import Lineage
 from .log import SessionLog
 from .types import END_SEED
@@ -58,8 +59,13 @@ class SessionSummary:
 
     @property
     def shown_title(self) -> str | None:
-        """The title the list shows: the set one, else one derived from the preview."""
-        return self.title or derived_title(self.preview)
+        """The title the list shows: the set one, else one derived from the preview.
+
+        Without bidi controls, whatever an older index or column still holds
+        (`dsh.session.facts`).
+        """
+        title = self.title and without_bidi(self.title).strip()
+        return title or derived_title(self.preview)
 
     def matches(self, query: str) -> bool:
         """True if `query` (case-insensitive) is in the title or preview, or starts the id."""
@@ -91,7 +97,7 @@ def derived_title(preview: str | None) -> str | None:
     """A title from the first line of a first message: at most `TITLE_CHARS` characters."""
     if preview is None:
         return None
-    line = " ".join(preview.split())
+    line = " ".join(without_bidi(preview).split())
     if not line:
         return None
     if len(line) <= TITLE_CHARS:

@@ -28,6 +28,7 @@ from ..base.version import VERSION as __version__
 from ..host.host import Host
 from ..persistence.errors import SessionExists
 from ..session.events import MAX_TITLE_CHARS, validate_time_zone
+from ..session.facts import without_bidi
 from ..session.ids import validate_session_id
 from .errors import ApiError, error_body
 from .history import PageRequest
@@ -78,7 +79,7 @@ class MessageBody(BaseModel):
 
 class TitleBody(BaseModel):
     """`PATCH /api/sessions/{id}`: the Session's new title (one line; spaces around it
-    are dropped)."""
+    and bidirectional controls in it are dropped: `dsh.session.facts`)."""
 
     model_config = _BODY
 
@@ -87,7 +88,8 @@ class TitleBody(BaseModel):
     @field_validator("title")
     @classmethod
     def _one_line(cls, value: str) -> str:
-        title = value.strip()
+        # Dropped, not refused: they are invisible, and a paste can carry them honestly.
+        title = without_bidi(value).strip()
         if not title:
             raise ValueError("the title is empty")
         if any(char in title for char in "\r\n\u2028\u2029"):

@@ -59,7 +59,11 @@ def _new_app(
     install_error_handlers(app)
     # add_middleware wraps: the last one added is the outermost.
     app.add_middleware(CatchAll)
-    app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyLimit,
+        max_bytes=settings.max_body_bytes,
+        message_bytes=settings.max_message_body_bytes,
+    )
     app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
     app.state.http_metrics = counted = HttpMetrics()
     app.add_middleware(RequestMetrics, counted=counted)

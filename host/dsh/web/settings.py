@@ -15,6 +15,8 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator
 
 from .logs import LogFormat
 
+from ..base.limits import MAX_TEXT_BYTES
+
 __all__ = [
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
@@ -22,6 +24,7 @@ __all__ = [
     "HEADER_TIMEOUT",
     "MAX_CONNECTIONS",
     "MAX_UNAUTHENTICATED",
+    "MESSAGE_BODY_BYTES",
     "STATIC_DIR",
     "WebSettings",
 ]
@@ -34,6 +37,8 @@ HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
 MAX_CONNECTIONS = 1024
 MAX_UNAUTHENTICATED = 128
+# A message's text of the whole limit, each byte escaped into six (`\u0001`), and 64 KiB more.
+MESSAGE_BODY_BYTES = 6 * MAX_TEXT_BYTES + 64 * 1024
 
 
 class WebSettings(BaseModel):
@@ -50,6 +55,9 @@ class WebSettings(BaseModel):
       client it forwards (an `https://` page's Origin then matches). None by
       default: anyone could send those headers. `*` is refused.
     - `max_body_bytes`: the largest request body (and WebSocket message).
+    - `max_message_body_bytes`: the largest body of a posted message; by
+      default room for a text of the whole text limit however its JSON is
+      escaped (`dsh.web.limits`).
     - `queue_frames`: how many frames one WebSocket may have waiting; a
       client that falls further behind is disconnected (close code 1013).
     - `close_timeout`: how long closing one WebSocket may take, in seconds.
@@ -79,6 +87,7 @@ class WebSettings(BaseModel):
     allowed_hosts: tuple[str, ...] = ()
     trusted_proxies: tuple[str, ...] = ()
     max_body_bytes: Annotated[int, Field(gt=0)] = MIB
+    max_message_body_bytes: Annotated[int, Field(gt=0)] = MESSAGE_BODY_BYTES
     queue_frames: Annotated[int, Field(gt=0)] = 1024
     close_timeout: Annotated[float, Field(gt=0)] = 5.0
     static_dir: Path = STATIC_DIR

@@ -37,6 +37,25 @@ async def test_different_keys_never_wait_for_each_other() -> None:
     assert not lock.locked("s1") and len(lock) == 0
 
 
+async def test_waiting_counts_who_waits_for_a_key_but_not_its_holder() -> None:
+    lock = KeyedLock()
+    assert lock.waiting("s1") == 0
+    await lock.acquire("s1")
+
+    async def wait_in_turn() -> None:
+        async with lock.hold("s1"):
+            pass
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(wait_in_turn)
+        with anyio.fail_after(WAIT):
+            while not lock.waiting("s1"):
+                await anyio.lowlevel.checkpoint()
+        assert (lock.waiting("s1"), lock.waiting("s2")) == (1, 0)
+        lock.release("s1")
+    assert lock.waiting("s1") == 0 and len(lock) == 0
+
+
 async def test_acquire_nowait_takes_only_a_free_lock() -> None:
     lock = KeyedLock()
     assert lock.acquire_nowait("s1") is True

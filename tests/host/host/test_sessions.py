@@ -7,6 +7,7 @@ operations behind `PATCH`, `DELETE`, `/cancel` and `?q=`.)
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import AsyncIterator, Callable
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ from dsh.session.log import Session
 from dsh.session.types import END_SEED
 from dsh.testing import FakeClock
 from dsh.testing.faults import FaultyBackend
-from tests.support.deadlines import WAIT
+from tests.support.deadlines import WAIT, until
 
 pytestmark = pytest.mark.anyio
 
@@ -253,6 +254,81 @@ async def test_deleting_when_the_trash_holds_the_id_already_keeps_the_session(
     with pytest.raises(SessionExists):
         await host.sessions.delete(session_id)
     assert await host.catalogue.tail(session_id) == 3
+
+
+class GatedBackend(MemoryBackend):
+    """A `MemoryBackend` whose `append` or `trash` waits for `gates[name]` while it is
+    there (a slow disk); `waiting` counts the calls that waited."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gates: dict[str, anyio.Event] = {}
+        self.waiting: Counter[str] = Counter()
+
+    async def _pass(self, name: str) -> None:
+        gate = self.gates.get(name)
+        if gate is not None:
+            self.waiting[name] += 1
+            await gate.wait()
+
+    async def append(self, session_id: str, events: Any) -> None:
+        await self._pass("append")
+        await super().append(session_id, events)
+
+    async def trash(self, session_id: str) -> None:
+        await self._pass("trash")
+        await super().trash(session_id)
+
+
+@pytest.mark.parametrize(
+    ("slow", "forked"),
+    [
+        # The fork arrives while the delete's close stores the parent's last events:
+        # it waits for the close, copies the stored parent, then the delete trashes it.
+        ("append", True),
+        # The fork arrives while the delete moves the parent to the trash: not found.
+        ("trash", False),
+    ],
+)
+async def test_a_fork_racing_a_delete_is_a_whole_child_or_not_found(
+    slow: str, forked: bool
+) -> None:
+    # Issue 35: the delete's close detaches persistence before its last flush, so a
+    # fork meanwhile found the parent live and its flush unacknowledged: 503.
+    backend = GatedBackend()
+    async with Host(backend=backend, model=GatedModel(), clock=FakeClock()) as host:
+        parent = await host.create_session()
+        parent_id = parent.session.id
+        gate = backend.gates[slow] = anyio.Event()
+        host.live.append(parent.session, "test/plain", {})  # the close has this to store
+        outcome: list[object] = []
+
+        async def fork() -> None:
+            try:
+                outcome.append((await host.sessions.fork(parent_id)).session.id)
+            except Exception as error:
+                outcome.append(error)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(host.sessions.delete, parent_id)
+            await until(lambda: backend.waiting[slow], f"the delete's {slow} to wait")
+            group.start_soon(fork)
+            try:
+                await until(
+                    lambda: outcome or host.liveness.lock.waiting(parent_id), "the fork to wait"
+                )
+            finally:
+                del backend.gates[slow]
+                gate.set()
+
+        assert await backend.inspect(parent_id) is None  # deleted either way
+        children = [row.id for row in await host.catalogue.list() if row.lineage is not None]
+        stored = [row.id for row in await backend.list() if row.lineage is not None]
+        if forked:
+            assert children == stored == outcome
+        else:
+            assert [type(error) for error in outcome] == [SessionNotFound]
+            assert children == stored == []
 
 
 async def test_deleting_a_session_whose_creation_failed_is_not_found() -> None:

@@ -19,6 +19,8 @@ What each one refuses, as the real provider documents it:
   pass-back regresses.
 - OpenAI: any field it does not know, in the body (`thinking`) or in a
   message (`reasoning_content`), answers HTTP 400.
+- Groq: streams its reasoning in `reasoning` and refuses unknown fields as
+  OpenAI does, so `reasoning_content` sent back is refused.
 - Ollama and generic servers accept what they do not need.
 """
 
@@ -34,6 +36,7 @@ from .fake_openai import Exchange, Reply, error_reply, json_reply, raw_reply
 __all__ = [
     "DEEPSEEK",
     "GENERIC",
+    "GROQ",
     "OLLAMA",
     "OPENAI",
     "PASS_BACK_REFUSAL",
@@ -205,6 +208,7 @@ DEEPSEEK = "deepseek"
 OPENAI = "openai"
 OLLAMA = "ollama"
 GENERIC = "generic"
+GROQ = "groq"
 
 
 def provider(name: str) -> Provider:
@@ -217,4 +221,6 @@ def provider(name: str) -> Provider:
         return Provider(OLLAMA, "reasoning", content_while_thinking=True)
     if name == GENERIC:
         return Provider(GENERIC, "reasoning_content")
+    if name == GROQ:
+        return Provider(GROQ, "reasoning", strict_fields=True)
     raise ValueError(f"no fake provider {name!r}")

@@ -281,6 +281,42 @@ def test_the_profile_follows_the_server_unless_named(base_url: str, profile: str
     assert detect_profile(base_url).name == profile
 
 
+@pytest.mark.parametrize(
+    ("base_url", "model", "profile"),
+    [
+        ("https://gateway.example.org/v1", "deepseek-v4-pro", "deepseek"),
+        ("https://openrouter.example.org/api/v1", "deepseek/deepseek-v4-pro", "deepseek"),
+        ("https://together.example.org/v1", "deepseek-ai/DeepSeek-V4", "deepseek"),
+        ("https://fireworks.example.org/v1", "accounts/f/models/deepseek-v4", "deepseek"),
+        ("https://gateway.example.org/v1", "house-reasoner", "generic"),
+        ("https://gateway.example.org/v1", "not-deepseek", "generic"),
+        # The address decides first: a DeepSeek model on Ollama is Ollama's, and
+        # any model on api.openai.com is OpenAI's.
+        ("http://127.0.0.1:11434/v1", "deepseek-r1:8b", "ollama"),
+        ("https://api.openai.com/v1", "deepseek-v4-pro", "openai"),
+    ],
+)
+def test_a_deepseek_model_behind_another_address_gets_the_deepseek_profile(
+    base_url: str, model: str, profile: str
+) -> None:
+    env = {"DSH_MODEL_BASE_URL": base_url, "DSH_MODEL": model, "DSH_API_KEY": "k"}
+
+    assert resolve_config(env=env).profile == profile
+    assert OpenAIConfig(base_url=base_url, model=model).profile == profile
+    assert detect_profile(base_url, model).name == profile
+
+
+def test_a_named_profile_wins_over_the_models_name() -> None:
+    env = {
+        "DSH_MODEL_BASE_URL": "https://gateway.example.org/v1",
+        "DSH_MODEL": "deepseek-v4-pro",
+        "DSH_MODEL_PROFILE": "generic",
+        "DSH_API_KEY": "k",
+    }
+
+    assert resolve_config(env=env).profile == "generic"
+
+
 def test_a_named_profile_wins_and_keeps_provider_keys_on_their_own_host() -> None:
     env = {
         "DSH_MODEL_BASE_URL": "https://proxy.example.org/v1",
@@ -380,6 +416,9 @@ def test_the_profiles_are_declared_once_and_cannot_be_changed() -> None:
     assert list(PROFILES) == ["deepseek", "openai", "ollama", "generic"]
     assert PROFILES["deepseek"].pass_back == "reasoning_content"
     assert [p.name for p in PROFILES.values() if p.pass_back] == ["deepseek"]
+    assert [(p.name, p.echo) for p in PROFILES.values() if p.echo] == [
+        ("generic", "reasoning_content")
+    ]
     with pytest.raises(TypeError):
         PROFILES["x"] = PROFILES["generic"]  # type: ignore[index]
 

@@ -21,15 +21,23 @@ from dsh.agents.agent import Agent
 from dsh.agents.tools import Tool, ToolArguments, ToolContext
 from dsh.models.base import Message, ModelReply, ModelRequest, StreamSink, ToolCall
 from dsh.models.errors import ModelError
-from dsh.models.openai import OpenAIAdapter, OpenAIConfig
+from dsh.models.openai import OpenAIAdapter, OpenAIConfig, resolve_config
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 from tests.support.deadlines import WAIT
 
-from .fake_openai import FakeOpenAIServer, drop, json_reply, running_server, sse_reply
+from .fake_openai import (
+    FakeOpenAIServer,
+    drop,
+    error_reply,
+    json_reply,
+    running_server,
+    sse_reply,
+)
 from .fake_providers import (
     DEEPSEEK,
     GENERIC,
+    GROQ,
     OLLAMA,
     OPENAI,
     PASS_BACK_REFUSAL,
@@ -295,58 +303,98 @@ class RemindTool(Tool[RemindArgs]):
         return {"id": "rem-1", "deliveryMode": "session-local"}
 
 
+def gateway_adapter(server: FakeOpenAIServer, model: str) -> OpenAIAdapter:
+    """The adapter a person gets from `DSH_MODEL_BASE_URL` at a gateway and `DSH_MODEL`."""
+    config = resolve_config(env={"DSH_MODEL_BASE_URL": server.base_url, "DSH_MODEL": model})
+    return OpenAIAdapter(config, clock=WatchedClock(), rng=random.Random(1))
+
+
+class ToolTurns:
+    """An agent asked to set a reminder, then thanked: two turns, the first with a tool call."""
+
+    def __init__(self) -> None:
+        self.session = Session.new("ds", cwd="/", created_at=0)
+        self.tool = RemindTool()
+        self.frames: list[tuple[str, str]] = []
+
+    async def run(self, adapter: OpenAIAdapter) -> None:
+        live = LiveSessions()
+        live.open(self.session)
+        async with adapter, anyio.create_task_group() as group:
+            agent = Agent(session=self.session, live=live, model=adapter, group=group)
+            agent.tools.register(self.tool)
+            agent.add_delta_listener(lambda text: self.frames.append(("answer", text)))
+            agent.add_delta_listener(
+                lambda text: self.frames.append(("reasoning", text)), channel="reasoning"
+            )
+            agent.submit("remind me in 10 seconds to stretch")
+            with anyio.fail_after(WAIT):
+                await agent.when_idle()
+            agent.submit("thanks")
+            with anyio.fail_after(WAIT):
+                await agent.when_idle()
+            await agent.aclose()
+
+    def shape(self) -> list[tuple[str, object]]:
+        return [(e.type, e.data.get("status")) for e in self.session.events]
+
+
+TWO_TURNS = [
+    ("message/user", None),
+    ("message/assistant", None),
+    ("tool/result", None),
+    ("message/assistant", None),
+    ("turn/end", "ok"),
+    ("message/user", None),
+    ("message/assistant", None),
+    ("turn/end", "ok"),
+]
+
+
+@pytest.mark.parametrize(
+    ("how", "profile"),
+    [
+        ("the deepseek profile", "deepseek"),
+        ("deepseek-v4-pro behind a gateway", "deepseek"),
+        ("an alias behind a gateway", "generic"),
+    ],
+)
 async def test_deepseek_thinking_tool_call_result_answer_with_reasoning_passed_back(
-    server: FakeOpenAIServer,
+    server: FakeOpenAIServer, how: str, profile: str
 ) -> None:
+    # The gateway cases are issue 35's: DSH_MODEL_BASE_URL at a gateway, no
+    # DSH_MODEL_PROFILE. The model's name picks the profile; under a name
+    # that says nothing, the adapter echoes what the server streamed.
     fake = provider(DEEPSEEK)
     server.push(
         fake.answer(reasoning=THOUGHT, content="", calls=[REMIND]),
         fake.answer(reasoning="It worked; tell them.", content="Reminder rem-1 is set."),
         fake.answer(reasoning="Small talk.", content="You're welcome."),
     )
-    live = LiveSessions()
-    session = Session.new("ds", cwd="/", created_at=0)
-    live.open(session)
-    tool = RemindTool()
-    frames: list[tuple[str, str]] = []
+    adapter = {
+        "the deepseek profile": lambda: adapter_for(server, DEEPSEEK),
+        "deepseek-v4-pro behind a gateway": lambda: gateway_adapter(server, "deepseek-v4-pro"),
+        "an alias behind a gateway": lambda: gateway_adapter(server, "house-reasoner"),
+    }[how]()
+    assert adapter.config.profile == profile
+    turns = ToolTurns()
 
-    async with adapter_for(server, DEEPSEEK) as adapter, anyio.create_task_group() as group:
-        agent = Agent(session=session, live=live, model=adapter, group=group)
-        agent.tools.register(tool)
-        agent.add_delta_listener(lambda text: frames.append(("answer", text)))
-        agent.add_delta_listener(
-            lambda text: frames.append(("reasoning", text)), channel="reasoning"
-        )
-        agent.submit("remind me in 10 seconds to stretch")
-        with anyio.fail_after(WAIT):
-            await agent.when_idle()
-        agent.submit("thanks")
-        with anyio.fail_after(WAIT):
-            await agent.when_idle()
-        await agent.aclose()
+    await turns.run(adapter)
 
     assert fake.refusals == []
-    assert [args.prompt for args in tool.calls] == ["stretch"]
-    assert [(e.type, e.data.get("status")) for e in session.events] == [
-        ("message/user", None),
-        ("message/assistant", None),
-        ("tool/result", None),
-        ("message/assistant", None),
-        ("turn/end", "ok"),
-        ("message/user", None),
-        ("message/assistant", None),
-        ("turn/end", "ok"),
-    ]
-    assistants = [e.data for e in session.events if e.type == "message/assistant"]
+    assert [args.prompt for args in turns.tool.calls] == ["stretch"]
+    assert turns.shape() == TWO_TURNS
+    events = turns.session.events
+    assistants = [e.data for e in events if e.type == "message/assistant"]
     assert [(a["text"], a.get("reasoning")) for a in assistants] == [
         ("", THOUGHT),
         ("Reminder rem-1 is set.", "It worked; tell them."),
         ("You're welcome.", "Small talk."),
     ]
     # Nothing the model thought leaked into what it said, stored or streamed.
-    for text in [a["text"] for a in assistants] + [t for c, t in frames if c == "answer"]:
+    for text in [a["text"] for a in assistants] + [t for c, t in turns.frames if c == "answer"]:
         assert "thought" not in text.lower() and THOUGHT not in text
-    assert "".join(t for c, t in frames if c == "reasoning") == (
+    assert "".join(t for c, t in turns.frames if c == "reasoning") == (
         THOUGHT + "It worked; tell them." + "Small talk."
     )
     # Every later request carried the tool turn's reasoning back, and only that turn's.
@@ -360,32 +408,138 @@ async def test_deepseek_thinking_tool_call_result_answer_with_reasoning_passed_b
     ]
 
 
+@pytest.mark.parametrize("family", [OPENAI, GROQ])
+async def test_a_server_that_never_streams_reasoning_content_is_never_sent_it(
+    server: FakeOpenAIServer, family: str
+) -> None:
+    # Both refuse fields they do not know; Groq streams its reasoning in `reasoning`.
+    fake = provider(family)
+    server.push(
+        fake.answer(reasoning=THOUGHT, content="", calls=[REMIND]),
+        fake.answer(reasoning="It worked.", content="Reminder rem-1 is set."),
+        fake.answer(content="You're welcome."),
+    )
+    turns = ToolTurns()
+
+    await turns.run(gateway_adapter(server, "house-model"))
+
+    assert fake.refusals == []
+    assert turns.shape() == TWO_TURNS
+    assert len(server.requests) == 3
+    assert all(b"reasoning_content" not in request.body for request in server.requests)
+
+
 async def test_the_deepseek_server_refuses_a_tool_turn_whose_reasoning_was_dropped(
     server: FakeOpenAIServer,
 ) -> None:
-    # What dsh did before pass-back existed (the generic profile sends no reasoning):
-    # the very next request after a tool call is refused.
+    # What dsh did before the echo and the name rule: DSH_MODEL_BASE_URL at a
+    # gateway chose a profile that sends no reasoning back (here the openai one,
+    # which never does), and the very next request after a tool call was refused.
     fake = provider(DEEPSEEK)
     server.push(
         fake.answer(reasoning=THOUGHT, calls=[REMIND]),
         fake.answer(content="never sent"),
     )
-    async with adapter_for(server, GENERIC) as adapter:
+    async with adapter_for(server, OPENAI) as adapter:
         first = await adapter.complete(HELLO, on_delta=Channels().sink)
-        follow_up = ModelRequest(
-            messages=[
-                *HELLO.messages,
-                Message(role="assistant", tool_calls=first.tool_calls, reasoning=first.reasoning),
-                Message(role="tool", tool_call_id="call_r1", name="remind", content={"id": "x"}),
-            ],
-            tools=[],
-        )
         with pytest.raises(ModelError) as caught:
-            await adapter.complete(follow_up, on_delta=Channels().sink)
+            await adapter.complete(follow_up(first), on_delta=Channels().sink)
 
     assert caught.value.code == "model_request_rejected"
     assert f"HTTP 400: {PASS_BACK_REFUSAL}" in caught.value.message
     assert fake.refusals == [PASS_BACK_REFUSAL]
+
+
+def follow_up(first: ModelReply) -> ModelRequest:
+    """The request after `first` (a reminder call) was answered."""
+    return ModelRequest(
+        messages=[
+            *HELLO.messages,
+            Message(role="assistant", tool_calls=first.tool_calls, reasoning=first.reasoning),
+            Message(role="tool", tool_call_id="call_r1", name="remind", content={"id": "x"}),
+        ],
+        tools=[],
+    )
+
+
+async def test_after_a_restart_the_echo_is_learnt_from_the_servers_refusal(
+    server: FakeOpenAIServer, caplog: pytest.LogCaptureFixture
+) -> None:
+    # The reasoning was streamed to an earlier process: this one has not seen the
+    # server yet, sends none, is refused, and sends the request once more with it.
+    fake = provider(DEEPSEEK)
+    server.push(
+        fake.answer(reasoning=THOUGHT, calls=[REMIND]),
+        fake.answer(content="refused"),
+        fake.answer(reasoning="Done.", content="Reminder rem-1 is set."),
+        fake.answer(content="Still set."),
+    )
+    async with gateway_adapter(server, "house-reasoner") as earlier:
+        first = await earlier.complete(HELLO, on_delta=Channels().sink)
+
+    with caplog.at_level(logging.INFO, logger="dsh.models.openai"):
+        async with gateway_adapter(server, "house-reasoner") as later:
+            reply = await later.complete(follow_up(first), on_delta=Channels().sink)
+            again = await later.complete(follow_up(first))
+
+    assert (reply.text, again.text) == ("Reminder rem-1 is set.", "Still set.")
+    assert fake.refusals == [PASS_BACK_REFUSAL]
+    sent = [
+        [m.get("reasoning_content") for m in request.json()["messages"] if m["role"] == "assistant"]
+        for request in server.requests[1:]
+    ]
+    assert sent == [[None], [THOUGHT], [THOUGHT]]
+    assert [record.getMessage() for record in caplog.records] == [
+        f"the model server at {server.base_url} asks for reasoning_content back: "
+        "passing it back on tool-calling turns"
+    ]
+
+
+TOOL_TURN = ModelRequest(
+    messages=[
+        *HELLO.messages,
+        Message(role="assistant", tool_calls=(ToolCall("call_r1", "remind", "{}"),)),
+        Message(role="tool", tool_call_id="call_r1", name="remind", content={"id": "x"}),
+    ],
+    tools=[],
+)
+
+
+@pytest.mark.parametrize(
+    ("refusal", "request_"),
+    [
+        # Not about the echo: the same request would be refused again.
+        ("model 'house-reasoner' does not exist", TOOL_TURN),
+        # About the echo, but there is no tool-calling turn to give it to.
+        ("reasoning_content is not allowed here", HELLO),
+    ],
+)
+async def test_a_refusal_the_echo_cannot_answer_is_not_sent_again(
+    server: FakeOpenAIServer, refusal: str, request_: ModelRequest
+) -> None:
+    server.push(error_reply(400, refusal), json_reply({"choices": []}))
+
+    async with gateway_adapter(server, "house-reasoner") as adapter:
+        with pytest.raises(ModelError) as caught:
+            await adapter.complete(request_)
+
+    assert caught.value.code == "model_request_rejected"
+    assert f"HTTP 400: {refusal}" in caught.value.message
+    assert len(server.requests) == 1
+
+
+async def test_a_whole_reply_in_reasoning_content_teaches_the_echo_too(
+    server: FakeOpenAIServer,
+) -> None:
+    fake = provider(DEEPSEEK)
+    server.push(fake.answer(reasoning=THOUGHT, calls=[REMIND]), fake.answer(content="ok"))
+
+    async with gateway_adapter(server, "house-reasoner") as adapter:
+        first = await adapter.complete(HELLO)
+        reply = await adapter.complete(follow_up(first))
+
+    assert reply.text == "ok"
+    assert fake.refusals == []
 
 
 async def test_sampling_settings_that_will_not_be_sent_are_named_once_at_start_up(

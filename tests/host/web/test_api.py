@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections import Counter
 from pathlib import Path
 from typing import Any
 
@@ -302,6 +303,46 @@ async def test_forking_a_cold_session_works(client: httpx.AsyncClient, host: Hos
     response = await client.post(f"/api/sessions/{created['id']}/fork", json={"atSeq": 0})
     assert response.status_code == 201
     assert host.live.find(created["id"]) is None
+
+
+async def test_a_fork_racing_a_delete_is_a_whole_child_or_a_404_and_nothing_more(
+    client: httpx.AsyncClient, host: Host, backend: StorageDouble
+) -> None:
+    # Issue 35: a fork that lost the race answered 503 persistence_unavailable
+    # (`tests/host/host/test_sessions.py` forces both interleavings). Each round
+    # starts both requests together, either first, on a live or a cold parent.
+    answers: Counter[tuple[str, int]] = Counter()
+    for round_ in range(40):
+        parent = await new_session(client)
+        if round_ % 2:
+            await host.close_session(parent["id"])
+        fork = client.post(f"/api/sessions/{parent['id']}/fork")
+        delete = client.delete(f"/api/sessions/{parent['id']}")
+        first, second = (fork, delete) if round_ % 4 < 2 else (delete, fork)
+        statuses: list[httpx.Response] = []
+
+        async def send(request: Any, answers: list[httpx.Response] = statuses) -> None:
+            answers.append(await request)
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(send, first)
+            group.start_soon(send, second)
+        forked, deleted = sorted(statuses, key=lambda answer: answer.request.method != "POST")
+        answers["fork", forked.status_code] += 1
+        assert deleted.status_code == 204, deleted.text
+        listed = (await client.get("/api/sessions")).json()["sessions"]
+        children = [row for row in listed if (row["lineage"] or {}).get("parentId") == parent["id"]]
+        if forked.status_code == 201:
+            assert [row["id"] for row in children] == [forked.json()["session"]["id"]]
+        else:
+            assert error_of(forked) == (404, "session_not_found"), forked.text
+            assert children == []
+    assert set(answers) <= {("fork", 201), ("fork", 404)}, answers
+    # Storage holds exactly the children that were answered 201 (nothing half-made).
+    listed = (await client.get("/api/sessions")).json()["sessions"]
+    stored = [summary.id for summary in await backend.list() if summary.lineage is not None]
+    assert sorted(stored) == sorted(row["id"] for row in listed if row["lineage"])
+    assert len(stored) == answers["fork", 201]
 
 
 @pytest.mark.parametrize(
@@ -640,6 +681,31 @@ async def test_a_bad_title_is_422_invalid_body(
     created = await new_session(client)
     response = await client.patch(f"/api/sessions/{created['id']}", json=body)
     assert error_of(response) == (422, "invalid_body")
+
+
+async def test_bidi_controls_are_dropped_from_titles_set_or_derived_not_refused(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    # Issue 35: U+202E in a title reversed the rest of it on every page. Unlike the
+    # C0/C1 controls above (422), they are invisible and harmless once dropped.
+    named, derived = await new_session(client), await new_session(client)
+    renamed = await client.patch(
+        f"/api/sessions/{named['id']}", json={"title": " \u2067report\u202eexe.pdf\u2069 "}
+    )
+    assert renamed.status_code == 200
+    assert renamed.json()["session"]["title"] == "reportexe.pdf"
+    only_controls = await client.patch(f"/api/sessions/{named['id']}", json={"title": "\u202e"})
+    assert error_of(only_controls) == (422, "invalid_body")
+    text = "\u202eevil \u200fthen\nmore"
+    posted = await client.post(f"/api/sessions/{derived['id']}/messages", json={"text": text})
+    assert posted.status_code == 202
+    listed = {
+        row["id"]: row["title"] for row in (await client.get("/api/sessions")).json()["sessions"]
+    }
+    assert (listed[named["id"]], listed[derived["id"]]) == ("reportexe.pdf", "evil then")
+    agent = host.agent(derived["id"])
+    assert agent is not None
+    assert [e.data["text"] for e in agent.session.events if e.type == "message/user"] == [text]
 
 
 async def test_renaming_an_unknown_session_is_404(client: httpx.AsyncClient) -> None:

@@ -5,7 +5,19 @@ when the caller passes `on_delta`, retried per `RetryPolicy`, built and read
 for the configured provider profile (`profiles`): reasoning is read from the
 profile's field, streamed to the caller's reasoning channel
 (`reasoning_channel(on_delta)`, never to the answer) and returned in
-`ModelReply.reasoning`. Errors are `ModelError`s with these codes:
+`ModelReply.reasoning`.
+
+**Echo.** For a profile with an `echo` field (`generic`: `reasoning_content`),
+the adapter remembers whether this server has streamed reasoning in that
+field; from then on every request passes it back on tool-calling turns, as
+DeepSeek requires (`profiles`). Before it knows — a fresh process resuming a
+conversation whose earlier turns carry reasoning — it sends none; if the
+server then refuses with HTTP 400 naming the field, the adapter learns from
+the refusal and sends the request once more with the reasoning. So a server
+that never streams the field is never sent it, and one that needs it back
+never fails a turn for want of it.
+
+Errors are `ModelError`s with these codes:
 
 - `model_auth_failed` — HTTP 401/403 (never retried);
 - `model_request_rejected` — any other 4xx except 408/409/429, or a redirect
@@ -37,7 +49,7 @@ from ..base import DeltaSink, ModelReply, ModelRequest, reasoning_channel
 from ..errors import ModelError
 from .config import OpenAIConfig, OpenAISettings, resolve_config
 from .request import build_body
-from .response import ReplyBuilder, error_detail, parse_chunk, parse_completion, snippet
+from .response import ReplyBuilder, error_detail, parse_chunk, read_completion, snippet
 from .retry import RetryPolicy, is_retryable_status, retry_after_seconds
 from .sse import server_events
 
@@ -75,6 +87,15 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _Rejected(ModelError):
+    """The server refused the request with `answered` (an HTTP 4xx); `detail` is its message."""
+
+    def __init__(self, message: str, answered: int, detail: str) -> None:
+        super().__init__("model_request_rejected", message)
+        self.answered = answered
+        self.detail = detail
+
+
 class _Progress:
     """Whether any part of the reply was passed on (then nothing may be retried)."""
 
@@ -108,6 +129,7 @@ class OpenAIAdapter:
         self.policy = policy or RetryPolicy()
         self._rng = rng or random.Random()
         self._key = config.api_key.get_secret_value()
+        self._echoing = False
         headers = {"Authorization": f"Bearer {self._key}"} if self._key else {}
         self._client = httpx.AsyncClient(
             headers=headers,
@@ -158,11 +180,17 @@ class OpenAIAdapter:
         self, request: ModelRequest, on_delta: DeltaSink | None = None
     ) -> ModelReply:
         """Answer `request`, streaming text to `on_delta` when given. Raises `ModelError`."""
-        body = build_body(request, self.config, stream=on_delta is not None)
+        stream = on_delta is not None
+        body = self._body(request, stream=stream)
         retry = 0
         while True:
             try:
                 return await self._attempt(body, on_delta)
+            except _Rejected as refusal:
+                echoed = self._echo_asked(request, refusal, body, stream=stream)
+                if echoed is None:
+                    raise
+                body = echoed
             except ModelError as error:
                 if self._key and self._key in error.message:
                     raise ModelError(error.code, self._redact(error.message)) from None
@@ -183,6 +211,39 @@ class OpenAIAdapter:
                 )
                 await self.clock.sleep(delay)
                 retry = attempts
+
+    def _body(self, request: ModelRequest, *, stream: bool) -> dict[str, Any]:
+        echo = self.config.provider.echo if self._echoing else None
+        return build_body(request, self.config, stream=stream, echo=echo)
+
+    def _learn(self, builder: ReplyBuilder) -> None:
+        """Echo from now on if the server streamed reasoning in the profile's echo field."""
+        echo = self.config.provider.echo
+        if echo is not None and not self._echoing and builder.reasoning_field == echo:
+            self._echoing = True
+            log.info(
+                "the model server at %s streams %s: passing it back on tool-calling turns",
+                self.config.base_url,
+                echo,
+            )
+
+    def _echo_asked(
+        self, request: ModelRequest, refusal: _Rejected, body: dict[str, Any], *, stream: bool
+    ) -> dict[str, Any] | None:
+        """The body to send again if `refusal` asks for the echo field this body lacked."""
+        echo = self.config.provider.echo
+        if echo is None or self._echoing or refusal.answered != 400 or echo not in refusal.detail:
+            return None
+        echoed = build_body(request, self.config, stream=stream, echo=echo)
+        if echoed == body:
+            return None
+        self._echoing = True
+        log.info(
+            "the model server at %s asks for %s back: passing it back on tool-calling turns",
+            self.config.base_url,
+            echo,
+        )
+        return echoed
 
     def _giving_up(self, failure: _Retryable, attempts: int) -> str:
         if failure.retry_after is not None and failure.retry_after > self.policy.retry_after_cap:
@@ -205,7 +266,9 @@ class OpenAIAdapter:
                 if "text/event-stream" in response.headers.get("content-type", ""):
                     return await self._read_stream(response, on_delta, progress)
                 await response.aread()
-                reply = parse_completion(response.text, self.config.provider.reasoning_fields)
+                builder = read_completion(response.text, self.config.provider.reasoning_fields)
+                self._learn(builder)
+                reply = builder.reply()
         except httpx.DecodingError as error:
             raise ModelError("bad_response", f"the reply could not be decoded: {error}") from None
         except httpx.TransportError as error:
@@ -249,10 +312,11 @@ class OpenAIAdapter:
             delta = choice.delta
             if delta is None:
                 continue
-            reasoning = delta.reasoning(fields)
-            if reasoning:
+            found = delta.reasoning(fields)
+            if found is not None and found[1]:
+                field, reasoning = found
                 progress.delivered = True
-                builder.add_reasoning(reasoning)
+                builder.add_reasoning(reasoning, field=field)
                 if thoughts is not None:
                     thoughts(reasoning)
             for fragment in delta.tool_calls or ():
@@ -267,6 +331,7 @@ class OpenAIAdapter:
                 "bad_response",
                 "the stream ended before the reply was complete (no finish_reason, no [DONE])",
             )
+        self._learn(builder)
         return builder.reply()
 
     def _status_error(self, response: httpx.Response) -> Exception:
@@ -291,9 +356,8 @@ class OpenAIAdapter:
                 f" Check DSH_MODEL_BASE_URL ({self.config.base_url}) and "
                 f"DSH_MODEL ({self.config.model})."
             )
-        return ModelError(
-            "model_request_rejected",
-            f"{where} rejected the request (HTTP {status}: {detail}).{hint}",
+        return _Rejected(
+            f"{where} rejected the request (HTTP {status}: {detail}).{hint}", status, detail
         )
 
     def _redact(self, text: str) -> str:

@@ -10,8 +10,9 @@ environment variables count as unset:
 
 - **profile** (see `profiles`): explicit `profile` → `DSH_MODEL_PROFILE` →
   the profile the base URL implies (api.deepseek.com → `deepseek`,
-  api.openai.com → `openai`, a loopback server on port 11434 → `ollama`,
-  anything else → `generic`).
+  api.openai.com → `openai`, a loopback server on port 11434 → `ollama`)
+  → the profile the model's name implies (a DeepSeek model → `deepseek`,
+  e.g. `DSH_MODEL=deepseek-v4-pro` behind a gateway) → `generic`.
 - **base URL**: explicit `base_url` → `DSH_MODEL_BASE_URL` → the named
   profile's server → the server of the provider whose key is set
   (`DEEPSEEK_API_KEY` → https://api.deepseek.com, else `OPENAI_API_KEY` →
@@ -133,8 +134,9 @@ class OpenAIConfig(_Tuning):
     """Where and how to reach one OpenAI-compatible chat-completions endpoint.
 
     `base_url` is the API root (requests go to `{base_url}/chat/completions`);
-    `profile` defaults to the one the base URL implies. The thinking settings
-    must be ones the profile can send (else a `ValidationError` says why).
+    `profile` defaults to the one the base URL, else the model's name, implies.
+    The thinking settings must be ones the profile can send (else a
+    `ValidationError` says why).
     """
 
     base_url: HttpUrl
@@ -146,9 +148,10 @@ class OpenAIConfig(_Tuning):
     @classmethod
     def _default_profile(cls, data: Any) -> Any:
         if isinstance(data, Mapping) and data.get("profile") is None:
-            base_url = data.get("base_url")
+            base_url, model = data.get("base_url"), data.get("model")
             if isinstance(base_url, str):
-                return {**data, "profile": detect_profile(base_url).name}
+                named = model if isinstance(model, str) else None
+                return {**data, "profile": detect_profile(base_url, named).name}
         return data
 
     @model_validator(mode="after")
@@ -262,8 +265,9 @@ def resolve_config(
     owner = _key_owner(base_url)
     if api_key is None and owner is not None and owner.key_variable is not None:
         api_key = variable(owner.key_variable)
-    profile = named or detect_profile(base_url)
-    model = explicit.get("model") or variable("DSH_MODEL") or profile.model
+    model = explicit.get("model") or variable("DSH_MODEL")
+    profile = named or detect_profile(base_url, model)
+    model = model or profile.model
     if not model:
         raise ModelConfigError(
             f"no model name for the server at {base_url}: set DSH_MODEL "

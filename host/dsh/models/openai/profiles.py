@@ -9,7 +9,16 @@ Every family speaks chat completions; they differ in a few declared facts:
 - `ollama`: http://127.0.0.1:11434/v1, the model named by `DSH_MODEL`;
   reasoning in `reasoning` (else `thinking`), never passed back (not needed).
 - `generic`: any other server (`DSH_MODEL_BASE_URL`, `DSH_MODEL`); reasoning
-  in `reasoning_content` (vLLM, llama.cpp) or `reasoning`, never passed back.
+  in `reasoning_content` (vLLM, llama.cpp) or `reasoning`; `reasoning_content`
+  is echoed back once the server has streamed it (below).
+
+**Choosing a profile** (`detect_profile`): the server's address decides when
+it names a provider (its own host, or Ollama's port on this machine). When it
+does not — a gateway, a proxy, a self-hosted server — a model whose name is
+DeepSeek's (`deepseek-v4-pro`, `deepseek/deepseek-v4-pro`,
+`deepseek-ai/DeepSeek-V4`: the last path segment starts with `deepseek`) gets
+the `deepseek` profile, so its tool calls are not refused for want of the
+pass-back; any other name gets `generic`.
 
 **Pass-back (DeepSeek thinking mode).** DeepSeek documents that between two
 user messages in which the model called tools, the assistant messages'
@@ -19,6 +28,15 @@ the API" otherwise), while for turns without tool calls it is ignored. So
 the `deepseek` profile sends `reasoning_content` on every assistant message of
 a turn that made tool calls — the stored reasoning, or `""` when none was
 stored (an older event, or thinking was off) — and on no other message.
+
+**Echo (any other server).** The same rule protects a server that behaves
+like DeepSeek under another name (a gateway alias, Kimi, GLM): the `generic`
+profile's `echo` field, `reasoning_content`, is passed back by the same rule
+once the adapter has seen this server stream reasoning in that very field.
+A server that never streams it is never sent it (OpenAI refuses unknown
+fields; Groq streams `reasoning` and refuses `reasoning_content`). The adapter
+holds that knowledge (see `adapter`), and learns it again after a restart
+from the server's own refusal.
 
 **Thinking switch and effort.** `thinking = "enabled" | "disabled"` is sent
 as DeepSeek documents it (`{"thinking": {"type": ...}}` in the body; on by
@@ -55,6 +73,7 @@ __all__ = [
     "ProfileName",
     "Thinking",
     "detect_profile",
+    "is_deepseek_model",
     "is_loopback",
 ]
 
@@ -74,6 +93,8 @@ class Profile:
 
     `key_variable` is the environment variable holding the provider's own key;
     it is sent only to the profile's own host (`host`), whatever the profile.
+    `pass_back` is the field reasoning always goes back in; `echo` the one it
+    goes back in once the server has been seen to stream it there.
     """
 
     name: ProfileName
@@ -87,6 +108,7 @@ class Profile:
     efforts: frozenset[str] | None
     ignored_when_thinking: tuple[str, ...] = ()
     key_variable: str | None = None
+    echo: str | None = None
 
     @property
     def host(self) -> str | None:
@@ -191,6 +213,7 @@ GENERIC = Profile(
     thinking_switch="none",
     thinking_default="with_effort",
     efforts=None,
+    echo="reasoning_content",
 )
 
 PROFILES: Mapping[ProfileName, Profile] = MappingProxyType(
@@ -209,15 +232,31 @@ def is_loopback(host: str) -> bool:
         return False
 
 
-def detect_profile(base_url: str) -> Profile:
-    """The profile a server URL implies: its provider's host, Ollama's local port, else generic."""
+def is_deepseek_model(model: str) -> bool:
+    """Whether `model` names one of DeepSeek's models, as gateways spell them.
+
+    The last path segment (after `/` or `:`) starts with `deepseek`, in any case.
+    """
+    last = model.strip().replace(":", "/").rstrip("/").rsplit("/", 1)[-1]
+    return last.lower().startswith("deepseek")
+
+
+def detect_profile(base_url: str, model: str | None = None) -> Profile:
+    """The profile a server URL implies, else the one `model`'s name implies, else generic.
+
+    The address decides when it is a provider's own host or Ollama's local
+    port; otherwise a DeepSeek model name gives `deepseek` (module docstring).
+    """
     try:
         url = httpx.URL(base_url.strip())
     except httpx.InvalidURL:
-        return GENERIC
-    for profile in (DEEPSEEK, OPENAI):
-        if url.host == profile.host:
-            return profile
-    if url.port == _OLLAMA_PORT and is_loopback(url.host):
-        return OLLAMA
+        url = None
+    if url is not None:
+        for profile in (DEEPSEEK, OPENAI):
+            if url.host == profile.host:
+                return profile
+        if url.port == _OLLAMA_PORT and is_loopback(url.host):
+            return OLLAMA
+    if model is not None and is_deepseek_model(model):
+        return DEEPSEEK
     return GENERIC

@@ -32,8 +32,10 @@ was said:
 Reasoning is sent back only where the profile says it must be
 (`Profile.pass_back`, see `profiles`): for DeepSeek, `reasoning_content` on
 every assistant message of a turn (the messages between two user messages)
-that made tool calls, `""` where none was stored. Nowhere else: providers
-such as OpenAI refuse fields they do not know.
+that made tool calls, `""` where none was stored; and by the same rule,
+`echo` names the field the caller has seen the server stream its reasoning
+in and wants back (the `generic` profile's `reasoning_content`). Nowhere
+else: providers such as OpenAI refuse fields they do not know.
 
 The body carries the thinking settings the way the profile documents them,
 and `temperature`/`top_p` only while the model is not thinking (a thinking
@@ -71,12 +73,17 @@ NOT_COMPLETED = {
 WireMessage = dict[str, Any]
 
 
-def build_body(request: ModelRequest, config: OpenAIConfig, *, stream: bool) -> dict[str, Any]:
-    """The JSON body for `POST {base_url}/chat/completions`: nothing the settings leave unset."""
+def build_body(
+    request: ModelRequest, config: OpenAIConfig, *, stream: bool, echo: str | None = None
+) -> dict[str, Any]:
+    """The JSON body for `POST {base_url}/chat/completions`: nothing the settings leave unset.
+
+    Reasoning goes back in the profile's `pass_back` field, else in `echo` (module docstring).
+    """
     profile = config.provider
     body: dict[str, Any] = {
         "model": config.model,
-        "messages": wire_messages(request.messages, pass_back=profile.pass_back),
+        "messages": wire_messages(request.messages, pass_back=profile.pass_back or echo),
         "stream": stream,
     }
     if request.tools:

@@ -9,7 +9,8 @@ Reasoning comes in a field that depends on the provider (`reasoning_content`
 for DeepSeek, `reasoning` for Ollama, ...): the caller names the fields its
 profile reads (`reasoning_fields`), the first one present is used, and one
 that is not a string is a `bad_response` naming it. Fields no profile reads
-are ignored.
+are ignored. The builder remembers which field the reasoning came in
+(`ReplyBuilder.reasoning_field`): the adapter echoes some back (`profiles`).
 
 Streamed tool calls arrive as fragments keyed by `index`: the first fragment
 of a call carries its `id` and function `name`, later ones append to its
@@ -31,7 +32,15 @@ from ...base.validation import describe
 from ..base import ModelReply, ToolCall
 from ..errors import ModelError
 
-__all__ = ["Chunk", "ReplyBuilder", "error_detail", "parse_chunk", "parse_completion", "snippet"]
+__all__ = [
+    "Chunk",
+    "ReplyBuilder",
+    "error_detail",
+    "parse_chunk",
+    "parse_completion",
+    "read_completion",
+    "snippet",
+]
 
 _SNIPPET = 300
 
@@ -59,8 +68,11 @@ class _Said(_Foreign):
     content: str | None = None
     tool_calls: list[_ToolCall] | None = None
 
-    def reasoning(self, fields: Sequence[str]) -> str | None:
-        """The reasoning in the first of `fields` present. Raises `ModelError("bad_response")`."""
+    def reasoning(self, fields: Sequence[str]) -> tuple[str, str] | None:
+        """The first of `fields` present and the reasoning in it.
+
+        Raises `ModelError("bad_response")` when that field is not a string.
+        """
         extra = self.model_extra or {}
         for name in fields:
             value = extra.get(name)
@@ -71,7 +83,7 @@ class _Said(_Foreign):
                     "bad_response",
                     f"the reply's {name} is {type(value).__name__}, not a string",
                 )
-            return value
+            return name, value
         return None
 
 
@@ -135,6 +147,14 @@ def _server_error(data: Any) -> str | None:
 
 def parse_completion(text: str, reasoning_fields: Sequence[str] = ()) -> ModelReply:
     """A whole (non-streamed) reply. Raises `ModelError("bad_response")`."""
+    return read_completion(text, reasoning_fields).reply()
+
+
+def read_completion(text: str, reasoning_fields: Sequence[str] = ()) -> ReplyBuilder:
+    """A whole reply, read into a builder (which knows its reasoning's field).
+
+    Raises `ModelError("bad_response")`.
+    """
     data = _json(text, "the reply")
     try:
         completion = _Completion.model_validate(data)
@@ -146,11 +166,13 @@ def parse_completion(text: str, reasoning_fields: Sequence[str] = ()) -> ModelRe
     if choice is None:
         raise ModelError("bad_response", "the reply has no choices")
     builder = ReplyBuilder()
-    builder.add_reasoning(choice.message.reasoning(reasoning_fields) or "")
+    found = choice.message.reasoning(reasoning_fields)
+    if found is not None:
+        builder.add_reasoning(found[1], field=found[0])
     builder.add_text(choice.message.content or "")
     for position, call in enumerate(choice.message.tool_calls or ()):
         builder.add_tool_call(call.model_copy(update={"index": position}))
-    return builder.reply()
+    return builder
 
 
 def parse_chunk(text: str) -> Chunk:
@@ -191,9 +213,13 @@ class _Slot:
 
 
 class ReplyBuilder:
-    """Accumulates reasoning, text and tool-call fragments into the final `ModelReply`."""
+    """Accumulates reasoning, text and tool-call fragments into the final `ModelReply`.
+
+    `reasoning_field` is the wire field non-empty reasoning first came in, if any.
+    """
 
     def __init__(self) -> None:
+        self.reasoning_field: str | None = None
         self._reasoning: list[str] = []
         self._text: list[str] = []
         self._slots: dict[int, _Slot] = {}
@@ -202,7 +228,9 @@ class ReplyBuilder:
     def add_text(self, text: str) -> None:
         self._text.append(text)
 
-    def add_reasoning(self, text: str) -> None:
+    def add_reasoning(self, text: str, *, field: str | None = None) -> None:
+        if text and field is not None and self.reasoning_field is None:
+            self.reasoning_field = field
         self._reasoning.append(text)
 
     def add_tool_call(self, fragment: _ToolCall) -> None:

@@ -11,6 +11,7 @@
 // Enter (or the context-menu key, Shift+F10) opens the focused message's
 // menu of the same actions.
 
+import { isolate } from "./bidi.js";
 import { h } from "./dom.js";
 import { translator } from "./i18n.js";
 import { renderMarkdown } from "./markdown-dom.js";
@@ -222,7 +223,7 @@ export class ConversationView {
     }[item.state];
     const children = [
       h(doc, "div", { class: "meta" }, [h(doc, "span", { class: "who" }, [t("you")])]),
-      h(doc, "div", { class: "bubble" }, [item.text]),
+      isolate(h(doc, "div", { class: "bubble" }, [item.text])),
       h(doc, "div", { class: "pending-status", role: item.state === "failed" ? "alert" : undefined }, [status]),
     ];
     if (item.state === "failed") {

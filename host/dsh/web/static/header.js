@@ -3,13 +3,15 @@
 // plugins say about it ("1 reminder waiting"), the connection status, and
 // the reader's attention controls (Notify me, sound).
 
+import { isolate } from "./bidi.js";
 import { h } from "./dom.js";
 
 export function createHeader({ document, labels, onMenu, controls = null }) {
   const menu = h(document, "button", { type: "button", class: "icon menu", "data-role": "menu", "aria-expanded": "false" }, ["☰"]);
   labels.attr(menu, "aria-label", "menu");
   menu.addEventListener("click", () => onMenu());
-  const title = h(document, "h1", { class: "title", "data-role": "title" });
+  // A title is the person's (or derived from their first message): isolated (bidi.js).
+  const title = isolate(h(document, "h1", { class: "title", "data-role": "title" }));
   const badge = h(document, "span", { class: "badge", "data-role": "session-badge", hidden: true });
   const note = h(document, "span", { class: "session-status", "data-role": "session-status", hidden: true });
   const status = h(document, "span", { class: "status", "data-role": "status", role: "status", hidden: true });

@@ -2,8 +2,11 @@
 // with createElement and createTextNode only. Links carry only the hrefs
 // markdown.js let through (http, https, mailto), open in a new tab and send
 // no referrer; every code block gets a [data-action=copy] button (the
-// conversation view handles the click).
+// conversation view handles the click). The root, every block of text and
+// every link are isolated with their own direction (bidi.js): a U+202E in
+// one paragraph or link reverses nothing outside it.
 
+import { isolate } from "./bidi.js";
 import { h } from "./dom.js";
 import { parseMarkdown } from "./markdown.js";
 
@@ -12,7 +15,7 @@ import { parseMarkdown } from "./markdown.js";
  * button's label ("copy", "copyCode").
  */
 export function renderMarkdown(document, source, { t = (key) => key } = {}) {
-  const root = h(document, "div", { class: "md" });
+  const root = isolate(h(document, "div", { class: "md" }));
   appendBlocks({ document, t }, root, parseMarkdown(source).children, false);
   return root;
 }
@@ -29,9 +32,9 @@ function blockElement(ctx, block) {
   const { document } = ctx;
   switch (block.type) {
     case "paragraph":
-      return appendInline(ctx, h(document, "p"), block.children);
+      return appendInline(ctx, isolate(h(document, "p")), block.children);
     case "heading":
-      return appendInline(ctx, h(document, `h${block.level}`), block.children);
+      return appendInline(ctx, isolate(h(document, `h${block.level}`)), block.children);
     case "code":
       return codeBlock(ctx, block);
     case "quote":
@@ -67,7 +70,7 @@ function list(ctx, block) {
   const { document } = ctx;
   const attrs = block.ordered && block.start !== 1 ? { start: block.start } : {};
   const element = h(document, block.ordered ? "ol" : "ul", attrs);
-  for (const item of block.items) element.appendChild(appendBlocks(ctx, h(document, "li"), item, block.tight));
+  for (const item of block.items) element.appendChild(appendBlocks(ctx, isolate(h(document, "li")), item, block.tight));
   return element;
 }
 
@@ -79,7 +82,7 @@ function table(ctx, block) {
       "tr",
       {},
       cells.map((cell, index) =>
-        appendInline(ctx, h(document, tag, { class: block.align[index] ? `align-${block.align[index]}` : undefined }), cell),
+        appendInline(ctx, isolate(h(document, tag, { class: block.align[index] ? `align-${block.align[index]}` : undefined })), cell),
       ),
     );
   const element = h(document, "table", {}, [
@@ -104,12 +107,12 @@ function appendInline(ctx, parent, nodes) {
         parent.appendChild(
           appendInline(
             ctx,
-            h(document, "a", {
+            isolate(h(document, "a", {
               href: node.href,
               title: node.title || undefined,
               rel: "noopener noreferrer",
               target: "_blank",
-            }),
+            })),
             node.children,
           ),
         );

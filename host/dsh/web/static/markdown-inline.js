@@ -5,6 +5,7 @@
 // work stays linear; items are a linked list so wrapping is O(1); nesting
 // beyond MAX_INLINE_DEPTH keeps its text and markers but not its wrappers.
 
+import { visibleBidi } from "./bidi.js";
 import { ESCAPABLE, MAX_LINK_SCAN, linkBudget, linkTarget, safeHref, spend, trimUrlEnd } from "./markdown-links.js";
 
 /** How deep inline wrappers (em, strong, del, link) nest. */
@@ -250,7 +251,9 @@ class InlineParser {
   }
 
   pushAutolink(href, label) {
-    const child = { kind: "text", text: label, prev: null, next: null };
+    // The label is the URL as written: a bidi control in it would make it read as
+    // another URL, so it shows the way the href carries it (bidi.js).
+    const child = { kind: "text", text: visibleBidi(label), prev: null, next: null };
     this.items.push({ kind: "link", href, title: "", first: child, last: child });
   }
 

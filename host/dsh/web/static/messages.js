@@ -12,6 +12,7 @@
 // (registry.registerToolError) — with the raw code in a closed "Details for
 // developers" disclosure.
 
+import { isolate } from "./bidi.js";
 import { append, h, isNode } from "./dom.js";
 import { prettyJson } from "./json.js";
 import { renderMarkdown } from "./markdown-dom.js";
@@ -126,7 +127,7 @@ function stamp(ctx, time) {
 export function followupDisclosure(doc, t, followup) {
   return h(doc, "details", { class: "followup", "data-role": "followup", "data-followup-seq": followup.seq }, [
     h(doc, "summary", {}, [t("followupSummary")]),
-    h(doc, "pre", { class: "followup-text" }, [followup.text]),
+    isolate(h(doc, "pre", { class: "followup-text" }, [followup.text])),
   ]);
 }
 
@@ -137,8 +138,8 @@ function followupMessage(node, ctx) {
 }
 
 function userMessage(node, ctx) {
-  // The person's own words are shown exactly as typed (no markdown).
-  const bubble = h(ctx.document, "div", { class: "bubble" }, [node.text]);
+  // The person's own words are shown exactly as typed (no markdown), isolated (bidi.js).
+  const bubble = isolate(h(ctx.document, "div", { class: "bubble" }, [node.text]));
   return message(ctx, node, "user", ctx.t("you"), [bubble]);
 }
 

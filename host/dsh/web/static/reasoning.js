@@ -13,6 +13,7 @@
 //   event before is not in the window, the block just says "Thoughts".
 // All text is inserted as text.
 
+import { isolate } from "./bidi.js";
 import { h } from "./dom.js";
 
 /** "reasoning" for a reasoning delta frame, else "answer". */
@@ -83,7 +84,7 @@ export function reasoningLabel(t, { ms = null, live = false } = {}) {
 export function reasoningBlock(doc, t, { text, ms = null }) {
   return h(doc, "details", { class: "reasoning", "data-role": "reasoning" }, [
     h(doc, "summary", {}, [reasoningLabel(t, { ms })]),
-    h(doc, "div", { class: "reasoning-text" }, [text]),
+    isolate(h(doc, "div", { class: "reasoning-text" }, [text])),
   ]);
 }
 
@@ -104,7 +105,7 @@ export class LiveReasoningBlock {
     }
     if (this.#element === null || this.#element.ownerDocument !== doc) {
       this.#summary = h(doc, "summary");
-      this.#body = h(doc, "div", { class: "reasoning-text" });
+      this.#body = isolate(h(doc, "div", { class: "reasoning-text" }));
       this.#element = h(doc, "details", {
         class: "reasoning reasoning-live",
         "data-role": "reasoning",

@@ -11,6 +11,7 @@
 // Keyboard: every entry is a tab stop (its open button); Tab reaches the open
 // Session's actions only; on any entry, ↑/↓ move, F2 renames, Delete deletes.
 
+import { isolate } from "./bidi.js";
 import { h } from "./dom.js";
 
 /** Longest title the host keeps. */
@@ -106,6 +107,7 @@ export class SessionList {
     if (session === undefined) return;
     const input = h(this.#doc, "input", {
       type: "text",
+      dir: "auto",
       class: "rename-input",
       "data-role": "rename-input",
       maxlength: MAX_TITLE,
@@ -180,7 +182,8 @@ export class SessionList {
     }, [
       h(doc, "span", { class: "session-line" }, [
         isFork(session) ? h(doc, "span", { class: "fork-mark", "data-role": "fork" }, [t("forkMark")]) : null,
-        h(doc, "span", { class: "session-title", "data-role": "session-title", title: name }, [name]),
+        // The person's words (bidi.js): its own direction, isolated from the line.
+        isolate(h(doc, "span", { class: "session-title", "data-role": "session-title", title: name }, [name])),
         this.#unread(session),
       ]),
       metaLine,

@@ -22,7 +22,7 @@
 // it names): `FiredCards` keeps it per page, keyed by Session and seq, and
 // redraws the card on screen in place. Everything is text.
 
-import { documentOf, elementFactory, translated } from "./schedule-dom.js";
+import { documentOf, elementFactory, translated, userText } from "./schedule-dom.js";
 import { actionError } from "./schedule-panel.js";
 import { STATE_PLUGIN } from "./schedule-state.js";
 import { isCanonicalInstant, isObject, shortWhen, uiLanguage } from "./schedule-words.js";
@@ -292,7 +292,7 @@ export function renderScheduleSnooze(view, event, ctx, fired = new FiredCards())
   row.setAttribute("data-schedule-id", snooze.id);
   const text = make("span", "dsh-schedule-body");
   text.appendChild(translated(make("span", "dsh-schedule-label"), lang, `${words.line} `));
-  text.appendChild(make("strong", "dsh-schedule-prompt", { whiteSpace: "pre-wrap" }, `“${snooze.prompt}”`));
+  text.appendChild(userText(make("strong", "dsh-schedule-prompt", { whiteSpace: "pre-wrap" }, `“${snooze.prompt}”`)));
   if (snooze.nextAt !== null) {
     const at = make("time", "dsh-schedule-time");
     at.setAttribute("datetime", snooze.nextAt);

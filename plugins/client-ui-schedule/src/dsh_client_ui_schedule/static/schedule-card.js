@@ -25,7 +25,7 @@
 // Every piece of text goes through `textContent`.
 
 import { FiredCards, afterFiring } from "./schedule-after.js";
-import { bell, documentOf, elementFactory, separator, translated } from "./schedule-dom.js";
+import { bell, documentOf, elementFactory, separator, translated, userText } from "./schedule-dom.js";
 import { STATE_PLUGIN } from "./schedule-state.js";
 import {
   firesWords,
@@ -159,7 +159,7 @@ function reminderRow(make, lang, reminder, options, fired) {
   const heading = make("div", "dsh-schedule-heading", STYLES.heading);
   const label = make("span", "dsh-schedule-label", STYLES.label);
   heading.appendChild(translated(label, lang, labels.reminder));
-  heading.appendChild(make("strong", "dsh-schedule-prompt", STYLES.prompt, reminder.prompt));
+  heading.appendChild(userText(make("strong", "dsh-schedule-prompt", STYLES.prompt, reminder.prompt)));
 
   const meta = make("div", "dsh-schedule-meta", STYLES.meta);
   const when = localTime(reminder.occurrenceAt, lang, options);

@@ -15,6 +15,17 @@ export function elementFactory(doc) {
   };
 }
 
+/**
+ * Mark `element` as the person's or the model's text (a prompt): its own
+ * direction, isolated from what surrounds it (`dir="auto"`), so a U+202E in a
+ * prompt cannot reverse the card's other words, and a right-to-left prompt
+ * reads right to left.
+ */
+export function userText(element) {
+  element.setAttribute("dir", "auto");
+  return element;
+}
+
 /** Mark `element` as text in `lang` and set its text. */
 export function translated(element, lang, text) {
   element.setAttribute("lang", lang);

@@ -37,7 +37,7 @@
 // back through the host (a state frame), within a second. The keyboard stays
 // on the reminder it acted on (its row is drawn anew). Everything is text.
 
-import { elementFactory, translated } from "./schedule-dom.js";
+import { elementFactory, translated, userText } from "./schedule-dom.js";
 import { STATE_PLUGIN, isDue, readState } from "./schedule-state.js";
 import { countdown, firesWords, localTime, ruleWords, shortWhen, uiLanguage } from "./schedule-words.js";
 
@@ -347,7 +347,7 @@ export class ReminderPanel {
     if (busy) element.setAttribute("aria-busy", "true");
 
     const line = make("div", "reminder-line");
-    line.appendChild(make("strong", "reminder-prompt", null, reminder.prompt)).setAttribute("data-role", "reminder-prompt");
+    userText(line.appendChild(make("strong", "reminder-prompt", null, reminder.prompt))).setAttribute("data-role", "reminder-prompt");
     if (reminder.paused) {
       line.appendChild(make("span", "reminder-paused", null, words.paused)).setAttribute("data-role", "reminder-paused");
     }
