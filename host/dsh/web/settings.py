@@ -13,9 +13,8 @@ from typing import Annotated
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from .logs import LogFormat
-
 from ..base.limits import MAX_TEXT_BYTES
+from .logs import LogFormat
 
 __all__ = [
     "BODY_TIMEOUT",
