@@ -84,6 +84,10 @@ def test_bad_times_and_zones_name_the_argument() -> None:
     assert refused("invalid_rule", RuleRequest(after_seconds=5), time_zone="Mars/Base").startswith(
         "time_zone: unknown time zone 'Mars/Base'"
     )
+    # A folder of the zone database is no zone either, and the message names no path.
+    assert refused("invalid_rule", RuleRequest(after_seconds=5), time_zone="Europe") == (
+        "time_zone: unknown time zone 'Europe': expected an IANA name such as 'Europe/Berlin'"
+    )
     assert refused("invalid_rule", RuleRequest(every_seconds=60), until="never").startswith(
         "until: "
     )
