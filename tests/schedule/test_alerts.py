@@ -8,6 +8,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh_tool_schedule.alerts import OVERDUE_AFTER_MS, reminder_alert
+from dsh_tool_schedule.series import COUNT_CAP
 
 from .conftest import Harness, dispatches
 from .test_actions import pass_time
@@ -58,6 +59,7 @@ def test_the_body_says_when_it_was_due_how_late_and_what_was_missed(
 ) -> None:
     assert alert(deliveredAt=delivered, missed=missed)["body"] == body
     assert OVERDUE_AFTER_MS == 60_000  # the card's rule (schedule-card.js) is the same
+    assert COUNT_CAP == 100_000  # the card's MISSED_CAP (schedule-card.js) is the same
 
 
 def test_a_zone_this_host_does_not_know_says_the_utc_time_and_a_long_prompt_is_cut() -> None:
