@@ -8,6 +8,7 @@ from cronsim import CronSim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dsh_tool_schedule import cron as cron_module
 from dsh_tool_schedule.cron import CronError, CronSeries, normalize_cron
 from dsh_tool_schedule.timefmt import (
     MAX_TIMESTAMP_MS,
@@ -322,12 +323,27 @@ def test_a_minute_rule_missed_for_80_days_is_counted_to_the_minute() -> None:
     assert series.count_between(start, stop, 100_000) == 100_000
 
 
-def test_a_count_near_the_ends_of_time_walks_there() -> None:
+def test_a_count_near_the_ends_of_time_stops_there() -> None:
     leap = CronSeries("0 0 29 2 *", load_zone("Europe/Berlin"))
     assert leap.count_between(utc("9980-01-01T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 5
     daily = CronSeries("0 12 * * *", load_zone("UTC"))
     start = utc("0001-01-02T00:00:00.000Z")
     assert daily.count_between(start, utc("0001-01-11T00:00:00.000Z"), 100) == 9
+    assert daily.count_between(utc("9999-12-20T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 12
+
+
+def test_a_count_the_arithmetic_cannot_finish_walks_the_occurrences(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def out_of_time(*_: object) -> int:
+        raise ValueError("the time is outside the years 0001-9999")
+
+    monkeypatch.setattr(cron_module._Count, "run", out_of_time)
+    series = CronSeries("*/30 * * * *", load_zone("Europe/Berlin"))
+    start = utc("2026-03-28T00:00:00.000Z")
+    assert series.count_between(start, start + 2 * 86_400_000, 1000) == 2 * 48 - 1
+    assert series.count_between(start, start + 2 * 86_400_000, 10) == 10
+    daily = CronSeries("0 12 * * *", load_zone("UTC"))  # the walk ends with time itself
     assert daily.count_between(utc("9999-12-20T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 12
 
 

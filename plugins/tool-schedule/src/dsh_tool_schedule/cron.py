@@ -31,12 +31,13 @@ zone are closer than about four days (the walk above assumes one a day).
 from __future__ import annotations
 
 import bisect
+import calendar
 import heapq
 import itertools
 import re
 import threading
 from collections.abc import Iterator
-from datetime import datetime, timedelta
+from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from cronsim import CronSim, CronSimError
@@ -53,8 +54,14 @@ _START = datetime(2000, 1, 1)
 _EPOCH = datetime(1970, 1, 1)
 _MINUTE_MS = 60_000
 _DAYS_MS = 24 * 3600 * 1000
-_GRID_MS = 12 * 3600 * 1000  # offsets are sampled this far apart: far less than ~4 days
+_GRID_MS = 48 * 3600 * 1000  # offsets are sampled this far apart: half the ~4 days between changes
 _SLACK_MS = 3600 * 1000  # resolved one by one this far around a change, beyond its own size
+# The days a count reads (as naive milliseconds), and the instants whose offsets it reads:
+# a day inside the years 1-9999, where every zone has an offset (and no DST change).
+_FIRST_DAY_MS = (datetime(1, 1, 1) - _EPOCH) // timedelta(milliseconds=1)
+_LAST_DAY_MS = (datetime(9999, 12, 31) - _EPOCH) // timedelta(milliseconds=1)
+_FIRST_OFFSET_MS = _FIRST_DAY_MS + _DAYS_MS
+_LAST_OFFSET_MS = _LAST_DAY_MS - _DAYS_MS
 
 
 class CronError(ValueError):
@@ -224,7 +231,8 @@ class CronSeries:
         try:
             return _Count(self, start_ms, stop_ms, limit).run()
         except (ValueError, OverflowError):
-            # Within days of the years 1 or 9999 offsets and wall times run out: walk there.
+            # A wall time resolved one by one past the years 1-9999 (no zone has a DST change
+            # there today, but tzdata may change): walk the occurrences, as `after` can.
             return self._walk_count(start_ms, stop_ms, limit)
 
     def _walk_count(self, start_ms: int, stop_ms: int, limit: int) -> int:
@@ -251,6 +259,12 @@ class CronSeries:
             return f"on the cron schedule {self.expression!r}"
 
 
+def _months(first: date, last: date) -> Iterator[tuple[int, int]]:
+    """`(year, month)` from `first`'s month to `last`'s, in order."""
+    for index in range(first.year * 12 + first.month - 1, last.year * 12 + last.month):
+        yield index // 12, index % 12 + 1
+
+
 def _naive_ms(wall: datetime) -> int:
     """A naive wall time as milliseconds since 1970-01-01 00:00 on the same wall."""
     return (wall - _EPOCH) // timedelta(milliseconds=1)
@@ -271,18 +285,27 @@ class _Count:
     a fold's second pass has none); every other wall time `w` of a matching
     day is the instant `w - o`, `o` the offset of its side of the change,
     and no two of them, nor one of them and one of the set, are one instant.
+
+    The days are read a month at a time with cronsim's own day test
+    (`match_day`, once per month shape), and the offset changes by one
+    forward sweep of a daily grid over the months that match (bisected to the
+    millisecond where two grid points differ). A month well inside the range
+    with no change near it counts in one multiplication. A wall time
+    resolved past the years 1-9999 raises (`ValueError`): the caller walks
+    instead.
     """
 
     __slots__ = (
-        "changes",
-        "days",
         "exact",
+        "found",
         "limit",
         "minutes",
-        "offsets",
+        "months",
         "series",
         "start",
         "stop",
+        "swept",
+        "walker",
     )
 
     def __init__(self, series: CronSeries, start_ms: int, stop_ms: int, limit: int) -> None:
@@ -290,27 +313,50 @@ class _Count:
         self.start = start_ms
         self.stop = stop_ms
         self.limit = limit
-        fields = series.expression.split()
-        walker = CronSim(series.expression, _START)
+        self.walker = walker = CronSim(series.expression, _START)
         self.minutes = sorted(h * 60 + m for h in walker.hours for m in walker.minutes)
-        self.days = " ".join(("0", "0", *fields[2:]))
-        self.offsets: dict[int, int] = {}  # grid index → the UTC offset there
-        self.changes: dict[int, int] = {}  # grid index → the change after it
+        # (month, weekday of the 1st, length) → its matching days: at most 12 × 7 × 4 of them
+        self.months: dict[tuple[int, int, int], tuple[int, ...]] = {}
+        self.found: list[tuple[int, int, int]] = []  # the changes swept, in order
+        self.swept: int | None = None  # the grid index the sweep reached
         self.exact: set[int] = set()
 
     def run(self) -> int:
         counted = 0
         # Wall times within two days of the range's ends may land inside it.
-        first = (self.start - 2 * _DAYS_MS) // _DAYS_MS * _DAYS_MS
-        last = self.stop + 2 * _DAYS_MS
-        for day in _walls(self.days, _wall_at(first)):
-            day_ms = _naive_ms(day)
-            if day_ms > last:
-                break
-            counted += self._day(day_ms)
+        first = _wall_at(max(self.start - 2 * _DAYS_MS, _FIRST_DAY_MS)).date()
+        last = _wall_at(min(self.stop + 2 * _DAYS_MS, _LAST_DAY_MS)).date()
+        size = len(self.minutes)
+        for year, month in _months(first, last):
+            days = self._month_days(year, month)
+            if not days:
+                continue
+            begin = _naive_ms(datetime(year, month, 1))
+            end = begin + calendar.monthrange(year, month)[1] * _DAYS_MS
+            inside = self.start < begin - 2 * _DAYS_MS and end + 2 * _DAYS_MS < self.stop
+            if inside and not self._changes(begin - 2 * _DAYS_MS, end + 3 * _DAYS_MS):
+                counted += len(days) * size  # every wall time of the month, one instant each
+            else:
+                for day in days:
+                    if first <= date(year, month, day) <= last:
+                        counted += self._day(begin + (day - 1) * _DAYS_MS)
             if counted + len(self.exact) >= self.limit:
                 return self.limit
         return counted + len(self.exact)
+
+    def _month_days(self, year: int, month: int) -> tuple[int, ...]:
+        """The days of `year`-`month` that the expression's day and month fields match."""
+        walker = self.walker
+        if month not in walker.months:
+            return ()
+        first_weekday, length = calendar.monthrange(year, month)
+        key = (month, first_weekday, length)
+        days = self.months.get(key)
+        if days is None:
+            # The day fields depend on a day's number, its weekday and the month's length only.
+            days = tuple(d for d in range(1, length + 1) if walker.match_day(date(year, month, d)))
+            self.months[key] = days
+        return days
 
     def _day(self, day_ms: int) -> int:
         """The matches of the day at `day_ms` counted by arithmetic; adds the rest to `exact`."""
@@ -353,32 +399,38 @@ class _Count:
                 self.exact.add(instant)
 
     def _offset(self, index: int) -> int:
-        offset = self.offsets.get(index)
-        if offset is None:
-            offset = self.offsets[index] = offset_ms(index * _GRID_MS, self.series.zone)
-        return offset
+        """The UTC offset at grid point `index`, kept a day inside the representable years
+        (no DST change sits at their ends)."""
+        instant = min(max(index * _GRID_MS, _FIRST_OFFSET_MS), _LAST_OFFSET_MS)
+        return offset_ms(instant, self.series.zone)
 
     def _changes(self, low: int, high: int) -> list[tuple[int, int, int]]:
-        """`(instant, offset before, offset after)` of each offset change in `[low, high]`."""
-        found = []
+        """`(instant, offset before, offset after)` of each offset change in `[low, high]`.
+
+        Asked for windows that move forward: the sweep continues where it
+        stopped, or jumps ahead (no day in between matched).
+        """
         index, stop = low // _GRID_MS, -(-high // _GRID_MS)
-        while index < stop:
-            before, after = self._offset(index), self._offset(index + 1)
-            if before != after:
-                found.append((self._change(index, before), before, after))
-            index += 1
-        return found
+        if self.swept is not None:
+            index = max(index, self.swept)
+        if index < stop:
+            before = self._offset(index)
+            while index < stop:
+                after = self._offset(index + 1)
+                if before != after:
+                    self.found.append((self._change(index, before), before, after))
+                before, index = after, index + 1
+            self.swept = index
+        found = self.found
+        return found[bisect.bisect_left(found, (low,)) : bisect.bisect_left(found, (high + 1,))]
 
     def _change(self, index: int, before: int) -> int:
         """The first instant after grid point `index` whose offset is not `before`."""
-        change = self.changes.get(index)
-        if change is None:
-            early, late = index * _GRID_MS, (index + 1) * _GRID_MS
-            while late - early > 1:
-                middle = (early + late) // 2
-                if offset_ms(middle, self.series.zone) == before:
-                    early = middle
-                else:
-                    late = middle
-            change = self.changes[index] = late
-        return change
+        early, late = index * _GRID_MS, (index + 1) * _GRID_MS
+        while late - early > 1:
+            middle = (early + late) // 2
+            if offset_ms(middle, self.series.zone) == before:
+                early = middle
+            else:
+                late = middle
+        return late
