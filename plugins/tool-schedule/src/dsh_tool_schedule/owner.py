@@ -345,8 +345,8 @@ async def _count_missed(reminder: Reminder, due: Due) -> Due:
     """`due` with its `missed` counted (`plan.with_missed`); a cron rule's in a worker thread.
 
     An `every` rule's count is one division. A cron rule's is arithmetic a
-    matching day at a time (`CronSeries.count_between`): milliseconds for a
-    minute rule missed for months, more for a clock set years ahead. It never
+    month at a time (`CronSeries.count_between`): about a millisecond for a
+    minute rule missed for months, seconds for a clock set millennia ahead. It never
     runs on the event loop, which keeps serving every other Session and
     request meanwhile; the owner holds the ledger lock and the agent's
     maintenance phase across it, so nothing it decided changes.

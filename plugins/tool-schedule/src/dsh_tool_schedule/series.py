@@ -9,9 +9,9 @@
 Each series answers `next_after(t)`, `last_at_or_before(t)` and
 `count_between(a, b)`: the occurrences strictly between, exact up to
 `COUNT_CAP` (which then means "that many or more"), counted by arithmetic
-rather than by walking them — `every` in closed form, `cron` a matching day
-at a time (`CronSeries.count_between`) — so the cost grows with days, not
-with occurrences. `Bounded` cuts a series at the record's `until`. Instants
+rather than by walking them — `every` in closed form, `cron` a month at a
+time (`CronSeries.count_between`) — so the cost grows with the span, not
+with the occurrences. `Bounded` cuts a series at the record's `until`. Instants
 are epoch milliseconds.
 """
 
