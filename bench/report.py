@@ -229,6 +229,40 @@ def _recurring(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
     ]
 
 
+def _catchup(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    during = r.get("health_during_ms") or {}
+    p99 = during.get("p99")
+    case = (
+        f"3d catchup ({r.get('reminders')} × `* * * * *` in {r.get('zone')}, "
+        f"down {_num(r.get('days_down'))} days)"
+    )
+    took = (
+        f"dispatched {_num(r.get('catchup_dispatched_s'), ' s', 2)}, "
+        f"answered {_num(r.get('catchup_answered_s'), ' s', 2)}; "
+        f"missed stored {r.get('missed_stored')}"
+    )
+    return [
+        _row(
+            case,
+            "GET /api/health during the catch-up (median / p99; max)",
+            _mp(during) + f"; {_num(during.get('max'), ' ms')}",
+            f"idle host: {_mp(r.get('health_idle_ms'))}",
+            "",
+            "p99 ≤ 50 ms",
+            None if p99 is None else p99 <= 50,
+        ),
+        _row(
+            case,
+            "catch-up time (resume asked → last dispatch / last turn)",
+            took,
+            "",
+            "",
+            "",
+            None if r.get("completed") is None else bool(r.get("completed")),
+        ),
+    ]
+
+
 _FOLD_LOGS = (
     ("v1", "v1 (after)"),
     ("v2_once", "v2 once"),
@@ -674,6 +708,7 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "idle": _idle,
     "spread": _spread,
     "spread-recurring": _recurring,
+    "catchup": _catchup,
     "fold": _fold,
     "durability": _durability,
     "resume": _resume,

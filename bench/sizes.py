@@ -61,6 +61,9 @@ class Size:
     alert_rounds: int = 1_000
     alert_sessions: int = 50
     attention_sessions: int = 10_000
+    # 3d. catch-up: `* * * * *` reminders in one Session, owed since `catchup_days` ago
+    catchup_reminders: int = 40
+    catchup_days: float = 80.0
 
 
 PROFILES: dict[str, Size] = {
@@ -96,6 +99,8 @@ PROFILES: dict[str, Size] = {
         hibernate_sessions=5_000,
         alert_rounds=1_000,
         attention_sessions=10_000,
+        catchup_reminders=40,
+        catchup_days=80.0,
     ),
     "quick": Size(
         name="quick",
@@ -129,6 +134,8 @@ PROFILES: dict[str, Size] = {
         hibernate_sessions=500,
         alert_rounds=300,
         attention_sessions=2_000,
+        catchup_reminders=10,
+        catchup_days=80.0,
     ),
     "smoke": Size(
         name="smoke",
@@ -162,5 +169,7 @@ PROFILES: dict[str, Size] = {
         alert_rounds=20,
         alert_sessions=5,
         attention_sessions=50,
+        catchup_reminders=3,
+        catchup_days=2.0,
     ),
 }

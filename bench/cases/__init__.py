@@ -20,6 +20,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "spread-peer": ("peer", "spread_peer", {}),
     "spread-peer-memory": ("peer", "spread_peer_memory", {}),
     "spread-recurring": ("recurring", "spread_recurring", {}),
+    "catchup": ("catchup", "catchup", {}),
     "fold": ("fold", "fold_cost", {}),
     "durability": ("durability", "durability", {}),
     "resume": ("resume", "resume", {}),

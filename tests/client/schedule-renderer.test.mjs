@@ -7,6 +7,7 @@ import { afterEach, describe, test } from "node:test";
 import {
   EVENT_TYPE,
   NOTICE_TYPE,
+  MISSED_CAP,
   OVERDUE_AFTER_MS,
   register,
   renderScheduleNotice,
@@ -562,6 +563,14 @@ describe("protocol v2 receipt", () => {
     const chinese = render({ ...V2, missed: 3 }, { lang: "zh" }).node;
     assert.equal(text(chinese, "dsh-schedule-missed"), "含错过的 3 次");
     assert.equal(text(render(V2).node, "dsh-schedule-missed"), null);
+    // The plugin counts up to MISSED_CAP, which stands for that many or more.
+    assert.equal(MISSED_CAP, 100_000);
+    const capped = render({ ...V2, missed: MISSED_CAP }).node;
+    assert.equal(text(capped, "dsh-schedule-missed"), "stands for 100000+ missed occurrences");
+    const below = render({ ...V2, missed: MISSED_CAP - 1 }).node;
+    assert.equal(text(below, "dsh-schedule-missed"), "stands for 99999 missed occurrences");
+    const cappedZh = render({ ...V2, missed: MISSED_CAP }, { lang: "zh" }).node;
+    assert.equal(text(cappedZh, "dsh-schedule-missed"), "含错过的 100000 次以上");
   });
 
   test("lays the meta line out as time · overdue · missed · rule · id", () => {

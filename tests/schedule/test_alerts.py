@@ -8,6 +8,7 @@ import pytest
 from pydantic import JsonValue
 
 from dsh_tool_schedule.alerts import OVERDUE_AFTER_MS, reminder_alert
+from dsh_tool_schedule.series import COUNT_CAP
 
 from .conftest import Harness, dispatches
 from .test_actions import pass_time
@@ -44,8 +45,22 @@ def test_an_alert_is_titled_by_the_prompt_and_tagged_by_its_occurrence() -> None
         ("2026-03-30T07:01:00.000Z", 0, "Due at 09:00 (Europe/Berlin), 1 minute late"),
         ("2026-03-30T09:12:30.000Z", 0, "Due at 09:00 (Europe/Berlin), 2 hours 12 minutes late"),
         (None, 1, "Due at 09:00 (Europe/Berlin); 1 earlier time was missed"),
-        ("2026-03-30T07:00:00.000Z", 3, "Due at 09:00 (Europe/Berlin); 3 earlier times were"
-         " missed"),
+        (
+            "2026-03-30T07:00:00.000Z",
+            3,
+            "Due at 09:00 (Europe/Berlin); 3 earlier times were missed",
+        ),
+        (
+            "2026-03-30T07:00:00.000Z",
+            99_999,
+            "Due at 09:00 (Europe/Berlin); 99999 earlier times were missed",
+        ),
+        # The count stops at the cap, which stands for that many or more.
+        (
+            "2026-03-30T07:00:00.000Z",
+            100_000,
+            "Due at 09:00 (Europe/Berlin); 100000 or more earlier times were missed",
+        ),
     ],
 )
 def test_the_body_says_when_it_was_due_how_late_and_what_was_missed(
@@ -53,6 +68,7 @@ def test_the_body_says_when_it_was_due_how_late_and_what_was_missed(
 ) -> None:
     assert alert(deliveredAt=delivered, missed=missed)["body"] == body
     assert OVERDUE_AFTER_MS == 60_000  # the card's rule (schedule-card.js) is the same
+    assert COUNT_CAP == 100_000  # the card's MISSED_CAP (schedule-card.js) is the same
 
 
 def test_a_zone_this_host_does_not_know_says_the_utc_time_and_a_long_prompt_is_cut() -> None:

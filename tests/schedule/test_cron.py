@@ -8,6 +8,7 @@ from cronsim import CronSim
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dsh_tool_schedule import cron as cron_module
 from dsh_tool_schedule.cron import CronError, CronSeries, normalize_cron
 from dsh_tool_schedule.timefmt import (
     MAX_TIMESTAMP_MS,
@@ -279,6 +280,79 @@ def test_occurrences_near_dst_changes_equal_a_minute_by_minute_reference(
     assert got == after
     assert series.next_after(instant) == (after[0] if after else None)
     assert series.last_at_or_before(instant) == (before[-1] if before else None)
+
+
+# -- counting without walking ------------------------------------------------------------
+
+COUNT_TRANSITIONS = [
+    *TRANSITIONS,
+    ("Pacific/Apia", "2011-12-30T10:00:00.000Z"),  # Samoa skipped 30 December 2011: a day's gap
+    ("Pacific/Chatham", "2026-04-05T02:45:00.000Z"),  # +13:45 → +12:45
+    ("Europe/Berlin", "1893-03-31T23:06:32.000Z"),  # from local mean time +00:53:28 to CET
+]
+COUNT_DOM = st.sampled_from(["*", "*", "1", "L", "15-31", "29"])
+
+
+@st.composite
+def count_situations(draw: st.DrawFn) -> tuple[str, str, int, int]:
+    minute, hour, dom = draw(FIELDS_MINUTE), draw(FIELDS_HOUR), draw(COUNT_DOM)
+    expression = f"{minute} {hour} {dom} * {draw(FIELDS_DOW)}"
+    zone, near = draw(st.sampled_from(COUNT_TRANSITIONS))
+    seconds = draw(st.integers(-5 * 86_400, 3 * 86_400))
+    start = utc(near) + seconds * 1000 + draw(st.integers(0, 999))
+    return expression, zone, start, start + draw(st.integers(0, 9 * 86_400_000))
+
+
+@settings(max_examples=200, deadline=None)
+@given(count_situations())
+def test_counting_equals_walking_the_occurrences_across_dst_changes(
+    situation: tuple[str, str, int, int],
+) -> None:
+    expression, zone_name, start, stop = situation
+    series = CronSeries(expression, load_zone(zone_name))
+    walked = list(itertools.takewhile(lambda x: x < stop, series.after(start)))
+    assert series.count_between(start, stop, 10**9) == len(walked)
+    assert series.count_between(start, stop, 3) == min(len(walked), 3)
+
+
+def test_a_minute_rule_missed_for_80_days_is_counted_to_the_minute() -> None:
+    series = CronSeries("* * * * *", load_zone("Europe/Berlin"))
+    start, stop = utc("2026-09-15T00:00:00.000Z"), utc("2026-12-04T00:00:00.000Z")
+    # Every minute, less the hour of the fall-back fold's second pass (it has no occurrence).
+    assert series.count_between(start, stop, 10**9) == (stop - start) // 60_000 - 1 - 60
+    assert series.count_between(start, stop, 100_000) == 100_000
+
+
+def test_a_count_near_the_ends_of_time_stops_there() -> None:
+    leap = CronSeries("0 0 29 2 *", load_zone("Europe/Berlin"))
+    assert leap.count_between(utc("9980-01-01T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 5
+    daily = CronSeries("0 12 * * *", load_zone("UTC"))
+    start = utc("0001-01-02T00:00:00.000Z")
+    assert daily.count_between(start, utc("0001-01-11T00:00:00.000Z"), 100) == 9
+    assert daily.count_between(utc("9999-12-20T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 12
+
+
+def test_a_count_the_arithmetic_cannot_finish_walks_the_occurrences(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def out_of_time(*_: object) -> int:
+        raise ValueError("the time is outside the years 0001-9999")
+
+    monkeypatch.setattr(cron_module._Count, "run", out_of_time)
+    series = CronSeries("*/30 * * * *", load_zone("Europe/Berlin"))
+    start = utc("2026-03-28T00:00:00.000Z")
+    assert series.count_between(start, start + 2 * 86_400_000, 1000) == 2 * 48 - 1
+    assert series.count_between(start, start + 2 * 86_400_000, 10) == 10
+    daily = CronSeries("0 12 * * *", load_zone("UTC"))  # the walk ends with time itself
+    assert daily.count_between(utc("9999-12-20T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 12
+
+
+def test_an_empty_range_or_no_room_counts_nothing() -> None:
+    series = CronSeries("* * * * *", load_zone("UTC"))
+    start = utc("2026-01-01T00:00:00.000Z")
+    assert series.count_between(start, start + 1, 100) == 0
+    assert series.count_between(start, start + 3_600_000, 0) == 0
+    assert series.count_between(start, start + 60_001, 100) == 1
 
 
 def test_occurrences_are_instants_in_increasing_order_without_repeats() -> None:

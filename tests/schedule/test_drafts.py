@@ -84,6 +84,10 @@ def test_bad_times_and_zones_name_the_argument() -> None:
     assert refused("invalid_rule", RuleRequest(after_seconds=5), time_zone="Mars/Base").startswith(
         "time_zone: unknown time zone 'Mars/Base'"
     )
+    # A folder of the zone database is no zone either, and the message names no path.
+    assert refused("invalid_rule", RuleRequest(after_seconds=5), time_zone="Europe") == (
+        "time_zone: unknown time zone 'Europe': expected an IANA name such as 'Europe/Berlin'"
+    )
     assert refused("invalid_rule", RuleRequest(every_seconds=60), until="never").startswith(
         "until: "
     )
@@ -112,10 +116,32 @@ def test_every_starts_one_interval_from_now_or_at_its_at() -> None:
     assert anchored.next_at == "2026-01-01T08:00:00.000Z"
 
 
-def test_every_with_a_past_at_continues_with_its_first_occurrence_from_now() -> None:
-    made = make(RuleRequest(every_seconds=3600, at="2025-12-31T20:30"))
-    assert made.first_at == "2025-12-31T20:30:00.000Z"
-    assert made.next_at == "2026-01-01T00:30:00.000Z"
+def test_every_with_an_at_that_has_passed_is_refused_as_a_one_shot_is() -> None:
+    for at in ("2025-12-31T20:30", "1970-01-01T00:00"):
+        message = refused("invalid_rule", RuleRequest(every_seconds=3600, at=at))
+        assert message.startswith(f"at={at!r} is ")
+        assert "has passed" in message and "give one from now on" in message
+    # Within the minute's grace it is the first occurrence, due at once.
+    made = make(RuleRequest(every_seconds=3600, at="2025-12-31T23:59:30"))
+    assert made.next_at == "2025-12-31T23:59:30.000Z"
+
+
+def test_a_zone_change_rereads_an_every_at_that_has_passed_from_now() -> None:
+    daily = every(86_400, first_ms=utc("2026-01-01T08:00:00.000Z"), zone="Europe/Berlin")
+    anchored = {**daily, "rule": {"kind": "every", "seconds": 86_400, "at": "2026-01-01T09:00"}}
+    item = reminder(create2(anchored), dispatch2("rem-1", utc("2026-01-01T08:00:00.000Z"), 0))
+    moved = update(item, NOW + 5 * 86_400_000, time_zone="America/New_York")
+    assert moved.first_at == "2026-01-01T14:00:00.000Z"  # 09:00 in New York
+    assert moved.next_at == "2026-01-06T14:00:00.000Z"  # its first occurrence from now on
+    # A new rule is no re-read: its at must not have passed.
+    with pytest.raises(ToolError) as caught:
+        update(
+            item,
+            NOW + 5 * 86_400_000,
+            rule=RuleRequest(every_seconds=86_400, at="2026-01-01T09:00"),
+        )
+    assert caught.value.code == "invalid_rule"
+    assert caught.value.message.startswith("at='2026-01-01T09:00' is ")
 
 
 def test_every_more_often_than_the_minimum_interval_is_limit_exceeded() -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import threading
 from collections.abc import Callable
 from functools import partial
 from typing import Any
@@ -13,6 +14,8 @@ from dsh.models.base import ModelReply
 from dsh.session.live import Observation, SessionEventObserved
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleConfig
+from dsh_tool_schedule import owner as owner_module
+from dsh_tool_schedule.plan import with_missed
 from dsh_tool_schedule.timefmt import MAX_TIMESTAMP_MS
 from tests.support.deadlines import WAIT
 
@@ -28,7 +31,7 @@ from .conftest import (
     settle,
     tool_call,
 )
-from .logs import create, create2, every, fork, raw, resume, session
+from .logs import create, create2, cron, every, fork, raw, resume, session
 
 pytestmark = pytest.mark.anyio
 
@@ -769,6 +772,65 @@ async def test_missed_occurrences_catch_up_once_then_back_on_schedule(harness: H
     await follow(harness, lambda: len(dispatches(agent.session)) == 2, limit=200)
     assert occurrences(agent)[1] == ("2026-01-01T06:00:00.000Z", 0)
     assert status_of(agent, 1) == "Status: on time"
+
+
+async def dispatched(agent: Agent, count: int = 1) -> None:
+    """Wait (real time, with a deadline) until `count` reminder messages are in the log: the
+    owner counts a cron rule's missed occurrences in a worker thread, which `settle()` does
+    not wait for (a task awaiting a thread looks blocked)."""
+    with anyio.fail_after(WAIT):
+        while len(reminder_messages(agent.session)) < count:  # noqa: ASYNC110 (a thread's work)
+            await anyio.sleep(0.005)
+    await settle()
+
+
+async def test_a_minute_cron_missed_for_80_days_says_100000_or_more(harness: Harness) -> None:
+    minutely = cron("* * * * *", START_MS + 60_000, zone="Europe/Berlin")
+    harness.clock.jump_wall(80 * 86_400)
+    agent = harness.open(resume(session(create2(minutely)), at_ms=harness.clock.wall_ms()))
+    await dispatched(agent)
+    assert occurrences(agent) == [("2026-03-22T00:00:00.000Z", 100_000)]
+    assert line_of(agent, "Missed").startswith("100000 or more (not delivered while")
+    assert data(reminder_messages(agent.session)[0])["source"]["missed"] == 100_000
+
+
+async def test_a_cron_catch_up_is_counted_exactly_below_the_cap(harness: Harness) -> None:
+    # Berlin springs forward on 29 March: the wall times 02:00-02:45 do not exist that night,
+    # and run at the instants of 03:00-03:45 CEST, which are occurrences anyway.
+    quarterly = cron("*/15 * * * *", START_MS + 900_000, zone="Europe/Berlin")
+    harness.clock.jump_wall(100 * 86_400)  # 2026-04-11T00:00Z
+    agent = harness.open(resume(session(create2(quarterly)), at_ms=harness.clock.wall_ms()))
+    await dispatched(agent)
+    # 100 days of quarter hours (every one of them real), less the one delivered.
+    assert occurrences(agent) == [("2026-04-11T00:00:00.000Z", 100 * 96 - 1)]
+
+
+async def test_the_event_loop_runs_while_a_cron_catch_up_is_counted(
+    harness: Harness, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    counting = threading.Event()
+    loop_ran = threading.Event()
+
+    def count_when_the_loop_has_run(reminder: Any, due: Any) -> Any:
+        counting.set()
+        # Blocks the event loop for good if the count runs on it: the loop task never sets it.
+        assert loop_ran.wait(WAIT), "the event loop did not run while missed was counted"
+        return with_missed(reminder, due)
+
+    async def meanwhile_on_the_loop() -> None:
+        with anyio.fail_after(WAIT):
+            while not counting.is_set():  # noqa: ASYNC110 (set by a worker thread)
+                await anyio.sleep(0.001)
+        loop_ran.set()
+
+    monkeypatch.setattr(owner_module, "with_missed", count_when_the_loop_has_run)
+    hourly = cron("0 * * * *", START_MS + 3_600_000)
+    harness.clock.jump_wall(5 * 3600 + 600)
+    async with anyio.create_task_group() as group:
+        group.start_soon(meanwhile_on_the_loop)
+        agent = harness.open(resume(session(create2(hourly)), at_ms=harness.clock.wall_ms()))
+        await dispatched(agent)
+    assert occurrences(agent) == [("2026-01-01T05:00:00.000Z", 4)]
 
 
 async def test_skip_delivers_none_of_the_missed_and_waits_for_the_next(harness: Harness) -> None:

@@ -3,7 +3,8 @@ from __future__ import annotations
 from typing import Any
 
 from dsh_tool_schedule.fold import Reminder, ScheduleFold
-from dsh_tool_schedule.plan import Due, Plan, plan
+from dsh_tool_schedule.plan import Due, Plan, plan, with_missed
+from dsh_tool_schedule.series import COUNT_CAP
 
 from .conftest import START_MS
 from .logs import Entry, create2, dispatch2, every, record, session
@@ -45,6 +46,28 @@ def test_latest_delivers_the_most_recent_occurrence_and_counts_the_rest() -> Non
     assert at(item, now) == Plan("overdue", START_MS + 10 * MINUTE, Due(START_MS + 10 * MINUTE, 9))
     assert at(item, now, count_missed=False).due == Due(START_MS + 10 * MINUTE, 0)
     assert at(item, START_MS + MINUTE).due == Due(START_MS + MINUTE, 0)
+
+
+def test_missed_stops_at_the_cap_which_means_that_many_or_more() -> None:
+    item = recurring()
+    # The owed occurrence and COUNT_CAP - 1 more before the latest: exactly the cap.
+    exact = START_MS + (COUNT_CAP + 1) * MINUTE
+    assert at(item, exact).due == Due(exact, COUNT_CAP)
+    assert at(item, exact - MINUTE).due == Due(exact - MINUTE, COUNT_CAP - 1)
+    # Any number beyond it is written as the cap itself, never COUNT_CAP + 1.
+    beyond = START_MS + 80 * 1440 * MINUTE
+    assert at(item, beyond).due == Due(beyond, COUNT_CAP)
+
+
+def test_with_missed_counts_what_plan_counts_for_the_due_it_planned() -> None:
+    now = START_MS + 10 * MINUTE + 30_000
+    for item in (recurring(), recurring(misfire="skip"), reminder(create2(record()))):
+        uncounted = at(item, START_MS + 10 * MINUTE, count_missed=False).due
+        assert uncounted is not None
+        assert with_missed(item, uncounted) == at(item, START_MS + 10 * MINUTE).due
+    stale = at(recurring(), now, count_missed=False).due
+    assert stale is not None and stale.missed == 0
+    assert with_missed(recurring(), stale) == Due(START_MS + 10 * MINUTE, 9)
 
 
 def test_the_catch_up_stops_at_until() -> None:

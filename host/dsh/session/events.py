@@ -77,15 +77,20 @@ def _zone_name(value: str) -> str:
 def validate_time_zone(value: str) -> str:
     """Return `value` if it names a time zone this machine knows (e.g. `Europe/Berlin`).
 
-    Raises `ValueError` naming it otherwise. Stored events only need the name
+    Raises `ValueError` naming it otherwise — also for a name of a folder of
+    the zone database (`Europe`) or a file there that cannot be read: the
+    message names the zone, never a path. Stored events only need the name
     to be well formed (another machine may know other zones); this is the
     check for new input.
     """
     _zone_name(value)
     try:
         ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        raise ValueError(f"unknown time zone {value!r}: expected an IANA name") from None
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        # zoneinfo opens `<tzdata>/<name>`: a folder (`Europe`, `US`) is an IsADirectoryError.
+        raise ValueError(
+            f"unknown time zone {value!r}: expected an IANA name such as 'Europe/Berlin'"
+        ) from None
     return value
 
 

@@ -347,6 +347,7 @@ def test_a_message_from_a_known_zone_starts_with_when_it_was_sent_in_that_zone_a
             time=sent,
         ),
         Message(role="user", text="odd zone", time_zone="Not/AZone", time=sent),
+        Message(role="user", text="a folder", time_zone="Europe", time=sent),
     ]
     wire = wire_messages(messages)
     assert wire[1] == {
@@ -356,7 +357,7 @@ def test_a_message_from_a_known_zone_starts_with_when_it_was_sent_in_that_zone_a
     }
     assert wire[3]["content"] == (
         "[sent 2026-01-05T13:01+05:30 (Asia/Kolkata) = 2026-01-05T07:31Z]\nand at 10"
-        "\n\nno zone\n\nno time\n\n[Scheduled reminder]\n\nodd zone"
+        "\n\nno zone\n\nno time\n\n[Scheduled reminder]\n\nodd zone\n\na folder"
     )
     assert "time_zone" in SYSTEM_PROMPT and "[sent " in SYSTEM_PROMPT
 

@@ -420,6 +420,7 @@ async def test_a_message_to_a_cold_session_resumes_it_first(
         (b"{not json", {"content-type": "application/json"}, "JSON"),
         (b'"just a string"', {"content-type": "application/json"}, "body"),
         (b'{"text": "hi", "timeZone": "Mars/Base"}', {"content-type": "application/json"}, "zone"),
+        (b'{"text": "hi", "timeZone": "Europe"}', {"content-type": "application/json"}, "zone"),
         (b'{"text": "hi", "timeZone": 5}', {"content-type": "application/json"}, "timeZone"),
     ],
 )

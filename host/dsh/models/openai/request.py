@@ -138,8 +138,9 @@ def _stamped(message: Message) -> str:
         return message.text
     try:
         zone = ZoneInfo(message.time_zone)
-    except (ZoneInfoNotFoundError, ValueError):
-        return message.text  # the host validates zones; a stored oddity is just not stamped
+    except (ZoneInfoNotFoundError, ValueError, OSError):
+        # The host validates zones; a stored oddity (`Europe`, a folder there) is just not stamped.
+        return message.text
     sent = datetime.fromtimestamp(message.time / 1000, UTC)
     local = sent.astimezone(zone).isoformat(timespec="minutes")
     utc = sent.strftime("%Y-%m-%dT%H:%MZ")

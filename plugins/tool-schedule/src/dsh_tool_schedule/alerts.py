@@ -13,7 +13,9 @@ that get a card) into the `dsh_session_alert` answer::
   — **the one rule for "overdue"** (docs/DESIGN.md): a delivery at least
   `OVERDUE_AFTER_MS` (one minute) after its occurrence is late and says by
   how much; anything sooner is on time and says nothing about lateness. The
-  card in the browser follows the same rule (`OVERDUE_AFTER_MS` there);
+  card in the browser follows the same rule (`OVERDUE_AFTER_MS` there). It
+  ends with how many earlier times were missed, if any (`100000 or more`
+  at `series.COUNT_CAP`, which stands for that);
 - `tag` names the occurrence, so a notification system replaces a repeat of
   the same occurrence rather than stacking it, and two occurrences of one
   recurring reminder are two notifications.
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 from pydantic import JsonValue
 
+from .series import COUNT_CAP
 from .timefmt import parse_timestamp
 from .words import spell_seconds
 from .zones import load_zone, wall_of
@@ -63,6 +66,9 @@ def _body(receipt: dict[str, JsonValue]) -> str:
         due += f", {spell_seconds(late_ms // 60_000 * 60)} late"
     missed = receipt.get("missed")
     if isinstance(missed, int) and missed > 0:
-        earlier = "1 earlier time was" if missed == 1 else f"{missed} earlier times were"
+        if missed >= COUNT_CAP:
+            earlier = f"{missed} or more earlier times were"
+        else:
+            earlier = "1 earlier time was" if missed == 1 else f"{missed} earlier times were"
         due += f"; {earlier} missed"
     return due

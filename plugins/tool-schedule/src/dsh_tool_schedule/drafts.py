@@ -9,9 +9,11 @@ one-shot) or `limit_exceeded` (a rule more frequent than
 - `after_seconds`: once at `now + seconds`;
 - `at`: once at that time, read in the zone (an explicit offset wins); more
   than `PAST_GRACE_MS` (a minute) in the past is `invalid_rule`;
-- `every_seconds` (with `at`: the first occurrence, which may be in the past:
-  the series then starts with its first occurrence from now on): an elapsed
-  interval, the first occurrence one interval from now;
+- `every_seconds`: an elapsed interval, the first occurrence one interval
+  from now, or `at` when given — which, as for a one-shot, must not be more
+  than `PAST_GRACE_MS` in the past (`invalid_rule`). Only a zone change
+  re-reads a stored `at` that has long passed: the series then continues
+  with its first occurrence from now on;
 - `cron`: the first match after now in the zone; a cron that never matches
   (or not before `until`) is `invalid_rule`;
 - `until` (read like `at`) and `count` only on recurring rules; the first
@@ -137,7 +139,13 @@ def _spelt(epoch_ms: int) -> str:
     return format_timestamp(epoch_ms)
 
 
-def _timing(request: RuleRequest, zone: ZoneInfo, now_ms: int, min_interval: int) -> _Timing:
+def _timing(
+    request: RuleRequest, zone: ZoneInfo, now_ms: int, min_interval: int, *, reread: bool = False
+) -> _Timing:
+    """The rule, first and next occurrence of `request` at `now_ms`.
+
+    `reread` is a stored rule read again in a new zone: its `every` anchor may have passed.
+    """
     if request.after_seconds is not None:
         due = now_ms + request.after_seconds * 1000
         if due > MAX_TIMESTAMP_MS:
@@ -148,7 +156,7 @@ def _timing(request: RuleRequest, zone: ZoneInfo, now_ms: int, min_interval: int
             )
         return _Timing(AfterRule(kind="after", seconds=request.after_seconds), due, due)
     if request.every_seconds is not None:
-        return _every(request.every_seconds, request.at, zone, now_ms, min_interval)
+        return _every(request.every_seconds, request.at, zone, now_ms, min_interval, reread)
     if request.cron is not None:
         return _cron(request.cron, zone, now_ms, min_interval)
     assert request.at is not None, "unreachable: the tools pass exactly one rule"
@@ -162,7 +170,9 @@ def _timing(request: RuleRequest, zone: ZoneInfo, now_ms: int, min_interval: int
     return _Timing(AtRule(kind="at", at=request.at), at, at)
 
 
-def _every(seconds: int, at: str | None, zone: ZoneInfo, now_ms: int, min_interval: int) -> _Timing:
+def _every(
+    seconds: int, at: str | None, zone: ZoneInfo, now_ms: int, min_interval: int, reread: bool
+) -> _Timing:
     if seconds < min_interval:
         raise ToolError(
             "limit_exceeded",
@@ -175,6 +185,12 @@ def _every(seconds: int, at: str | None, zone: ZoneInfo, now_ms: int, min_interv
         raise ToolError("invalid_rule", f"every_seconds={seconds} never fires before year 10000")
     upcoming = anchor
     if anchor < now_ms - PAST_GRACE_MS:
+        if not reread:
+            raise ToolError(
+                "invalid_rule",
+                f"at={at!r} is {_spelt(anchor)}, which has passed (it is {_spelt(now_ms)} now); "
+                "with every_seconds, at is the first occurrence: give one from now on",
+            )
         upcoming = Every(anchor, period).next_after(now_ms - 1) or anchor
     rule = EveryRule.model_validate(_present(kind="every", seconds=seconds, at=at))
     return _Timing(rule, anchor, upcoming)
@@ -266,10 +282,11 @@ def draft_update(
     zone_name = request.time_zone or current.time_zone
     zone = _zone(zone_name)
     rule_request = request.rule
+    reread = rule_request is None
     if rule_request is None and zone_name != current.time_zone:
         rule_request = _rule_request(current.rule)
     if rule_request is not None:
-        timing = _timing(rule_request, zone, now_ms, min_interval)
+        timing = _timing(rule_request, zone, now_ms, min_interval, reread=reread)
     else:
         timing = _Timing(current.rule, current.first_ms, reminder.next_ms)
     paused = current.paused if request.paused is None else request.paused

@@ -31,7 +31,8 @@ model's exact record; what a person is shown follows the one rule for
 "overdue" instead (`alerts.OVERDUE_AFTER_MS`, a minute) (`45s`,
 `3m 05s`, `2h 03m 04s`, `3d 04h 05m`). `Missed` is how many earlier
 occurrences this one stands for (`Missed: 3 (not delivered while this
-conversation was closed; this message stands for them)`). `Next` is the
+conversation was closed; this message stands for them)`; counted up to
+`series.COUNT_CAP`, which the frame writes `100000 or more`). `Next` is the
 reminder's next occurrence, or `none (this was the last occurrence)`.
 """
 
@@ -41,6 +42,7 @@ import json
 
 from .fold import Reminder
 from .plan import Due
+from .series import COUNT_CAP
 from .timefmt import format_duration, format_timestamp
 from .words import describe_rule
 from .zones import format_local, load_zone
@@ -68,8 +70,10 @@ def reminder_status(occurrence_ms: int, delivered_ms: int) -> str:
 def _missed(missed: int) -> str:
     if missed == 0:
         return "0"
+    counted = f"{missed} or more" if missed >= COUNT_CAP else str(missed)
     return (
-        f"{missed} (not delivered while this conversation was closed; this message stands for them)"
+        f"{counted} (not delivered while this conversation was closed; "
+        "this message stands for them)"
     )
 
 

@@ -26,11 +26,12 @@ When a target is due:
    management preflight;
 3. still inside, catch the fold up, sample the clock once, plan again, take
    the due occurrence that came first (the earlier create breaks a tie),
-   count the occurrences it stands for (`missed`), build the frame, queue
-   exactly one `followup()` and append its `dispatch` (`occurrenceAt`,
-   `missed`, `recordSeq`) — with no await in between, so cancellation never
-   splits them. A framing or enqueue failure appends nothing and waits like a
-   rejected preflight; an append failure after the enqueue faults the owner
+   count the occurrences it stands for (`missed`, in a worker thread: never
+   on the event loop), then build the frame, queue exactly one `followup()`
+   and append its `dispatch` (`occurrenceAt`, `missed`, `recordSeq`) — with
+   no await in between, so cancellation never splits them. A counting,
+   framing or enqueue failure appends nothing and waits like a rejected
+   preflight; an append failure after the enqueue faults the owner
    (logged; it stops: the message may already be queued);
 4. once the task has released the agent, await the dispatch barrier, still
    holding the lock (a failure is logged: storage retries its retained batch
@@ -65,13 +66,15 @@ from .fold import following_occurrence
 from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
 from .notice import noticed
+from .plan import Due, with_missed
+from .protocol import CronRule
 from .timefmt import format_timestamp
 
 if TYPE_CHECKING:
     from dsh import Agent, Disposer
 
     from .alarm import Alarm
-    from .fold import FoldError
+    from .fold import FoldError, Reminder
 
 __all__ = ["ReminderOwner"]
 
@@ -296,16 +299,15 @@ class ReminderOwner:
         if fold.error is not None:
             return _Attempt.STALE
         candidates = [
-            (planned.due.occurrence_ms, reminder.seq, reminder)
+            (planned.due.occurrence_ms, reminder.seq, reminder, planned.due)
             for reminder in fold.reminders()
             if (planned := ledger.plan(reminder, now)).due is not None
         ]
         if not candidates:
             return _Attempt.STALE
-        reminder = min(candidates, key=lambda item: item[:2])[2]
+        _, _, reminder, due = min(candidates, key=lambda item: item[:2])
         try:
-            due = ledger.plan(reminder, now, count_missed=True).due
-            assert due is not None, "unreachable: the same plan, now counting"
+            due = await _count_missed(reminder, due)
             following = following_occurrence(reminder, due.occurrence_ms)
             frame = reminder_frame(
                 reminder, due, now, following, fires_when_closed=ledger.fires_when_closed
@@ -337,3 +339,20 @@ class ReminderOwner:
             )
             return _Attempt.FAULTED
         return _Attempt.DISPATCHED
+
+
+async def _count_missed(reminder: Reminder, due: Due) -> Due:
+    """`due` with its `missed` counted (`plan.with_missed`); a cron rule's in a worker thread.
+
+    An `every` rule's count is one division. A cron rule's is arithmetic a
+    month at a time (`CronSeries.count_between`): about a millisecond for a
+    minute rule missed for months, seconds for a clock set millennia ahead. It never
+    runs on the event loop, which keeps serving every other Session and
+    request meanwhile; the owner holds the ledger lock and the agent's
+    maintenance phase across it, so nothing it decided changes.
+    """
+    if due.occurrence_ms == reminder.next_ms:
+        return due  # the owed occurrence itself: nothing before it was missed
+    if not isinstance(reminder.record.rule, CronRule):
+        return with_missed(reminder, due)
+    return await anyio.to_thread.run_sync(with_missed, reminder, due)

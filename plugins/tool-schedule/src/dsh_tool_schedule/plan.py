@@ -10,7 +10,8 @@ The fold says which occurrence a reminder owes next (`Reminder.next_ms`);
   (`overdue`). For a recurring rule, the occurrences due are the owed one and
   every later one up to now (and `until`); `misfire` decides:
   - `latest` delivers one occurrence, the most recent, whose `missed` counts
-    the earlier ones it stands for;
+    the earlier ones it stands for (exactly below `COUNT_CAP`; `COUNT_CAP`
+    means "that many or more");
   - `skip` delivers the most recent one only if it is at most `grace_ms`
     old (`missed` 0); otherwise nothing, and the reminder waits for its next
     occurrence after now — or, with none left before `until`, is
@@ -28,8 +29,9 @@ from dataclasses import dataclass
 from typing import Literal
 
 from .fold import Reminder
+from .series import COUNT_CAP
 
-__all__ = ["Due", "Plan", "plan"]
+__all__ = ["Due", "Plan", "plan", "with_missed"]
 
 State = Literal["scheduled", "overdue", "paused"]
 
@@ -60,7 +62,9 @@ def plan(reminder: Reminder, now_ms: int, *, grace_ms: int, count_missed: bool =
     """What `reminder` does at `now_ms` (module docstring).
 
     `count_missed=False` leaves `Due.missed` at 0 for readers that only show
-    the state (counting a dense rule's missed occurrences is the costly part).
+    the state and for the owner, which counts with `with_missed` in a worker
+    thread (counting is the costly part: up to milliseconds for a dense rule
+    missed for months, more for a clock years ahead).
     """
     record = reminder.record
     owed = reminder.next_ms
@@ -84,8 +88,19 @@ def plan(reminder: Reminder, now_ms: int, *, grace_ms: int, count_missed: bool =
     return Plan("overdue", latest, Due(latest, missed))
 
 
+def with_missed(reminder: Reminder, due: Due) -> Due:
+    """`due` (from `plan(..., count_missed=False)` at some time) with its `missed` counted.
+
+    What `plan` with `count_missed=True` at that time gives; a one-shot and a
+    `skip` reminder miss nothing.
+    """
+    if not reminder.record.recurring or reminder.record.misfire == "skip":
+        return due
+    return Due(due.occurrence_ms, _missed(reminder, due.occurrence_ms))
+
+
 def _missed(reminder: Reminder, latest_ms: int) -> int:
-    """The occurrences from the owed one up to (not including) `latest_ms`."""
+    """The occurrences from the owed one up to (not including) `latest_ms`, at most `COUNT_CAP`."""
     if latest_ms == reminder.next_ms:
         return 0
-    return 1 + reminder.series.count_between(reminder.next_ms, latest_ms)
+    return min(1 + reminder.series.count_between(reminder.next_ms, latest_ms), COUNT_CAP)

@@ -7,9 +7,12 @@
 - `cron` is `CronSeries` (wall time in the record's zone, RFC 5545 DST rules).
 
 Each series answers `next_after(t)`, `last_at_or_before(t)` and
-`count_between(a, b)` (occurrences strictly between, counted up to a cap so a
-minute-by-minute rule cold for months cannot stall the event loop); `Bounded`
-cuts a series at the record's `until`. Instants are epoch milliseconds.
+`count_between(a, b)`: the occurrences strictly between, exact up to
+`COUNT_CAP` (which then means "that many or more"), counted by arithmetic
+rather than by walking them — `every` in closed form, `cron` a month at a
+time (`CronSeries.count_between`) — so the cost grows with the span, not
+with the occurrences. `Bounded` cuts a series at the record's `until`. Instants
+are epoch milliseconds.
 """
 
 from __future__ import annotations
@@ -25,7 +28,8 @@ from .zones import load_zone
 __all__ = ["COUNT_CAP", "Bounded", "Every", "Never", "Series", "series_for", "series_of"]
 
 COUNT_CAP: Final = 100_000
-"""`count_between` counts at most this many occurrences (a minute rule cold for ~69 days)."""
+"""`count_between` counts at most this many occurrences (a minute rule cold for ~69 days);
+a count of `COUNT_CAP` means "`COUNT_CAP` or more"."""
 
 
 class Series(Protocol):
@@ -91,12 +95,7 @@ class _Cron:
         return self.cron.last_at_or_before(epoch_ms)
 
     def count_between(self, start_ms: int, stop_ms: int) -> int:
-        counted = 0
-        for instant in self.cron.after(start_ms):
-            if instant >= stop_ms or counted == COUNT_CAP:
-                break
-            counted += 1
-        return counted
+        return self.cron.count_between(start_ms, stop_ms, COUNT_CAP)
 
 
 class Bounded:

@@ -7,7 +7,7 @@
 // on, {deliveredAt, missed, rule, ruleText, timeZone, revision} and, once it
 // was snoozed, {snoozedAs}): the prompt, the occurrence in the reader's zone,
 // "overdue by …" when the delivery came a minute or more after the occurrence,
-// how many earlier occurrences it stands for, the rule in words, the id, what
+// how many earlier occurrences it stands for ("100000+" at MISSED_CAP), the rule in words, the id, what
 // the running setup does (fires even while the conversation is closed, or
 // only while it is open: the plugin state's `firesWhenClosed`, when the host
 // gives `ctx.pluginState`), and its Snooze / Done (schedule-after.js). When the
@@ -40,6 +40,9 @@ import {
 /** A delivery at least this late (ms) says "overdue by …" on the card. */
 export const OVERDUE_AFTER_MS = 60_000;
 
+/** The schedule plugin counts `missed` up to this (`series.COUNT_CAP`): it means "or more". */
+export const MISSED_CAP = 100_000;
+
 /** Every person-facing string of the cards, by language. */
 export const LABELS = Object.freeze({
   en: Object.freeze({
@@ -47,7 +50,10 @@ export const LABELS = Object.freeze({
     unreadable: "Reminder (unreadable)",
     timeHint: "UTC: ",
     overdue: (duration) => `overdue by ${duration}`,
-    missed: (count) => `stands for ${count} missed ${count === 1 ? "occurrence" : "occurrences"}`,
+    missed: (count) =>
+      count >= MISSED_CAP
+        ? `stands for ${count}+ missed occurrences`
+        : `stands for ${count} missed ${count === 1 ? "occurrence" : "occurrences"}`,
     stopped: "Reminders stopped",
     noticeBody: (seq, reason) =>
       `The reminder record of this conversation is damaged at entry ${seq}: ${reason}. ` +
@@ -58,7 +64,7 @@ export const LABELS = Object.freeze({
     unreadable: "提醒（无法显示）",
     timeHint: "UTC: ",
     overdue: (duration) => `晚了 ${duration}`,
-    missed: (count) => `含错过的 ${count} 次`,
+    missed: (count) => (count >= MISSED_CAP ? `含错过的 ${count} 次以上` : `含错过的 ${count} 次`),
     stopped: "提醒已停止",
     noticeBody: (seq, reason) =>
       `本对话的提醒记录在第 ${seq} 条处损坏：${reason}。` +

@@ -31,7 +31,7 @@ import { STATE_PLUGIN, describeAlert, describeStatus } from "./schedule-state.js
 import { TOOL_ERRORS, toolErrorWords } from "./schedule-words.js";
 
 export { AFTER_WORDS, CARD_SNOOZES, FiredCards, readSnooze, renderScheduleSnooze } from "./schedule-after.js";
-export { LABELS, OVERDUE_AFTER_MS, readReceipt, renderScheduleNotice, renderScheduleReminder } from "./schedule-card.js";
+export { LABELS, MISSED_CAP, OVERDUE_AFTER_MS, readReceipt, renderScheduleNotice, renderScheduleReminder } from "./schedule-card.js";
 export { PANEL_ID, ReminderPanel, SNOOZES, WORDS, actionError, reminderPanel } from "./schedule-panel.js";
 export { STATE_PLUGIN, STATUS, describeAlert, describeStatus, isDue, readState } from "./schedule-state.js";
 export { FIRES, TOOL_ERRORS, countdown, firesWords, ruleWords, shortWhen, spellSeconds, toolErrorWords } from "./schedule-words.js";
