@@ -16,6 +16,11 @@ as `{"sessions": [{"id", "createdAt", "length", "lineage", "title", "updatedAt"}
 `show` and `restore` take an id or a unique start of one (the short id the
 page shows): a start that fits several Sessions is an error listing them.
 
+What a Session holds is shown as text: a control character in a title, a
+message or a tool's result (an escape sequence that would retitle the
+terminal or write its clipboard, a bidi control) is printed as an escape
+such as `\u001b` (`dsh.visible`); `--json` prints every value exactly.
+
 `show` and `restore` exit 1 for an unknown id and 2 for a malformed one;
 storage errors (such as a corrupt line) exit 1 with a message naming the file.
 """
@@ -29,6 +34,7 @@ from typing import TypeVar
 
 import anyio
 
+from ..base.visible import visible
 from ..persistence.backend import Backend, StoredSession, StoredSummary
 from ..persistence.backends import BackendChoice
 from ..persistence.errors import SessionExists, SessionNotFound, StorageError
@@ -125,7 +131,7 @@ def _list(args: argparse.Namespace, streams: Streams) -> int:
             {key: value for key, value in row.to_dict().items() if key not in ("live", "plugins")}
             for row in rows
         ]
-        streams.line(json.dumps({"sessions": listed}, ensure_ascii=False))
+        streams.exact(json.dumps({"sessions": listed}, ensure_ascii=False))
         return EXIT_OK
     if not rows:
         streams.note(f"no sessions in {choice.describe()}")
@@ -232,7 +238,7 @@ def _trashed(backend: Backend) -> list[str] | None:
 
 def _names(candidates: Iterable[tuple[str, str | None]]) -> str:
     return ", ".join(
-        session_id if title is None else f"{session_id} ({title})"
+        session_id if title is None else f"{session_id} ({visible(title)})"
         for session_id, title in sorted(candidates)
     )
 
@@ -257,7 +263,7 @@ def _write_header(streams: Streams, stored: StoredSession) -> None:
         fields.append(("torn tail", "ignored (an incomplete last line, left by a crash)"))
     width = max(len(name) for name, _ in fields)
     for name, value in fields:
-        streams.line(f"{name.ljust(width)}  {value}")
+        streams.line(f"{name.ljust(width)}  {visible(value)}")
 
 
 def _write_events(streams: Streams, stored: StoredSession) -> None:
@@ -269,7 +275,7 @@ def _write_events(streams: Streams, stored: StoredSession) -> None:
     for event in stored.events:
         streams.line(
             f"{str(event.seq).rjust(seq_width)}  {utc(event.time)}  "
-            f"{event.type.ljust(type_width)}  {summarize(event)}"
+            f"{visible(event.type).ljust(type_width)}  {visible(summarize(event))}"
         )
 
 

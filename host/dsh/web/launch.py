@@ -26,6 +26,7 @@ from typing import TextIO
 
 import anyio
 
+from ..base.visible import VisibleFormatter
 from ..host.heap import HeapPolicy
 from ..host.host import Host
 from ..host.leases import LeaseSettings
@@ -186,7 +187,10 @@ def run_web(
 
     try:
         if not logging.getLogger().handlers:
-            logging.basicConfig(level=logging.INFO, format="%(levelname)s %(name)s: %(message)s")
+            # A log line may quote a title, a file name or a model's error: shown as text.
+            handler = logging.StreamHandler()
+            handler.setFormatter(VisibleFormatter("%(levelname)s %(name)s: %(message)s"))
+            logging.basicConfig(level=logging.INFO, handlers=[handler])
         anyio.run(_serve, settings, tracked, stdout)
     except (WebStartupError, PluginError, StorageError, OSError) as error:
         raise LaunchError(str(error)) from error

@@ -279,6 +279,9 @@ def test_logging_is_configured_only_when_nothing_else_did(
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: configured.append(kwargs))
     assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), io.StringIO()) == 0
     assert configured and configured[0]["level"] == logging.INFO
+    (handler,) = configured[0]["handlers"]  # type: ignore[misc]
+    record = logging.LogRecord("dsh", logging.WARNING, "", 0, "title %s", ("\x1b]0;x\x07",), None)
+    assert handler.format(record) == "WARNING dsh: title \\u001b]0;x\\u0007"  # shown as text
 
 
 @pytest.mark.parametrize(("flag", "expected"), [((), False), (("--access-log",), True)])
