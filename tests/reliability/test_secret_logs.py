@@ -161,7 +161,7 @@ def hostile_token() -> tuple[str, list[str]]:
     """
     pieces = [secrets.token_hex(4) for _ in range(7)]
     a, b, c, d, e, f, g = pieces
-    return f"q'{a}\"{b}%{c}&{d} {e}ü{f}😀{g}", pieces
+    return f"q'{a}\"{b}%{c}&{d}<{e}ü{f}😀{g}", pieces
 
 
 def test_a_hostile_token_reaches_no_log_line_in_any_spelling(

@@ -14,7 +14,8 @@ The web layer's own errors:
 
     CodedError (dsh.base.errors)
     └── ApiError                 a failure a route decides, with its status (and headers)
-    TokenFileError               the token file cannot be used
+    TokenError                   the access token cannot be used (too short, whitespace, …)
+    └── TokenFileError           the token file cannot be used
     LaunchError                  `dsh web` cannot start; what to do
     WebStartupError(RuntimeError)  the app's lifespan could not enter the Host
     └── ListenError              the server cannot listen where it was asked to
@@ -61,7 +62,11 @@ class ApiError(CodedError):
         self.headers = headers
 
 
-class TokenFileError(Exception):
+class TokenError(Exception):
+    """The access token cannot be used; the message names where it came from and the rule."""
+
+
+class TokenFileError(TokenError):
     """The token file cannot be used; the message names it and says what to do."""
 
 

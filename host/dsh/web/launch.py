@@ -38,7 +38,7 @@ from ..plugins.errors import PluginError, PluginProblems
 from ..plugins.loader import check_plugins as loader_checks
 from ..plugins.overlay import Overlay
 from ..wake.backends import wake_backend_for
-from .errors import LaunchError, TokenFileError, WebStartupError
+from .errors import LaunchError, TokenError, WebStartupError
 from .server import serve
 from .settings import WebSettings
 from .token_file import choose_token
@@ -166,7 +166,7 @@ def run_web(
             allowed_hosts=tuple(allowed_hosts),
             access_log=access_log,
         )
-    except (TokenFileError, ValueError) as error:
+    except (TokenError, ValueError) as error:
         if lock is not None:
             lock.release()
         raise LaunchError(str(error)) from error

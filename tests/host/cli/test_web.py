@@ -26,7 +26,7 @@ from dsh.plugins.overlay import Overlay, parse_overlay
 from dsh.web import launch as web_launch
 from dsh.web.launch import make_host_factory
 
-TOKEN = "cli-token-Qw7"
+TOKEN = "cli-token-Qw7-0123456789"
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -429,3 +429,18 @@ def test_a_token_error_with_a_store_that_takes_no_lock_is_the_same_one_line(
     assert main(argv, stdout=io.StringIO(), stderr=err) == 1
     assert "--new-token cannot replace the token while $DSH_TOKEN is set" in err.getvalue()
     assert tokens == []
+
+
+@pytest.mark.parametrize("given", ["a", "   ", "two-lines-of-token\nsecond-line-here"])
+def test_a_weak_dsh_token_stops_dsh_web_with_one_line_naming_the_rule(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, given: str
+) -> None:
+    monkeypatch.setenv("DSH_TOKEN", given)
+    tokens = served_tokens(monkeypatch)
+    err = io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO(), stderr=err) == 1
+    (line,) = err.getvalue().splitlines()
+    assert line.startswith("dsh: error: $DSH_TOKEN is not a usable access token: it ")
+    assert "at least 16 characters, no whitespace or control characters" in line
+    assert tokens == []
+    assert not (tmp_path / "token").exists()
