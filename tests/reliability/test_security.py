@@ -7,7 +7,11 @@ only against what it answered.
 
 - Every `/api` route (read from the host's own OpenAPI document, plus unknown
   ones) and the WebSocket refuse a missing, wrong, query-string or
-  non-Bearer token with 401 in the error shape.
+  non-Bearer token with 401 in the error shape (each attempt from its own
+  loopback address, 127.1.x.y, so that the throttle below stays out of it).
+- Failed authentication is throttled per address: after 20 in a minute, 429
+  with `Retry-After` without reading the token, while another address's
+  requests go on; the log holds summary lines, never an offered token.
 - The static client (`/`, `/static/*`, `/plugins/*`) deliberately needs no
   token; it must then hold no Session data, no ids and no token.
 - A Host header that does not name the server (DNS rebinding) is refused
@@ -23,7 +27,9 @@ only against what it answered.
 
 from __future__ import annotations
 
+import itertools
 import json
+import secrets
 import socket
 import sys
 from collections import Counter
@@ -101,10 +107,16 @@ def api_routes(web: WebHost, session_id: str) -> list[tuple[str, str]]:
     return [*routes, ("GET", "/api/openapi.json"), ("GET", "/api/no-such-route"), ("GET", "/api")]
 
 
+def strangers() -> Iterator[str]:
+    """Loopback addresses other than 127.0.0.1, one per wrong attempt (127.1.0.1, …)."""
+    return (f"127.1.{n // 250}.{n % 250 + 1}" for n in itertools.count())
+
+
 def test_every_api_route_and_the_websocket_require_the_token(
     audited: WebHost, session_id: str, figures: Figures
 ) -> None:
     tried = 0
+    sources = strangers()
     wrong = {
         "missing": {},
         "wrong": {"Authorization": "Bearer not-the-token"},
@@ -114,8 +126,9 @@ def test_every_api_route_and_the_websocket_require_the_token(
     }
     for method, path in api_routes(audited, session_id):
         for name, headers in wrong.items():
+            body = b"" if method == "POST" else None
             response = raw_request(
-                audited.base_url, method, path, headers, b"" if method == "POST" else None
+                audited.base_url, method, path, headers, body, source=next(sources)
             )
             assert response.status == 401, (method, path, name, response.status)
             assert is_error(response, 401, "unauthorized")
@@ -123,7 +136,9 @@ def test_every_api_route_and_the_websocket_require_the_token(
             tried += 1
         # The token in the query string is for WebSockets only (browsers cannot set
         # headers there); HTTP requests must not learn to carry it in URLs.
-        query = raw_request(audited.base_url, method, f"{path}?token={audited.token}")
+        query = raw_request(
+            audited.base_url, method, f"{path}?token={audited.token}", source=next(sources)
+        )
         assert query.status == 401, (method, path)
         tried += 1
     live = f"/api/sessions/{session_id}/live"
@@ -133,7 +148,7 @@ def test_every_api_route_and_the_websocket_require_the_token(
         (f"?token={audited.token[:-1]}", {}),
         ("", {"Authorization": "Bearer wrong"}),
     ]:
-        refused = ws_handshake(audited.base_url, live + suffix, headers)
+        refused = ws_handshake(audited.base_url, live + suffix, headers, source=next(sources))
         assert refused.status == 401 and is_error(refused, 401, "unauthorized")
         tried += 1
     assert ws_handshake(audited.base_url, f"{live}?token={audited.token}").status == 101
@@ -394,3 +409,53 @@ def allowed(path: str, data_dir: Path) -> bool:
     code_roots = [Path(sys.prefix), Path(sys.base_prefix), REPO / "host", REPO / "plugins"]
     is_code = resolved.suffix in (".py", ".pyc", ".so") or resolved.is_dir()
     return is_code and any(resolved.is_relative_to(root.resolve()) for root in code_roots)
+
+
+def test_failed_authentication_is_throttled_per_address_and_logged_in_summaries(
+    audited: WebHost, session_id: str, figures: Figures
+) -> None:
+    attacker, guesses = "127.2.0.1", 500
+    logged_before = len(audited.output)
+    answers: Counter[int] = Counter()
+    retry_after: set[str] = set()
+    offered = [f"guess-{secrets.token_hex(8)}" for _ in range(guesses)]
+    for number, guess in enumerate(offered):
+        response = raw_request(
+            audited.base_url,
+            "GET",
+            "/api/health",
+            {"Authorization": f"Bearer {guess}"},
+            source=attacker,
+        )
+        answers[response.status] += 1
+        if response.status == 429:
+            assert is_error(response, 429, "too_many_failures")
+            retry_after.add(response.headers["retry-after"])
+        if number % 100 == 0:  # the person's own requests go on meanwhile
+            assert audited.get(f"/api/sessions/{session_id}").status_code == 200
+    right = {"Authorization": f"Bearer {audited.token}"}
+    from_attacker = raw_request(audited.base_url, "GET", "/api/health", right, source=attacker)
+    socket_ = ws_handshake(
+        audited.base_url, f"/api/sessions/{session_id}/live?token=x", source=attacker
+    )
+    elsewhere = raw_request(audited.base_url, "GET", "/api/health", right, source="127.2.0.2")
+
+    assert answers == {401: 20, 429: guesses - 20}  # 20 tokens compared, not 500
+    assert all(1 <= int(seconds) <= 60 for seconds in retry_after)
+    assert from_attacker.status == 429 and socket_.status == 429  # the token is not looked at
+    assert elsewhere.status == 200
+
+    def summaries() -> list[str]:
+        return [line for line in audited.output[logged_before:] if "failed authentication" in line]
+
+    # The count shows at once after a quiet spell, else in the summary that ends the spell.
+    wait_for(lambda: any(attacker in line for line in summaries()), what="the summary line")
+    logged = summaries()
+    assert 1 <= len(logged) <= 3, logged  # a summary, not a line per attempt
+    text = "".join(audited.output)
+    assert not any(guess in text for guess in offered)
+    section = figures.section("security")
+    section["auth_guesses_sent"] = guesses
+    section["auth_guesses_compared"] = answers[401]
+    section["auth_guesses_throttled"] = answers[429]
+    section["auth_log_lines"] = len(logged)

@@ -32,6 +32,7 @@ from .guards import AccessGuard, AccessPolicy
 from .limits import BodyLimit
 from .settings import WebSettings
 from .state import WebState
+from .throttle import AuthThrottle
 
 __all__ = ["build_web_app", "create_app"]
 
@@ -57,8 +58,15 @@ def _new_app(
     # add_middleware wraps: the last one added is the outermost.
     app.add_middleware(CatchAll)
     app.add_middleware(BodyLimit, max_bytes=settings.max_body_bytes)
-    app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
+    throttle = AuthThrottle(limit=settings.auth_failures, window=settings.auth_window)
+    app.state.auth_throttle = throttle  # its last summary line is written at shutdown
+    app.add_middleware(AccessGuard, policy=AccessPolicy(settings), throttle=throttle)
     return app
+
+
+def _close_throttle(app: FastAPI) -> None:
+    throttle: AuthThrottle = app.state.auth_throttle
+    throttle.close()
 
 
 def _attach(app: FastAPI, host: Host, settings: WebSettings) -> WebState:
@@ -75,6 +83,7 @@ def create_app(host: Host, settings: WebSettings) -> FastAPI:
             yield
         finally:
             state.close()
+            _close_throttle(app)
 
     app = _new_app(settings, lifespan)
     state = _attach(app, host, settings)
@@ -99,6 +108,7 @@ def build_web_app(make_host: Callable[[], Host], settings: WebSettings) -> FastA
                 yield
             finally:
                 state.close()
+                _close_throttle(app)
                 del app.state.web
 
     return _new_app(settings, lifespan)

@@ -212,15 +212,22 @@ class CatchAll:
             await _unexpected()(scope, receive, send)
 
 
-async def deny_websocket(send: Send, scope: Scope, status: int, code: str, message: str) -> None:
+async def deny_websocket(
+    send: Send,
+    scope: Scope,
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+) -> None:
     """Refuse a WebSocket handshake before accepting it.
 
     With the ASGI `websocket.http.response` extension the client gets an HTTP
-    `status` with the error shape; without it, a close with 1008 (policy
-    violation), which servers turn into a 403 handshake response.
+    `status` with the error shape (and `headers`); without it, a close with
+    1008 (policy violation), which servers turn into a 403 handshake response.
     """
     if "websocket.http.response" in scope.get("extensions", {}):
-        response = error_response(status, code, message)
+        response = error_response(status, code, message, headers)
         await send(
             {
                 "type": "websocket.http.response.start",

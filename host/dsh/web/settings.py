@@ -13,6 +13,8 @@ from typing import Annotated
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AUTH_FAILURES",
+    "AUTH_WINDOW",
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
@@ -31,6 +33,8 @@ HEADER_TIMEOUT = 10.0
 BODY_TIMEOUT = 30.0
 MAX_CONNECTIONS = 1024
 MAX_UNAUTHENTICATED = 128
+AUTH_FAILURES = 20
+AUTH_WINDOW = 60.0
 
 
 class WebSettings(BaseModel):
@@ -59,6 +63,9 @@ class WebSettings(BaseModel):
     - `max_unauthenticated`: connections held at once that have not yet
       presented the access token (at most half of the connection cap).
     - `access_log`: write one log line per HTTP request (off by default).
+    - `auth_failures`, `auth_window`: after this many failed authentications
+      from one address within this many seconds, its token requests are
+      answered 429 until the window ends (`dsh.web.throttle`).
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -76,3 +83,5 @@ class WebSettings(BaseModel):
     max_connections: Annotated[int, Field(ge=2)] = MAX_CONNECTIONS
     max_unauthenticated: Annotated[int, Field(ge=1)] = MAX_UNAUTHENTICATED
     access_log: bool = False
+    auth_failures: Annotated[int, Field(ge=1)] = AUTH_FAILURES
+    auth_window: Annotated[float, Field(gt=0)] = AUTH_WINDOW
