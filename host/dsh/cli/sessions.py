@@ -8,7 +8,8 @@ data dir that does not exist is an error saying so (not "no sessions"), a
 data dir with no `sessions/` folder simply holds no Sessions, and a Session
 that is live in a running host shows its durable prefix. A file `list` skips
 (not a readable log) is named on stderr as a warning. `restore` brings a
-Session back from the trash (where deleting it put it).
+Session back from the trash (where deleting it put it); it moves files, so it
+first checks that the data dir is ours (`dsh.persistence.datadir.check_data_dir`).
 
 `list` shows each Session's title (the one set, else the first line of its
 first message, as the page shows it), newest first; `--json` prints the same
@@ -36,7 +37,8 @@ import anyio
 
 from ..base.visible import visible
 from ..persistence.backend import Backend, StoredSession, StoredSummary
-from ..persistence.backends import BackendChoice
+from ..persistence.backends import BackendChoice, JsonlSettings
+from ..persistence.datadir import check_data_dir
 from ..persistence.errors import SessionExists, SessionNotFound, StorageError
 from ..persistence.jsonl import JsonlBackend
 from ..plugins.commands import readable_backend
@@ -182,6 +184,12 @@ def _show(args: argparse.Namespace, streams: Streams) -> int:
 
 def _restore(args: argparse.Namespace, streams: Streams) -> int:
     choice = backend_choice(args)
+    settings = choice.settings
+    if isinstance(settings, JsonlSettings):  # it moves files: only in a data dir of ours
+        try:
+            check_data_dir(settings.directory)
+        except StorageError as error:
+            raise CommandError(str(error)) from error
 
     async def restore(backend: Backend) -> str:
         session_id = await _resolve(backend, args.id, choice, stored=False)

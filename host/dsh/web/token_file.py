@@ -25,6 +25,8 @@ For any other store (`memory:`, PostgreSQL) it is in `--data-dir` (else
 process, not to the Sessions, and each host of a shared database keeps its own.
 
 **A file that is not a sound secret is refused, never repaired silently**: one
+in a folder that is not ours, or that belongs to another user
+(`dsh.persistence.datadir.check_data_dir`, which checks the folder first), one
 readable or writable by other users (mode `& 0o077`), a symlink, not a regular
 file, empty, or holding anything but one line of URL-safe characters is a
 `TokenFileError` naming the file and the fix (`chmod 600 FILE`, or
@@ -47,6 +49,8 @@ from pathlib import Path
 from typing import Literal
 
 from ..persistence.backends import BackendChoice, JsonlSettings
+from ..persistence.datadir import check_data_dir
+from ..persistence.errors import StorageError, UnsafeDataDir
 from .errors import TokenError, TokenFileError
 
 __all__ = [
@@ -122,6 +126,12 @@ def choose_token(
                 f"unset {TOKEN_ENV} or drop --new-token"
             )
         return TokenChoice(check_token(fixed, f"${TOKEN_ENV}"), "environment", None)
+    try:
+        check_data_dir(path.parent)  # where the token is read from, or written to
+    except UnsafeDataDir as error:
+        raise TokenFileError(str(error)) from error
+    except StorageError:
+        pass  # a folder that cannot even be looked at: reading or writing the file says why
     if not new:
         kept = _read(path)
         if kept is not None:

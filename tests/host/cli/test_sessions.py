@@ -554,3 +554,19 @@ def test_a_usage_error_quotes_the_arguments_as_text(dsh: Cli, tmp_path: Path) ->
 
     assert result.code == 2 and obeyed(result.err) == []
     assert f"unrecognized arguments: extra{visible(HOSTILE)}" in result.err
+
+
+def test_sessions_restore_refuses_a_data_dir_others_can_write(dsh: Cli, tmp_path: Path) -> None:
+    trashed = tmp_path / "trash" / "s1.jsonl"
+    trashed.parent.mkdir(parents=True)
+    trashed.write_text(line(header("s1")), encoding="utf-8")
+    (tmp_path / "trash").chmod(0o777)
+
+    result = dsh("sessions", "restore", "s1", "--data-dir", str(tmp_path))
+
+    assert result.code == 1
+    assert result.err == (
+        f"dsh: error: {tmp_path / 'trash'} can be written by group and others (mode 0777): "
+        f"other users could plant a token or move the logs; run `chmod go-w {tmp_path / 'trash'}`\n"
+    )
+    assert trashed.exists()  # nothing moved

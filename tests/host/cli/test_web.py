@@ -444,3 +444,48 @@ def test_a_weak_dsh_token_stops_dsh_web_with_one_line_naming_the_rule(
     assert "at least 16 characters, no whitespace or control characters" in line
     assert tokens == []
     assert not (tmp_path / "token").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file away needs root")
+@pytest.mark.parametrize("store", [None, "memory:"])
+def test_dsh_web_refuses_a_data_dir_or_token_file_that_is_not_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, store: str | None
+) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    data = tmp_path / "dsh"
+    data.mkdir(mode=0o700)
+    planted = data / "token"
+    planted.write_text("planted-by-another-user\n", encoding="ascii")
+    planted.chmod(0o600)
+    os.chown(planted, 65534, 65534)  # another user's, pre-planted
+    argv = ["web", "--data-dir", str(data), *(["--store", store] if store else [])]
+
+    err = io.StringIO()
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    (line,) = err.getvalue().splitlines()
+    assert line.startswith(f"dsh: error: {planted} belongs to user nobody (uid 65534)")
+    assert tokens == [] and not (data / "lock").exists()
+
+    planted.unlink()
+    data.chmod(0o777)
+    err = io.StringIO()
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    assert f"the data dir {data} can be written by group and others (mode 0777)" in err.getvalue()
+
+    data.chmod(0o700)  # what the message says to do
+    assert main(argv, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    assert len(tokens) == 1
+
+
+def test_dsh_web_makes_a_fresh_data_dir_0700_under_a_sticky_shared_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp, for README's `--data-dir /tmp/dsh`
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    assert main(["web", "--data-dir", str(shared / "dsh")], stdout=io.StringIO()) == 0
+    assert len(tokens) == 1
+    assert (shared / "dsh").stat().st_mode & 0o777 == 0o700

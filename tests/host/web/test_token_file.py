@@ -182,11 +182,11 @@ def test_an_unreadable_token_file_is_refused_naming_the_error(tmp_path: Path) ->
             path.chmod(0o600)
 
 
-def test_a_data_dir_that_is_a_file_is_an_error_naming_the_token_file(tmp_path: Path) -> None:
+def test_a_data_dir_that_is_a_file_is_an_error_naming_it(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("", encoding="ascii")
     path = blocker / TOKEN_FILE
-    with pytest.raises(TokenFileError, match=rf"cannot read the token file {path}: Not a dir"):
+    with pytest.raises(TokenFileError, match=rf"the data dir {blocker} is not a directory"):
         choose_token(path, environ={})
 
 
