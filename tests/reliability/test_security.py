@@ -19,6 +19,9 @@ only against what it answered.
 - A WebSocket whose Origin is not the served origin is refused with 403;
   API responses never grant cross-origin reads.
 - A body over 1 MiB is refused with 413, with a Content-Length and chunked.
+- `dsh web` as root refuses a data dir another user (uid 65534) owns, can
+  write, planted a token in, or could swap (a folder above it), and a
+  symlinked `sessions/`: exit 1, one line naming the fix, nothing served.
 - Session ids that try to leave the data directory (encoded slashes and
   dots, absolute paths, NUL, 65 characters, non-ASCII) answer 404 or 422,
   static and plugin paths that try to leave their folders answer 404, and
@@ -29,8 +32,10 @@ from __future__ import annotations
 
 import itertools
 import json
+import os
 import secrets
 import socket
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -459,3 +464,65 @@ def test_failed_authentication_is_throttled_per_address_and_logged_in_summaries(
     section["auth_guesses_compared"] = answers[401]
     section["auth_guesses_throttled"] = answers[429]
     section["auth_log_lines"] = len(logged)
+
+
+def plant(root: Path, case: str) -> Path:
+    """A data dir another user (uid 65534) prepared or can change, one way per `case`."""
+    data = root / "dsh"
+    data.mkdir(mode=0o700)
+    other = 65534
+    if case == "owned by another user":
+        os.chown(data, other, other)
+    elif case == "group-writable":
+        data.chmod(0o770)
+    elif case == "planted token":
+        token = data / "token"
+        token.write_text("planted-by-another-user-0123\n", encoding="ascii")
+        token.chmod(0o600)
+        os.chown(token, other, other)
+    elif case == "sessions of another user":
+        (data / "sessions").mkdir(mode=0o700)
+        os.chown(data / "sessions", other, other)
+    elif case == "world-writable trash":
+        (data / "trash").mkdir()
+        (data / "trash").chmod(0o777)
+    elif case == "symlinked sessions":
+        (root / "elsewhere").mkdir(mode=0o700)
+        (data / "sessions").symlink_to(root / "elsewhere")
+    else:  # "under a folder another user owns"
+        data.rmdir()
+        (root / "theirs").mkdir()
+        os.chown(root / "theirs", other, other)
+        data = root / "theirs" / "dsh"
+    return data
+
+
+UNSAFE = [
+    "owned by another user",
+    "group-writable",
+    "planted token",
+    "sessions of another user",
+    "world-writable trash",
+    "symlinked sessions",
+    "under a folder another user owns",
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a second user's files need root to make")
+@pytest.mark.parametrize("case", UNSAFE)
+def test_dsh_web_as_root_refuses_a_data_dir_another_user_could_have_prepared(
+    tmp_path: Path, case: str, figures: Figures
+) -> None:
+    data = plant(tmp_path, case)
+    env = {key: value for key, value in os.environ.items() if key != "DSH_TOKEN"}
+    command = [sys.executable, "-m", "dsh.cli", "web", "--data-dir", str(data), "--port", "0"]
+
+    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("dsh: error: ")
+    assert any(fix in line for fix in ("chown", "chmod", "rm ", "--data-dir")), line  # the fix
+    assert "dsh web:" not in done.stdout  # never served
+    assert not (data / "lock").exists()
+    figures.count("security", "unsafe_data_dirs_refused")
