@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from dsh.persistence import datadir
 from dsh.persistence.datadir import LOG_FOLDERS, check_data_dir, default_data_dir
 from dsh.persistence.errors import StorageError, UnsafeDataDir
 from dsh.persistence.jsonl.lock import DataDirLock
@@ -167,3 +168,29 @@ def test_the_lock_refuses_an_unsafe_data_dir_before_it_creates_anything(
     with DataDirLock(fresh):
         assert stat.S_IMODE(fresh.stat().st_mode) == 0o700  # made by dsh: 0700, as before
     check_data_dir(fresh)
+
+
+def test_an_entry_that_goes_away_during_the_check_is_passed_over(
+    data: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    real_scandir = os.scandir
+
+    class Vanished:
+        name = ".token.1a2b.tmp"
+        path = str(data / name)
+
+        def stat(self, *, follow_symlinks: bool = True) -> os.stat_result:
+            raise FileNotFoundError(self.path)  # renamed into place meanwhile
+
+    class Listing:
+        def __init__(self, path: Path) -> None:
+            self.entries = [*real_scandir(path), Vanished()]
+
+        def __enter__(self) -> list[object]:
+            return self.entries
+
+        def __exit__(self, *exc: object) -> None:
+            return None
+
+    monkeypatch.setattr(datadir.os, "scandir", Listing)
+    check_data_dir(data)
