@@ -17,6 +17,7 @@ from .base.scope import Disposer, Scope
 from .base.tasks import TaskSet
 from .base.validation import describe
 from .base.version import VERSION
+from .base.visible import visible
 from .models.base import Message, ModelAdapter, ModelReply, ModelRequest, ToolCall
 from .models.demo import DemoSkill
 from .models.errors import ModelError
@@ -134,4 +135,5 @@ __all__ = [
     "to_json",
     "validate_session_id",
     "validate_time_zone",
+    "visible",
 ]

@@ -4,7 +4,8 @@
 header from the URL, percent-encoding); an attacker's client does not.
 `raw_request` writes the request line and headers verbatim through
 `http.client`; `ws_handshake` sends a WebSocket upgrade the same way and
-returns the status the server answered (101 means accepted).
+returns the status the server answered (101 means accepted). Both take a
+`source` address (any of 127.0.0.0/8 on loopback) to speak as another client.
 """
 
 from __future__ import annotations
@@ -29,10 +30,11 @@ class RawResponse:
         return self.body.decode("utf-8", errors="replace")
 
 
-def _connection(base_url: str) -> http.client.HTTPConnection:
+def _connection(base_url: str, source: str | None = None) -> http.client.HTTPConnection:
     parts = urlsplit(base_url)
     assert parts.hostname is not None and parts.port is not None
-    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=15)
+    bind = None if source is None else (source, 0)
+    return http.client.HTTPConnection(parts.hostname, parts.port, timeout=15, source_address=bind)
 
 
 def raw_request(
@@ -43,9 +45,11 @@ def raw_request(
     body: bytes | None = None,
     *,
     host: str | None = None,
+    source: str | None = None,
 ) -> RawResponse:
-    """Send `method path` verbatim, with `host` as the Host header (None: the real one)."""
-    connection = _connection(base_url)
+    """Send `method path` verbatim, with `host` as the Host header (None: the real one),
+    from the address `source` (None: any)."""
+    connection = _connection(base_url, source)
     try:
         connection.putrequest(method, path, skip_host=True, skip_accept_encoding=True)
         connection.putheader("Host", urlsplit(base_url).netloc if host is None else host)
@@ -63,7 +67,12 @@ def raw_request(
 
 
 def ws_handshake(
-    base_url: str, path: str, headers: dict[str, str] | None = None, *, host: str | None = None
+    base_url: str,
+    path: str,
+    headers: dict[str, str] | None = None,
+    *,
+    host: str | None = None,
+    source: str | None = None,
 ) -> RawResponse:
     """A WebSocket upgrade of `path`; status 101 means the server accepted it."""
     key = base64.b64encode(os.urandom(16)).decode()
@@ -74,7 +83,7 @@ def ws_handshake(
         "Sec-WebSocket-Version": "13",
         **(headers or {}),
     }
-    connection = _connection(base_url)
+    connection = _connection(base_url, source)
     try:
         connection.putrequest("GET", path, skip_host=True, skip_accept_encoding=True)
         connection.putheader("Host", urlsplit(base_url).netloc if host is None else host)

@@ -7,7 +7,11 @@ only against what it answered.
 
 - Every `/api` route (read from the host's own OpenAPI document, plus unknown
   ones) and the WebSocket refuse a missing, wrong, query-string or
-  non-Bearer token with 401 in the error shape.
+  non-Bearer token with 401 in the error shape (each attempt from its own
+  loopback address, 127.1.x.y, so that the throttle below stays out of it).
+- Failed authentication is throttled per address: after 20 in a minute, 429
+  with `Retry-After` without reading the token, while another address's
+  requests go on; the log holds summary lines, never an offered token.
 - The static client (`/`, `/static/*`, `/plugins/*`) deliberately needs no
   token; it must then hold no Session data, no ids and no token.
 - A Host header that does not name the server (DNS rebinding) is refused
@@ -17,6 +21,9 @@ only against what it answered.
 - A body over 1 MiB is refused with 413, with a Content-Length and chunked; a
   message's body over its own limit too, while a text of exactly 1 MiB is
   posted and one byte more is 422 naming the limit.
+- `dsh web` as root refuses a data dir another user (uid 65534) owns, can
+  write, planted a token in, or could swap (a folder above it), and a
+  symlinked `sessions/`: exit 1, one line naming the fix, nothing served.
 - Session ids that try to leave the data directory (encoded slashes and
   dots, absolute paths, NUL, 65 characters, non-ASCII) answer 404 or 422,
   static and plugin paths that try to leave their folders answer 404, and
@@ -25,8 +32,12 @@ only against what it answered.
 
 from __future__ import annotations
 
+import itertools
 import json
+import os
+import secrets
 import socket
+import subprocess
 import sys
 from collections import Counter
 from collections.abc import Iterator
@@ -103,10 +114,16 @@ def api_routes(web: WebHost, session_id: str) -> list[tuple[str, str]]:
     return [*routes, ("GET", "/api/openapi.json"), ("GET", "/api/no-such-route"), ("GET", "/api")]
 
 
+def strangers() -> Iterator[str]:
+    """Loopback addresses other than 127.0.0.1, one per wrong attempt (127.1.0.1, …)."""
+    return (f"127.1.{n // 250}.{n % 250 + 1}" for n in itertools.count())
+
+
 def test_every_api_route_and_the_websocket_require_the_token(
     audited: WebHost, session_id: str, figures: Figures
 ) -> None:
     tried = 0
+    sources = strangers()
     wrong = {
         "missing": {},
         "wrong": {"Authorization": "Bearer not-the-token"},
@@ -116,8 +133,9 @@ def test_every_api_route_and_the_websocket_require_the_token(
     }
     for method, path in api_routes(audited, session_id):
         for name, headers in wrong.items():
+            body = b"" if method == "POST" else None
             response = raw_request(
-                audited.base_url, method, path, headers, b"" if method == "POST" else None
+                audited.base_url, method, path, headers, body, source=next(sources)
             )
             assert response.status == 401, (method, path, name, response.status)
             assert is_error(response, 401, "unauthorized")
@@ -125,7 +143,9 @@ def test_every_api_route_and_the_websocket_require_the_token(
             tried += 1
         # The token in the query string is for WebSockets only (browsers cannot set
         # headers there); HTTP requests must not learn to carry it in URLs.
-        query = raw_request(audited.base_url, method, f"{path}?token={audited.token}")
+        query = raw_request(
+            audited.base_url, method, f"{path}?token={audited.token}", source=next(sources)
+        )
         assert query.status == 401, (method, path)
         tried += 1
     live = f"/api/sessions/{session_id}/live"
@@ -135,7 +155,7 @@ def test_every_api_route_and_the_websocket_require_the_token(
         (f"?token={audited.token[:-1]}", {}),
         ("", {"Authorization": "Bearer wrong"}),
     ]:
-        refused = ws_handshake(audited.base_url, live + suffix, headers)
+        refused = ws_handshake(audited.base_url, live + suffix, headers, source=next(sources))
         assert refused.status == 401 and is_error(refused, 401, "unauthorized")
         tried += 1
     assert ws_handshake(audited.base_url, f"{live}?token={audited.token}").status == 101
@@ -405,3 +425,115 @@ def allowed(path: str, data_dir: Path) -> bool:
     code_roots = [Path(sys.prefix), Path(sys.base_prefix), REPO / "host", REPO / "plugins"]
     is_code = resolved.suffix in (".py", ".pyc", ".so") or resolved.is_dir()
     return is_code and any(resolved.is_relative_to(root.resolve()) for root in code_roots)
+
+
+def test_failed_authentication_is_throttled_per_address_and_logged_in_summaries(
+    audited: WebHost, session_id: str, figures: Figures
+) -> None:
+    attacker, guesses = "127.2.0.1", 500
+    logged_before = len(audited.output)
+    answers: Counter[int] = Counter()
+    retry_after: set[str] = set()
+    offered = [f"guess-{secrets.token_hex(8)}" for _ in range(guesses)]
+    for number, guess in enumerate(offered):
+        response = raw_request(
+            audited.base_url,
+            "GET",
+            "/api/health",
+            {"Authorization": f"Bearer {guess}"},
+            source=attacker,
+        )
+        answers[response.status] += 1
+        if response.status == 429:
+            assert is_error(response, 429, "too_many_failures")
+            retry_after.add(response.headers["retry-after"])
+        if number % 100 == 0:  # the person's own requests go on meanwhile
+            assert audited.get(f"/api/sessions/{session_id}").status_code == 200
+    right = {"Authorization": f"Bearer {audited.token}"}
+    from_attacker = raw_request(audited.base_url, "GET", "/api/health", right, source=attacker)
+    socket_ = ws_handshake(
+        audited.base_url, f"/api/sessions/{session_id}/live?token=x", source=attacker
+    )
+    elsewhere = raw_request(audited.base_url, "GET", "/api/health", right, source="127.2.0.2")
+
+    assert answers == {401: 20, 429: guesses - 20}  # 20 tokens compared, not 500
+    assert all(1 <= int(seconds) <= 60 for seconds in retry_after)
+    assert from_attacker.status == 429 and socket_.status == 429  # the token is not looked at
+    assert elsewhere.status == 200
+
+    def summaries() -> list[str]:
+        return [line for line in audited.output[logged_before:] if "failed authentication" in line]
+
+    # The count shows at once after a quiet spell, else in the summary that ends the spell.
+    wait_for(lambda: any(attacker in line for line in summaries()), what="the summary line")
+    logged = summaries()
+    assert 1 <= len(logged) <= 3, logged  # a summary, not a line per attempt
+    text = "".join(audited.output)
+    assert not any(guess in text for guess in offered)
+    section = figures.section("security")
+    section["auth_guesses_sent"] = guesses
+    section["auth_guesses_compared"] = answers[401]
+    section["auth_guesses_throttled"] = answers[429]
+    section["auth_log_lines"] = len(logged)
+
+
+def plant(root: Path, case: str) -> Path:
+    """A data dir another user (uid 65534) prepared or can change, one way per `case`."""
+    data = root / "dsh"
+    data.mkdir(mode=0o700)
+    other = 65534
+    if case == "owned by another user":
+        os.chown(data, other, other)
+    elif case == "group-writable":
+        data.chmod(0o770)
+    elif case == "planted token":
+        token = data / "token"
+        token.write_text("planted-by-another-user-0123\n", encoding="ascii")
+        token.chmod(0o600)
+        os.chown(token, other, other)
+    elif case == "sessions of another user":
+        (data / "sessions").mkdir(mode=0o700)
+        os.chown(data / "sessions", other, other)
+    elif case == "world-writable trash":
+        (data / "trash").mkdir()
+        (data / "trash").chmod(0o777)
+    elif case == "symlinked sessions":
+        (root / "elsewhere").mkdir(mode=0o700)
+        (data / "sessions").symlink_to(root / "elsewhere")
+    else:  # "under a folder another user owns"
+        data.rmdir()
+        (root / "theirs").mkdir()
+        os.chown(root / "theirs", other, other)
+        data = root / "theirs" / "dsh"
+    return data
+
+
+UNSAFE = [
+    "owned by another user",
+    "group-writable",
+    "planted token",
+    "sessions of another user",
+    "world-writable trash",
+    "symlinked sessions",
+    "under a folder another user owns",
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a second user's files need root to make")
+@pytest.mark.parametrize("case", UNSAFE)
+def test_dsh_web_as_root_refuses_a_data_dir_another_user_could_have_prepared(
+    tmp_path: Path, case: str, figures: Figures
+) -> None:
+    data = plant(tmp_path, case)
+    env = {key: value for key, value in os.environ.items() if key != "DSH_TOKEN"}
+    command = [sys.executable, "-m", "dsh.cli", "web", "--data-dir", str(data), "--port", "0"]
+
+    done = subprocess.run(command, env=env, cwd=REPO, capture_output=True, text=True, timeout=60)
+
+    assert done.returncode == 1, done.stdout + done.stderr
+    (line,) = done.stderr.splitlines()
+    assert line.startswith("dsh: error: ")
+    assert any(fix in line for fix in ("chown", "chmod", "rm ", "--data-dir")), line  # the fix
+    assert "dsh web:" not in done.stdout  # never served
+    assert not (data / "lock").exists()
+    figures.count("security", "unsafe_data_dirs_refused")

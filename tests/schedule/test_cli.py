@@ -11,11 +11,13 @@ from pathlib import Path
 import anyio
 import pytest
 
+from dsh import visible
 from dsh.cli import main
 from dsh.persistence import JsonlBackend
 from dsh.session.log import Session
 from dsh_tool_schedule.cli import clip, local_time
 
+from ..support.terminal import HOSTILE, obeyed
 from .logs import create2, cron, events, every, raw, record, user
 
 FAR = 4_102_444_800_000  # 2100-01-01T00:00:00Z: still ahead whenever these tests run
@@ -237,3 +239,39 @@ def test_a_prompt_is_one_clipped_line() -> None:
     assert clip("a\n b\tc") == "a b c"
     assert clip("x" * 50, width=10) == "xxxxxxxxx…"
     assert local_time(None, None) == "-"
+
+
+def hostile(data_dir: Path) -> None:
+    """A reminder whose prompt, and a rejected log whose message, carry terminal controls."""
+    store(
+        data_dir,
+        "hostile",
+        user(),
+        create2(record("rem-1", prompt=f"pay{HOSTILE}", first_ms=FAR)),
+        created=PAST,
+    )
+    store(data_dir, "rejected", raw({"version": 2, "change": f"x{HOSTILE}"}), created=PAST + 1)
+
+
+def test_hostile_prompts_and_messages_are_shown_as_text(overlay: Path, data_dir: Path) -> None:
+    hostile(data_dir)
+
+    result = dsh("reminders", "list", "--overlay", str(overlay))
+
+    assert result.code == 0 and obeyed(result.out + result.err) == []
+    assert len(result.out.splitlines()) == 2  # the header and the one reminder: nothing erased
+    assert f"pay{visible(HOSTILE)[:30]}" in result.out  # clipped to PROMPT_WIDTH before escaping
+    assert len(result.err.splitlines()) == 1 and result.err.startswith("dsh: session rejected: ")
+    assert "\\u001b]0;pwned\\u0007" in result.err
+
+
+def test_hostile_prompts_are_exact_in_json(overlay: Path, data_dir: Path) -> None:
+    hostile(data_dir)
+
+    result = dsh("reminders", "list", "--overlay", str(overlay), "--json")
+
+    listing = json.loads(result.out)
+    by_id = {session["id"]: session for session in listing["sessions"]}
+    assert by_id["hostile"]["reminders"][0]["prompt"] == f"pay{HOSTILE}"
+    assert result.out == json.dumps(listing, ensure_ascii=False, indent=2) + "\n"  # byte for byte
+    assert "\x9b" in result.out and "\u202e" in result.out

@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..base.visible import visible_lines
 from ..models.errors import ModelSettingsError
 from ..models.registry import check_host, check_model
 from ..persistence.backends import BackendChoice
@@ -114,11 +115,14 @@ class _Parser(argparse.ArgumentParser):
 
     def _print_message(self, message: str, file: Any = None) -> None:
         # argparse names the process streams; help goes to `out`, everything else to `err`.
-        (self._streams.out if file is sys.stdout else self._streams.err).write(message)
+        # Its messages quote the arguments given, so they are shown as text.
+        (self._streams.out if file is sys.stdout else self._streams.err).write(
+            visible_lines(message)
+        )
 
     def exit(self, status: int = 0, message: str | None = None) -> NoReturn:
         if message:
-            self._streams.err.write(message)
+            self._streams.err.write(visible_lines(message))
         raise _ParserExit(status)
 
     def error(self, message: str) -> NoReturn:
@@ -142,7 +146,7 @@ def add_help_default(parser: argparse.ArgumentParser) -> None:
     """Make `parser` alone (no subcommand word) print its help and exit 0."""
 
     def show_help(args: argparse.Namespace, streams: Streams) -> int:
-        streams.out.write(parser.format_help())
+        streams.out.write(visible_lines(parser.format_help()))
         return EXIT_OK
 
     parser.set_defaults(run=show_help)

@@ -8,13 +8,19 @@ data dir that does not exist is an error saying so (not "no sessions"), a
 data dir with no `sessions/` folder simply holds no Sessions, and a Session
 that is live in a running host shows its durable prefix. A file `list` skips
 (not a readable log) is named on stderr as a warning. `restore` brings a
-Session back from the trash (where deleting it put it).
+Session back from the trash (where deleting it put it); it moves files, so it
+first checks that the data dir is ours (`dsh.persistence.datadir.check_data_dir`).
 
 `list` shows each Session's title (the one set, else the first line of its
 first message, as the page shows it), newest first; `--json` prints the same
 as `{"sessions": [{"id", "createdAt", "length", "lineage", "title", "updatedAt"}]}`.
 `show` and `restore` take an id or a unique start of one (the short id the
 page shows): a start that fits several Sessions is an error listing them.
+
+What a Session holds is shown as text: a control character in a title, a
+message or a tool's result (an escape sequence that would retitle the
+terminal or write its clipboard, a bidi control) is printed as an escape
+such as `\u001b` (`dsh.visible`); `--json` prints every value exactly.
 
 `show` and `restore` exit 1 for an unknown id and 2 for a malformed one;
 storage errors (such as a corrupt line) exit 1 with a message naming the file.
@@ -29,8 +35,10 @@ from typing import TypeVar
 
 import anyio
 
+from ..base.visible import visible
 from ..persistence.backend import Backend, StoredSession, StoredSummary
-from ..persistence.backends import BackendChoice
+from ..persistence.backends import BackendChoice, JsonlSettings
+from ..persistence.datadir import check_data_dir
 from ..persistence.errors import SessionExists, SessionNotFound, StorageError
 from ..persistence.jsonl import JsonlBackend
 from ..plugins.commands import readable_backend
@@ -125,7 +133,7 @@ def _list(args: argparse.Namespace, streams: Streams) -> int:
             {key: value for key, value in row.to_dict().items() if key not in ("live", "plugins")}
             for row in rows
         ]
-        streams.line(json.dumps({"sessions": listed}, ensure_ascii=False))
+        streams.exact(json.dumps({"sessions": listed}, ensure_ascii=False))
         return EXIT_OK
     if not rows:
         streams.note(f"no sessions in {choice.describe()}")
@@ -176,6 +184,12 @@ def _show(args: argparse.Namespace, streams: Streams) -> int:
 
 def _restore(args: argparse.Namespace, streams: Streams) -> int:
     choice = backend_choice(args)
+    settings = choice.settings
+    if isinstance(settings, JsonlSettings):  # it moves files: only in a data dir of ours
+        try:
+            check_data_dir(settings.directory)
+        except StorageError as error:
+            raise CommandError(str(error)) from error
 
     async def restore(backend: Backend) -> str:
         session_id = await _resolve(backend, args.id, choice, stored=False)
@@ -232,7 +246,7 @@ def _trashed(backend: Backend) -> list[str] | None:
 
 def _names(candidates: Iterable[tuple[str, str | None]]) -> str:
     return ", ".join(
-        session_id if title is None else f"{session_id} ({title})"
+        session_id if title is None else f"{session_id} ({visible(title)})"
         for session_id, title in sorted(candidates)
     )
 
@@ -257,7 +271,7 @@ def _write_header(streams: Streams, stored: StoredSession) -> None:
         fields.append(("torn tail", "ignored (an incomplete last line, left by a crash)"))
     width = max(len(name) for name, _ in fields)
     for name, value in fields:
-        streams.line(f"{name.ljust(width)}  {value}")
+        streams.line(f"{name.ljust(width)}  {visible(value)}")
 
 
 def _write_events(streams: Streams, stored: StoredSession) -> None:
@@ -269,7 +283,7 @@ def _write_events(streams: Streams, stored: StoredSession) -> None:
     for event in stored.events:
         streams.line(
             f"{str(event.seq).rjust(seq_width)}  {utc(event.time)}  "
-            f"{event.type.ljust(type_width)}  {summarize(event)}"
+            f"{visible(event.type).ljust(type_width)}  {visible(summarize(event))}"
         )
 
 

@@ -10,6 +10,7 @@
     │   ├── DivergedLog              a stored log that is not a prefix of the live one
     │   ├── StorageRefused           events storage can never hold as they are: 500 storage_refused
     │   ├── DataDirBusy              another `dsh web` holds the JSONL data directory
+    │   ├── UnsafeDataDir            a data dir another user owns or could change
     │   ├── LeaseHeld                another host holds the Session's lease
     │   └── LeaseLost                a write refused because its lease is gone
     ├── CoordinatorClosed(RuntimeError)  `attach` after the coordinator closed
@@ -43,6 +44,7 @@ __all__ = [
     "SessionNotFound",
     "StorageError",
     "StorageRefused",
+    "UnsafeDataDir",
 ]
 
 
@@ -130,6 +132,12 @@ class DataDirBusy(StorageError):
         super().__init__(f"the data dir {data_dir} is in use by another dsh web ({holder})")
         self.data_dir = data_dir
         self.pid = pid
+
+
+class UnsafeDataDir(StorageError):
+    """A data dir (or a folder above it, or an entry in it) that another user owns or
+    could change (`dsh.persistence.datadir.check_data_dir`); the message names the
+    path and the fix."""
 
 
 class LeaseHeld(StorageError):

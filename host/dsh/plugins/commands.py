@@ -1,6 +1,10 @@
 """What `dsh` commands share, built-in or contributed by plugins (`dsh_cli_commands`).
 
-- `Streams`: where a command writes (`line`, `note`, `table`).
+- `Streams`: where a command writes (`line`, `note`, `table`, and `exact` for
+  machine output). What a person reads is shown as text: every control
+  character a terminal would obey is escaped (`dsh.base.visible`), so a
+  hostile title or prompt cannot rewrite the terminal; `exact` writes JSON
+  byte for byte.
 - `add_store_options(parser)` / `backend_choice(args)`: the store selection that
   `dsh web`, `dsh sessions` and plugin commands share: `--store URL`, else
   `$DSH_STORE`, else `jsonl:<data dir>`, where the data dir is `--data-dir
@@ -31,6 +35,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from ..base.visible import VisibleFormatter, visible, visible_lines
 from ..persistence.backend import Backend
 from ..persistence.backends import STORE_ENV, BackendChoice, JsonlSettings, choose_backend
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
@@ -58,25 +63,36 @@ Configure = Callable[[argparse.ArgumentParser], Any]
 
 @dataclass(frozen=True, slots=True)
 class Streams:
-    """Where a command writes: `out` for results, `err` for messages."""
+    """Where a command writes: `out` for results, `err` for messages.
+
+    `line`, `note`, `table` and the warnings are for a person: control
+    characters in them are escaped (`dsh.visible`; a line feed in `line` or
+    `note` still starts a new line, one in a table cell does not). `exact`
+    is for machines.
+    """
 
     out: TextIO
     err: TextIO
 
     def line(self, text: str = "") -> None:
-        """Write one line of output."""
-        self.out.write(text + "\n")
+        """Write one line of output, control characters escaped."""
+        self.out.write(visible_lines(text) + "\n")
 
     def note(self, text: str) -> None:
-        """Write one line to stderr."""
-        self.err.write(text + "\n")
+        """Write one line to stderr, control characters escaped."""
+        self.err.write(visible_lines(text) + "\n")
+
+    def exact(self, text: str) -> None:
+        """Write `text` and a line feed to stdout exactly as given: for machine output
+        (`--json`), never for text a person reads."""
+        self.out.write(text + "\n")
 
     @contextlib.contextmanager
     def warnings(self) -> Iterator[None]:
         """While inside, the host's warnings (a skipped file, …) are `dsh: warning: …` lines."""
         handler = logging.StreamHandler(self.err)
         handler.setLevel(logging.WARNING)
-        handler.setFormatter(logging.Formatter("dsh: warning: %(message)s"))
+        handler.setFormatter(VisibleFormatter("dsh: warning: %(message)s"))
         logger = logging.getLogger("dsh")
         logger.addHandler(handler)
         try:
@@ -88,7 +104,7 @@ class Streams:
         """Write `rows` under `header` in aligned columns; nothing at all when there are no rows."""
         if not rows:
             return
-        lines = [header, *rows]
+        lines = [[visible(cell) for cell in line] for line in (header, *rows)]
         widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
         for line in lines:
             cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
@@ -243,7 +259,8 @@ def _checked(
 class CommandContext:
     """What a plugin command's `run(args, context)` may use.
 
-    It writes to the command's output (`line`, `note`, `table`) and reads
+    It writes to the command's output (`line`, `note`, `table`; `exact` for
+    machine output) and reads
     stored Sessions (`session_ids`, `stored_log`) from the store the command's
     arguments select (see `add_store_options`). It never starts an agent and
     never writes to storage.
@@ -265,15 +282,21 @@ class CommandContext:
         return backend_choice(self.args).describe()
 
     def line(self, text: str = "") -> None:
-        """Write one line of output."""
+        """Write one line of output; control characters a terminal would obey are shown
+        escaped (`dsh.visible`), a line feed still starts a new line."""
         self.streams.line(text)
 
     def note(self, text: str) -> None:
-        """Write one line to stderr."""
+        """Write one line to stderr (control characters escaped, as `line`)."""
         self.streams.note(text)
 
+    def exact(self, text: str) -> None:
+        """Write `text` and a line feed exactly as given: for machine output (`--json`)."""
+        self.streams.exact(text)
+
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-        """Write `rows` under `header` in aligned columns (nothing when there are no rows)."""
+        """Write `rows` under `header` in aligned columns (nothing when there are no rows);
+        each cell stays on its line, its control characters escaped."""
         self.streams.table(header, rows)
 
     async def session_ids(self) -> list[str]:

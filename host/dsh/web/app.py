@@ -34,6 +34,7 @@ from .limits import BodyLimit
 from .metrics import HttpMetrics, RequestMetrics
 from .settings import WebSettings
 from .state import WebState
+from .throttle import AuthThrottle
 
 __all__ = ["build_web_app", "create_app"]
 
@@ -64,10 +65,17 @@ def _new_app(
         max_bytes=settings.max_body_bytes,
         message_bytes=settings.max_message_body_bytes,
     )
-    app.add_middleware(AccessGuard, policy=AccessPolicy(settings))
+    throttle = AuthThrottle(limit=settings.auth_failures, window=settings.auth_window)
+    app.state.auth_throttle = throttle  # its last summary line is written at shutdown
+    app.add_middleware(AccessGuard, policy=AccessPolicy(settings), throttle=throttle)
     app.state.http_metrics = counted = HttpMetrics()
     app.add_middleware(RequestMetrics, counted=counted)
     return app
+
+
+def _close_throttle(app: FastAPI) -> None:
+    throttle: AuthThrottle = app.state.auth_throttle
+    throttle.close()
 
 
 def _attach(app: FastAPI, host: Host, settings: WebSettings) -> WebState:
@@ -84,6 +92,7 @@ def create_app(host: Host, settings: WebSettings) -> FastAPI:
             yield
         finally:
             state.close()
+            _close_throttle(app)
 
     app = _new_app(settings, lifespan)
     state = _attach(app, host, settings)
@@ -108,6 +117,7 @@ def build_web_app(make_host: Callable[[], Host], settings: WebSettings) -> FastA
                 yield
             finally:
                 state.close()
+                _close_throttle(app)
                 del app.state.web
 
     return _new_app(settings, lifespan)

@@ -14,7 +14,8 @@ The web layer's own errors:
 
     CodedError (dsh.base.errors)
     └── ApiError                 a failure a route decides, with its status (and headers)
-    TokenFileError               the token file cannot be used
+    TokenError                   the access token cannot be used (too short, whitespace, …)
+    └── TokenFileError           the token file cannot be used
     LaunchError                  `dsh web` cannot start; what to do
     WebStartupError(RuntimeError)  the app's lifespan could not enter the Host
     └── ListenError              the server cannot listen where it was asked to
@@ -61,7 +62,11 @@ class ApiError(CodedError):
         self.headers = headers
 
 
-class TokenFileError(Exception):
+class TokenError(Exception):
+    """The access token cannot be used; the message names where it came from and the rule."""
+
+
+class TokenFileError(TokenError):
     """The token file cannot be used; the message names it and says what to do."""
 
 
@@ -207,15 +212,22 @@ class CatchAll:
             await _unexpected()(scope, receive, send)
 
 
-async def deny_websocket(send: Send, scope: Scope, status: int, code: str, message: str) -> None:
+async def deny_websocket(
+    send: Send,
+    scope: Scope,
+    status: int,
+    code: str,
+    message: str,
+    headers: dict[str, str] | None = None,
+) -> None:
     """Refuse a WebSocket handshake before accepting it.
 
     With the ASGI `websocket.http.response` extension the client gets an HTTP
-    `status` with the error shape; without it, a close with 1008 (policy
-    violation), which servers turn into a 403 handshake response.
+    `status` with the error shape (and `headers`); without it, a close with
+    1008 (policy violation), which servers turn into a 403 handshake response.
     """
     if "websocket.http.response" in scope.get("extensions", {}):
-        response = error_response(status, code, message)
+        response = error_response(status, code, message, headers)
         await send(
             {
                 "type": "websocket.http.response.start",

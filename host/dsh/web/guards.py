@@ -12,7 +12,10 @@
    parameter (browsers cannot set headers on a WebSocket) or the same
    header. Comparison is constant-time.
    Missing or wrong: HTTP 401 `unauthorized`; a WebSocket is refused before
-   it is accepted.
+   it is accepted. Each such failure counts against the client's address
+   (`throttle.AuthThrottle`): after 20 in a minute, that address's token
+   requests are answered 429 `too_many_failures` with `Retry-After`, without
+   looking at the token, until the minute is over.
 3. **Origin on WebSockets**: a browser always sends `Origin`; it must be the
    served origin (`http://<Host>`), so another site's page cannot open the
    live stream even if it learnt the token. A client that sends no Origin is
@@ -33,6 +36,7 @@ from __future__ import annotations
 
 import hmac
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 from urllib.parse import parse_qsl
 
 from starlette.datastructures import Headers
@@ -40,6 +44,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from .errors import deny_websocket, error_response
 from .settings import WebSettings
+
+if TYPE_CHECKING:
+    from .throttle import AuthThrottle
 
 __all__ = ["AccessGuard", "AccessPolicy", "presented_token", "split_host"]
 
@@ -190,12 +197,36 @@ def security_headers(path: str, ws_origin: str | None) -> Iterable[tuple[bytes, 
         yield b"cache-control", b"no-store"
 
 
-class AccessGuard:
-    """ASGI middleware enforcing `AccessPolicy` and adding security headers."""
+def _client(scope: Scope) -> str | None:
+    client = scope.get("client")
+    return str(client[0]) if client else None
 
-    def __init__(self, app: ASGIApp, policy: AccessPolicy) -> None:
+
+def _too_many(retry_after: int) -> tuple[str, str, dict[str, str]]:
+    return (
+        "too_many_failures",
+        f"too many failed attempts with a wrong access token from this address; "
+        f"try again in {retry_after} s",
+        {"Retry-After": str(retry_after)},
+    )
+
+
+class AccessGuard:
+    """ASGI middleware enforcing `AccessPolicy` and adding security headers.
+
+    `throttle` counts failed authentication (default: a new `AuthThrottle`).
+    """
+
+    def __init__(
+        self, app: ASGIApp, policy: AccessPolicy, throttle: AuthThrottle | None = None
+    ) -> None:
+        # Imported here: the throttle's log summary lives in `connections`, whose
+        # protocol imports this module.
+        from .throttle import AuthThrottle
+
         self.app = app
         self.policy = policy
+        self.throttle = throttle or AuthThrottle()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
@@ -235,7 +266,12 @@ class AccessGuard:
             )
             await response(scope, receive, send_with_headers)
             return
+        if _needs_token(path) and (wait := self.throttle.retry_after(_client(scope))) is not None:
+            code, message, retry = _too_many(wait)
+            await error_response(429, code, message, retry)(scope, receive, send_with_headers)
+            return
         if _needs_token(path) and not self.policy.token_ok(bearer_token(headers)):
+            self.throttle.failed(_client(scope))
             response = error_response(
                 401,
                 "unauthorized",
@@ -254,8 +290,14 @@ class AccessGuard:
                 send, scope, 421, "host_not_allowed", "this server does not answer to that Host"
             )
             return
+        wait = self.throttle.retry_after(_client(scope))
+        if wait is not None:
+            code, message, retry = _too_many(wait)
+            await deny_websocket(send, scope, 429, code, message, retry)
+            return
         presented = presented_token(headers, scope.get("query_string", b""))
         if not self.policy.token_ok(presented):
+            self.throttle.failed(_client(scope))
             await deny_websocket(send, scope, 401, "unauthorized", "missing or wrong access token")
             return
         if not self.policy.origin_ok(headers.get("origin"), host, scope.get("scheme", "ws")):

@@ -37,7 +37,7 @@ from ..plugins.errors import PluginError, PluginProblems
 from ..plugins.loader import check_plugins as loader_checks
 from ..plugins.overlay import Overlay
 from ..wake.backends import wake_backend_for
-from .errors import LaunchError, TokenFileError, WebStartupError
+from .errors import LaunchError, TokenError, WebStartupError
 from .logs import LogFormat, log_formatter
 from .server import serve
 from .settings import WebSettings
@@ -170,7 +170,7 @@ def run_web(
             access_log=access_log,
             log_format=log_format,
         )
-    except (TokenFileError, ValueError) as error:
+    except (TokenError, ValueError) as error:
         if lock is not None:
             lock.release()
         raise LaunchError(str(error)) from error
@@ -191,6 +191,7 @@ def run_web(
 
     try:
         if not logging.getLogger().handlers:
+            # A log line may quote a title, a file name or a model's error: shown as text.
             handler = logging.StreamHandler()
             handler.setFormatter(log_formatter(log_format))
             logging.basicConfig(level=logging.INFO, handlers=[handler])

@@ -31,6 +31,7 @@ from typing import Any, Literal
 
 from uvicorn.config import LOGGING_CONFIG
 
+from ..base.visible import VisibleFormatter
 from ..session.ids import SESSION_ID_PATTERN
 
 __all__ = [
@@ -94,7 +95,8 @@ def _session_of(record: logging.LogRecord) -> str | None:
 
 def log_formatter(log_format: LogFormat) -> logging.Formatter:
     """The formatter of dsh's own log lines in `log_format`."""
-    return JsonLogFormatter() if log_format == "json" else logging.Formatter(TEXT_FORMAT)
+    # Text shows control characters as escapes: a line may quote a title or a model's error.
+    return JsonLogFormatter() if log_format == "json" else VisibleFormatter(TEXT_FORMAT)
 
 
 def uvicorn_log_config(log_format: LogFormat) -> dict[str, Any]:

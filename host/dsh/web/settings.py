@@ -17,6 +17,8 @@ from ..base.limits import MAX_TEXT_BYTES
 from .logs import LogFormat
 
 __all__ = [
+    "AUTH_FAILURES",
+    "AUTH_WINDOW",
     "BODY_TIMEOUT",
     "DEFAULT_HOST",
     "DEFAULT_PORT",
@@ -38,6 +40,8 @@ MAX_CONNECTIONS = 1024
 MAX_UNAUTHENTICATED = 128
 # A message's text of the whole limit, each byte escaped into six (`\u0001`), and 64 KiB more.
 MESSAGE_BODY_BYTES = 6 * MAX_TEXT_BYTES + 64 * 1024
+AUTH_FAILURES = 20
+AUTH_WINDOW = 60.0
 
 
 class WebSettings(BaseModel):
@@ -76,6 +80,9 @@ class WebSettings(BaseModel):
     - `access_log`: write one log line per HTTP request (off by default).
     - `log_format`: `text` (the default) or `json`, one object per line
       (`dsh.web.logs`).
+    - `auth_failures`, `auth_window`: after this many failed authentications
+      from one address within this many seconds, its token requests are
+      answered 429 until the window ends (`dsh.web.throttle`).
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -96,6 +103,8 @@ class WebSettings(BaseModel):
     max_unauthenticated: Annotated[int, Field(ge=1)] = MAX_UNAUTHENTICATED
     access_log: bool = False
     log_format: LogFormat = "text"
+    auth_failures: Annotated[int, Field(ge=1)] = AUTH_FAILURES
+    auth_window: Annotated[float, Field(gt=0)] = AUTH_WINDOW
 
     @field_validator("trusted_proxies")
     @classmethod

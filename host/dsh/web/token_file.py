@@ -11,6 +11,13 @@ Where the token of `dsh web` comes from, first match wins:
 A tab opened before a restart therefore keeps working: the token in its
 storage is still the one the host accepts.
 
+**A token is at least `MIN_TOKEN_CHARS` (16) characters, none of them
+whitespace or a control character** (`check_token`), wherever it comes
+from: `DSH_TOKEN=a`, a blank or a multi-line value stops `dsh web` at once
+with one line naming the variable (or file) and the rule — never the value.
+A token of 16 characters guessed at the rate limit of failed attempts
+(`dsh.web.guards`) is out of reach; the ones dsh makes have 32.
+
 **Which data dir.** For the JSONL store the file sits next to the Sessions, in
 the store's own directory (`--data-dir`, or the `DIR` of `--store jsonl:DIR`).
 For any other store (`memory:`, PostgreSQL) it is in `--data-dir` (else
@@ -18,6 +25,8 @@ For any other store (`memory:`, PostgreSQL) it is in `--data-dir` (else
 process, not to the Sessions, and each host of a shared database keeps its own.
 
 **A file that is not a sound secret is refused, never repaired silently**: one
+in a folder that is not ours, or that belongs to another user
+(`dsh.persistence.datadir.check_data_dir`, which checks the folder first), one
 readable or writable by other users (mode `& 0o077`), a symlink, not a regular
 file, empty, or holding anything but one line of URL-safe characters is a
 `TokenFileError` naming the file and the fix (`chmod 600 FILE`, or
@@ -40,12 +49,16 @@ from pathlib import Path
 from typing import Literal
 
 from ..persistence.backends import BackendChoice, JsonlSettings
-from .errors import TokenFileError
+from ..persistence.datadir import check_data_dir
+from ..persistence.errors import StorageError, UnsafeDataDir
+from .errors import TokenError, TokenFileError
 
 __all__ = [
+    "MIN_TOKEN_CHARS",
     "TOKEN_ENV",
     "TOKEN_FILE",
     "TokenChoice",
+    "check_token",
     "choose_token",
     "token_path",
 ]
@@ -58,6 +71,8 @@ TOKEN_BYTES = 24
 FILE_MODE = 0o600
 DIRECTORY_MODE = 0o700
 MAX_TOKEN_CHARS = 512
+MIN_TOKEN_CHARS = 16
+RULE = f"at least {MIN_TOKEN_CHARS} characters, no whitespace or control characters"
 # What `secrets.token_urlsafe` writes, and what a person may reasonably have put there.
 _TOKEN = re.compile(r"[A-Za-z0-9._~+/=-]+")
 
@@ -78,13 +93,29 @@ def token_path(choice: BackendChoice, data_dir: Path) -> Path:
     return directory / TOKEN_FILE
 
 
+def check_token(token: str, source: str) -> str:
+    """`token`, when it follows the rule (module docstring); else `TokenError` naming
+    `source` (say `$DSH_TOKEN`) and the rule, never the token itself."""
+    if any(char.isspace() or not char.isprintable() for char in token):
+        problem = "holds whitespace or a control character"
+    elif len(token) < MIN_TOKEN_CHARS:
+        problem = f"has {len(token)} character{'s' if len(token) != 1 else ''}"
+    else:
+        return token
+    raise TokenError(
+        f"{source} is not a usable access token: it {problem}, and a token needs {RULE}; "
+        f"""generate one with python3 -c 'import secrets; print(secrets.token_urlsafe(24))'"""
+    )
+
+
 def choose_token(
     path: Path, *, new: bool = False, environ: Mapping[str, str] | None = None
 ) -> TokenChoice:
     """The token to serve with (module docstring), creating or replacing `path` as needed.
 
-    Raises `TokenFileError` for an unusable file, a file that cannot be written,
-    or `new` while `$DSH_TOKEN` is set.
+    Raises `TokenError` for a `$DSH_TOKEN` that breaks the rule, and
+    `TokenFileError` for an unusable file, a file that cannot be written, or
+    `new` while `$DSH_TOKEN` is set.
     """
     env = os.environ if environ is None else environ
     fixed = env.get(TOKEN_ENV)
@@ -94,7 +125,13 @@ def choose_token(
                 f"--new-token cannot replace the token while ${TOKEN_ENV} is set; "
                 f"unset {TOKEN_ENV} or drop --new-token"
             )
-        return TokenChoice(fixed, "environment", None)
+        return TokenChoice(check_token(fixed, f"${TOKEN_ENV}"), "environment", None)
+    try:
+        check_data_dir(path.parent)  # where the token is read from, or written to
+    except UnsafeDataDir as error:
+        raise TokenFileError(str(error)) from error
+    except StorageError:
+        pass  # a folder that cannot even be looked at: reading or writing the file says why
     if not new:
         kept = _read(path)
         if kept is not None:
@@ -133,10 +170,11 @@ def _read(path: Path) -> str | None:
     finally:
         os.close(fd)
     text = raw.decode("ascii", errors="replace").strip()
-    if len(raw) > MAX_TOKEN_CHARS + 1 or not _TOKEN.fullmatch(text):
+    too_short = len(text) < MIN_TOKEN_CHARS
+    if len(raw) > MAX_TOKEN_CHARS + 1 or too_short or not _TOKEN.fullmatch(text):
         raise TokenFileError(
-            f"the token file {path} does not hold a token (one line of letters, digits "
-            "and -._~+/=); start with --new-token to replace it"
+            f"the token file {path} does not hold a token (one line of at least "
+            f"{MIN_TOKEN_CHARS} letters, digits and -._~+/=); start with --new-token to replace it"
         )
     return text
 

@@ -6,6 +6,10 @@ from typing import Any
 
 import pytest
 
+from dsh import visible
+from dsh.session.facts import without_bidi
+
+from ...support.terminal import HOSTILE, obeyed
 from .conftest import Cli
 
 CREATED = 1_767_225_600_000  # 2026-01-01T00:00:00.000Z
@@ -461,3 +465,113 @@ def test_sessions_restore_from_a_store_whose_trash_cannot_be_listed_needs_the_wh
         "dsh: error: the trash holds no session s1 (in memory); "
         "only a deleted Session can be restored\n"
     )
+
+
+# -- hostile text ------------------------------------------------------------------------
+
+
+def hostile_sessions(data_dir: Path) -> None:
+    """Two Sessions whose title, messages, tool text and cwd carry terminal controls."""
+    store(
+        data_dir,
+        header("prompted", cwd=f"/work{HOSTILE}"),
+        [
+            event(0, "message/user", {"text": f"hi{HOSTILE}", "source": {"kind": "user"}}),
+            event(
+                1,
+                "message/assistant",
+                {
+                    "text": HOSTILE,
+                    "toolCalls": [{"id": "c1", "name": "echo", "arguments": {"x": HOSTILE}}],
+                },
+            ),
+            event(
+                2,
+                "tool/result",
+                {"callId": "c1", "name": "echo", "error": {"code": "E", "message": HOSTILE}},
+            ),
+            event(3, "tool/result", {"callId": "c2", "name": f"x{HOSTILE}", "value": 1}),
+            event(4, "plugin/note", {"note": HOSTILE}),
+            event(5, "turn/end", {"status": "error", "error": {"code": "E", "message": HOSTILE}}),
+        ],
+    )
+    store(
+        data_dir,
+        header("titled", createdAt=CREATED + 1),
+        [event(0, "session/title", {"title": f"Taxes{HOSTILE}"})],
+    )
+
+
+# A title never holds a bidi control (`dsh.session.facts.without_bidi`); the rest stays.
+TITLED = without_bidi(HOSTILE)
+
+
+def test_sessions_list_shows_hostile_titles_as_text(dsh: Cli, tmp_path: Path) -> None:
+    hostile_sessions(tmp_path)
+
+    result = dsh("sessions", "list", "--data-dir", str(tmp_path))
+
+    assert result.code == 0 and obeyed(result.out + result.err) == []
+    lines = result.out.splitlines()
+    assert len(lines) == 3  # the header and one row per Session: nothing climbed or erased
+    assert "\\u001b]0;pwned\\u0007" in lines[1] and "\\u001b]52;c;" in lines[2]
+    assert "\\u009b31mdesrever\\rover\\u0000" in lines[1]  # a title holds no bidi control
+
+
+def test_sessions_show_shows_hostile_headers_and_events_as_text(dsh: Cli, tmp_path: Path) -> None:
+    hostile_sessions(tmp_path)
+
+    shown = [dsh("sessions", "show", name, "--data-dir", str(tmp_path)) for name in ("p", "t")]
+
+    for result in shown:
+        assert result.code == 0 and obeyed(result.out + result.err) == []
+    prompted, titled = (result.out.splitlines() for result in shown)
+    assert len(prompted) == 8 + 1 + 6  # the header, a blank line, one line per event
+    assert prompted[1].startswith("title    hi\\u001b]0;pwned\\u0007\\u001b[2K")
+    assert prompted[4] == f"cwd      /work{visible(HOSTILE)}"
+    assert titled[1] == f"title    Taxes{visible(TITLED)}"
+
+
+def test_an_ambiguous_start_names_hostile_titles_as_text(dsh: Cli, tmp_path: Path) -> None:
+    hostile_sessions(tmp_path)
+    store(tmp_path, header("tax", createdAt=CREATED + 2), [])
+
+    result = dsh("sessions", "show", "t", "--data-dir", str(tmp_path))
+
+    assert result.code == 1 and obeyed(result.err) == [] and len(result.err.splitlines()) == 1
+    assert f"titled (Taxes{visible(TITLED)})" in result.err
+
+
+def test_sessions_list_json_keeps_hostile_titles_exactly(dsh: Cli, tmp_path: Path) -> None:
+    hostile_sessions(tmp_path)
+
+    result = dsh("sessions", "list", "--json", "--data-dir", str(tmp_path))
+
+    listed = json.loads(result.out)
+    titles = [row["title"] for row in listed["sessions"]]
+    assert titles == [f"Taxes{TITLED}", "hi" + TITLED.split("\r")[0]]  # the first line
+    assert result.out == json.dumps(listed, ensure_ascii=False) + "\n"  # byte for byte
+    assert "\x9b" in result.out  # written exactly, not escaped
+
+
+def test_a_usage_error_quotes_the_arguments_as_text(dsh: Cli, tmp_path: Path) -> None:
+    result = dsh("sessions", "list", "--data-dir", str(tmp_path), f"extra{HOSTILE}")
+
+    assert result.code == 2 and obeyed(result.err) == []
+    assert f"unrecognized arguments: extra{visible(HOSTILE)}" in result.err
+
+
+def test_sessions_restore_refuses_a_data_dir_others_can_write(dsh: Cli, tmp_path: Path) -> None:
+    trashed = tmp_path / "trash" / "s1.jsonl"
+    trashed.parent.mkdir(parents=True)
+    trashed.write_text(line(header("s1")), encoding="utf-8")
+    (tmp_path / "trash").chmod(0o777)
+
+    result = dsh("sessions", "restore", "s1", "--data-dir", str(tmp_path))
+
+    assert result.code == 1
+    assert result.err == (
+        f"dsh: error: {tmp_path / 'trash'} can be written by group and others (mode 0777): "
+        f"other users could plant a token or move the logs; run `chmod go-w {tmp_path / 'trash'}`\n"
+    )
+    assert trashed.exists()  # nothing moved

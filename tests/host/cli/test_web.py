@@ -26,7 +26,7 @@ from dsh.plugins.overlay import Overlay, parse_overlay
 from dsh.web import launch as web_launch
 from dsh.web.launch import make_host_factory
 
-TOKEN = "cli-token-Qw7"
+TOKEN = "cli-token-Qw7-0123456789"
 
 
 def parse(*argv: str) -> argparse.Namespace:
@@ -279,6 +279,9 @@ def test_logging_is_configured_only_when_nothing_else_did(
     monkeypatch.setattr(logging, "basicConfig", lambda **kwargs: configured.append(kwargs))
     assert run_from_args(parse("--data-dir", str(tmp_path)), io.StringIO(), io.StringIO()) == 0
     assert configured and configured[0]["level"] == logging.INFO
+    (handler,) = configured[0]["handlers"]  # type: ignore[misc]
+    record = logging.LogRecord("dsh", logging.WARNING, "", 0, "title %s", ("\x1b]0;x\x07",), None)
+    assert handler.format(record) == "WARNING dsh: title \\u001b]0;x\\u0007"  # shown as text
 
 
 @pytest.mark.parametrize(("flag", "expected"), [((), False), (("--access-log",), True)])
@@ -484,3 +487,63 @@ def test_proxies_are_trusted_only_when_named(
     stderr = io.StringIO()
     assert main([*named[:-1], "*"], stdout=io.StringIO(), stderr=stderr) != 0
     assert "trusted proxy '*' is not an IP address or network" in stderr.getvalue()
+
+
+@pytest.mark.parametrize("given", ["a", "   ", "two-lines-of-token\nsecond-line-here"])
+def test_a_weak_dsh_token_stops_dsh_web_with_one_line_naming_the_rule(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, given: str
+) -> None:
+    monkeypatch.setenv("DSH_TOKEN", given)
+    tokens = served_tokens(monkeypatch)
+    err = io.StringIO()
+    assert main(["web", "--data-dir", str(tmp_path)], stdout=io.StringIO(), stderr=err) == 1
+    (line,) = err.getvalue().splitlines()
+    assert line.startswith("dsh: error: $DSH_TOKEN is not a usable access token: it ")
+    assert "at least 16 characters, no whitespace or control characters" in line
+    assert tokens == []
+    assert not (tmp_path / "token").exists()
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="giving a file away needs root")
+@pytest.mark.parametrize("store", [None, "memory:"])
+def test_dsh_web_refuses_a_data_dir_or_token_file_that_is_not_its_own(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, store: str | None
+) -> None:
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    data = tmp_path / "dsh"
+    data.mkdir(mode=0o700)
+    planted = data / "token"
+    planted.write_text("planted-by-another-user\n", encoding="ascii")
+    planted.chmod(0o600)
+    os.chown(planted, 65534, 65534)  # another user's, pre-planted
+    argv = ["web", "--data-dir", str(data), *(["--store", store] if store else [])]
+
+    err = io.StringIO()
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    (line,) = err.getvalue().splitlines()
+    assert line.startswith(f"dsh: error: {planted} belongs to user nobody (uid 65534)")
+    assert tokens == [] and not (data / "lock").exists()
+
+    planted.unlink()
+    data.chmod(0o777)
+    err = io.StringIO()
+    assert main(argv, stdout=io.StringIO(), stderr=err) == 1
+    assert f"the data dir {data} can be written by group and others (mode 0777)" in err.getvalue()
+
+    data.chmod(0o700)  # what the message says to do
+    assert main(argv, stdout=io.StringIO(), stderr=io.StringIO()) == 0
+    assert len(tokens) == 1
+
+
+def test_dsh_web_makes_a_fresh_data_dir_0700_under_a_sticky_shared_folder(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    shared = tmp_path / "tmp"
+    shared.mkdir()
+    shared.chmod(0o1777)  # as /tmp, for README's `--data-dir /tmp/dsh`
+    monkeypatch.delenv("DSH_TOKEN", raising=False)
+    tokens = served_tokens(monkeypatch)
+    assert main(["web", "--data-dir", str(shared / "dsh")], stdout=io.StringIO()) == 0
+    assert len(tokens) == 1
+    assert (shared / "dsh").stat().st_mode & 0o777 == 0o700

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import io
+import logging
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from dsh.base.visible import visible
 from dsh.plugins.commands import (
     CommandContext,
     CommandRegistry,
@@ -18,6 +20,8 @@ from dsh.plugins.commands import (
     data_dir_of,
     run_command,
 )
+
+from ...support.terminal import HOSTILE, obeyed
 
 pytestmark = pytest.mark.anyio
 
@@ -110,6 +114,40 @@ async def test_a_context_writes_to_the_command_s_streams(tmp_path: Path) -> None
     assert await context.session_ids() == []  # no sessions folder: nothing stored
     await context.aclose()
     await context.aclose()
+
+
+async def test_a_context_shows_control_characters_as_text_and_writes_exact_as_given(
+    tmp_path: Path,
+) -> None:
+    out, err = io.StringIO(), io.StringIO()
+    context = CommandContext("notes", Streams(out, err), argparse.Namespace(data_dir=tmp_path))
+
+    context.line(f"title: {HOSTILE}\nsecond line")
+    context.table(["ID", "PROMPT"], [["n1", f"a\nb{HOSTILE}"], ["n2", "plain"]])
+    context.note(f"warning: {HOSTILE}")
+    context.exact(f'{{"prompt": "{HOSTILE}"}}')
+
+    lines = out.getvalue().split("\n")
+    assert lines[:2] == [f"title: {visible(HOSTILE)}", "second line"]
+    assert lines[2:5] == [
+        "ID  PROMPT",
+        f"n1  a\\nb{visible(HOSTILE)}",  # a cell stays on its row, aligned by what it shows
+        "n2  plain",
+    ]
+    assert obeyed("\n".join(lines[:5])) == [] and obeyed(err.getvalue()) == []
+    assert lines[5:] == [f'{{"prompt": "{HOSTILE}"}}', ""]  # exact: byte for byte
+    assert err.getvalue() == f"warning: {visible(HOSTILE)}\n"
+
+
+async def test_the_warnings_of_a_command_are_shown_as_text() -> None:
+    streams = Streams(io.StringIO(), io.StringIO())
+
+    with streams.warnings():
+        logging.getLogger("dsh.tests").warning("skipped %s", f"sessions/{HOSTILE}.jsonl")
+
+    assert streams.err.getvalue() == (  # type: ignore[attr-defined]
+        f"dsh: warning: skipped sessions/{visible(HOSTILE)}.jsonl\n"
+    )
 
 
 async def test_run_command_awaits_async_runs_and_counts_none_as_success(tmp_path: Path) -> None:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from typing import Any
 
 import httpx
@@ -9,6 +10,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from dsh.web.guards import AccessGuard, AccessPolicy, bearer_token, split_host
 from dsh.web.settings import WebSettings
+from dsh.web.throttle import AuthThrottle
 
 from .conftest import TOKEN
 
@@ -315,3 +317,71 @@ async def test_other_scopes_pass_through_untouched() -> None:
 
     await AccessGuard(inner, policy())({"type": "lifespan"}, receive, send)
     assert inner.reached
+
+
+# -- failed authentication, throttled per address --------------------------------------
+
+
+async def test_failed_authentication_is_throttled_per_address_without_reading_the_token(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    async def answer(scope: Scope, receive: Receive, send: Send) -> None:
+        await send({"type": "http.response.start", "status": 204, "headers": []})
+        await send({"type": "http.response.body", "body": b""})
+
+    throttle = AuthThrottle(limit=3, window=60.0)
+    app = AccessGuard(answer, policy(), throttle)
+
+    def client(address: str) -> httpx.AsyncClient:
+        transport = httpx.ASGITransport(app=app, client=(address, 40000))
+        return httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765")
+
+    def bearer(token: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token}"}
+
+    with caplog.at_level(logging.INFO, logger="dsh.web.throttle"):
+        async with client("10.0.0.1") as attacker, client("10.0.0.2") as other:
+            guesses = [
+                await attacker.get("/api/health", headers=bearer(f"guess-{n}")) for n in range(5)
+            ]
+            right_from_attacker = await attacker.get("/api/sessions", headers=bearer(TOKEN))
+            right_from_other = await other.get("/api/sessions", headers=bearer(TOKEN))
+            page = await attacker.get("/")
+        throttle.close()
+
+    assert [response.status_code for response in guesses] == [401, 401, 401, 429, 429]
+    throttled = guesses[-1]
+    assert throttled.json()["error"]["code"] == "too_many_failures"
+    assert throttled.headers["retry-after"] == "60"
+    assert "try again in 60 s" in throttled.json()["error"]["message"]
+    assert right_from_attacker.status_code == 429  # not compared: a 429 tells nothing
+    assert (right_from_other.status_code, page.status_code) == (204, 204)
+    assert "guess-" not in caplog.text and TOKEN not in caplog.text
+    assert len(caplog.messages) == 2  # the first failure at once, the rest in one summary
+    assert "2 refused (401), 3 throttled (429)" in caplog.messages[1]
+    assert "throttled now: 10.0.0.1" in caplog.messages[1]
+
+
+async def test_a_throttled_address_cannot_open_a_websocket_either() -> None:
+    throttle = AuthThrottle(limit=2, window=30.0)
+    scope = ws_scope(query=b"token=wrong")
+    scope["client"] = ("10.0.0.1", 40000)
+    sent: list[Message] = []
+
+    async def receive() -> Message:
+        return {"type": "websocket.connect"}
+
+    async def send(message: Message) -> None:
+        sent.append(message)
+
+    inner = Recorder()
+    for _ in range(3):
+        await AccessGuard(inner, policy(), throttle)(scope, receive, send)
+    right = ws_scope()
+    right["client"] = ("10.0.0.1", 40001)
+    await AccessGuard(inner, policy(), throttle)(right, receive, send)
+
+    starts = [message for message in sent if message["type"] == "websocket.http.response.start"]
+    assert [message["status"] for message in starts] == [401, 401, 429, 429]
+    assert (b"retry-after", b"30") in starts[-1]["headers"]
+    assert not inner.reached

@@ -9,8 +9,8 @@ import pytest
 
 from dsh.persistence.backends import choose_backend
 from dsh.web import token_file
-from dsh.web.errors import TokenFileError
-from dsh.web.token_file import TOKEN_FILE, choose_token, token_path
+from dsh.web.errors import TokenError, TokenFileError
+from dsh.web.token_file import TOKEN_FILE, check_token, choose_token, token_path
 
 
 def mode(path: Path) -> int:
@@ -47,10 +47,13 @@ def test_new_token_replaces_the_kept_one(tmp_path: Path) -> None:
     assert mode(path) == 0o600
 
 
+FIXED = "fixed-token-0123456789"
+
+
 def test_dsh_token_wins_and_leaves_the_file_alone(tmp_path: Path) -> None:
     path = tmp_path / TOKEN_FILE
-    chosen = choose_token(path, environ={"DSH_TOKEN": "fixed"})
-    assert (chosen.token, chosen.source, chosen.path) == ("fixed", "environment", None)
+    chosen = choose_token(path, environ={"DSH_TOKEN": FIXED})
+    assert (chosen.token, chosen.source, chosen.path) == (FIXED, "environment", None)
     assert not path.exists()
     # An empty DSH_TOKEN counts as unset.
     assert choose_token(path, environ={"DSH_TOKEN": ""}).source == "new"
@@ -58,14 +61,46 @@ def test_dsh_token_wins_and_leaves_the_file_alone(tmp_path: Path) -> None:
 
 def test_new_token_while_dsh_token_is_set_is_an_error_that_says_so(tmp_path: Path) -> None:
     with pytest.raises(TokenFileError, match=r"--new-token cannot replace .* unset DSH_TOKEN"):
-        choose_token(tmp_path / TOKEN_FILE, new=True, environ={"DSH_TOKEN": "fixed"})
+        choose_token(tmp_path / TOKEN_FILE, new=True, environ={"DSH_TOKEN": FIXED})
 
 
 def test_the_process_environment_is_read_when_none_is_given(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("DSH_TOKEN", "from-env")
-    assert choose_token(tmp_path / TOKEN_FILE).token == "from-env"
+    monkeypatch.setenv("DSH_TOKEN", "from-the-environment")
+    assert choose_token(tmp_path / TOKEN_FILE).token == "from-the-environment"
+
+
+@pytest.mark.parametrize(
+    ("given", "problem"),
+    [
+        ("a", "has 1 character,"),
+        ("fifteen-chars-x", "has 15 characters,"),
+        (" " * 20, "holds whitespace"),
+        ("two-lines-of-token\nsecond-line-here", "holds whitespace"),
+        ("trailing-space-token ", "holds whitespace"),
+        ("tab\tseparated-token-value", "holds whitespace"),
+        ("nbsp\u00a0separated-token-value", "holds whitespace"),
+        ("escape\x1b[2K-token-value", "a control character"),
+    ],
+)
+def test_a_short_or_spaced_dsh_token_is_refused_naming_the_rule_not_the_token(
+    tmp_path: Path, given: str, problem: str
+) -> None:
+    with pytest.raises(TokenError) as raised:
+        choose_token(tmp_path / TOKEN_FILE, environ={"DSH_TOKEN": given})
+    message = str(raised.value)
+    assert message.startswith("$DSH_TOKEN is not a usable access token: it ")
+    assert problem in message
+    assert "at least 16 characters, no whitespace or control characters" in message
+    assert "secrets.token_urlsafe" in message
+    assert len(given) < 16 or given not in message
+    assert not (tmp_path / TOKEN_FILE).exists()  # nothing written
+
+
+def test_a_token_of_exactly_sixteen_characters_is_accepted(tmp_path: Path) -> None:
+    assert check_token("0123456789abcdef", "$DSH_TOKEN") == "0123456789abcdef"
+    assert choose_token(tmp_path / TOKEN_FILE, environ={"DSH_TOKEN": "ünï©ødé😀-0123456"}).token
 
 
 def test_a_token_file_open_to_others_is_refused_naming_the_fix(tmp_path: Path) -> None:
@@ -94,14 +129,22 @@ def test_a_token_file_a_person_wrote_is_read_trimmed(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [b"", b"\n", b"two words\n", b"line\nline\n", b"caf\xc3\xa9\n", b"x" * 600],
-    ids=["empty", "blank", "space", "two-lines", "non-ascii", "too-long"],
+    [
+        b"",
+        b"\n",
+        b"two words of a token\n",
+        b"line-of-a-token\nline-of-a-token\n",
+        b"caf\xc3\xa9-0123456789abcdef\n",
+        b"x" * 600,
+        b"fifteen-chars-x\n",
+    ],
+    ids=["empty", "blank", "space", "two-lines", "non-ascii", "too-long", "too-short"],
 )
 def test_a_token_file_without_a_token_is_refused(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / TOKEN_FILE
     path.write_bytes(content)
     path.chmod(0o600)
-    with pytest.raises(TokenFileError, match=r"does not hold a token.*--new-token"):
+    with pytest.raises(TokenFileError, match=r"does not hold a token.*at least 16.*--new-token"):
         choose_token(path, environ={})
 
 
@@ -139,11 +182,11 @@ def test_an_unreadable_token_file_is_refused_naming_the_error(tmp_path: Path) ->
             path.chmod(0o600)
 
 
-def test_a_data_dir_that_is_a_file_is_an_error_naming_the_token_file(tmp_path: Path) -> None:
+def test_a_data_dir_that_is_a_file_is_an_error_naming_it(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-dir"
     blocker.write_text("", encoding="ascii")
     path = blocker / TOKEN_FILE
-    with pytest.raises(TokenFileError, match=rf"cannot read the token file {path}: Not a dir"):
+    with pytest.raises(TokenFileError, match=rf"the data dir {blocker} is not a directory"):
         choose_token(path, environ={})
 
 

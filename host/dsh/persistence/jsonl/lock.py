@@ -6,6 +6,10 @@ one line naming the data dir and the PID of the holder (DESIGN §4, public):
 
     the data dir /home/me/.local/share/dsh is in use by another dsh web (PID 4242)
 
+Before it takes the lock (and creates anything), the data dir is checked to
+be ours (`datadir.check_data_dir`): a data dir another user owns or could
+change is refused with `UnsafeDataDir`.
+
 The lock is the kernel's, so it goes away with the holder however it dies
 (SIGKILL included): a stale `lock` file never blocks anyone. The file holds
 the holder's PID as text, for that message only. Read-only commands
@@ -23,6 +27,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+from ..datadir import check_data_dir
 from ..errors import DataDirBusy, StorageError
 from .files import DIRECTORY_MODE, FILE_MODE
 
@@ -37,8 +42,9 @@ _PID_PATIENCE = 1.0
 class DataDirLock:
     """The exclusive lock of one data directory (a context manager; see the module docstring).
 
-    `acquire()` raises `DataDirBusy` if another process holds it and
-    `StorageError` if the lock file cannot be made.
+    `acquire()` raises `UnsafeDataDir` for a data dir that is not ours,
+    `DataDirBusy` if another process holds it and `StorageError` if the lock
+    file cannot be made.
     """
 
     def __init__(self, data_dir: Path | str) -> None:
@@ -54,6 +60,7 @@ class DataDirLock:
         if self._fd is not None:
             return
         try:
+            check_data_dir(self.data_dir)
             self.data_dir.mkdir(mode=DIRECTORY_MODE, parents=True, exist_ok=True)
             flags = os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW
             fd = os.open(self.path, flags, FILE_MODE)

@@ -18,6 +18,10 @@ none at all, one line on stderr says so. `--json` prints
 Session's plugin state (the views of `schedule_list`, planned at now) — for
 the Sessions that have reminders or a rejected log.
 
+Prompts, rules and messages are shown as text: a control character a
+terminal would obey (an escape sequence, a bidi control) is printed as an
+escape such as `\u001b` (`dsh.visible`); `--json` prints them exactly.
+
 A rejected log is named on stderr (`session ID: the schedule log is invalid
 at seq N: …`). A Session that cannot be read is named on stderr too and the
 others are still listed; the exit code is then 1. An unknown `--session` is
@@ -41,6 +45,7 @@ from dsh import (
     StorageError,
     add_store_options,
     validate_session_id,
+    visible,
 )
 
 from .state import session_state
@@ -100,7 +105,7 @@ class RemindersCommand:
                 context.note(f"dsh: error: no session {session_id!r} in {context.store_name}")
                 return 1
             except (StorageError, OSError) as error:
-                context.note(f"dsh: session {session_id} cannot be read: {error}")
+                context.note(f"dsh: session {session_id} cannot be read: {visible(str(error))}")
                 failed = True
                 continue
             state = session_state(log, grace_ms=self.grace_ms, now_ms=now_ms)
@@ -109,10 +114,10 @@ class RemindersCommand:
         for session_id, state in states:
             rejected = state.get("error")
             if isinstance(rejected, dict):
-                context.note(f"dsh: session {session_id}: {rejected['message']}")
+                context.note(f"dsh: session {session_id}: {visible(str(rejected['message']))}")
         if args.json:
             sessions: list[JsonValue] = [{"id": sid, **state} for sid, state in states]
-            context.line(json.dumps({"sessions": sessions}, ensure_ascii=False, indent=2))
+            context.exact(json.dumps({"sessions": sessions}, ensure_ascii=False, indent=2))
         elif not self._table(context, states, args.time_zone) and not failed:
             context.note(f"no reminders in {context.store_name}")
         return 1 if failed else 0

@@ -161,8 +161,10 @@ async def test_a_write_storage_refuses_fails_its_request_and_the_session_goes_on
     await until(lambda: a.live.find(session.id) is None, "the refused Session closed")
     assert a.catalogue.health().ok
     await a.sessions.post_message(session.id, "still here")
-    resumed = a.live.get(session.id)
-    assert await a.live.flush(resumed)
+    resumed = a.agent(session.id)
+    assert resumed is not None
+    await settled(resumed)  # the message is stored by its turn
+    assert await a.live.flush(resumed.session)
     stored = await a.backend.inspect(session.id)
     assert stored is not None
     types = [event.type for event in stored.events]
