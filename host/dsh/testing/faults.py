@@ -307,6 +307,12 @@ class FaultyBackend(Backend):
     async def restore(self, session_id: str) -> None:
         await self._call("restore", lambda: self.inner.restore(session_id), session_id)
 
+    async def trashed(self) -> list[str]:
+        return await self.inner.trashed()
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        return await self.inner.inspect_trashed(session_id)
+
     async def aclose(self) -> None:
         self.clear()
         await self.inner.aclose()

@@ -173,6 +173,12 @@ class JsonlBackend(Backend):
 
     # -- Backend: reading --------------------------------------------------------
 
+    async def trashed(self) -> list[str]:
+        return await self._read(self._files.trashed)
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        return await self._read(self._files.inspect_trashed, validate_session_id(session_id))
+
     async def cursor(self, session_id: str) -> int | None:
         return await self._read(self._files.cursor, validate_session_id(session_id))
 
