@@ -59,6 +59,7 @@ __all__ = [
     "Backend",
     "Events",
     "LogMark",
+    "SessionIds",
     "StoredSession",
     "StoredSummary",
     "check_contiguous",
@@ -148,8 +149,9 @@ def check_contiguous(session_id: str, events: Sequence[SessionEvent], start: int
             raise IntegrityError(session_id, start + offset, event.seq)
 
 
-# What `read` returns, spelled once here: inside a `Backend`, `list` is a method.
+# What `read` and `trashed` return, spelled once here: inside a `Backend`, `list` is a method.
 Events = list[SessionEvent]
+SessionIds = list[str]
 
 
 class Backend(abc.ABC):
@@ -248,7 +250,7 @@ class Backend(abc.ABC):
         validate_session_id(session_id)
         raise StorageError(f"{type(self).__name__} has no trash to restore {session_id} from")
 
-    async def trashed(self) -> list[str]:
+    async def trashed(self) -> SessionIds:
         """The ids of the Sessions in the trash, sorted. The default: none (no trash)."""
         return []
 

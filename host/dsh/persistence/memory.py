@@ -22,6 +22,7 @@ from .backend import (
     Backend,
     Events,
     LogMark,
+    SessionIds,
     StoredSession,
     StoredSummary,
     check_contiguous,
@@ -121,7 +122,7 @@ class MemoryBackend(Backend):
         log.incarnation = next(self._incarnations)
         self._logs[session_id] = self._trash.pop(session_id)
 
-    async def trashed(self) -> list[str]:
+    async def trashed(self) -> SessionIds:
         await anyio.lowlevel.checkpoint()
         return sorted(self._trash)
 

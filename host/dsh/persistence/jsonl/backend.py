@@ -38,7 +38,15 @@ from anyio import CapacityLimiter
 from ...session.event import SessionEvent
 from ...session.header import SessionHeader
 from ...session.ids import validate_session_id
-from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..backend import (
+    Backend,
+    Events,
+    LogMark,
+    SessionIds,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
 from ..errors import SessionExists
 from .files import Sync
 from .format import encode_events
@@ -173,7 +181,7 @@ class JsonlBackend(Backend):
 
     # -- Backend: reading --------------------------------------------------------
 
-    async def trashed(self) -> list[str]:
+    async def trashed(self) -> SessionIds:
         return await self._read(self._files.trashed)
 
     async def inspect_trashed(self, session_id: str) -> StoredSession | None:

@@ -40,7 +40,15 @@ from ...session.facts import SummaryFacts, title_of
 from ...session.header import Lineage, SessionHeader
 from ...session.ids import validate_session_id
 from ...session.types import SESSION_TITLE
-from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..backend import (
+    Backend,
+    Events,
+    LogMark,
+    SessionIds,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
 from ..errors import (
     CorruptLog,
     IntegrityError,
@@ -422,7 +430,7 @@ class PostgresBackend(Backend):
         if cursor.rowcount == 0:
             raise SessionNotFound(f"the trash of {self.describe()} holds no session {session_id}")
 
-    async def trashed(self) -> list[str]:
+    async def trashed(self) -> SessionIds:
         async with self.database.connection() as connection:
             cursor = await connection.execute(
                 'SELECT id FROM sessions WHERE deleted_at IS NOT NULL ORDER BY id COLLATE "C"'
