@@ -1,4 +1,5 @@
-"""`dsh sessions list`, `show ID` and `restore ID`: stored Sessions from the command line.
+"""`dsh sessions list`, `show ID` and `restore ID`: stored Sessions from the command line
+(`export ID` and `import FILE`: `dsh.cli.session_files`).
 
 All three use the same store `dsh web` does (`--store URL`, else
 `$DSH_STORE`, else `jsonl:<data dir>`; the data dir is `--data-dir`, else
@@ -33,6 +34,7 @@ from ..session.summary import SessionSummary
 from .app import EXIT_OK, Command, Streams, add_data_dir_option, add_help_default, backend_choice
 from .errors import CommandError
 from .events import summarize, utc
+from .session_files import add_actions
 from .stored import resolve, row, session_id_argument, use
 
 __all__ = ["COMMAND"]
@@ -71,9 +73,14 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     )
     add_data_dir_option(restore)
     restore.set_defaults(run=_restore)
+    add_actions(actions)  # export, import
 
 
-COMMAND = Command(name="sessions", help="read (and restore) stored Sessions", configure=_configure)
+COMMAND = Command(
+    name="sessions",
+    help="read, restore, export and import stored Sessions",
+    configure=_configure,
+)
 
 
 def _list(args: argparse.Namespace, streams: Streams) -> int:
