@@ -124,7 +124,7 @@ async def copy_store(source: Side, target: Side, progress: Progress, *, now_ms: 
     report = CopyReport()
     summaries = await source.backend.list()
     trashed: list[str] = await source.backend.trashed()
-    await _check_summaries(source, target, summaries)
+    theirs = await _check_summaries(source, target, summaries)
     progress.start("trash", len(trashed))
     for session_id in trashed:
         stored = await source.backend.inspect_trashed(session_id)
@@ -139,7 +139,7 @@ async def copy_store(source: Side, target: Side, progress: Progress, *, now_ms: 
         stored = await source.backend.inspect(summary.id)
         written = 0
         if stored is not None:
-            written = await _copy_log(source, target, stored, report)
+            written = await _copy_log(source, target, stored, report, held=summary.id in theirs)
             copied.append(summary.id)
         report.sessions += 1
         report.events += written
@@ -150,8 +150,11 @@ async def copy_store(source: Side, target: Side, progress: Progress, *, now_ms: 
     return report
 
 
-async def _check_summaries(source: Side, target: Side, summaries: Sequence[StoredSummary]) -> None:
-    """Refuse before writing anything when DST's list already shows another log."""
+async def _check_summaries(
+    source: Side, target: Side, summaries: Sequence[StoredSummary]
+) -> set[str]:
+    """Refuse before writing anything when DST's list already shows another log; the ids
+    DST stores."""
     theirs = {item.id: item for item in await target.backend.list()}
     for ours in summaries:
         found = theirs.get(ours.id)
@@ -163,6 +166,7 @@ async def _check_summaries(source: Side, target: Side, summaries: Sequence[Store
             raise _conflict(
                 source, target, ours.id, f"a longer log ({found.length} events, not {ours.length})"
             )
+    return set(theirs)
 
 
 def _conflict(source: Side, target: Side, session_id: str, what: str) -> CopyConflict:
@@ -173,18 +177,23 @@ def _conflict(source: Side, target: Side, session_id: str, what: str) -> CopyCon
     )
 
 
-async def _copy_log(source: Side, target: Side, stored: StoredSession, report: CopyReport) -> int:
-    """Make DST's log of `stored`'s Session equal to it; returns how many events it wrote."""
+async def _copy_log(
+    source: Side, target: Side, stored: StoredSession, report: CopyReport, *, held: bool = True
+) -> int:
+    """Make DST's log of `stored`'s Session equal to it; returns how many events it wrote.
+
+    `held=False` says DST's list did not show the Session (no need to read it first).
+    """
     session_id = stored.header.id
-    held = await target.backend.inspect(session_id)
-    start = _agreed(source, target, stored, held)
-    if held is None:
+    there = await target.backend.inspect(session_id) if held else None
+    start = _agreed(source, target, stored, there)
+    if there is None:
         await target.backend.initialize(stored.header, stored.events[:BATCH])
         start = min(BATCH, len(stored.events))
     for offset in range(start, len(stored.events), BATCH):
         await target.backend.append(session_id, stored.events[offset : offset + BATCH])
-    written = len(stored.events) - (len(held.events) if held is not None else 0)
-    if held is None or written:
+    written = len(stored.events) - (len(there.events) if there is not None else 0)
+    if there is None or written:
         report.written += 1
         await _verify(source, target, stored, await target.backend.inspect(session_id))
     return written
