@@ -132,3 +132,26 @@ def test_an_import_marks_the_session_for_the_wake_index_where_there_is_one(
     assert json.loads((into / "sessions" / "gamma.jsonl").read_text().splitlines()[0])["id"] == (
         "gamma"
     )
+
+
+def test_an_id_in_the_trash_is_refused_and_files_that_cannot_be_used_are_named(
+    dsh: Cli, tmp_path: Path
+) -> None:
+    path = store(tmp_path / "from", header("beta"), CONVERSATION)
+    into = tmp_path / "into"
+    assert dsh("sessions", "import", str(path), "--data-dir", str(into)).code == 0
+    (into / "trash").mkdir()
+    (into / "sessions" / "beta.jsonl").rename(into / "trash" / "beta.jsonl")
+    trashed = dsh("sessions", "import", str(path), "--data-dir", str(into))
+    assert (
+        trashed.code == 1
+        and "the trash of" in trashed.err
+        and "holds a session beta" in (trashed.err)
+    )
+    missing = dsh("sessions", "import", str(tmp_path / "nope.jsonl"), "--data-dir", str(into))
+    assert missing.code == 1 and missing.err.startswith(f"dsh: error: cannot read {tmp_path}")
+    unwritable = dsh(
+        "sessions", "export", "beta", "-o", str(tmp_path / "no" / "such" / "dir.jsonl"),
+        "--data-dir", str(tmp_path / "from"),
+    )  # fmt: skip
+    assert unwritable.code == 1 and "cannot write" in unwritable.err

@@ -284,3 +284,61 @@ async def test_read_alerts_older_than_a_day_are_not_carried() -> None:
     (record,) = await dst.attention.records()
     assert (record.checked, record.read, record.alerts) == (5, 3, (alert("s1", 4),))
     assert not (await copy_store(src, dst, Steps(), now_ms=NOW)).changed
+
+
+async def test_every_other_log_under_the_same_id_is_a_conflict_named_by_what_differs() -> None:
+    async def refused(prepare: Callable[[Side, Side], Awaitable[None]]) -> str:
+        src = memory_side("src", MemoryBackend())
+        dst = memory_side("dst", MemoryBackend())
+        await src.backend.initialize(header("s1"), events(0, 2))
+        await prepare(src, dst)
+        with pytest.raises(CopyConflict) as conflict:
+            await copy_store(src, dst, Steps(), now_ms=NOW)
+        return str(conflict.value)
+
+    async def longer(src: Side, dst: Side) -> None:
+        await dst.backend.initialize(header("s1"), events(0, 3))
+
+    async def other_header(src: Side, dst: Side) -> None:
+        await dst.backend.initialize(header("s1", cwd="/elsewhere"), events(0, 1))
+
+    async def shorter_in_the_trash(src: Side, dst: Side) -> None:
+        await src.backend.trash("s1")
+        await dst.backend.initialize(header("s1"), events(0, 1))
+        await dst.backend.trash("s1")
+
+    async def stored_beside_the_trashed(src: Side, dst: Side) -> None:
+        await src.backend.trash("s1")
+        await src.backend.initialize(header("s1"), events(0, 1, stored=True))
+        await dst.backend.initialize(header("s1"), events(0, 1, stored=True))
+
+    assert "a longer log (3 events, not 2)" in await refused(longer)
+    assert "another Session (another header)" in await refused(other_header)
+    assert "a shorter log in its trash" in await refused(shorter_in_the_trash)
+    assert "a stored Session under session id s1" in await refused(stored_beside_the_trashed)
+
+
+class Headless(MemoryBackend):
+    """A store that reads back another header, or nothing at all."""
+
+    def __init__(self, lose: bool) -> None:
+        super().__init__()
+        self.lose = lose
+
+    async def inspect(self, session_id: str) -> StoredSession | None:
+        stored = await super().inspect(session_id)
+        if stored is None or self.lose:
+            return None
+        return replace(stored, header=header(session_id, cwd="/changed"))
+
+
+@pytest.mark.parametrize(
+    ("lose", "said"), [(True, "not in dst after it was copied"), (False, "another header")]
+)
+async def test_a_log_that_does_not_read_back_as_written_stops_the_copy(
+    lose: bool, said: str
+) -> None:
+    src = memory_side("src", MemoryBackend())
+    await src.backend.initialize(header("s1"), events(0, 1))
+    with pytest.raises(CopyMismatch, match=said):
+        await copy_store(src, memory_side("dst", Headless(lose)), Steps(), now_ms=NOW)
