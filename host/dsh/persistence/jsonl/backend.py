@@ -51,6 +51,7 @@ from ..errors import SessionExists
 from .files import Sync
 from .format import encode_events
 from .logs import LogFiles
+from .trash import read_trashed, trashed_ids
 from .writers import PendingBatch
 
 __all__ = ["JsonlBackend"]
@@ -182,10 +183,11 @@ class JsonlBackend(Backend):
     # -- Backend: reading --------------------------------------------------------
 
     async def trashed(self) -> SessionIds:
-        return await self._read(self._files.trashed)
+        return await self._read(trashed_ids, self.trash_directory)
 
     async def inspect_trashed(self, session_id: str) -> StoredSession | None:
-        return await self._read(self._files.inspect_trashed, validate_session_id(session_id))
+        validate_session_id(session_id)
+        return await self._read(read_trashed, self.trash_directory, session_id)
 
     async def cursor(self, session_id: str) -> int | None:
         return await self._read(self._files.cursor, validate_session_id(session_id))

@@ -428,35 +428,6 @@ class LogFiles:
         self._forget_cached(session_id)
         self._incarnations.forget(session_id)
 
-    def trashed(self) -> list[str]:
-        """The ids of the logs in the trash, sorted (anything else there is skipped)."""
-        try:
-            names = os.listdir(self.trash_directory)
-        except FileNotFoundError:
-            return []
-        except OSError as error:
-            raise StorageError(f"cannot list {self.trash_directory}: {error}") from error
-        return sorted(
-            name.removesuffix(SUFFIX)
-            for name in names
-            if name.endswith(SUFFIX) and SESSION_ID_PATTERN.fullmatch(name.removesuffix(SUFFIX))
-        )
-
-    def inspect_trashed(self, session_id: str) -> StoredSession | None:
-        """A trashed log read whole (no cache, no index kept: the trash is read rarely)."""
-        path = self.trash_directory / (validate_session_id(session_id) + SUFFIX)
-        with storage_errors(path, "read"):
-            opened = open_regular(path)
-            if opened is None:
-                return None
-            fd, _ = opened
-            try:
-                data = read_all(fd)
-            finally:
-                os.close(fd)
-        index, events = read_log(path, session_id, data, None, None)
-        return StoredSession(index.header, events, index.torn, LogMark(len(events), None))
-
     def _check_movable(self, path: Path, session_id: str) -> None:
         try:
             mode = os.lstat(path).st_mode
@@ -704,5 +675,3 @@ def _changed(session_id: str, path: Path) -> LogChanged:
         f"session {session_id}: {path} changed since this process last wrote it "
         "(another writer, a restore or an edit); nothing was appended"
     )
-
-
