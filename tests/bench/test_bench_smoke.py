@@ -6,7 +6,6 @@ command exits 0 and that its JSON has the documented shape: the figures
 themselves are measured, never asserted.
 """
 
-
 from __future__ import annotations
 
 import json
