@@ -4,6 +4,9 @@ checked on the way in, byte-identical across JSONL and PostgreSQL."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import anyio
@@ -155,3 +158,26 @@ def test_an_id_in_the_trash_is_refused_and_files_that_cannot_be_used_are_named(
         "--data-dir", str(tmp_path / "from"),
     )  # fmt: skip
     assert unwritable.code == 1 and "cannot write" in unwritable.err
+
+
+@pytest.mark.process
+def test_an_export_to_a_real_stdout_is_the_files_bytes(tmp_path: Path) -> None:
+    said = event(0, "message/user", {"text": "ça va ✓", "source": {"kind": "user"}})
+    path = store(tmp_path, header("beta"), [said])
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "dsh.cli",
+            "sessions",
+            "export",
+            "beta",
+            "--data-dir",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        timeout=60,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},  # the bytes never pass an encoder
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == path.read_bytes()
