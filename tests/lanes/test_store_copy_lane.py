@@ -30,7 +30,10 @@ from tests.support.webhost import REPO, WebHost, wait_for
 
 pytestmark = [pytest.mark.lane, pytest.mark.pg, pytest.mark.process]
 
-FILLER = 300  # Sessions beside the reminders': a copy long enough to be killed midway
+# Sessions beside the reminders': a copy long enough to be killed midway, with seconds to
+# spare after its first tenth even while this process waits for a CPU (with 300 the copy
+# once finished before the kill landed, on a loaded 2-core machine).
+FILLER = 600
 DUE_IN = 25  # seconds: after the stop, a killed copy, its resume and the other host's start
 REMINDERS = 2
 _PROGRESS = re.compile(r"sessions: (\d+)/(\d+)")
@@ -122,6 +125,7 @@ def set_reminders(web: WebHost) -> dict[str, dict[str, Any]]:
         assert posted.status_code == 202, posted.text
         made[session_id] = wait_for(
             lambda session_id=session_id: created_reminder(web, session_id),
+            timeout=60,
             what="a reminder",
         )
     return made
