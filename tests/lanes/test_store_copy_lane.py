@@ -31,8 +31,7 @@ from tests.support.webhost import REPO, WebHost, wait_for
 pytestmark = [pytest.mark.lane, pytest.mark.pg, pytest.mark.process]
 
 # Sessions beside the reminders': a copy long enough to be killed midway, with seconds to
-# spare after its first tenth even while this process waits for a CPU (with 300 the copy
-# once finished before the kill landed, on a loaded 2-core machine).
+# spare after its first tenth even while this process waits for a CPU on a loaded machine.
 FILLER = 600
 DUE_IN = 25  # seconds: after the stop, a killed copy, its resume and the other host's start
 REMINDERS = 2
