@@ -701,7 +701,49 @@ def _alerts(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _store_copy(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    shape = f"{r.get('sessions', 0):,} Sessions × {r.get('events_per_session', 0)} events"
+    rows = []
+    for key, figure, raw, limit in (
+        ("jsonl_to_pg", "JSONL → PostgreSQL", "raw_into_pg", "read files, one INSERT each"),
+        ("pg_to_jsonl", "PostgreSQL → JSONL", "raw_into_files", "SELECT, write + fsync each"),
+    ):
+        item, ceiling = r.get(key) or {}, r.get(raw) or {}
+        share = item.get("share_of_raw")
+        rows.append(
+            _row(
+                "store copy",
+                f"{figure}, {shape}: Sessions/s · events/s (read back, compared)",
+                f"{_range(item.get('sessions_per_s'), digits=0)} · "
+                f"{_range(item.get('events_per_s'), digits=0)}",
+                f"{limit}: {_range(ceiling.get('events_per_s'), digits=0)} events/s",
+                _percent(share),
+                "–",
+                None,
+            )
+        )
+    again = r.get("again") or {}
+    rows.append(
+        _row(
+            "store copy",
+            "a second run, nothing to copy (s)",
+            _range(again.get("seconds"), digits=2),
+            f"the first run: {_range((r.get('jsonl_to_pg') or {}).get('seconds'), digits=2)} s",
+            _ratio(
+                _div(
+                    (again.get("seconds") or {}).get("median"),
+                    ((r.get("jsonl_to_pg") or {}).get("seconds") or {}).get("median"),
+                )
+            ),
+            "–",
+            None,
+        )
+    )
+    return rows
+
+
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
+    "store-copy": _store_copy,
     "alerts": _alerts,
     "hostile": _hostile,
     "codec": _codec,

@@ -6,7 +6,6 @@ command exits 0 and that its JSON has the documented shape: the figures
 themselves are measured, never asserted.
 """
 
-
 from __future__ import annotations
 
 import json
@@ -81,5 +80,7 @@ def test_the_smoke_suite_exits_zero_and_reports_every_case_as_well_formed_json(
         for key in ("off_loop_events_per_s", "checked_events_per_s", "ceiling_events_per_s"):
             assert set(figures[key]) >= SUMMARY_KEYS, (batch, key)
         assert figures["ceiling_ratio_to_raw"] > 0, batch
+    copies = [row for row in rows if row["case"] == "store copy"]
+    assert len(copies) == 3, copies
     ceilings = [row for row in rows if row["figure"].startswith("ceiling: each event checked")]
     assert len(ceilings) == 2, ceilings

@@ -296,6 +296,16 @@ async def test_the_state_hook_lists_reminders_as_of_the_log_and_the_wake_hook_wh
     assert harness.plugin.dsh_session_wake_at(session=log) == wake
 
 
+async def test_the_check_hook_answers_the_fold_s_refusal_of_a_log_from_outside(
+    harness: Harness,
+) -> None:
+    fine = session(create("rem-1"), user(), dispatch("rem-1"))
+    assert harness.plugin.dsh_session_check(session=fine) is None
+    broken = session(create("rem-1"), dispatch("rem-2"))
+    said = harness.plugin.dsh_session_check(session=broken)
+    assert said is not None and said.startswith("its schedule log is invalid at seq 1: ")
+
+
 async def test_the_command_hook_registers_dsh_reminders(harness: Harness) -> None:
     registered: list[tuple[str, str]] = []
 

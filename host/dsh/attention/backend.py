@@ -38,6 +38,7 @@ from .alert import Alert
 __all__ = [
     "KEEP_READ_MS",
     "AttentionBackend",
+    "AttentionRecord",
     "AttentionState",
     "Changed",
     "MemoryAttentionBackend",
@@ -48,6 +49,20 @@ Changed = Callable[[str, Sequence[int]], None]
 
 #: A read alert is kept this long after it was stored (for pages that reconnect).
 KEEP_READ_MS = 24 * 3600 * 1000
+
+
+@dataclass(frozen=True, slots=True)
+class AttentionRecord:
+    """Everything kept for one Session: `checked`, the read mark and the alerts (by seq).
+
+    What `AttentionBackend.records` returns, so that a copy of the store can
+    give another backend the same state (`record`, then `read`).
+    """
+
+    session_id: str
+    checked: int | None
+    read: int
+    alerts: tuple[Alert, ...]
 
 
 class AttentionBackend(abc.ABC):
@@ -89,6 +104,10 @@ class AttentionBackend(abc.ABC):
     @abc.abstractmethod
     async def alerts(self, session_id: str, seqs: Collection[int]) -> list[Alert]:
         """The Session's alerts of `seqs` that are kept, by seq."""
+
+    @abc.abstractmethod
+    async def records(self) -> list[AttentionRecord]:
+        """Everything kept, per Session, sorted by id (alerts by seq)."""
 
     async def listen(self, changed: Changed) -> None:
         """Until cancelled, call `changed(session_id, seqs)` for each change any host
@@ -161,6 +180,17 @@ class AttentionState:
         kept = {} if entry is None else entry.alerts
         return [kept[seq] for seq in sorted(set(seqs)) if seq in kept]
 
+    def records(self) -> list[AttentionRecord]:
+        return [
+            AttentionRecord(
+                session_id,
+                entry.checked,
+                entry.read,
+                tuple(alert for _, alert in sorted(entry.alerts.items())),
+            )
+            for session_id, entry in sorted(self.entries.items())
+        ]
+
     def prune(self, now: int) -> None:
         """Forget read alerts older than `KEEP_READ_MS` (read marks and checks stay)."""
         for entry in self.entries.values():
@@ -200,3 +230,6 @@ class MemoryAttentionBackend(AttentionBackend):
 
     async def alerts(self, session_id: str, seqs: Collection[int]) -> list[Alert]:
         return self.state.alerts(session_id, seqs)
+
+    async def records(self) -> list[AttentionRecord]:
+        return self.state.records()

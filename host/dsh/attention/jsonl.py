@@ -44,7 +44,7 @@ from ..persistence.jsonl.snapshots import SnapshotFile
 from ..session.errors import InvalidSessionId
 from ..session.ids import validate_session_id
 from .alert import Alert
-from .backend import AttentionBackend, AttentionState
+from .backend import AttentionBackend, AttentionRecord, AttentionState
 
 __all__ = ["FILE_NAME", "FORMAT", "VERSION", "JsonlAttentionBackend"]
 
@@ -214,6 +214,10 @@ class JsonlAttentionBackend(AttentionBackend):
     async def alerts(self, session_id: str, seqs: Collection[int]) -> list[Alert]:
         await self._opening()
         return self.state.alerts(session_id, seqs)
+
+    async def records(self) -> list[AttentionRecord]:
+        await self._opening()
+        return self.state.records()
 
     async def aclose(self) -> None:
         await self._run(self._close)

@@ -28,7 +28,7 @@ from ..persistence.postgres.notify import Listener, channel
 from ..persistence.postgres.text import shown
 from ..session.ids import validate_session_id
 from .alert import Alert
-from .backend import KEEP_READ_MS, AttentionBackend, Changed
+from .backend import KEEP_READ_MS, AttentionBackend, AttentionRecord, Changed
 
 if TYPE_CHECKING:
     from ..persistence.postgres.backend import PostgresBackend
@@ -150,6 +150,33 @@ class PostgresAttentionBackend(AttentionBackend):
                 (session_id, sorted(set(seqs))),
             )
             return [_alert(row) for row in await cursor.fetchall()]
+
+    async def records(self) -> list[AttentionRecord]:
+        async with self.database.connection() as connection, connection.transaction():
+            await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor = await connection.execute(
+                "SELECT session_id, checked, read_through FROM attention"
+            )
+            marks = {str(sid): (checked, read) for sid, checked, read in await cursor.fetchall()}
+            cursor = await connection.execute(
+                f"SELECT {_COLUMNS} FROM attention_alerts ORDER BY session_id, seq"
+            )
+            alerts = [_alert(row) for row in await cursor.fetchall()]
+        kept: dict[str, list[Alert]] = {}
+        for alert in alerts:
+            kept.setdefault(alert.session_id, []).append(alert)
+        records = []
+        for session_id in sorted(marks.keys() | kept.keys()):
+            checked, read = marks.get(session_id, (None, 0))
+            records.append(
+                AttentionRecord(
+                    session_id,
+                    None if checked is None else int(checked),
+                    int(read),
+                    tuple(kept.get(session_id, ())),
+                )
+            )
+        return records
 
     async def listen(self, changed: Changed) -> None:
         def heard(payload: str) -> None:

@@ -1,4 +1,5 @@
-"""`dsh sessions list`, `show ID` and `restore ID`: stored Sessions from the command line.
+"""`dsh sessions list`, `show ID` and `restore ID`: stored Sessions from the command line
+(`export ID` and `import FILE`: `dsh.cli.session_files`).
 
 All three use the same store `dsh web` does (`--store URL`, else
 `$DSH_STORE`, else `jsonl:<data dir>`; the data dir is `--data-dir`, else
@@ -30,30 +31,22 @@ from __future__ import annotations
 
 import argparse
 import json
-from collections.abc import Awaitable, Callable, Iterable
-from typing import TypeVar
-
-import anyio
 
 from ..base.visible import visible
-from ..persistence.backend import Backend, StoredSession, StoredSummary
-from ..persistence.backends import BackendChoice, JsonlSettings
+from ..persistence.backend import Backend, StoredSession
+from ..persistence.backends import JsonlSettings
 from ..persistence.datadir import check_data_dir
 from ..persistence.errors import SessionExists, SessionNotFound, StorageError
-from ..persistence.jsonl import JsonlBackend
-from ..plugins.commands import readable_backend
-from ..session.errors import InvalidSessionId
 from ..session.facts import SummaryFacts
 from ..session.header import Lineage, SessionHeader
-from ..session.ids import validate_session_id
 from ..session.summary import SessionSummary
 from .app import EXIT_OK, Command, Streams, add_data_dir_option, add_help_default, backend_choice
 from .errors import CommandError
 from .events import summarize, utc
+from .session_files import add_actions
+from .stored import resolve, row, session_id_argument, use
 
 __all__ = ["COMMAND"]
-
-T = TypeVar("T")
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -75,7 +68,7 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         description="Print a stored Session's header and one line per event.",
     )
     show.add_argument(
-        "id", type=_session_id, metavar="ID", help="the Session id, or a unique start of it"
+        "id", type=session_id_argument, metavar="ID", help="the Session id, or a unique start of it"
     )
     add_data_dir_option(show)
     show.set_defaults(run=_show)
@@ -85,48 +78,25 @@ def _configure(parser: argparse.ArgumentParser) -> None:
         description="Bring a deleted Session back from the trash, unchanged.",
     )
     restore.add_argument(
-        "id", type=_session_id, metavar="ID", help="the Session id, or a unique start of it"
+        "id", type=session_id_argument, metavar="ID", help="the Session id, or a unique start of it"
     )
     add_data_dir_option(restore)
     restore.set_defaults(run=_restore)
+    add_actions(actions)  # export, import
 
 
-COMMAND = Command(name="sessions", help="read (and restore) stored Sessions", configure=_configure)
-
-
-def _session_id(value: str) -> str:
-    try:
-        return validate_session_id(value)
-    except InvalidSessionId as error:
-        raise argparse.ArgumentTypeError(str(error)) from error
-
-
-def _use(
-    choice: BackendChoice, streams: Streams, operation: Callable[[Backend], Awaitable[T]]
-) -> T:
-    try:
-        backend = readable_backend(choice).open()
-    except StorageError as error:
-        raise CommandError(str(error)) from error
-
-    async def run() -> T:
-        try:
-            return await operation(backend)
-        finally:
-            await backend.aclose()
-
-    try:
-        with streams.warnings():
-            return anyio.run(run)
-    except (StorageError, OSError) as error:  # SessionNotFound, SessionExists, CorruptLog, …
-        raise CommandError(str(error)) from error
+COMMAND = Command(
+    name="sessions",
+    help="read, restore, export and import stored Sessions",
+    configure=_configure,
+)
 
 
 def _list(args: argparse.Namespace, streams: Streams) -> int:
     choice = backend_choice(args)
-    stored = _use(choice, streams, lambda backend: backend.list())
+    stored = use(choice, streams, lambda backend: backend.list())
     rows = sorted(
-        (_row(item) for item in stored), key=lambda row: (row.created_at, row.id), reverse=True
+        (row(item) for item in stored), key=lambda row: (row.created_at, row.id), reverse=True
     )
     if args.json:
         listed = [
@@ -154,27 +124,14 @@ def _list(args: argparse.Namespace, streams: Streams) -> int:
     return EXIT_OK
 
 
-def _row(item: StoredSummary) -> SessionSummary:
-    return SessionSummary(
-        item.id,
-        item.created_at,
-        False,
-        item.length,
-        item.lineage,
-        item.title,
-        item.preview,
-        updated_at=item.updated_at,
-    )
-
-
 def _show(args: argparse.Namespace, streams: Streams) -> int:
     choice = backend_choice(args)
 
     async def show(backend: Backend) -> StoredSession | None:
-        session_id = await _resolve(backend, args.id, choice, stored=True)
+        session_id = await resolve(backend, args.id, choice, stored=True)
         return await backend.inspect(session_id)
 
-    stored = _use(choice, streams, show)
+    stored = use(choice, streams, show)
     if stored is None:  # removed between finding and reading it
         raise CommandError(f"no session {args.id!r} in {choice.describe()}")
     _write_header(streams, stored)
@@ -192,7 +149,7 @@ def _restore(args: argparse.Namespace, streams: Streams) -> int:
             raise CommandError(str(error)) from error
 
     async def restore(backend: Backend) -> str:
-        session_id = await _resolve(backend, args.id, choice, stored=False)
+        session_id = await resolve(backend, args.id, choice, stored=False)
         try:
             await backend.restore(session_id)
         except SessionNotFound as error:
@@ -201,54 +158,9 @@ def _restore(args: argparse.Namespace, streams: Streams) -> int:
             raise CommandError(f"{error}; there is nothing to restore") from error
         return session_id
 
-    session_id = _use(choice, streams, restore)
+    session_id = use(choice, streams, restore)
     streams.line(f"restored session {session_id}")
     return EXIT_OK
-
-
-async def _resolve(backend: Backend, given: str, choice: BackendChoice, *, stored: bool) -> str:
-    """The id `given` names: itself when it is a whole id, else the one id it starts.
-
-    `stored` looks among stored Sessions (`show`), else in the trash
-    (`restore`; only a store whose trash can be listed matches a start there).
-    Raises `CommandError` for no match or several.
-    """
-    if stored:
-        if await backend.cursor(given) is not None:
-            return given
-        rows = [_row(item) for item in await backend.list()]
-        candidates = {row.id: row.shown_title for row in rows if row.id.startswith(given)}
-        where, hint = choice.describe(), "dsh sessions list shows the stored ones"
-    else:
-        trashed = _trashed(backend)
-        if trashed is None or given in trashed:
-            return given  # the backend says whether it holds it
-        candidates = {session_id: None for session_id in trashed if session_id.startswith(given)}
-        where, hint = f"the trash of {choice.describe()}", "only a deleted Session can be restored"
-    if not candidates:
-        raise CommandError(f"no session {given!r} in {where}; {hint}")
-    if len(candidates) > 1:
-        raise CommandError(
-            f"{given!r} starts {len(candidates)} sessions in {where}: "
-            f"{_names(candidates.items())}; give more of the id"
-        )
-    (only,) = candidates
-    return only
-
-
-def _trashed(backend: Backend) -> list[str] | None:
-    """The ids in a JSONL store's trash; None for a store whose trash cannot be listed."""
-    if not isinstance(backend, JsonlBackend):
-        return None
-    folder = backend.trash_directory
-    return sorted(path.stem for path in folder.glob("*.jsonl")) if folder.is_dir() else []
-
-
-def _names(candidates: Iterable[tuple[str, str | None]]) -> str:
-    return ", ".join(
-        session_id if title is None else f"{session_id} ({visible(title)})"
-        for session_id, title in sorted(candidates)
-    )
 
 
 def _write_header(streams: Streams, stored: StoredSession) -> None:

@@ -28,7 +28,9 @@ The rules every backend keeps (the contract suite in
   replaced, restored). None means the backend cannot tell, and a reader must
   verify again every time.
 - `trash` takes a Session out of the store (it is no longer listed or read)
-  without destroying it; `restore` brings it back unchanged.
+  without destroying it; `restore` brings it back unchanged. `trashed` lists
+  the ids in the trash and `inspect_trashed` reads one there, so that a copy
+  of the store (`dsh store copy`) can carry the trash too.
 - A method that raised may or may not have taken effect (a commit can succeed
   and its acknowledgement fail). Callers that need to know ask `cursor` and
   compare what `read` returns.
@@ -57,6 +59,7 @@ __all__ = [
     "Backend",
     "Events",
     "LogMark",
+    "SessionIds",
     "StoredSession",
     "StoredSummary",
     "check_contiguous",
@@ -146,8 +149,9 @@ def check_contiguous(session_id: str, events: Sequence[SessionEvent], start: int
             raise IntegrityError(session_id, start + offset, event.seq)
 
 
-# What `read` returns, spelled once here: inside a `Backend`, `list` is a method.
+# What `read` and `trashed` return, spelled once here: inside a `Backend`, `list` is a method.
 Events = list[SessionEvent]
+SessionIds = list[str]
 
 
 class Backend(abc.ABC):
@@ -245,6 +249,17 @@ class Backend(abc.ABC):
         """
         validate_session_id(session_id)
         raise StorageError(f"{type(self).__name__} has no trash to restore {session_id} from")
+
+    async def trashed(self) -> SessionIds:
+        """The ids of the Sessions in the trash, sorted. The default: none (no trash)."""
+        return []
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        """A trashed Session's header and events (as `inspect` reads a stored one), or
+        None if the trash does not hold it. Raises `CorruptLog`, `StorageError`. The
+        default: None (no trash)."""
+        validate_session_id(session_id)
+        return None
 
     async def release(self, session_id: str) -> None:
         """Free per-Session resources (open files, cached cursors); storage is unchanged.

@@ -22,6 +22,7 @@ from .backend import (
     Backend,
     Events,
     LogMark,
+    SessionIds,
     StoredSession,
     StoredSummary,
     check_contiguous,
@@ -120,6 +121,19 @@ class MemoryBackend(Backend):
             raise SessionExists(f"session {session_id} is already stored (in memory)")
         log.incarnation = next(self._incarnations)
         self._logs[session_id] = self._trash.pop(session_id)
+
+    async def trashed(self) -> SessionIds:
+        await anyio.lowlevel.checkpoint()
+        return sorted(self._trash)
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        validate_session_id(session_id)
+        await anyio.lowlevel.checkpoint()
+        log = self._trash.get(session_id)
+        if log is None:
+            return None
+        events = tuple(log.events)
+        return StoredSession(log.header, events, False, LogMark(len(events), log.incarnation))
 
     async def _find(self, session_id: str) -> _Log | None:
         validate_session_id(session_id)

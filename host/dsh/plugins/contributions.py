@@ -12,6 +12,7 @@ catalogue's to read (`dsh.host.catalogue`), which then asks here.
   to a person (`dsh.attention`);
 - `states(log)`, `summaries(session, durable)`, `wake_at(log)` — every
   plugin's state, compact list summary and wake time of a log;
+- `problems(log)` — why plugins could not use a log brought in from outside;
 - `client_modules()` — the browser modules the plugins ship;
 - `model_choices()`, `demo_skills()` — the model adapters they offer, and
   what they teach the demo model;
@@ -162,6 +163,30 @@ class Contributions:
         if unreadable:
             raise unreadable[0]
         return min((contribution.value for contribution in times), default=None)
+
+    def problems(self, log: SessionLog) -> dict[str, str]:
+        """Why each plugin could not use `log` (`dsh_session_check`), keyed by plugin name;
+        empty when every plugin can. A plugin that failed to check counts as a problem."""
+        problems: dict[str, str] = {}
+
+        def failed(plugin: str, hook: str, error: Exception) -> None:
+            problems[plugin] = f"it failed to check the log: {type(error).__name__}: {error}"
+
+        def sentence(plugin: str, value: object) -> str:
+            if not isinstance(value, str):
+                problems[plugin] = f"it answered {value!r}, not a sentence or None"
+                raise TypeError("not a string")
+            return value
+
+        found = self.hooks.each(
+            "dsh_session_check",
+            {"session": log},
+            convert=sentence,
+            about=f"for session {log.id}",
+            on_error=failed,
+        )
+        problems.update((contribution.plugin, contribution.value) for contribution in found)
+        return dict(sorted(problems.items()))
 
     def client_modules(self) -> list[PublishedModule]:
         """Browser modules from every loaded plugin, in call order (`dsh_client_modules`)."""

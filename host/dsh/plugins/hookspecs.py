@@ -159,6 +159,24 @@ def dsh_session_wake_at(session: SessionLog) -> int | None:
 
 
 @hookspec
+def dsh_session_check(session: SessionLog) -> str | None:
+    """Return why this plugin could not use `session`'s log (one sentence), or None.
+
+    Called for a whole log that is about to be added to a store from outside
+    it (`dsh sessions import`), before anything is stored; never for a live
+    Session. The host has already checked the header and that every event is
+    valid and numbered in order: check what only the plugin knows about its
+    own event types (the schedule plugin folds them and answers the fold's
+    refusal). Must be pure: derived from the log alone. Runs in the command's
+    thread; read the log as `dsh_event_view` says.
+
+    Failures are contained per plugin: a plugin that raises, or returns
+    something that is not a string, is reported as a check that failed (the
+    log is refused, naming the plugin); the other plugins are still asked.
+    """
+
+
+@hookspec
 def dsh_session_state(session: SessionLog) -> JsonLike:
     """Return this plugin's presentable state of `session` (JSON), or None for none.
 

@@ -39,7 +39,14 @@ from typing import Any, Literal, TypeVar, get_args
 
 import anyio
 
-from ..persistence.backend import Backend, Events, LogMark, StoredSession, StoredSummary
+from ..persistence.backend import (
+    Backend,
+    Events,
+    LogMark,
+    SessionIds,
+    StoredSession,
+    StoredSummary,
+)
 from ..persistence.errors import StorageError
 from ..persistence.jsonl import JsonlBackend
 from ..session.event import SessionEvent
@@ -306,6 +313,12 @@ class FaultyBackend(Backend):
 
     async def restore(self, session_id: str) -> None:
         await self._call("restore", lambda: self.inner.restore(session_id), session_id)
+
+    async def trashed(self) -> SessionIds:
+        return await self.inner.trashed()
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        return await self.inner.inspect_trashed(session_id)
 
     async def aclose(self) -> None:
         self.clear()

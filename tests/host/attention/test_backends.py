@@ -8,7 +8,12 @@ from pathlib import Path
 import pytest
 
 from dsh.attention.alert import Alert
-from dsh.attention.backend import KEEP_READ_MS, AttentionBackend, MemoryAttentionBackend
+from dsh.attention.backend import (
+    KEEP_READ_MS,
+    AttentionBackend,
+    AttentionRecord,
+    MemoryAttentionBackend,
+)
 from dsh.attention.backends import attention_backend_for
 from dsh.attention.jsonl import JsonlAttentionBackend
 from dsh.persistence.jsonl import JsonlBackend
@@ -171,3 +176,22 @@ async def test_an_alert_of_any_text_is_kept_with_nul_shown_as_a_replacement(
     shown = hostile.replace("\u0000", "\ufffd")
     assert found.title in (hostile, shown) and found.body in (hostile, shown)
     assert found.title.replace("\u0000", "\ufffd") == shown
+
+
+async def test_records_give_everything_kept_per_session_to_copy_it_elsewhere(
+    store: Callable[[], AttentionBackend],
+) -> None:
+    backend = store()
+    assert await backend.records() == []
+    await backend.record(B, [alert(B, 5), alert(B, 2)], 6)
+    await backend.read(B, 3)
+    await backend.read(A, 4)  # a read mark before anything was derived
+    (only_read, both) = await backend.records()
+    assert only_read == AttentionRecord(A, None, 4, ())
+    assert both == AttentionRecord(B, 6, 3, (alert(B, 2), alert(B, 5)))
+    copy = MemoryAttentionBackend()
+    for record in await store().records():  # after a restart too
+        if record.checked is not None:
+            await copy.record(record.session_id, record.alerts, record.checked)
+        await copy.read(record.session_id, record.read)
+    assert await copy.records() == [only_read, both]

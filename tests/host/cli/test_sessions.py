@@ -455,15 +455,15 @@ def test_sessions_restore_refuses_what_it_cannot_restore(dsh: Cli, tmp_path: Pat
     assert invalid.code == 2
 
 
-def test_sessions_restore_from_a_store_whose_trash_cannot_be_listed_needs_the_whole_id(
+def test_sessions_restore_of_an_id_the_trash_does_not_hold_says_so_in_any_store(
     dsh: Cli,
 ) -> None:
     result = dsh("sessions", "restore", "s1", "--store", "memory:")
 
     assert result.code == 1
     assert result.err == (
-        "dsh: error: the trash holds no session s1 (in memory); "
-        "only a deleted Session can be restored\n"
+        "dsh: error: no session 's1' in the trash of memory (kept only while the process "
+        "runs); only a deleted Session can be restored\n"
     )
 
 

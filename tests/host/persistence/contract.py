@@ -405,6 +405,26 @@ class BackendContract:
             with pytest.raises(InvalidSessionId):
                 await call("../s1")
 
+    async def test_the_trash_is_listed_and_read_as_it_was_stored(self, backend: Backend) -> None:
+        assert await backend.trashed() == []
+        await backend.initialize(header("s2"), events(0, 2))
+        await backend.initialize(header(), events(0, 3))
+        await backend.trash("s2")
+        await backend.trash("s1")
+        await backend.initialize(header(), events(0, 1))  # a new Session under the same id
+        assert await backend.trashed() == ["s1", "s2"]
+        stored = await backend.inspect_trashed("s1")
+        assert stored is not None and stored.header == header(delegationDepth=0)
+        assert_events(stored.events, events(0, 3))
+        assert await backend.inspect_trashed("s3") is None
+        assert await backend.cursor("s1") == 1  # the stored one is another log
+        await backend.restore("s2")
+        assert await backend.trashed() == ["s1"]
+        assert await backend.inspect_trashed("s2") is None
+        assert await (await self.reopen(backend)).trashed() == ["s1"]
+        with pytest.raises(InvalidSessionId):
+            await backend.inspect_trashed("../s1")
+
     async def test_a_restored_session_has_a_new_incarnation(self, backend: Backend) -> None:
         await backend.initialize(header(), events(0, 1))
         before = await backend.mark("s1")

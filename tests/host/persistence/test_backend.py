@@ -64,6 +64,8 @@ async def test_the_default_trash_refuses_and_keeps_the_session() -> None:
     with pytest.raises(StorageError, match="no trash to restore s1 from"):
         await backend.restore("s1")
     assert await backend.cursor("s1") == 1
+    assert await backend.trashed() == []
+    assert await backend.inspect_trashed("s1") is None
 
 
 def test_select_events_is_the_slice_and_the_filter_a_read_returns() -> None:

@@ -255,3 +255,35 @@ async def test_an_alert_is_what_a_plugin_answers_checked_at_the_boundary(
     else:
         assert content is not None and (content.title, content.body, content.tag) == expected
     assert logged in caplog.text
+
+
+class Checks(Plugin):
+    """A plugin that checks logs: refuses one with a `note/bad` event, fails on `note/raise`."""
+
+    @dsh.hookimpl
+    def dsh_session_check(self, session: dsh.SessionLog) -> Any:
+        types = {event.type for event in session.scan(0, len(session))}
+        if "note/raise" in types:
+            raise RuntimeError("boom")
+        if "note/number" in types:
+            return 42
+        return "it holds a bad note" if "note/bad" in types else None
+
+
+@pytest.mark.parametrize(
+    ("event_type", "expected"),
+    [
+        ("note/fine", {}),
+        ("note/bad", {"checks": "it holds a bad note"}),
+        ("note/raise", {"checks": "it failed to check the log: RuntimeError: boom"}),
+        ("note/number", {"checks": "it answered 42, not a sentence or None"}),
+    ],
+)
+async def test_the_problems_of_a_log_are_every_plugin_s_refusal_and_failure(
+    event_type: str, expected: dict[str, str]
+) -> None:
+    async with running_host() as host:
+        await load_plugin(host, Checks, name="checks")
+        agent = await host.create_session()
+        host.live.append(agent.session, event_type, {})
+        assert host.contributions.problems(agent.session) == expected

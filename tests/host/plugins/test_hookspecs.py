@@ -22,7 +22,7 @@ def specs() -> list[tuple[str, object]]:
     ]
 
 
-def test_there_are_the_eleven_documented_hooks() -> None:
+def test_there_are_the_twelve_documented_hooks() -> None:
     assert [name for name, _ in specs()] == [
         "dsh_agent_published",
         "dsh_cli_commands",
@@ -32,6 +32,7 @@ def test_there_are_the_eleven_documented_hooks() -> None:
         "dsh_models",
         "dsh_session_action",
         "dsh_session_alert",
+        "dsh_session_check",
         "dsh_session_state",
         "dsh_session_summary",
         "dsh_session_wake_at",

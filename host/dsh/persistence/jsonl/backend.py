@@ -38,11 +38,20 @@ from anyio import CapacityLimiter
 from ...session.event import SessionEvent
 from ...session.header import SessionHeader
 from ...session.ids import validate_session_id
-from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..backend import (
+    Backend,
+    Events,
+    LogMark,
+    SessionIds,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
 from ..errors import SessionExists
 from .files import Sync
 from .format import encode_events
 from .logs import LogFiles
+from .trash import read_trashed, trashed_ids
 from .writers import PendingBatch
 
 __all__ = ["JsonlBackend"]
@@ -172,6 +181,13 @@ class JsonlBackend(Backend):
         await self._write(self._files.restore, session_id)
 
     # -- Backend: reading --------------------------------------------------------
+
+    async def trashed(self) -> SessionIds:
+        return await self._read(trashed_ids, self.trash_directory)
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        validate_session_id(session_id)
+        return await self._read(read_trashed, self.trash_directory, session_id)
 
     async def cursor(self, session_id: str) -> int | None:
         return await self._read(self._files.cursor, validate_session_id(session_id))

@@ -675,5 +675,3 @@ def _changed(session_id: str, path: Path) -> LogChanged:
         f"session {session_id}: {path} changed since this process last wrote it "
         "(another writer, a restore or an edit); nothing was appended"
     )
-
-

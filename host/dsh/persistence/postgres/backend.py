@@ -18,7 +18,7 @@ The same `Backend` contract as the JSONL store, over the tables of
 - Each event's stored text is parsed and validated like a JSONL line; a row
   that does not parse, or whose seq is not its key, raises `CorruptLog`.
 - `trash` marks the row deleted; `restore` clears the mark and gives the log
-  a new incarnation.
+  a new incarnation; `trashed` and `inspect_trashed` read the marked rows.
 
 `lease_backend(owner)` returns the `PostgresLeases` whose leases this
 backend's writes are fenced with; `inbox()` the `PostgresInbox` through
@@ -40,7 +40,15 @@ from ...session.facts import SummaryFacts, title_of
 from ...session.header import Lineage, SessionHeader
 from ...session.ids import validate_session_id
 from ...session.types import SESSION_TITLE
-from ..backend import Backend, Events, LogMark, StoredSession, StoredSummary, check_contiguous
+from ..backend import (
+    Backend,
+    Events,
+    LogMark,
+    SessionIds,
+    StoredSession,
+    StoredSummary,
+    check_contiguous,
+)
 from ..errors import (
     CorruptLog,
     IntegrityError,
@@ -421,6 +429,32 @@ class PostgresBackend(Backend):
                 ) from None
         if cursor.rowcount == 0:
             raise SessionNotFound(f"the trash of {self.describe()} holds no session {session_id}")
+
+    async def trashed(self) -> SessionIds:
+        async with self.database.connection() as connection:
+            cursor = await connection.execute(
+                'SELECT id FROM sessions WHERE deleted_at IS NOT NULL ORDER BY id COLLATE "C"'
+            )
+            return [str(row[0]) for row in await cursor.fetchall()]
+
+    async def inspect_trashed(self, session_id: str) -> StoredSession | None:
+        validate_session_id(session_id)
+        async with self.database.connection() as connection, connection.transaction():
+            await connection.execute("SET TRANSACTION ISOLATION LEVEL REPEATABLE READ")
+            cursor = await connection.execute(
+                "SELECT log_id, header FROM sessions WHERE id = %s AND deleted_at IS NOT NULL",
+                (session_id,),
+            )
+            row = await cursor.fetchone()
+            if row is None:
+                return None
+            log_id, header = row
+            cursor = await connection.execute(
+                "SELECT seq, body FROM events WHERE log_id = %s ORDER BY seq", (log_id,)
+            )
+            rows = await cursor.fetchall()
+        events = tuple(self._event(session_id, seq, body) for seq, body in rows)
+        return StoredSession(self._header(session_id, header), events, False, None)
 
     async def release(self, session_id: str) -> None:
         validate_session_id(session_id)

@@ -22,6 +22,9 @@ an agent and to this instance's own scope.
   planned as of its last event) and of whether the host wakes closed Sessions.
 - `dsh_session_wake_at(session)`: the earliest time an active, unpaused
   reminder needs the Session live, from the log alone (`state.session_wake_at`).
+- `dsh_session_check(session)`: the fold's refusal of a log brought in from
+  outside (`dsh sessions import`), folded afresh (no cache: the log is not
+  stored yet), or None.
 
 These three read the fold of the log through one `FoldCache` per plugin
 instance (cleared when the plugin's scope closes): a log read before is
@@ -55,6 +58,7 @@ from .cache import FoldCache
 from .cli import register_commands
 from .config import ScheduleConfig
 from .demo import ScheduleDemoSkill
+from .fold import ScheduleFold
 from .installation import ScheduleInstallation, install
 from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
@@ -140,6 +144,13 @@ class SchedulePlugin:
             fold=self.folds.fold(session),
             fires_when_closed=self.context.wakes_cold_sessions,
         )
+
+    @hookimpl
+    def dsh_session_check(self, session: SessionLog) -> str | None:
+        error = ScheduleFold.of(session).error
+        if error is None:
+            return None
+        return f"its schedule log is invalid at seq {error.seq}: {error.reason}"
 
     @hookimpl
     def dsh_session_wake_at(self, session: SessionLog) -> int | None:
