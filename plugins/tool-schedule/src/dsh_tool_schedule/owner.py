@@ -36,6 +36,20 @@ When a target is due:
    holding the lock (a failure is logged: storage retries its retained batch
    at the next flush), then start over.
 
+**A reminder's turn is never lost.** The follow-up lives in the agent's
+inbox until its turn stores it as a `message/user`; a process that dies, or
+an agent that closes, in between keeps the durable dispatch (the receipt)
+and loses the turn. So the owner notes, when it is installed (a resume, a
+wake, a takeover), the dispatches of the log that have no stored follow-up
+(`ScheduleFold.unanswered()`), and before anything else queues each again
+— same frame, delivered now, `source` naming the same `dispatchSeq` plus
+`"requeued": true` — inside `run_maintenance(..., wait=True)` so it runs
+ahead of queued input. Nothing is appended: if the process dies again before
+the follow-up is stored, the next owner queues it again (at-least-once);
+once it is stored, never again. Only the owner's own installation re-queues:
+a dispatch of the live lifecycle whose follow-up is still queued is not an
+orphan.
+
 A rejected log stops delivery for this agent: the owner logs it and, unless
 the log already says so, appends one `schedule/notice` for the rejected seq
 (under the lock, then a barrier) so the person sees it, then stops.
@@ -61,10 +75,11 @@ from pydantic import JsonValue
 
 from dsh import AgentClosed
 
-from .fold import following_occurrence
+from .fold import Reminder, following_occurrence
 from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
 from .notice import noticed
+from .plan import Due
 from .timefmt import format_timestamp
 
 if TYPE_CHECKING:
@@ -72,6 +87,7 @@ if TYPE_CHECKING:
 
     from .alarm import Alarm
     from .fold import FoldError
+    from .followups import Unanswered
 
 __all__ = ["ReminderOwner"]
 
@@ -103,6 +119,7 @@ class ReminderOwner:
         "_dirty",
         "_finished",
         "_ledger",
+        "_orphans",
         "_stopped",
         "_task",
         "_unwatch",
@@ -118,6 +135,10 @@ class ReminderOwner:
         self._task: anyio.CancelScope | None = None
         self._wait_scope: anyio.CancelScope | None = None
         self._finished: anyio.Event | None = None
+        # The dispatches an earlier lifecycle left without a stored follow-up.
+        # Only this lifecycle's owner answers them, and it does so first: none is
+        # answered meanwhile.
+        self._orphans: list[Unanswered] = ledger.fold().unanswered()
         self._unwatch: Disposer | None = ledger.watch(self.recompute)
         self._start()
 
@@ -203,6 +224,8 @@ class ReminderOwner:
         if fold.error is not None:
             await self._report(fold.error)
             return None
+        if self._orphans and not await self._requeue():
+            return None
         now = agent.clock.wall_ms()
         due = False
         wake: int | None = None
@@ -243,6 +266,55 @@ class ReminderOwner:
                     agent.session.id,
                     failure,
                 )
+
+    # -- follow-ups an earlier lifecycle lost ------------------------------
+
+    async def _requeue(self) -> bool:
+        """Queue again the follow-ups noted at install; False once the agent closed."""
+        try:
+            await self._agent.run_maintenance(self._requeue_orphans, wait=True)
+        except AgentClosed:
+            return False
+        return True
+
+    async def _requeue_orphans(self) -> None:
+        orphans, self._orphans = self._orphans, []
+        for item in orphans:
+            self._queue_again(item)
+
+    def _queue_again(self, item: Unanswered) -> None:
+        agent = self._agent
+        now = agent.clock.wall_ms()
+        try:
+            record = item.record()
+            reminder = Reminder.start(record, item.seq, item.seq, 0)
+            due = Due(item.occurrence_ms, item.missed)
+            frame = reminder_frame(
+                reminder,
+                due,
+                now,
+                item.following_ms,
+                fires_when_closed=self._ledger.fires_when_closed,
+            )
+            source = _source(record.id, due, item.seq)
+            source["requeued"] = True
+            agent.followup(frame, source)
+        except Exception:
+            log.exception(
+                "session %s: the follow-up of dispatch %d (reminder %s) could not be queued "
+                "again; its receipt stays, its turn does not run",
+                agent.session.id,
+                item.seq,
+                item.reminder_id,
+            )
+            return
+        log.info(
+            "session %s: queued again the follow-up of dispatch %d (reminder %s), which an "
+            "earlier run delivered but never stored",
+            agent.session.id,
+            item.seq,
+            item.reminder_id,
+        )
 
     # -- delivery ---------------------------------------------------------
 
@@ -310,14 +382,7 @@ class ReminderOwner:
             frame = reminder_frame(
                 reminder, due, now, following, fires_when_closed=ledger.fires_when_closed
             )
-            source: dict[str, JsonValue] = {
-                "kind": "schedule",
-                "scheduleId": reminder.id,
-                "occurrenceAt": format_timestamp(due.occurrence_ms),
-                "missed": due.missed,
-                "dispatchSeq": len(agent.session),
-            }
-            agent.followup(frame, source)
+            agent.followup(frame, _source(reminder.id, due, len(agent.session)))
         except Exception:
             log.exception(
                 "session %s: reminder %s could not be queued; it stays active until the "
@@ -337,3 +402,14 @@ class ReminderOwner:
             )
             return _Attempt.FAULTED
         return _Attempt.DISPATCHED
+
+
+def _source(reminder_id: str, due: Due, dispatch_seq: int) -> dict[str, JsonValue]:
+    """The `source` of the follow-up that delivers `due` by the dispatch at `dispatch_seq`."""
+    return {
+        "kind": "schedule",
+        "scheduleId": reminder_id,
+        "occurrenceAt": format_timestamp(due.occurrence_ms),
+        "missed": due.missed,
+        "dispatchSeq": dispatch_seq,
+    }
