@@ -764,7 +764,7 @@ async def test_missed_occurrences_catch_up_once_then_back_on_schedule(harness: H
     assert occurrences(agent) == [("2026-01-01T05:00:00.000Z", 4)]
     assert status_of(agent) == "Status: overdue by 10m 00s"
     missed = line_of(agent, "Missed")
-    assert missed.startswith("4 (not delivered while this conversation was closed")
+    assert missed.startswith("4 (not delivered when due: this conversation was closed")
     assert data(reminder_messages(agent.session)[0])["source"]["missed"] == 4
 
     await follow(harness, lambda: len(dispatches(agent.session)) == 2, limit=200)
@@ -1036,7 +1036,7 @@ async def test_a_followup_that_cannot_be_framed_again_is_logged_and_dropped(
         agent = harness.open(resume(stored, at_ms=START_MS))
         await settle()
     assert reminder_messages(agent.session) == []
-    assert f"the follow-up of dispatch {dispatch_seq} (reminder rem-1) could not" in caplog.text
+    assert f"the follow-up of dispatch {dispatch_seq} could not be queued again" in caplog.text
 
 
 async def test_a_rejected_log_queues_no_followup_again(harness: Harness) -> None:

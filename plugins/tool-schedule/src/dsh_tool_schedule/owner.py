@@ -71,14 +71,14 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 import anyio
-from pydantic import JsonValue
 
 from dsh import AgentClosed
 
+from .budget import SessionBudget
+from .delivery import Part, coalesce, followup_message, requeue_groups
 from .fold import Reminder, following_occurrence
-from .frame import reminder_frame
 from .ledger import BarrierFailed, ScheduleLedger
-from .notice import noticed
+from .notice import deferral_told, noticed
 from .plan import Due
 from .timefmt import format_timestamp
 
@@ -86,6 +86,7 @@ if TYPE_CHECKING:
     from dsh import Agent, Disposer
 
     from .alarm import Alarm
+    from .budget import HostPacer
     from .fold import FoldError
     from .followups import Unanswered
 
@@ -116,20 +117,27 @@ class ReminderOwner:
     __slots__ = (
         "_agent",
         "_alarm",
+        "_budget",
         "_dirty",
         "_finished",
         "_ledger",
         "_orphans",
+        "_pacer",
         "_stopped",
         "_task",
         "_unwatch",
         "_wait_scope",
     )
 
-    def __init__(self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm) -> None:
+    def __init__(
+        self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm, pacer: HostPacer
+    ) -> None:
         self._agent = agent
         self._ledger = ledger
         self._alarm = alarm
+        self._pacer = pacer
+        # Read from the log when first needed (a Session with nothing due never reads it).
+        self._budget: SessionBudget | None = None
         self._dirty = False
         self._stopped = False
         self._task: anyio.CancelScope | None = None
@@ -175,6 +183,7 @@ class ReminderOwner:
         """For good: no alarm, no more recomputes."""
         self._stopped = True
         self._alarm.clear(self)
+        self._pacer.forget(self)
         if self._unwatch is not None:
             self._unwatch()
             self._unwatch = None
@@ -235,13 +244,76 @@ class ReminderOwner:
             if planned.wake_ms is not None and (wake is None or planned.wake_ms < wake):
                 wake = planned.wake_ms
         if due:
+            held = await self._admit(now)
+            if held is not None:
+                return held
             attempt = await self._attempt()
+            if attempt is not _Attempt.DISPATCHED:
+                self._pacer.give_back(now)
             if attempt is _Attempt.FAULTED:
                 return None
             if attempt in (_Attempt.BUSY, _Attempt.WAITING):
                 return agent.when_idle
             return anyio.lowlevel.checkpoint
+        self._pacer.forget(self)
         return _Rest(wake)
+
+    # -- budgets ----------------------------------------------------------
+
+    def _session_budget(self) -> SessionBudget:
+        if self._budget is None:
+            config = self._ledger.config
+            self._budget = SessionBudget.of_log(
+                self._agent.session,
+                config.max_deliveries_per_hour,
+                config.max_deliveries_per_day,
+                self._agent.clock.wall_ms(),
+            )
+        return self._budget
+
+    async def _admit(self, now: int) -> _Rest | None:
+        """None when a delivery may start now; else what to rest for (`budget`)."""
+        budget = self._session_budget()
+        blocked = budget.blocked_until(now)
+        if blocked is not None:
+            self._pacer.forget(self)
+            await self._tell_deferred(budget, now, blocked)
+            return _Rest(blocked)
+        if not self._pacer.admit(self, now, self.recompute):
+            log.info(
+                "session %s: a reminder is due but the host's deliveries per minute are spent; "
+                "it waits for its turn (%d waiting)",
+                self._agent.session.id,
+                self._pacer.waiting,
+            )
+            return _Rest(None)
+        return None
+
+    async def _tell_deferred(self, budget: SessionBudget, now: int, until: int) -> None:
+        """Tell the person, once per stop, that the Session's delivery budget is spent."""
+        agent = self._agent
+        limit, size = budget.limit_hit(now)
+        async with self._ledger.lock:
+            if deferral_told(agent.session):
+                return
+            log.warning(
+                "session %s: %d reminder turns in the last %s, the most it may start; "
+                "due reminders wait until %s",
+                agent.session.id,
+                size,
+                limit,
+                format_timestamp(until),
+            )
+            self._ledger.append_deferred(limit, size, until)
+            try:
+                await self._ledger.barrier()
+            except BarrierFailed as failure:
+                log.warning(
+                    "session %s: the notice of deferred reminders was appended but not "
+                    "confirmed (%s)",
+                    agent.session.id,
+                    failure,
+                )
 
     async def _report(self, error: FoldError) -> None:
         """Tell the person once that this Session's schedule log was rejected."""
@@ -279,41 +351,44 @@ class ReminderOwner:
 
     async def _requeue_orphans(self) -> None:
         orphans, self._orphans = self._orphans, []
-        for item in orphans:
-            self._queue_again(item)
+        for group in requeue_groups(orphans):
+            self._queue_again(group)
 
-    def _queue_again(self, item: Unanswered) -> None:
+    def _queue_again(self, group: list[Unanswered]) -> None:
+        """Queue one follow-up for the dispatches of one earlier delivery (counted, never
+        refused, by the Session's budget: it is a turn, owed since before the crash)."""
         agent = self._agent
         now = agent.clock.wall_ms()
+        seqs = ", ".join(str(item.seq) for item in group)
         try:
-            record = item.record()
-            reminder = Reminder.start(record, item.seq, item.seq, 0)
-            due = Due(item.occurrence_ms, item.missed)
-            frame = reminder_frame(
-                reminder,
-                due,
-                now,
-                item.following_ms,
-                fires_when_closed=self._ledger.fires_when_closed,
+            parts = [
+                Part(
+                    Reminder.start(item.record(), item.seq, item.seq, 0),
+                    Due(item.occurrence_ms, item.missed),
+                    item.following_ms,
+                    item.seq,
+                )
+                for item in group
+            ]
+            text, source = followup_message(
+                parts, now, fires_when_closed=self._ledger.fires_when_closed
             )
-            source = _source(record.id, due, item.seq)
             source["requeued"] = True
-            agent.followup(frame, source)
+            agent.followup(text, source)
         except Exception:
             log.exception(
-                "session %s: the follow-up of dispatch %d (reminder %s) could not be queued "
-                "again; its receipt stays, its turn does not run",
+                "session %s: the follow-up of dispatch %s could not be queued again; its "
+                "receipt stays, its turn does not run",
                 agent.session.id,
-                item.seq,
-                item.reminder_id,
+                seqs,
             )
             return
+        self._session_budget().record(now)
         log.info(
-            "session %s: queued again the follow-up of dispatch %d (reminder %s), which an "
-            "earlier run delivered but never stored",
+            "session %s: queued again the follow-up of dispatch %s, which an earlier run "
+            "delivered but never stored",
             agent.session.id,
-            item.seq,
-            item.reminder_id,
+            seqs,
         )
 
     # -- delivery ---------------------------------------------------------
@@ -374,42 +449,41 @@ class ReminderOwner:
         ]
         if not candidates:
             return _Attempt.STALE
-        reminder = min(candidates, key=lambda item: item[:2])[2]
+        taken = coalesce(candidates)
+        named = ", ".join(reminder.id for reminder in taken)
         try:
-            due = ledger.plan(reminder, now, count_missed=True).due
-            assert due is not None, "unreachable: the same plan, now counting"
-            following = following_occurrence(reminder, due.occurrence_ms)
-            frame = reminder_frame(
-                reminder, due, now, following, fires_when_closed=ledger.fires_when_closed
-            )
-            agent.followup(frame, _source(reminder.id, due, len(agent.session)))
+            parts = self._parts(taken, now)
+            text, source = followup_message(parts, now, fires_when_closed=ledger.fires_when_closed)
+            agent.followup(text, source)
         except Exception:
             log.exception(
                 "session %s: reminder %s could not be queued; it stays active until the "
                 "agent is next idle or reminders are managed",
                 agent.session.id,
-                reminder.id,
+                named,
             )
             return _Attempt.WAITING
         try:
-            ledger.append_dispatch(reminder, due)
+            for part in parts:
+                ledger.append_dispatch(part.reminder, part.due)
         except Exception:
             log.exception(
                 "session %s: reminder %s was queued but its dispatch could not be appended; "
                 "the schedule owner of this agent stops",
                 agent.session.id,
-                reminder.id,
+                named,
             )
             return _Attempt.FAULTED
+        self._session_budget().record(now)
         return _Attempt.DISPATCHED
 
-
-def _source(reminder_id: str, due: Due, dispatch_seq: int) -> dict[str, JsonValue]:
-    """The `source` of the follow-up that delivers `due` by the dispatch at `dispatch_seq`."""
-    return {
-        "kind": "schedule",
-        "scheduleId": reminder_id,
-        "occurrenceAt": format_timestamp(due.occurrence_ms),
-        "missed": due.missed,
-        "dispatchSeq": dispatch_seq,
-    }
+    def _parts(self, taken: list[Reminder], now: int) -> list[Part]:
+        """What each reminder of one delivery delivers; their dispatches come next in the log."""
+        first_seq = len(self._agent.session)
+        parts: list[Part] = []
+        for offset, reminder in enumerate(taken):
+            due = self._ledger.plan(reminder, now, count_missed=True).due
+            assert due is not None, "unreachable: the same plan, now counting"
+            following = following_occurrence(reminder, due.occurrence_ms)
+            parts.append(Part(reminder, due, following, first_seq + offset))
+        return parts
