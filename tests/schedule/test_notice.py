@@ -17,7 +17,7 @@ from dsh_tool_schedule.notice import (
 )
 
 from .conftest import START_MS
-from .logs import Entry, create, create2, dispatch2, every, raw, session, user
+from .logs import Entry, create, create2, every, session, user
 
 ERROR = FoldError(3, "dispatch of rem-2, which is never created in this fold")
 
@@ -102,14 +102,14 @@ def test_a_deferral_notice_names_the_window_its_size_and_when_delivery_resumes()
     assert notice_view({**DEFERRED, "until": "tomorrow"}) is None
 
 
-def test_a_deferral_is_told_until_the_next_dispatch() -> None:
+def test_a_deferral_is_told_at_most_once_an_hour() -> None:
     hourly = create2(every(3600, first_ms=START_MS + 60_000))
-    dispatch = dispatch2("rem-1", START_MS + 60_000, 0)
-    assert not deferral_told(session(hourly))
-    assert deferral_told(session(hourly, dispatch, (NOTICE_TYPE, DEFERRED), user()))
-    assert not deferral_told(session(hourly, (NOTICE_TYPE, DEFERRED), dispatch))
-    # Neither another notice nor a malformed one counts; a create is no dispatch.
+    now = START_MS + 3_600_000
+    assert not deferral_told(session(hourly), now)
+    told = session(hourly, (NOTICE_TYPE, DEFERRED), user(), time=START_MS + 1)
+    assert deferral_told(told, now)
+    assert not deferral_told(told, now + 1)
+    # Another kind of notice, or a malformed one, is no deferral notice.
     other = (NOTICE_TYPE, notice_data(ERROR))
     broken = (NOTICE_TYPE, {"version": 1, "notice": "deliveries_deferred"})
-    assert not deferral_told(session(hourly, dispatch, other, broken, hourly))
-    assert not deferral_told(session(hourly, dispatch, other, broken, raw("nonsense")))
+    assert not deferral_told(session(hourly, other, broken, time=START_MS + 1), now)

@@ -21,11 +21,12 @@ Second kind (third edition): when the Session's delivery budget is spent
      "until": "2026-01-01T01:00:00.000Z", "reason": "60 reminder turns in the last hour, ..."}
 
 `limit` is the window that is full (`hour` or `day`), `max` its size,
-`until` when the first deferred reminder may be delivered. "Once per stop":
-not again while the log's latest deferral notice is newer than its latest
-dispatch (`deferral_told`, a backward scan that stops at the first of the
-two), so restarts and recomputes do not repeat it. The reminders stay active
-and due; nothing is lost.
+`until` when the first deferred reminder may be delivered. At most one an
+hour: not again while the log holds a deferral notice appended less than an
+hour before (`deferral_told`, a backward scan of the notices that stops at
+the first older than that), so restarts, recomputes and the short bursts a
+refilling window allows do not repeat it. The reminders stay active and
+due; nothing is lost.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ from pydantic import BaseModel, BeforeValidator, Field, JsonValue, TypeAdapter, 
 from dsh import describe
 
 from .fold import FoldError
-from .protocol import EVENT_TYPE
 from .protocol.fields import MAX_SAFE_INTEGER, RECORD_CONFIG, Timestamp, exact_version
 from .timefmt import format_timestamp
 
@@ -58,7 +58,7 @@ __all__ = [
 
 NOTICE_TYPE = "schedule/notice"
 _TYPES = frozenset({NOTICE_TYPE})
-_TOLD_TYPES = frozenset({NOTICE_TYPE, EVENT_TYPE})
+_TOLD_WITHIN_MS = 3_600_000
 
 
 class Notice(BaseModel):
@@ -130,16 +130,13 @@ def noticed(log: SessionLog, error: FoldError) -> bool:
     return False
 
 
-def deferral_told(log: SessionLog) -> bool:
-    """True when the log's latest deferral notice is newer than its latest dispatch."""
-    for event in log.scan(log.fold_start, types=_TOLD_TYPES, reverse=True):
-        data = event.data
-        if event.type == EVENT_TYPE:
-            if isinstance(data, dict) and data.get("change") == "dispatch":
-                return False
-            continue
+def deferral_told(log: SessionLog, now_ms: int) -> bool:
+    """True when the log holds a deferral notice appended within the hour before `now_ms`."""
+    for event in log.scan(log.fold_start, types=_TYPES, reverse=True):
+        if event.time <= now_ms - _TOLD_WITHIN_MS:
+            return False
         try:
-            if isinstance(decode_notice(data), DeferredNotice):
+            if isinstance(decode_notice(event.data), DeferredNotice):
                 return True
         except ValueError:
             continue

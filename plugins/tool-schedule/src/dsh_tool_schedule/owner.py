@@ -290,11 +290,11 @@ class ReminderOwner:
         return None
 
     async def _tell_deferred(self, budget: SessionBudget, now: int, until: int) -> None:
-        """Tell the person, once per stop, that the Session's delivery budget is spent."""
+        """Tell the person (at most once an hour) that the Session's delivery budget is spent."""
         agent = self._agent
         limit, size = budget.limit_hit(now)
         async with self._ledger.lock:
-            if deferral_told(agent.session):
+            if deferral_told(agent.session, now):
                 return
             log.warning(
                 "session %s: %d reminder turns in the last %s, the most it may start; "
