@@ -24,6 +24,7 @@ is one delivery and is queued again as one follow-up.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Final
 
@@ -90,7 +91,7 @@ def followup_message(
     return text, source
 
 
-def requeue_groups(items: list[Unanswered]) -> list[list[Unanswered]]:
+def requeue_groups(items: Sequence[Unanswered]) -> list[list[Unanswered]]:
     """`items` (oldest first) in runs of consecutive dispatch seqs: one delivery each."""
     groups: list[list[Unanswered]] = []
     for item in items:

@@ -146,7 +146,8 @@ class ReminderOwner:
         # The dispatches an earlier lifecycle left without a stored follow-up.
         # Only this lifecycle's owner answers them, and it does so first: none is
         # answered meanwhile.
-        self._orphans: list[Unanswered] = ledger.fold().unanswered()
+        # A tuple: the empty one is shared, so an armed Session pays nothing for it.
+        self._orphans: tuple[Unanswered, ...] = tuple(ledger.fold().unanswered())
         self._unwatch: Disposer | None = ledger.watch(self.recompute)
         self._start()
 
@@ -350,7 +351,7 @@ class ReminderOwner:
         return True
 
     async def _requeue_orphans(self) -> None:
-        orphans, self._orphans = self._orphans, []
+        orphans, self._orphans = self._orphans, ()
         for group in requeue_groups(orphans):
             self._queue_again(group)
 
