@@ -687,6 +687,15 @@ const NOTICE = Object.freeze({
   deliveryMode: "session-local",
 });
 
+const DEFERRED = Object.freeze({
+  notice: "deliveries_deferred",
+  limit: "hour",
+  max: 60,
+  until: "2026-01-01T01:01:00.000Z",
+  reason: "60 reminder turns in the last hour",
+  deliveryMode: "session-local",
+});
+
 describe("notice", () => {
   function notice(view, ctx = {}) {
     const document = new FakeDocument();
@@ -718,6 +727,23 @@ describe("notice", () => {
     assert.ok(node.textContent.includes(XSS));
   });
 
+  test("deferred reminders say why they wait and from when, in both languages", () => {
+    const english = notice(DEFERRED, { timeZone: "UTC" });
+    assert.equal(english.getAttribute("data-role"), "schedule-notice");
+    assert.equal(english.getAttribute("data-notice-until"), "2026-01-01T01:01:00.000Z");
+    assert.equal(english.getAttribute("data-notice-seq"), null);
+    assert.equal(one(english, "dsh-schedule-label").textContent, "Reminders waiting");
+    const body = one(english, "dsh-schedule-meta").textContent;
+    assert.match(body, /^Reminders started 60 replies in the last hour, the most this conversation allows\./);
+    assert.match(body, /none is lost\.$/);
+    const daily = one(notice({ ...DEFERRED, limit: "day", max: 480 }), "dsh-schedule-meta");
+    assert.match(daily.textContent, /480 replies in the last day/);
+    const chinese = notice(DEFERRED, { lang: "zh", timeZone: "UTC" });
+    assert.equal(one(chinese, "dsh-schedule-label").textContent, "提醒在等待");
+    assert.match(one(chinese, "dsh-schedule-meta").textContent, /^过去一小时内提醒已触发 60 次回复/);
+    assert.match(one(notice({ ...DEFERRED, limit: "day" }, { lang: "zh" }), "dsh-schedule-meta").textContent, /^过去一天/);
+  });
+
   test("a malformed notice renders the fallback row", () => {
     const broken = [
       null,
@@ -726,6 +752,10 @@ describe("notice", () => {
       { ...NOTICE, seq: -1 },
       { ...NOTICE, seq: "12" },
       { ...NOTICE, reason: " " },
+      { ...DEFERRED, limit: "week" },
+      { ...DEFERRED, max: 0 },
+      { ...DEFERRED, until: "tomorrow" },
+      { ...DEFERRED, reason: "" },
     ];
     for (const view of broken) {
       const node = notice(view);

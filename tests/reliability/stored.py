@@ -23,10 +23,13 @@ from dsh.persistence.jsonl.format import parse_event, parse_header
 from dsh.session.event import SessionEvent
 from dsh.session.log import Session
 from dsh_tool_schedule import ScheduleFold
+from dsh_tool_schedule.followups import answered_seqs
 from dsh_tool_schedule.protocol import EVENT_TYPE
 
 __all__ = [
     "DataDir",
+    "Followups",
+    "followups_of",
     "own_events",
     "read_data_dir",
     "reminder_messages",
@@ -107,3 +110,35 @@ def reminder_messages(events: tuple[SessionEvent, ...]) -> Iterator[tuple[int, s
         source = event.data.get("source")
         if isinstance(source, dict) and source.get("kind") == "schedule":
             yield event.seq, str(source.get("scheduleId"))
+
+
+@dataclass(frozen=True)
+class Followups:
+    """Per dispatch seq: the seqs of the stored follow-ups that name it, and of those whose
+    turn the model answered (a `message/assistant` before the next `message/user`)."""
+
+    stored: dict[int, list[int]]
+    answered: set[int]
+    requeued: int
+
+
+def followups_of(events: tuple[SessionEvent, ...]) -> Followups:
+    """The schedule follow-ups among `events`, by the dispatch(es) each names."""
+    stored: dict[int, list[int]] = {}
+    answered: set[int] = set()
+    requeued = 0
+    current: int | None = None
+    for event in events:
+        if event.type == "message/user":
+            current = None
+            named = answered_seqs(event.data)
+            for dispatch_seq in named:
+                stored.setdefault(dispatch_seq, []).append(event.seq)
+            if named:
+                current = event.seq
+                source = event.data["source"]  # type: ignore[index,call-overload]
+                requeued += source.get("requeued") is True
+        elif event.type == "message/assistant" and current is not None:
+            answered.add(current)
+            current = None
+    return Followups(stored, answered, requeued)

@@ -33,6 +33,13 @@ Queued messages (202) that never became a stored
 `message/user` are counted separately (a 202 means queued, DESIGN §9), and so
 are duplicates: a reminder frame the client saw whose dispatch did not reach
 storage and that was therefore delivered again (the at-least-once window).
+
+A reminder's turn is never lost: at the end, every stored dispatch has
+exactly one stored follow-up naming it (`source.dispatchSeq`) — a follow-up
+that died with a process was queued again by the next resume or wake — and
+the turns the model answered are counted per follow-up (a kill can still land
+between a stored follow-up and the model's answer; that turn is counted as
+cut, never run again).
 """
 
 from __future__ import annotations
@@ -58,7 +65,14 @@ from tests.support.webhost import REPO, WebHost, wait_for
 from .crash_client import CrashClient, Killer, Page
 from .figures import Figures
 from .live_watch import LiveWatch
-from .stored import DataDir, own_events, read_data_dir, reminder_messages, schedule_changes
+from .stored import (
+    DataDir,
+    followups_of,
+    own_events,
+    read_data_dir,
+    reminder_messages,
+    schedule_changes,
+)
 
 pytestmark = [pytest.mark.reliability, pytest.mark.crash]
 
@@ -77,6 +91,11 @@ REPORTED = (
     "reminders_lost",
     "duplicate_deliveries_visible",
     "duplicate_deliveries_stored",
+    "dispatches_without_stored_followup",
+    "followups_stored_twice",
+    "followups_queued_again",
+    "followup_turns_answered",
+    "followup_turns_cut_by_kill",
     "messages_queued_never_stored",
     "fork_seeds_not_in_parent_log",
     "torn_tails_injected",
@@ -254,16 +273,23 @@ def final_lifecycle_start(events: tuple[SessionEvent, ...]) -> int:
 
 
 def all_reminders_finished(web: WebHost) -> DataDir | None:
-    """The data dir once no Session has an active reminder and every final dispatch was
-    followed by its reminder message; None until then."""
+    """The data dir once no Session has an active reminder and every dispatch it owns has
+    its stored follow-up (one lost with a process is queued again at the resume or wake),
+    answered by the model when this last host stored it; None until then."""
     data = read_data_dir(web.data_dir)
     for session_id, stored in data.sessions.items():
         if data.fold(session_id).reminders():
             return None
+        own = own_events(stored)
         start = final_lifecycle_start(stored.events)
-        messages = Counter(rid for seq, rid in reminder_messages(stored.events) if seq > start)
-        for _seq, change in schedule_changes(stored.events[start:]):
-            if change.get("change") == "dispatch" and messages[change["id"]] == 0:
+        followups = followups_of(own)
+        for seq, change in schedule_changes(own):
+            if change.get("change") != "dispatch":
+                continue
+            messages = followups.stored.get(seq)
+            if messages is None:
+                return None
+            if messages[0] > start and messages[0] not in followups.answered:
                 return None
     return data
 
@@ -310,9 +336,30 @@ def account_reminders(client: CrashClient, data: DataDir, counters: Counter[str]
             counters["duplicate_deliveries_visible"] += max(0, deliveries - 1)
             counters["duplicate_deliveries_stored"] += max(0, stored_messages[rid] - 1)
             counters["reminder_frames_shown_then_lost"] += ghosts[rid]
-        counters["dispatches_without_stored_frame"] += sum(
-            1 for rid in dispatched if stored_messages[rid] == 0
-        )
+        problems += account_followups(session_id, own, counters)
+    return problems
+
+
+def account_followups(
+    session_id: str, own: tuple[SessionEvent, ...], counters: Counter[str]
+) -> list[str]:
+    """Per dispatch: exactly one stored follow-up names it; and whether its turn was answered."""
+    problems: list[str] = []
+    followups = followups_of(own)
+    counters["followups_queued_again"] += followups.requeued
+    for seq, change in schedule_changes(own):
+        if change.get("change") != "dispatch":
+            continue
+        stored = followups.stored.get(seq, [])
+        if not stored:
+            counters["dispatches_without_stored_followup"] += 1
+            problems.append(f"{session_id}: the dispatch at seq {seq} has no stored follow-up")
+        elif len(stored) > 1:
+            counters["followups_stored_twice"] += len(stored) - 1
+            problems.append(f"{session_id}: the dispatch at seq {seq} has follow-ups {stored}")
+        for message in stored[:1]:
+            answered = message in followups.answered
+            counters["followup_turns_answered" if answered else "followup_turns_cut_by_kill"] += 1
     return problems
 
 

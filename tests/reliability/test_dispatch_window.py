@@ -9,8 +9,11 @@ delivery (`DSH_TEST_KILL_AT`):
   and is delivered again — exactly once in storage, never lost;
 - **after the dispatch is durable, before the reminder message is
   appended** — the receipt stands: after a restart it is shown from history,
-  and the reminder is not delivered a second time, although its model turn
-  never happened (DESIGN §12: no promise that the model turn runs).
+  the reminder is not dispatched a second time, and the resumed owner queues
+  the lost follow-up again, so its turn runs: one stored follow-up, answered;
+- **after that re-queue, before it is stored** — the next resume queues it
+  again: still one dispatch, one stored follow-up (at-least-once until the
+  follow-up is stored, never again after).
 """
 
 from __future__ import annotations
@@ -92,30 +95,71 @@ def test_a_kill_after_the_dispatch_is_queued_but_not_durable_redelivers_exactly_
     figures.count("crash_window", "redelivered_exactly_once")
 
 
-def test_a_kill_after_the_durable_dispatch_keeps_the_receipt_and_never_redelivers(
+def answered_followup(page: dict[str, Any]) -> dict[str, Any] | None:
+    """The receipt once the follow-up of the one dispatch is stored and its turn answered."""
+    views: dict[str, Any] = page["views"]
+    events = page["events"]
+    followups = [
+        event["seq"]
+        for event in events
+        if event["type"] == "message/user" and event["data"]["source"]["kind"] == "schedule"
+    ]
+    answered = (
+        [event for event in events[followups[0] :] if event["type"] == "turn/end"][:1]
+        if followups
+        else []
+    )
+    return next(iter(views.values()), None) if answered else None
+
+
+def check_one_followup(web: WebHost, session_id: str) -> None:
+    """One dispatch, one stored follow-up naming it (re-queued), answered by the model."""
+    assert web.terminate() == 0
+    assert changes(web, session_id) == ["create", "dispatch"]
+    stored = own_events(read_data_dir(web.data_dir).sessions[session_id])
+    [dispatch_seq] = [
+        seq for seq, change in schedule_changes(stored) if change["change"] == "dispatch"
+    ]
+    [(seq, rid)] = list(reminder_messages(stored))
+    source = stored[seq].data["source"]  # type: ignore[index]
+    assert (rid, source["dispatchSeq"], source["requeued"]) == ("rem-1", dispatch_seq, True)
+    assert [event.type for event in stored[seq + 1 :]][:1] == ["message/assistant"]
+
+
+def test_a_kill_after_the_durable_dispatch_keeps_the_receipt_and_queues_its_turn_again(
     tmp_path: Path, figures: Figures
 ) -> None:
     web, session_id = killed_inside_delivery(tmp_path, "after-dispatch-barrier")
     try:
         assert changes(web, session_id) == ["create", "dispatch"]
-
-        def receipt(page: dict[str, Any]) -> dict[str, Any] | None:
-            views: dict[str, Any] = page["views"]
-            return next(iter(views.values()), None)
-
-        view = resumed_until(web, session_id, receipt)
+        stored = own_events(read_data_dir(web.data_dir).sessions[session_id])
+        assert list(reminder_messages(stored)) == [], "the follow-up died with the process"
+        view = resumed_until(web, session_id, answered_followup)
         assert view["scheduleId"] == "rem-1" and view["prompt"] == "x"
-        listed = web.post(f"/api/sessions/{session_id}/messages", {"text": "list reminders"})
-        assert listed.status_code == 202
-        wait_for(
-            lambda: web.all_events(session_id)["events"][-1]["type"] == "turn/end",
-            what="a later turn, after which the owner has seen the log again",
-        )
-        assert web.terminate() == 0
-        assert changes(web, session_id) == ["create", "dispatch"]
-        stored = read_data_dir(web.data_dir).sessions[session_id]
-        assert list(reminder_messages(own_events(stored))) == []
+        check_one_followup(web, session_id)
     finally:
         web.stop()
     figures.count("crash_window", "kills_after_durable_dispatch")
-    figures.count("crash_window", "receipts_kept_without_redelivery")
+    figures.count("crash_window", "followups_queued_again_and_answered")
+
+
+def test_a_kill_after_the_requeue_queues_the_followup_again_until_it_is_stored(
+    tmp_path: Path, figures: Figures
+) -> None:
+    web, session_id = killed_inside_delivery(tmp_path, "after-dispatch-barrier")
+    try:
+        web.extra_env["DSH_TEST_KILL_AT"] = "after-requeue"
+        web.boot()
+        assert web.post(f"/api/sessions/{session_id}/resume").status_code == 200
+        assert web.process is not None
+        wait_for(lambda: web.process is not None and web.process.poll() is not None, timeout=15)
+        assert web.process.returncode == -signal.SIGKILL
+        del web.extra_env["DSH_TEST_KILL_AT"]
+        stored = own_events(read_data_dir(web.data_dir).sessions[session_id])
+        assert list(reminder_messages(stored)) == []
+        resumed_until(web, session_id, answered_followup)
+        check_one_followup(web, session_id)
+    finally:
+        web.stop()
+    figures.count("crash_window", "kills_after_requeue")
+    figures.count("crash_window", "followups_queued_again_and_answered")

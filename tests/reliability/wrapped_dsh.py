@@ -24,8 +24,9 @@ instruments, each switched on by an environment variable:
 - `DSH_TEST_KILL_AT`: the process SIGKILLs itself at one exact point of the
   first reminder delivery: `after-dispatch-append` (the reminder is queued
   and its dispatch appended, nothing of it durable yet: the at-least-once
-  window) or `after-dispatch-barrier` (the dispatch is durable, the reminder
-  message not yet appended).
+  window), `after-dispatch-barrier` (the dispatch is durable, the reminder
+  message not yet appended) or `after-requeue` (a resumed owner has queued
+  again the follow-up an earlier process lost; it is not stored yet).
 
 Log lines are written with `os.write` on descriptors opened before the hooks
 are installed (an `open()` inside an audit hook would audit itself).
@@ -134,8 +135,9 @@ def install_kill(point: str) -> None:
     import signal
 
     from dsh_tool_schedule.ledger import ScheduleLedger
+    from dsh_tool_schedule.owner import ReminderOwner
 
-    if point not in ("after-dispatch-append", "after-dispatch-barrier"):
+    if point not in ("after-dispatch-append", "after-dispatch-barrier", "after-requeue"):
         raise SystemExit(f"wrapped_dsh: unknown DSH_TEST_KILL_AT {point!r}")
     append_dispatch = ScheduleLedger.append_dispatch
     barrier = ScheduleLedger.barrier
@@ -156,6 +158,14 @@ def install_kill(point: str) -> None:
         if point == "after-dispatch-barrier" and dispatched:
             kill()
 
+    queue_again = ReminderOwner._queue_again
+
+    def queue_again_then_die(self: ReminderOwner, *args: Any) -> None:
+        queue_again(self, *args)
+        kill()
+
+    if point == "after-requeue":
+        ReminderOwner._queue_again = queue_again_then_die  # type: ignore[method-assign]
     ScheduleLedger.append_dispatch = append_then_maybe_die  # type: ignore[method-assign]
     ScheduleLedger.barrier = barrier_then_maybe_die  # type: ignore[method-assign]
 

@@ -127,6 +127,15 @@ def user(text: str = "hi", *, zone: str | None = None, kind: str = "user") -> En
     return ("message/user", data)
 
 
+def followup(*dispatch_seqs: int, reminder_id: str = "rem-1") -> Entry:
+    """The stored follow-up of the dispatch(es) at `dispatch_seqs` (several: a coalesced one)."""
+    source: dict[str, Any] = {"kind": "schedule", "scheduleId": reminder_id}
+    source["dispatchSeq"] = dispatch_seqs[0]
+    if len(dispatch_seqs) > 1:
+        source["dispatchSeqs"] = list(dispatch_seqs)
+    return ("message/user", {"text": "[Scheduled reminder]", "source": source})
+
+
 def raw(data: JsonValue) -> Entry:
     return (EVENT_TYPE, data)
 

@@ -24,6 +24,7 @@ from .logs import (
     dispatch2,
     every,
     extend,
+    followup,
     fork,
     raw,
     record,
@@ -287,6 +288,8 @@ ENTRIES = st.one_of(
         st.integers(0, 5),
     ),
     st.just(user()),
+    st.builds(followup, st.integers(0, 30)),
+    st.builds(lambda a, b: followup(a, b), st.integers(0, 30), st.integers(0, 30)),
     st.just(raw({"version": 2, "change": "nope"})),
 )
 
@@ -305,6 +308,7 @@ def test_an_incremental_fold_equals_a_fold_from_scratch(
     assert incremental.reminders() == scratch.reminders()
     assert incremental.error == scratch.error
     assert incremental.position == scratch.position == len(full)
+    assert incremental.unanswered() == scratch.unanswered()
     if scratch.error is None:
         assert incremental.next_id() == scratch.next_id()
 

@@ -54,13 +54,14 @@ def test_a_recurring_frame_states_the_zone_utc_the_missed_and_the_next() -> None
     )
     assert lines[7] == "Status: overdue by 2m 05s"
     assert lines[8] == (
-        "Missed: 3 (not delivered while this conversation was closed; this message stands for them)"
+        "Missed: 3 (not delivered when due: this conversation was closed or its reminder "
+        "turns were spent; this message stands for them)"
     )
     assert lines[9] == "Next: 2026-03-31T09:00:00+02:00 (Europe/Berlin) = 2026-03-31T07:00:00.000Z"
     capped = reminder_frame(item, Due(first, 100_000), first, None).split("\n")
     assert capped[8] == (
-        "Missed: 100000 or more (not delivered while this conversation was closed; "
-        "this message stands for them)"
+        "Missed: 100000 or more (not delivered when due: this conversation was closed or its "
+        "reminder turns were spent; this message stands for them)"
     )
 
 

@@ -12,6 +12,7 @@ import pytest
 from dsh.agents.agent import Agent, AgentPhase
 from dsh.models.base import ModelReply
 from dsh.session.live import Observation, SessionEventObserved
+from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh_tool_schedule import ScheduleConfig
 from dsh_tool_schedule import owner as owner_module
@@ -31,7 +32,7 @@ from .conftest import (
     settle,
     tool_call,
 )
-from .logs import create, create2, cron, every, fork, raw, resume, session
+from .logs import create, create2, cron, events, every, fork, raw, resume, session
 
 pytestmark = pytest.mark.anyio
 
@@ -766,7 +767,7 @@ async def test_missed_occurrences_catch_up_once_then_back_on_schedule(harness: H
     assert occurrences(agent) == [("2026-01-01T05:00:00.000Z", 4)]
     assert status_of(agent) == "Status: overdue by 10m 00s"
     missed = line_of(agent, "Missed")
-    assert missed.startswith("4 (not delivered while this conversation was closed")
+    assert missed.startswith("4 (not delivered when due: this conversation was closed")
     assert data(reminder_messages(agent.session)[0])["source"]["missed"] == 4
 
     await follow(harness, lambda: len(dispatches(agent.session)) == 2, limit=200)
@@ -790,7 +791,7 @@ async def test_a_minute_cron_missed_for_80_days_says_100000_or_more(harness: Har
     agent = harness.open(resume(session(create2(minutely)), at_ms=harness.clock.wall_ms()))
     await dispatched(agent)
     assert occurrences(agent) == [("2026-03-22T00:00:00.000Z", 100_000)]
-    assert line_of(agent, "Missed").startswith("100000 or more (not delivered while")
+    assert line_of(agent, "Missed").startswith("100000 or more (not delivered when due")
     assert data(reminder_messages(agent.session)[0])["source"]["missed"] == 100_000
 
 
@@ -960,3 +961,151 @@ async def test_an_owner_stopped_before_its_first_step_sets_no_alarm(harness: Har
     await settle()
     assert len(alarm) == 0
     assert harness.clock.sleeping == 0
+
+
+# -- a reminder's turn is never lost: follow-ups queued again on install ----------------------
+
+
+async def stop(harness: Harness, agent: Agent) -> None:
+    """The process ends: the agent closes (its queued input is dropped), the Session too."""
+    await agent.aclose()
+    harness.live.close(agent.session)
+
+
+async def delivered_then_crashed(harness: Harness) -> tuple[Session, int]:
+    """Deliver one reminder, then "crash" after its dispatch was durable and before its
+    follow-up was stored: the stored log is the live log up to the dispatch."""
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    await follow(harness, lambda: bool(reminder_messages(agent.session)))
+    [dispatch] = dispatches(agent.session)
+    await stop(harness, agent)
+    return Session(agent.session.header, agent.session.events[: dispatch.seq + 1]), dispatch.seq
+
+
+async def test_a_dispatch_whose_followup_died_with_the_process_is_queued_again_once(
+    harness: Harness,
+) -> None:
+    stored, dispatch_seq = await delivered_then_crashed(harness)
+    harness.clock.advance(90)
+    model = FakeModel()
+    agent = harness.open(resume(stored, at_ms=harness.clock.wall_ms()), model=model)
+    await settle()
+
+    assert len(dispatches(agent.session)) == 1, "nothing is dispatched again"
+    [message] = reminder_messages(agent.session)
+    assert data(message)["source"] == {
+        "kind": "schedule",
+        "scheduleId": "rem-1",
+        "occurrenceAt": "2026-01-01T00:00:10.000Z",
+        "missed": 0,
+        "dispatchSeq": dispatch_seq,
+        "requeued": True,
+    }
+    assert line_of(agent, "Prompt") == '"stretch"'
+    assert status_of(agent) == "Status: overdue by 1m 30s"
+    assert [request.messages[-1].text for request in model.requests] == [frame_of(agent)]
+    assert agent.session.events[-1].type == "turn/end"
+
+    await stop(harness, agent)
+    again = FakeModel()
+    later = harness.open(resume(agent.session, at_ms=harness.clock.wall_ms()), model=again)
+    await settle()
+    assert len(reminder_messages(later.session)) == 1, "once stored, never again"
+    assert again.requests == []
+
+
+async def test_a_requeued_followup_lost_again_is_queued_again_by_the_next_install(
+    harness: Harness,
+) -> None:
+    stored, dispatch_seq = await delivered_then_crashed(harness)
+    gate = Gate()
+    resumed = resume(stored, at_ms=harness.clock.wall_ms())
+    busy = harness.open(resumed, model=FakeModel(gate), publish=False)
+    busy.submit("a question asked right after the resume")
+    with anyio.fail_after(WAIT):
+        await gate.entered.wait()
+    harness.publish(busy)
+    await settle()
+    assert busy._claims  # the re-queue waits for the turn; the process dies before it is stored
+    await stop(harness, busy)
+    assert reminder_messages(busy.session) == []
+
+    agent = harness.open(resume(busy.session, at_ms=harness.clock.wall_ms()))
+    await settle()
+    [message] = reminder_messages(agent.session)
+    assert data(message)["source"]["dispatchSeq"] == dispatch_seq
+    assert len(dispatches(agent.session)) == 1
+
+
+async def test_the_requeue_goes_before_input_queued_behind_it(harness: Harness) -> None:
+    stored, _seq = await delivered_then_crashed(harness)
+    gate = Gate()
+    resumed = resume(stored, at_ms=harness.clock.wall_ms())
+    agent = harness.open(resumed, model=FakeModel(gate), publish=False)
+    agent.submit("first")
+    with anyio.fail_after(WAIT):
+        await gate.entered.wait()
+    harness.publish(agent)
+    await settle()
+    agent.submit("second")
+    gate.opened.set()
+    await settle()
+    kinds = [
+        data(event)["source"]["kind"]
+        for event in agent.session.events
+        if event.type == "message/user"
+    ]
+    assert kinds[-3:] == ["user", "schedule", "user"]
+
+
+async def test_the_followups_of_a_live_owner_are_never_queued_twice(harness: Harness) -> None:
+    gate = Gate()
+    agent = harness.open(model=FakeModel(gate))
+    await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=10)
+    agent.submit("a long question")
+    with anyio.fail_after(WAIT):
+        await gate.entered.wait()
+    await follow(harness, lambda: harness.clock.wall_ms() >= START_MS + 10_000)
+    await harness.value(agent, "schedule_list")  # a management preflight: recompute
+    gate.opened.set()
+    await settle()
+    assert len(dispatches(agent.session)) == 1
+    assert len(reminder_messages(agent.session)) == 1
+
+
+async def test_an_agent_closed_before_the_requeue_queues_nothing(harness: Harness) -> None:
+    stored, _seq = await delivered_then_crashed(harness)
+    gate = Gate()
+    resumed = resume(stored, at_ms=harness.clock.wall_ms())
+    agent = harness.open(resumed, model=FakeModel(gate), publish=False)
+    agent.submit("busy")
+    with anyio.fail_after(WAIT):
+        await gate.entered.wait()
+    harness.publish(agent)
+    await settle()
+    assert agent._claims  # the re-queue waits for the turn
+    await agent.aclose()
+    assert reminder_messages(agent.session) == []
+
+
+async def test_a_followup_that_cannot_be_framed_again_is_logged_and_dropped(
+    harness: Harness, caplog: pytest.LogCaptureFixture
+) -> None:
+    stored, dispatch_seq = await delivered_then_crashed(harness)
+    harness.clock.jump_wall((MAX_TIMESTAMP_MS - harness.clock.wall_ms()) / 1000 + 10)
+    with caplog.at_level(logging.ERROR):
+        agent = harness.open(resume(stored, at_ms=START_MS))
+        await settle()
+    assert reminder_messages(agent.session) == []
+    assert f"the follow-up of dispatch {dispatch_seq} could not be queued again" in caplog.text
+
+
+async def test_a_rejected_log_queues_no_followup_again(harness: Harness) -> None:
+    stored, _seq = await delivered_then_crashed(harness)
+    broken = Session(
+        stored.header, [*stored.events, *events([raw({"version": 9})], first_seq=len(stored))]
+    )
+    agent = harness.open(resume(broken, at_ms=harness.clock.wall_ms()))
+    await settle()
+    assert reminder_messages(agent.session) == []

@@ -36,6 +36,7 @@ from .logs import (
     dispatch2,
     every,
     extend,
+    followup,
     raw,
     session,
     user,
@@ -195,7 +196,7 @@ async def test_each_request_s_log_object_reuses_the_fold_of_the_one_before(
 ) -> None:
     entries = [create2(every(60, first_ms=START_MS + 60_000)), user()]
     entries += [dispatch2("rem-1", START_MS + 60_000 * k, 0) for k in range(1, 6)]
-    stored = session(*entries)
+    stored = session(*entries, followup(2, 3, 4, 5, 6))
     calls: list[int] = []
     real = ScheduleFold._apply
 
@@ -214,9 +215,10 @@ async def test_each_request_s_log_object_reuses_the_fold_of_the_one_before(
         wake = harness.plugin.dsh_session_wake_at(session=ColdLog(stored))
         grown = extend(stored, delete("rem-1"))
         after = harness.plugin.dsh_session_state(session=ColdLog(grown))
-    assert calls == [0, 2, 3, 4, 5, 6, 7]  # every event folded once across all requests
+    assert calls == [0, 2, 3, 4, 5, 6, 8]  # every event folded once across all requests
     assert isinstance(state, dict) and [view["id"] for view in state["reminders"]] == ["rem-1"]
-    assert [view is not None for view in views] == [False, False, True, True, True, True, True]
+    shown = [view is not None for view in views]
+    assert shown == [False, False, True, True, True, True, True, False]
     assert wake == START_MS + 6 * 60_000
     assert after == {"reminders": [], "firesWhenClosed": False}  # this host wakes nothing
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 from dsh_tool_schedule.state import as_of, session_state, session_wake_at
 
 from .conftest import START_MS
-from .logs import create, create2, dispatch2, every, raw, record, session, user
+from .logs import create, create2, dispatch2, every, followup, raw, record, session, user
 
 MINUTE = 60_000
 GRACE = 5 * MINUTE
@@ -88,5 +88,18 @@ def test_a_skip_reminder_wakes_for_the_first_occurrence_it_could_still_deliver()
     assert session_wake_at(recent, grace_ms=GRACE) == START_MS + MINUTE
     done = every(3600, first_ms=START_MS + MINUTE, misfire="skip", until_ms=START_MS + MINUTE)
     assert session_wake_at(session(create2(done), time=closed), grace_ms=GRACE) is None
-    later = session(create2(hourly), dispatch2("rem-1", START_MS + MINUTE, 0), time=closed)
+    later = session(
+        create2(hourly), dispatch2("rem-1", START_MS + MINUTE, 0), followup(1), time=closed
+    )
     assert session_wake_at(later, grace_ms=GRACE) == START_MS + MINUTE + 10 * 3_600_000
+
+
+def test_a_dispatch_without_its_followup_needs_the_session_live_at_once() -> None:
+    closed = START_MS + 10 * MINUTE
+    hourly = every(3600, first_ms=START_MS + MINUTE)
+    lost = session(create2(hourly), dispatch2("rem-1", START_MS + MINUTE, 0), time=closed)
+    assert session_wake_at(lost, grace_ms=GRACE) == closed
+    stored = session(
+        create2(hourly), dispatch2("rem-1", START_MS + MINUTE, 0), followup(1), time=closed
+    )
+    assert session_wake_at(stored, grace_ms=GRACE) == START_MS + MINUTE + 3_600_000

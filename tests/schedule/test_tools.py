@@ -164,6 +164,8 @@ async def test_seconds_must_be_positive_safe_integers(
         ({"every_seconds": 60, "until": 5}, "until"),
         ({"every_seconds": 60, "count": 0}, "count"),
         ({"every_seconds": 60, "count": True}, "count"),
+        ({"every_seconds": 60, "count": 100_001}, "count"),
+        ({"every_seconds": 60, "count": MAX_SAFE_INTEGER}, "count"),
         ({"every_seconds": 60, "misfire": "never"}, "misfire"),
     ],
 )
@@ -254,3 +256,33 @@ async def test_list_names_the_zone_and_the_time_now(harness: Harness) -> None:
         "nowLocal": "2026-01-01T00:00:00+00:00",
         "firesWhenClosed": False,
     }
+
+
+async def test_count_and_until_are_capped_so_no_reminder_runs_forever(harness: Harness) -> None:
+    agent = harness.open()
+    error = await harness.error(
+        agent, "schedule_create", prompt="x", cron="* * * * *", count=2**53 - 1
+    )
+    assert error == {
+        "code": "invalid_rule",
+        "message": f"count must be a whole number from 1 to 100000, got {2**53 - 1}",
+    }
+    far = await harness.error(
+        agent, "schedule_create", prompt="x", cron="* * * * *", until="9999-12-31T00:00"
+    )
+    assert far["code"] == "invalid_rule"
+    assert "more than 3653 days (ten years) from now" in far["message"]
+    assert "no later than 2036-01-02T00:00:00.000Z" in far["message"]
+    view = await harness.value(
+        agent,
+        "schedule_create",
+        prompt="x",
+        cron="0 9 * * *",
+        count=100_000,
+        until="2035-12-31T00:00",
+    )
+    assert (view["count"], view["until"]) == (100_000, "2035-12-31T00:00:00.000Z")
+    moved = await harness.error(
+        agent, "schedule_update", id=view["id"], revision=1, until="9999-12-31T00:00"
+    )
+    assert moved["code"] == "invalid_rule"

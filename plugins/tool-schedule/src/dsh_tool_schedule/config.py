@@ -30,6 +30,17 @@ class ScheduleConfig(BaseModel):
     Misfires: `misfire_grace_seconds` is how late an occurrence of a
     `misfire: "skip"` reminder may still be delivered (a busy agent, a wake
     from cold); older ones are skipped.
+
+    Delivery budgets (`budget`): every delivery starts a paid model turn.
+
+    - `max_deliveries_per_hour`, `max_deliveries_per_day`: turns started by
+      reminders in one Session in any rolling hour / day (a coalesced
+      delivery is one turn). Beyond, due reminders are deferred — active,
+      never early, delivered when the window has room — and the person is
+      told once (`schedule/notice` `deliveries_deferred`);
+    - `host_deliveries_per_minute`: turns started by reminders across every
+      Session of the host in any rolling minute; beyond, deliveries wait,
+      first come first served. Set it to what the model provider allows.
     """
 
     model_config = ConfigDict(strict=True, extra="forbid", frozen=True)
@@ -40,3 +51,6 @@ class ScheduleConfig(BaseModel):
     max_per_turn: int = Field(default=20, ge=1, le=1_000)
     min_interval_seconds: int = Field(default=60, ge=1, le=86_400)
     misfire_grace_seconds: int = Field(default=300, ge=0, le=86_400)
+    max_deliveries_per_hour: int = Field(default=60, ge=1, le=100_000)
+    max_deliveries_per_day: int = Field(default=480, ge=1, le=1_000_000)
+    host_deliveries_per_minute: int = Field(default=12_000, ge=1, le=1_000_000)

@@ -17,7 +17,10 @@ one-shot) or `limit_exceeded` (a rule more frequent than
 - `cron`: the first match after now in the zone; a cron that never matches
   (or not before `until`) is `invalid_rule`;
 - `until` (read like `at`) and `count` only on recurring rules; the first
-  occurrence must not be after `until`.
+  occurrence must not be after `until`. Both are capped (`invalid_rule`
+  beyond): `until` at most `MAX_UNTIL_DAYS` (3,653: ten years) after now,
+  `count` at most `MAX_COUNT` (100,000) — a model cannot set up a reminder
+  that runs "forever" by asking for `count: 2^53-1` or `until: 9999-12-31`.
 
 An update keeps what it does not mention. Changing the rule or the zone
 schedules afresh from now (a zone change re-reads `at` and `cron`, while
@@ -47,6 +50,8 @@ from .words import spell_seconds
 from .zones import load_zone, parse_local_time
 
 __all__ = [
+    "MAX_COUNT",
+    "MAX_UNTIL_DAYS",
     "PAST_GRACE_MS",
     "UNSET",
     "CreateRequest",
@@ -59,6 +64,10 @@ __all__ = [
 ]
 
 PAST_GRACE_MS: Final = 60_000
+MAX_COUNT: Final = 100_000
+"""The most occurrences `count` may ask for."""
+MAX_UNTIL_DAYS: Final = 3_653
+"""How far after now `until` may be (ten years)."""
 Misfire = Literal["latest", "skip"]
 
 
@@ -214,8 +223,14 @@ def _cron(text: str, zone: ZoneInfo, now_ms: int, min_interval: int) -> _Timing:
     return _Timing(CronRule(kind="cron", cron=series.expression), first, first)
 
 
-def _until(text: str, zone: ZoneInfo, first_due: int) -> str:
+def _until(text: str, zone: ZoneInfo, first_due: int, now_ms: int) -> str:
     until = _time("until", text, zone)
+    if until > now_ms + MAX_UNTIL_DAYS * 86_400_000:
+        raise ToolError(
+            "invalid_rule",
+            f"until={text!r} is more than {MAX_UNTIL_DAYS} days (ten years) from now; give "
+            f"an until no later than {_spelt(now_ms + MAX_UNTIL_DAYS * 86_400_000)}, or a count",
+        )
     if until < first_due:
         raise ToolError(
             "invalid_rule",
@@ -247,7 +262,7 @@ def draft_create(
     zone = _zone(zone_name)
     timing = _timing(request.rule, zone, now_ms, min_interval)
     _ends_on_one_shot(timing.rule, request.until, request.count)
-    until = None if request.until is None else _until(request.until, zone, timing.next_ms)
+    until = None if request.until is None else _until(request.until, zone, timing.next_ms, now_ms)
     return _record(
         id=reminder_id,
         prompt=request.prompt,
@@ -309,7 +324,7 @@ def draft_update(
                 "until, or until: null to remove it",
             )
     else:
-        until = None if until_arg is None else _until(until_arg, zone, next_ms)
+        until = None if until_arg is None else _until(until_arg, zone, next_ms, now_ms)
     count = (current.count if recurring else None) if isinstance(count_arg, _Unset) else count_arg
     if count is not None and count <= reminder.delivered:
         raise ToolError(

@@ -30,6 +30,10 @@ read yet, and the result always equals `ScheduleFold.of(log)` from scratch.
 `copy()` is an independent fold at the same position (what a cache of folds
 hands out, so two readers never advance one fold at once).
 
+Follow-ups: the fold also knows which of its v2 dispatches have no stored
+follow-up message (`unanswered()`, `followups.Followups`); for that it reads
+only the `message/user` events from the earliest such dispatch on, each once.
+
 Cost: the fold reads each payload with a plain check (`protocol.plain`:
 type checks, the id pattern, timestamp arithmetic; the models only when that
 check is not sure, so their messages are the ones a rejection reports) and
@@ -43,6 +47,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
+from .followups import Followups, Unanswered
 from .ids import ReminderId, format_reminder_id, parse_reminder_id
 from .protocol import (
     EVENT_TYPE,
@@ -219,7 +224,16 @@ class _State:
 class ScheduleFold:
     """Fold state over one Session's range; feed it the Session's log as it grows."""
 
-    __slots__ = ("_active", "_crons", "_error", "_highest", "_position", "_seen", "start")
+    __slots__ = (
+        "_active",
+        "_crons",
+        "_error",
+        "_followups",
+        "_highest",
+        "_position",
+        "_seen",
+        "start",
+    )
 
     def __init__(self, start: int = 0) -> None:
         self.start = start
@@ -229,6 +243,7 @@ class ScheduleFold:
         self._highest = 0
         self._error: FoldError | None = None
         self._crons: set[str] = set()
+        self._followups = Followups(start)
 
     @classmethod
     def of(cls, log: SessionLog, stop: int | None = None) -> ScheduleFold:
@@ -244,6 +259,7 @@ class ScheduleFold:
         twin._highest = self._highest
         twin._error = self._error
         twin._crons = set(self._crons)
+        twin._followups = self._followups.copy()
         return twin
 
     @property
@@ -269,6 +285,7 @@ class ScheduleFold:
                 self._error = self._apply(event.seq, event.data)
                 if self._error is not None:
                     break
+        self._followups.advance(log, end)
         self._position = max(self._position, end)
         return self
 
@@ -284,6 +301,10 @@ class ScheduleFold:
         """
         for state in self._active.values():
             state.compact()
+
+    def unanswered(self) -> list[Unanswered]:
+        """The v2 dispatches whose follow-up message is not in the log, oldest first."""
+        return self._followups.unanswered()
 
     def get(self, reminder_id: str) -> Reminder | None:
         state = self._active.get(ReminderId(reminder_id))
@@ -355,6 +376,10 @@ class ScheduleFold:
             return FoldError(seq, f"dispatch of {change.id} {problem}")
         occurrence = state.next_ms if change.occurrence_ms is None else change.occurrence_ms
         following = _following(state, occurrence)
+        if change.missed is not None:
+            self._followups.dispatched(
+                Unanswered(seq, state.record.plain, occurrence, change.missed, following)
+            )
         if following is None:
             del self._active[change.id]
         else:
@@ -401,7 +426,7 @@ def _plain_of(change: Change) -> PlainChange:
         return _plain_record(change.change, change.record)
     if isinstance(change, V2Dispatch):
         return PlainDispatch(
-            change.id, change.occurrence_at, change.occurrence_ms, change.record_seq
+            change.id, change.occurrence_at, change.occurrence_ms, change.record_seq, change.missed
         )
     if isinstance(change, V1Delete | V2Delete):
         return PlainDelete(change.id)

@@ -30,9 +30,10 @@ nor start another line, so it cannot forge a field of the frame.
 model's exact record; what a person is shown follows the one rule for
 "overdue" instead (`alerts.OVERDUE_AFTER_MS`, a minute) (`45s`,
 `3m 05s`, `2h 03m 04s`, `3d 04h 05m`). `Missed` is how many earlier
-occurrences this one stands for (`Missed: 3 (not delivered while this
-conversation was closed; this message stands for them)`; counted up to
-`series.COUNT_CAP`, which the frame writes `100000 or more`). `Next` is the
+occurrences this one stands for (`Missed: 3 (not delivered when due: this
+conversation was closed or its reminder turns were spent; this message
+stands for them)`; counted up to `series.COUNT_CAP`, which the frame writes
+`100000 or more`). `Next` is the
 reminder's next occurrence, or `none (this was the last occurrence)`.
 """
 
@@ -72,8 +73,8 @@ def _missed(missed: int) -> str:
         return "0"
     counted = f"{missed} or more" if missed >= COUNT_CAP else str(missed)
     return (
-        f"{counted} (not delivered while this conversation was closed; "
-        "this message stands for them)"
+        f"{counted} (not delivered when due: this conversation was closed or its reminder "
+        "turns were spent; this message stands for them)"
     )
 
 

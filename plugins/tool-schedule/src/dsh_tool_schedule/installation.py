@@ -21,6 +21,7 @@ if TYPE_CHECKING:
     from dsh import Agent, Disposer, PluginContext
 
     from .alarm import Alarm
+    from .budget import HostPacer
     from .cache import FoldCache
 
 __all__ = ["InstallationError", "ScheduleInstallation", "install"]
@@ -67,6 +68,7 @@ def install(
     agent: Agent,
     config: ScheduleConfig,
     alarm: Alarm,
+    pacer: HostPacer,
     installations: dict[Agent, ScheduleInstallation],
     folds: FoldCache | None = None,
 ) -> ScheduleInstallation:
@@ -81,7 +83,8 @@ def install(
     — the publication hook cannot await — and re-raised as `InstallationError`
     naming the plugin and the Session. The ledger starts from `folds`' fold of
     the Session's log when it holds one (a resume or a wake then folds only the
-    events after it); the owner waits for its next target on `alarm`.
+    events after it); the owner waits for its next target on `alarm` and takes
+    its deliveries' share of the host's budget from `pacer`.
     """
     seed = None if folds is None else folds.seed(agent.session)
     ledger = ScheduleLedger(
@@ -98,7 +101,7 @@ def install(
     try:
         for tool in schedule_tools(ledger):
             unregister.append(agent.tools.register(tool))
-        owner = ReminderOwner(agent, ledger, alarm)
+        owner = ReminderOwner(agent, ledger, alarm, pacer)
         scope = context.install(agent)
     except Exception as error:
         if owner is not None:

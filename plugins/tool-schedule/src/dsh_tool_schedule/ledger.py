@@ -45,7 +45,7 @@ from .drafts import (
 )
 from .fold import Reminder, ScheduleFold
 from .log_context import creates_this_turn, user_zone
-from .notice import NOTICE_TYPE, notice_data
+from .notice import NOTICE_TYPE, deferred_data, notice_data
 from .plan import Due, Plan, plan
 from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE, Record, create_data, delete_data, dispatch_data, update_data
@@ -153,6 +153,10 @@ class ScheduleLedger:
             reminder.id, format_timestamp(due.occurrence_ms), due.missed, reminder.seq
         )
         return self.live.append(self.session, EVENT_TYPE, data)
+
+    def append_deferred(self, limit: str, size: int, until_ms: int) -> SessionEvent:
+        """Append the `schedule/notice` that the delivery budget defers reminders (the owner)."""
+        return self.live.append(self.session, NOTICE_TYPE, deferred_data(limit, size, until_ms))
 
     def append_notice(self, error: FoldError) -> SessionEvent:
         """Append the `schedule/notice` of a rejected log (the owner does, once per rejection)."""

@@ -37,6 +37,20 @@ When a target is due:
    holding the lock (a failure is logged: storage retries its retained batch
    at the next flush), then start over.
 
+**A reminder's turn is never lost.** The follow-up lives in the agent's
+inbox until its turn stores it as a `message/user`; a process that dies, or
+an agent that closes, in between keeps the durable dispatch (the receipt)
+and loses the turn. So the owner notes, when it is installed (a resume, a
+wake, a takeover), the dispatches of the log that have no stored follow-up
+(`ScheduleFold.unanswered()`), and before anything else queues each again
+— same frame, delivered now, `source` naming the same `dispatchSeq` plus
+`"requeued": true` — inside `run_maintenance(..., wait=True)` so it runs
+ahead of queued input. Nothing is appended: if the process dies again before
+the follow-up is stored, the next owner queues it again (at-least-once);
+once it is stored, never again. Only the owner's own installation re-queues:
+a dispatch of the live lifecycle whose follow-up is still queued is not an
+orphan.
+
 A rejected log stops delivery for this agent: the owner logs it and, unless
 the log already says so, appends one `schedule/notice` for the rejected seq
 (under the lock, then a barrier) so the person sees it, then stops.
@@ -58,14 +72,14 @@ from enum import Enum
 from typing import TYPE_CHECKING
 
 import anyio
-from pydantic import JsonValue
 
 from dsh import AgentClosed
 
-from .fold import following_occurrence
-from .frame import reminder_frame
+from .budget import SessionBudget
+from .delivery import Part, coalesce, followup_message, requeue_groups
+from .fold import Reminder, following_occurrence
 from .ledger import BarrierFailed, ScheduleLedger
-from .notice import noticed
+from .notice import deferral_told, noticed
 from .plan import Due, with_missed
 from .protocol import CronRule
 from .timefmt import format_timestamp
@@ -74,7 +88,9 @@ if TYPE_CHECKING:
     from dsh import Agent, Disposer
 
     from .alarm import Alarm
+    from .budget import HostPacer
     from .fold import FoldError, Reminder
+    from .followups import Unanswered
 
 __all__ = ["ReminderOwner"]
 
@@ -103,24 +119,37 @@ class ReminderOwner:
     __slots__ = (
         "_agent",
         "_alarm",
+        "_budget",
         "_dirty",
         "_finished",
         "_ledger",
+        "_orphans",
+        "_pacer",
         "_stopped",
         "_task",
         "_unwatch",
         "_wait_scope",
     )
 
-    def __init__(self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm) -> None:
+    def __init__(
+        self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm, pacer: HostPacer
+    ) -> None:
         self._agent = agent
         self._ledger = ledger
         self._alarm = alarm
+        self._pacer = pacer
+        # Read from the log when first needed (a Session with nothing due never reads it).
+        self._budget: SessionBudget | None = None
         self._dirty = False
         self._stopped = False
         self._task: anyio.CancelScope | None = None
         self._wait_scope: anyio.CancelScope | None = None
         self._finished: anyio.Event | None = None
+        # The dispatches an earlier lifecycle left without a stored follow-up.
+        # Only this lifecycle's owner answers them, and it does so first: none is
+        # answered meanwhile.
+        # A tuple: the empty one is shared, so an armed Session pays nothing for it.
+        self._orphans: tuple[Unanswered, ...] = tuple(ledger.fold().unanswered())
         self._unwatch: Disposer | None = ledger.watch(self.recompute)
         self._start()
 
@@ -157,6 +186,7 @@ class ReminderOwner:
         """For good: no alarm, no more recomputes."""
         self._stopped = True
         self._alarm.clear(self)
+        self._pacer.forget(self)
         if self._unwatch is not None:
             self._unwatch()
             self._unwatch = None
@@ -206,6 +236,8 @@ class ReminderOwner:
         if fold.error is not None:
             await self._report(fold.error)
             return None
+        if self._orphans and not await self._requeue():
+            return None
         now = agent.clock.wall_ms()
         due = False
         wake: int | None = None
@@ -215,13 +247,76 @@ class ReminderOwner:
             if planned.wake_ms is not None and (wake is None or planned.wake_ms < wake):
                 wake = planned.wake_ms
         if due:
+            held = await self._admit(now)
+            if held is not None:
+                return held
             attempt = await self._attempt()
+            if attempt is not _Attempt.DISPATCHED:
+                self._pacer.give_back(now)
             if attempt is _Attempt.FAULTED:
                 return None
             if attempt in (_Attempt.BUSY, _Attempt.WAITING):
                 return agent.when_idle
             return anyio.lowlevel.checkpoint
+        self._pacer.forget(self)
         return _Rest(wake)
+
+    # -- budgets ----------------------------------------------------------
+
+    def _session_budget(self) -> SessionBudget:
+        if self._budget is None:
+            config = self._ledger.config
+            self._budget = SessionBudget.of_log(
+                self._agent.session,
+                config.max_deliveries_per_hour,
+                config.max_deliveries_per_day,
+                self._agent.clock.wall_ms(),
+            )
+        return self._budget
+
+    async def _admit(self, now: int) -> _Rest | None:
+        """None when a delivery may start now; else what to rest for (`budget`)."""
+        budget = self._session_budget()
+        blocked = budget.blocked_until(now)
+        if blocked is not None:
+            self._pacer.forget(self)
+            await self._tell_deferred(budget, now, blocked)
+            return _Rest(blocked)
+        if not self._pacer.admit(self, now, self.recompute):
+            log.info(
+                "session %s: a reminder is due but the host's deliveries per minute are spent; "
+                "it waits for its turn (%d waiting)",
+                self._agent.session.id,
+                self._pacer.waiting,
+            )
+            return _Rest(None)
+        return None
+
+    async def _tell_deferred(self, budget: SessionBudget, now: int, until: int) -> None:
+        """Tell the person (at most once an hour) that the Session's delivery budget is spent."""
+        agent = self._agent
+        limit, size = budget.limit_hit(now)
+        async with self._ledger.lock:
+            if deferral_told(agent.session, now):
+                return
+            log.warning(
+                "session %s: %d reminder turns in the last %s, the most it may start; "
+                "due reminders wait until %s",
+                agent.session.id,
+                size,
+                limit,
+                format_timestamp(until),
+            )
+            self._ledger.append_deferred(limit, size, until)
+            try:
+                await self._ledger.barrier()
+            except BarrierFailed as failure:
+                log.warning(
+                    "session %s: the notice of deferred reminders was appended but not "
+                    "confirmed (%s)",
+                    agent.session.id,
+                    failure,
+                )
 
     async def _report(self, error: FoldError) -> None:
         """Tell the person once that this Session's schedule log was rejected."""
@@ -246,6 +341,58 @@ class ReminderOwner:
                     agent.session.id,
                     failure,
                 )
+
+    # -- follow-ups an earlier lifecycle lost ------------------------------
+
+    async def _requeue(self) -> bool:
+        """Queue again the follow-ups noted at install; False once the agent closed."""
+        try:
+            await self._agent.run_maintenance(self._requeue_orphans, wait=True)
+        except AgentClosed:
+            return False
+        return True
+
+    async def _requeue_orphans(self) -> None:
+        orphans, self._orphans = self._orphans, ()
+        for group in requeue_groups(orphans):
+            self._queue_again(group)
+
+    def _queue_again(self, group: list[Unanswered]) -> None:
+        """Queue one follow-up for the dispatches of one earlier delivery (counted, never
+        refused, by the Session's budget: it is a turn, owed since before the crash)."""
+        agent = self._agent
+        now = agent.clock.wall_ms()
+        seqs = ", ".join(str(item.seq) for item in group)
+        try:
+            parts = [
+                Part(
+                    Reminder.start(item.record(), item.seq, item.seq, 0),
+                    Due(item.occurrence_ms, item.missed),
+                    item.following_ms,
+                    item.seq,
+                )
+                for item in group
+            ]
+            text, source = followup_message(
+                parts, now, fires_when_closed=self._ledger.fires_when_closed
+            )
+            source["requeued"] = True
+            agent.followup(text, source)
+        except Exception:
+            log.exception(
+                "session %s: the follow-up of dispatch %s could not be queued again; its "
+                "receipt stays, its turn does not run",
+                agent.session.id,
+                seqs,
+            )
+            return
+        self._session_budget().record(now)
+        log.info(
+            "session %s: queued again the follow-up of dispatch %s, which an earlier run "
+            "delivered but never stored",
+            agent.session.id,
+            seqs,
+        )
 
     # -- delivery ---------------------------------------------------------
 
@@ -305,40 +452,49 @@ class ReminderOwner:
         ]
         if not candidates:
             return _Attempt.STALE
-        _, _, reminder, due = min(candidates, key=lambda item: item[:2])
+        taken = coalesce(
+            [(occurrence, seq, reminder) for occurrence, seq, reminder, _ in candidates]
+        )
+        owed = {reminder.seq: due for _, _, reminder, due in candidates}
+        named = ", ".join(reminder.id for reminder in taken)
         try:
-            due = await _count_missed(reminder, due)
-            following = following_occurrence(reminder, due.occurrence_ms)
-            frame = reminder_frame(
-                reminder, due, now, following, fires_when_closed=ledger.fires_when_closed
-            )
-            source: dict[str, JsonValue] = {
-                "kind": "schedule",
-                "scheduleId": reminder.id,
-                "occurrenceAt": format_timestamp(due.occurrence_ms),
-                "missed": due.missed,
-                "dispatchSeq": len(agent.session),
-            }
-            agent.followup(frame, source)
+            parts = await self._parts(taken, owed)
+            text, source = followup_message(parts, now, fires_when_closed=ledger.fires_when_closed)
+            agent.followup(text, source)
         except Exception:
             log.exception(
                 "session %s: reminder %s could not be queued; it stays active until the "
                 "agent is next idle or reminders are managed",
                 agent.session.id,
-                reminder.id,
+                named,
             )
             return _Attempt.WAITING
         try:
-            ledger.append_dispatch(reminder, due)
+            for part in parts:
+                ledger.append_dispatch(part.reminder, part.due)
         except Exception:
             log.exception(
                 "session %s: reminder %s was queued but its dispatch could not be appended; "
                 "the schedule owner of this agent stops",
                 agent.session.id,
-                reminder.id,
+                named,
             )
             return _Attempt.FAULTED
+        self._session_budget().record(now)
         return _Attempt.DISPATCHED
+
+    async def _parts(self, taken: list[Reminder], owed: dict[int, Due]) -> list[Part]:
+        """What each reminder of one delivery delivers (`owed`: its due occurrence, by seq);
+        their dispatches come next in the log. Counting `missed` may leave the event loop
+        (`_count_missed`), so this comes before the follow-up is queued, never between it
+        and the dispatches."""
+        first_seq = len(self._agent.session)
+        parts: list[Part] = []
+        for offset, reminder in enumerate(taken):
+            due = await _count_missed(reminder, owed[reminder.seq])
+            following = following_occurrence(reminder, due.occurrence_ms)
+            parts.append(Part(reminder, due, following, first_seq + offset))
+        return parts
 
 
 async def _count_missed(reminder: Reminder, due: Due) -> Due:

@@ -7,7 +7,9 @@ an agent and to this instance's own scope.
 
 - `dsh_agent_published(agent)`: installs the four tools and one owner in each
   *root* agent published after the plugin loaded; the owners wait for their
-  next target on one `Alarm` per clock (`alarm`), closed with the plugin. Child agents are skipped;
+  next target on one `Alarm` per clock (`alarm`), closed with the plugin, and
+  share one `HostPacer` per clock (`budget`: the host's reminder turns per
+  minute). Child agents are skipped;
   agents published earlier, cold history reads and other Hosts never reach this
   instance.
 - `dsh_event_view(session, event)`: the reminder receipt of a `schedule/change`
@@ -54,6 +56,7 @@ from dsh import Session, hookimpl
 from .actions import start_action
 from .alarm import Alarms
 from .alerts import reminder_alert
+from .budget import HostPacer
 from .cache import FoldCache
 from .cli import register_commands
 from .config import ScheduleConfig
@@ -69,6 +72,7 @@ from .state import session_state, session_wake_at
 if TYPE_CHECKING:
     from dsh import (
         Agent,
+        Clock,
         DemoSkill,
         JsonLike,
         PluginContext,
@@ -97,6 +101,7 @@ class SchedulePlugin:
         context.scope.add(self.folds.clear)
         self.alarms = Alarms(context.group, config)
         context.scope.add(self.alarms.aclose)
+        self._pacers: dict[Clock, HostPacer] = {}
         # Each installation removes itself when its scope closes.
         self._installations: dict[Agent, ScheduleInstallation] = {}
 
@@ -109,7 +114,11 @@ class SchedulePlugin:
     def dsh_agent_published(self, agent: Agent) -> None:
         if agent.is_root:
             alarm = self.alarms.for_clock(agent.clock)
-            install(self.context, agent, self.config, alarm, self._installations, self.folds)
+            pacer = self._pacers.get(agent.clock)
+            if pacer is None:
+                per_minute = self.config.host_deliveries_per_minute
+                pacer = self._pacers[agent.clock] = HostPacer(per_minute, alarm)
+            install(self.context, agent, self.config, alarm, pacer, self._installations, self.folds)
 
     @hookimpl
     def dsh_event_view(

@@ -19,7 +19,10 @@
   `skip` reminder at its first occurrence that could still be delivered
   after the log's last event (at most `grace_ms` old then), because the
   Session went cold no earlier than that event — older occurrences are
-  skipped whenever it wakes. A rejected log needs nothing.
+  skipped whenever it wakes. A dispatch without a stored follow-up
+  (`ScheduleFold.unanswered()`) needs the Session live at once (the log's
+  last event's time): only a live owner queues that follow-up again. A
+  rejected log needs nothing.
 
 Both read the log through `SessionLog` (type-filtered scans), so they work on
 a cold Session backed by ranged reads.
@@ -96,6 +99,8 @@ def session_wake_at(
     if fold.error is not None or len(log) == 0:
         return None
     closed_ms = log.event(len(log) - 1).time
+    if fold.unanswered():
+        return closed_ms
     wakes = [
         wake
         for reminder in fold.reminders()

@@ -28,7 +28,7 @@ from pydantic.config import JsonDict
 
 from dsh import Tool, ToolArguments, ToolContext, ToolError
 
-from .drafts import UNSET, CreateRequest, Misfire, RuleRequest, UpdateRequest
+from .drafts import MAX_COUNT, UNSET, CreateRequest, Misfire, RuleRequest, UpdateRequest
 from .ledger import ScheduleLedger
 from .protocol import MAX_SAFE_INTEGER
 
@@ -89,6 +89,7 @@ _PROPERTIES: Final[dict[str, JsonValue]] = {
     "count": {
         "type": ["integer", "null"],
         "minimum": 1,
+        "maximum": MAX_COUNT,
         "description": "Recurring only: deliver this many occurrences in all, then stop.",
     },
     "misfire": {
@@ -213,9 +214,11 @@ def _prompt(value: JsonValue) -> str:
 
 
 def _count(value: JsonValue) -> int | None:
-    if value is None or (type(value) is int and 1 <= value <= MAX_SAFE_INTEGER):
+    if value is None or (type(value) is int and 1 <= value <= MAX_COUNT):
         return value
-    raise ToolError("invalid_rule", f"count must be a whole number ≥ 1, got {value!r}")
+    raise ToolError(
+        "invalid_rule", f"count must be a whole number from 1 to {MAX_COUNT}, got {value!r}"
+    )
 
 
 def _misfire(value: JsonValue) -> Misfire | None:

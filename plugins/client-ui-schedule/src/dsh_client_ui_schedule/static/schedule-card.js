@@ -15,7 +15,10 @@
 // the text the model was given goes inside it, behind the host's closed
 // disclosure.
 //
-// `renderScheduleNotice(view, event, ctx)` draws a rejected log's notice.
+// `renderScheduleNotice(view, event, ctx)` draws a notice: a rejected log
+// ({notice: "log_invalid", seq, reason}), or reminders deferred because the
+// conversation's reminder turns are spent ({notice: "deliveries_deferred",
+// limit: "hour" | "day", max, until, reason}: they wait, none is lost).
 //
 // Both depend only on (view, ctx) and what the page knows of a card since it
 // fired (`fired`, a FiredCards) — `ctx` is {document?, lang?: "en" | "zh",
@@ -58,6 +61,11 @@ export const LABELS = Object.freeze({
     noticeBody: (seq, reason) =>
       `The reminder record of this conversation is damaged at entry ${seq}: ${reason}. ` +
       "Reminders set before it are still listed, but none of them will fire.",
+    deferred: "Reminders waiting",
+    deferredBody: (max, limit, until) =>
+      `Reminders started ${max} replies in the last ${limit === "day" ? "day" : "hour"}, ` +
+      "the most this conversation allows. Reminders that fall due wait and are delivered " +
+      `from ${until}; none is lost.`,
   }),
   zh: Object.freeze({
     reminder: "提醒",
@@ -69,6 +77,10 @@ export const LABELS = Object.freeze({
     noticeBody: (seq, reason) =>
       `本对话的提醒记录在第 ${seq} 条处损坏：${reason}。` +
       "之前设置的提醒仍会列出，但都不会再触发。",
+    deferred: "提醒在等待",
+    deferredBody: (max, limit, until) =>
+      `过去一${limit === "day" ? "天" : "小时"}内提醒已触发 ${max} 次回复，达到本对话的上限。` +
+      `到期的提醒会等待，从 ${until} 起送达，不会丢失。`,
   }),
 });
 
@@ -138,12 +150,19 @@ export function renderScheduleNotice(view, event, ctx) {
     ...STYLES.warning,
   });
   row.setAttribute("data-role", "schedule-notice");
-  row.setAttribute("data-notice-seq", String(notice.seq));
   const body = make("div", "dsh-schedule-body", STYLES.body);
   const label = make("span", "dsh-schedule-label", STYLES.label);
-  body.appendChild(translated(label, lang, labels.stopped));
   const text = make("div", "dsh-schedule-meta", STYLES.meta);
-  translated(text, lang, labels.noticeBody(notice.seq, notice.reason));
+  if (notice.kind === "deliveries_deferred") {
+    row.setAttribute("data-notice-until", notice.until);
+    const until = localTime(notice.until, lang, setUp(ctx).options);
+    body.appendChild(translated(label, lang, labels.deferred));
+    translated(text, lang, labels.deferredBody(notice.max, notice.limit, until));
+  } else {
+    row.setAttribute("data-notice-seq", String(notice.seq));
+    body.appendChild(translated(label, lang, labels.stopped));
+    translated(text, lang, labels.noticeBody(notice.seq, notice.reason));
+  }
   body.appendChild(text);
   row.appendChild(bell(make, "⚠️"));
   row.appendChild(body);
@@ -272,10 +291,17 @@ export function readReceipt(view) {
 }
 
 function readNotice(view) {
-  if (!isObject(view) || view.notice !== "log_invalid") return null;
-  if (!Number.isSafeInteger(view.seq) || view.seq < 0) return null;
+  if (!isObject(view)) return null;
   if (typeof view.reason !== "string" || view.reason.trim() === "") return null;
-  return { seq: view.seq, reason: view.reason };
+  if (view.notice === "deliveries_deferred") {
+    if (view.limit !== "hour" && view.limit !== "day") return null;
+    if (!Number.isSafeInteger(view.max) || view.max < 1) return null;
+    if (!isCanonicalInstant(view.until)) return null;
+    return { kind: view.notice, limit: view.limit, max: view.max, until: view.until };
+  }
+  if (view.notice !== "log_invalid") return null;
+  if (!Number.isSafeInteger(view.seq) || view.seq < 0) return null;
+  return { kind: view.notice, seq: view.seq, reason: view.reason };
 }
 
 function lateness(reminder) {

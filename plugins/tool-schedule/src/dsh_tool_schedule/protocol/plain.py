@@ -69,12 +69,13 @@ class PlainDelete:
 
 @dataclass(frozen=True, slots=True)
 class PlainDispatch:
-    """A dispatch; `occurrence_ms` and `record_seq` are None for a v1 one."""
+    """A dispatch; `occurrence_ms`, `record_seq` and `missed` are None for a v1 one."""
 
     id: ReminderId
     occurrence_at: str | None = None
     occurrence_ms: int | None = None
     record_seq: int | None = None
+    missed: int | None = None
     change: str = "dispatch"
 
 
@@ -183,7 +184,7 @@ def _v2(data: dict[str, Any], change: str, crons: set[str]) -> PlainChange | Non
             return None
         if not _count(record_seq, 0):
             return None
-        return PlainDispatch(named[0], at, parse_timestamp(at), record_seq)
+        return PlainDispatch(named[0], at, parse_timestamp(at), record_seq, data["missed"])
     if change == "delete":
         named = _id(data.get("id")) if data.keys() == _ID_ONLY else None
         return None if named is None else PlainDelete(named[0])
