@@ -219,7 +219,8 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise DuplicateTool(
                 f"a tool named {tool.name!r} is already registered "
-                f"({type(self._tools[tool.name]).__qualname__})"
+                f"({type(self._tools[tool.name]).__qualname__})",
+                tool.name,
             )
         try:  # built now rather than in the first turn's model step (≈ 1.6 ms per model)
             _parameters(tool.arguments)
