@@ -32,6 +32,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue, ValidationError
 
 from ..agents.agent import Agent
+from ..agents.tools import registering_as
 from ..attention.alert import AlertContent
 from ..base.jsontypes import to_json
 from ..base.validation import describe
@@ -63,11 +64,18 @@ class Contributions:
     `generation()` changes whenever the loaded plugins do (the loader's
     generation); the implementers of a hook are part of every cache key too,
     so plugins a test registers with the manager by hand count as well.
+    `label(plugin)` names a plugin in log lines, with its distribution.
     """
 
-    def __init__(self, hooks: Hooks, generation: Callable[[], int]) -> None:
+    def __init__(
+        self,
+        hooks: Hooks,
+        generation: Callable[[], int],
+        label: Callable[[str], str] | None = None,
+    ) -> None:
         self.hooks = hooks
         self._generation = generation
+        self._label = label or (lambda plugin: f"plugin {plugin!r}")
         self._modules: tuple[object, list[PublishedModule]] | None = None
         self._skills: tuple[object, list[DemoSkill]] | None = None
         # The compact summaries of a live Session object, with what they were
@@ -80,9 +88,16 @@ class Contributions:
         return (self._generation(), tuple(self.hooks.implementers(hook)))
 
     def publish(self, agent: Agent) -> None:
-        """Tell every plugin that `agent` is live (`dsh_agent_published`)."""
+        """Tell every plugin that `agent` is live (`dsh_agent_published`).
+
+        Each plugin runs inside `registering_as(label)`, so the tools it
+        registers are stamped with it (a failing tool's log line names it).
+        """
         self.hooks.each(
-            "dsh_agent_published", {"agent": agent}, about=f"for session {agent.session.id}"
+            "dsh_agent_published",
+            {"agent": agent},
+            about=f"for session {agent.session.id}",
+            around=lambda plugin: registering_as(self._label(plugin)),
         )
 
     def view(self, log: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
