@@ -1,11 +1,18 @@
 """The plugin author's lane: the README's "Write a plugin", followed to the letter.
 
-The README's plugin, its `pyproject.toml` and its test become a distribution
-in a temporary folder; a fresh virtual environment gets this checkout of
-dsh and the plugin, each with only the `test` extra the README names (pip
-builds both from their folders); then the plugin's test runs there with
-pytest (no conftest: `dsh.testing`'s pytest plugin sets up anyio) and its
-code passes `mypy --strict`. What a reader would do, nothing more.
+One test, as it needs a virtual environment and pip (about half a minute):
+a fresh venv gets this checkout of dsh with only the `test` extra the README
+names; then
+
+1. `dsh plugin new tool-clock` (the venv's `dsh`) scaffolds a distribution,
+   which installs with `pip install -e '.[test]'`, passes its own test, `mypy
+   --strict` and ruff as generated;
+2. the README's plugin, its `pyproject.toml` and its test become a
+   distribution in a temporary folder, installed the same way; its test
+   passes with pytest (no conftest: `dsh.testing`'s pytest plugin sets up
+   anyio) and its code `mypy --strict`.
+
+What a reader would do, nothing more.
 """
 
 from __future__ import annotations
@@ -35,18 +42,28 @@ def write_distribution(root: Path) -> Path:
     return root
 
 
-def test_the_readme_plugin_installs_with_its_test_extra_passes_its_test_and_mypy_strict(
+def test_the_scaffold_and_the_readme_plugin_install_pass_their_tests_and_mypy_strict(
     tmp_path: Path,
 ) -> None:
-    plugin = write_distribution(tmp_path / "dsh-echo")
     venv = tmp_path / "venv"
     run([sys.executable, "-m", "venv", str(venv)])
-    python = str(venv / "bin" / "python")
+    python, dsh = str(venv / "bin" / "python"), str(venv / "bin" / "dsh")
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
-    run([*pip, f"{REPO}[test]", "-e", f"{plugin}[test]"], cwd=tmp_path, timeout=600)
+    run([*pip, f"{REPO}[test]"], cwd=tmp_path, timeout=600)
 
-    tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=plugin)
-    typed = run([python, "-m", "mypy", "--strict", "src", "tests"], cwd=plugin)
+    run([dsh, "plugin", "new", "tool-clock"], cwd=tmp_path)
+    clock = tmp_path / "dsh-tool-clock"
+    run([*pip, "-e", ".[test]"], cwd=clock, timeout=600)
+    scaffold_tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=clock)
+    scaffold_typed = run([python, "-m", "mypy", "--strict", "src", "tests"], cwd=clock)
+    run([python, "-m", "ruff", "check", "--no-cache", "."], cwd=clock)
 
+    echo = write_distribution(tmp_path / "dsh-echo")
+    run([*pip, "-e", ".[test]"], cwd=echo, timeout=600)
+    tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=echo)
+    typed = run([python, "-m", "mypy", "--strict", "src", "tests"], cwd=echo)
+
+    assert "1 passed" in scaffold_tested, scaffold_tested
     assert "2 passed" in tested, tested
-    assert "Success: no issues found in 3 source files" in typed, typed
+    for output in (scaffold_typed, typed):
+        assert "Success: no issues found in 3 source files" in output, output

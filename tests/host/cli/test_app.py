@@ -95,8 +95,8 @@ def test_an_unknown_command_is_a_one_line_usage_error_naming_the_known_ones(dsh:
     assert result.code == EXIT_USAGE
     assert result.out == ""
     assert result.err == (
-        "dsh: error: unknown command 'serve'; choose one of web, plugins, sessions, store, index "
-        "(see 'dsh --help')\n"
+        "dsh: error: unknown command 'serve'; choose one of web, plugins, plugin, sessions, store, "
+        "index (see 'dsh --help')\n"
     )
 
 
