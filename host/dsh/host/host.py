@@ -114,11 +114,7 @@ class Host:
         self._group: TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
 
-        self.contributions = Contributions(
-            self.hooks,
-            lambda: -1 if self._loader is None else self._loader.generation,
-            self._plugin_label,
-        )
+        self.contributions = Contributions(self.hooks, lambda: self._loader)
         self._model = OwnedModel(
             model, lambda: ModelContext(self.clock, self.contributions.demo_skills)
         )
@@ -236,13 +232,6 @@ class Host:
             wakes_cold_sessions=self.lifecycle.wakes,
             metrics=self.metrics,
         )
-
-    def _plugin_label(self, name: str) -> str:
-        """`plugin 'x' (dsh-x 1.0)`: a loaded plugin and where it ships, for log lines."""
-        loaded = None if self._loader is None else self._loader.loaded.get(name)
-        if loaded is None or loaded.distribution is None:
-            return f"plugin {name!r}"
-        return f"plugin {name!r} ({loaded.distribution} {loaded.version})"
 
     @property
     def loader(self) -> PluginLoader:

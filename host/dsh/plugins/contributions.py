@@ -44,6 +44,7 @@ from ..session.log import Session, SessionLog
 from .context import ClientModule
 from .hooks import ErrorHandler, Hooks
 from .hookspecs import RegisterCommand
+from .loader import PluginLoader
 
 __all__ = ["Contributions", "PublishedModule"]
 
@@ -61,21 +62,16 @@ class PublishedModule:
 class Contributions:
     """The plugins' answers for one Host (see the module docstring).
 
-    `generation()` changes whenever the loaded plugins do (the loader's
-    generation); the implementers of a hook are part of every cache key too,
-    so plugins a test registers with the manager by hand count as well.
-    `label(plugin)` names a plugin in log lines, with its distribution.
+    `loader()` is the Host's plugin loader (None before the Host starts):
+    its generation changes whenever the loaded plugins do; the implementers
+    of a hook are part of every cache key too, so plugins a test registers
+    with the manager by hand count as well. It also says where a plugin
+    ships, for log lines.
     """
 
-    def __init__(
-        self,
-        hooks: Hooks,
-        generation: Callable[[], int],
-        label: Callable[[str], str] | None = None,
-    ) -> None:
+    def __init__(self, hooks: Hooks, loader: Callable[[], PluginLoader | None]) -> None:
         self.hooks = hooks
-        self._generation = generation
-        self._label = label or (lambda plugin: f"plugin {plugin!r}")
+        self._loader = loader
         self._modules: tuple[object, list[PublishedModule]] | None = None
         self._skills: tuple[object, list[DemoSkill]] | None = None
         # The compact summaries of a live Session object, with what they were
@@ -83,6 +79,18 @@ class Contributions:
         self._summaries: weakref.WeakKeyDictionary[
             Session, tuple[tuple[int, object], dict[str, JsonValue]]
         ] = weakref.WeakKeyDictionary()
+
+    def _generation(self) -> int:
+        loader = self._loader()
+        return -1 if loader is None else loader.generation
+
+    def _label(self, plugin: str) -> str:
+        """`plugin 'x' (dsh-x 1.0)`: a loaded plugin and where it ships, for log lines."""
+        loader = self._loader()
+        loaded = None if loader is None else loader.loaded.get(plugin)
+        if loaded is None or loaded.distribution is None:
+            return f"plugin {plugin!r}"
+        return f"plugin {plugin!r} ({loaded.distribution} {loaded.version})"
 
     def _plugins(self, hook: str) -> object:
         return (self._generation(), tuple(self.hooks.implementers(hook)))
