@@ -63,7 +63,7 @@ def test_the_scaffold_and_the_readme_plugin_install_pass_their_tests_and_mypy_st
     tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=echo)
     typed = run([python, "-m", "mypy", "--strict", "src", "tests"], cwd=echo)
 
-    assert "1 passed" in scaffold_tested, scaffold_tested
+    assert "2 passed" in scaffold_tested, scaffold_tested  # its tool and its command
     assert "2 passed" in tested, tested
     for output in (scaffold_typed, typed):
         assert "Success: no issues found in 3 source files" in output, output

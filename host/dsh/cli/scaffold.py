@@ -1,7 +1,8 @@
 """`dsh plugin new NAME [--directory DIR]`: a new plugin distribution, ready for `pip install -e`.
 
 NAME is the plugin's entry-point name (what an overlay's `[plugins.NAME]`
-says): lowercase letters, digits and `-`, starting with a letter. The
+says) and its command's: lowercase letters, digits and `-`, starting with a
+letter, at most 32, not a built-in command's name. The
 distribution is `dsh-NAME` in `./dsh-NAME` (or DIR), its package
 `dsh_<name>`; it holds:
 
@@ -9,9 +10,10 @@ distribution is `dsh-NAME` in `./dsh-NAME` (or DIR), its package
   requirement, a `test` extra (`dsh-host[test]`: pytest and mypy), ruff and
   strict mypy settings;
 - `src/<package>/plugin.py`: the plugin class with one tool, `<name>_now`,
-  which answers the time in the person's zone (`ToolContext.time_zone`);
-- `tests/test_plugin.py`: a test of that tool through `dsh.testing.plugin_host`
-  that passes as generated;
+  which answers the time in the person's zone (`ToolContext.time_zone`), and
+  one command, `dsh --overlay PATH <name> [ZONE]`, which prints it;
+- `tests/test_plugin.py`: tests of both through `dsh.testing` (`plugin_host`,
+  `run_cli`) that pass as generated;
 - `README.md`: how to install, test and enable it.
 
 An existing DIR is refused (nothing is overwritten). Prints the files it
@@ -69,11 +71,15 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     Raises `CommandError` for a name that is not a plugin name or a
     directory that exists already.
     """
-    if _NAME.fullmatch(name) is None or len(name) > 60:
+    from . import COMMANDS  # the built-in commands, which a plugin's cannot shadow
+
+    if _NAME.fullmatch(name) is None or len(name) > 32:
         raise CommandError(
             f"{name!r} is not a plugin name: use lowercase letters, digits and '-', starting "
-            "with a letter (e.g. tool-clock)"
+            "with a letter, at most 32 (e.g. tool-clock)"
         )
+    if name in {command.name for command in COMMANDS}:
+        raise CommandError(f"{name!r} is a dsh command already; choose another name")
     if directory.exists():
         raise CommandError(f"{directory} exists already; choose another with --directory DIR")
     package = "dsh_" + name.replace("-", "_")
@@ -139,14 +145,38 @@ select = ["E", "F", "W", "I", "B", "UP", "ASYNC", "SIM", "RUF"]
 """
 
 _PLUGIN = '''\
-"""The $name plugin: one tool, `$tool`, the time where the person is."""
+"""The $name plugin: the time where the person is.
+
+The tool `$tool` tells the model;
+the command `dsh --overlay PATH $name [ZONE]` prints it.
+"""
 
 from __future__ import annotations
 
+import argparse
 from datetime import UTC, datetime
-from zoneinfo import ZoneInfo
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from dsh import Agent, JsonLike, PluginContext, Tool, ToolArguments, ToolContext, hookimpl
+from dsh import (
+    Agent,
+    Clock,
+    CommandContext,
+    JsonLike,
+    PluginContext,
+    RegisterCommand,
+    Tool,
+    ToolArguments,
+    ToolContext,
+    hookimpl,
+)
+
+COMMAND = "$name"
+
+
+def local_time(clock: Clock, zone: str) -> str:
+    """The clock's time in IANA `zone`, ISO 8601 (`ZoneInfoNotFoundError`: no such zone)."""
+    now = datetime.fromtimestamp(clock.wall_ms() / 1000, UTC)
+    return now.astimezone(ZoneInfo(zone)).isoformat()
 
 
 class NowArguments(ToolArguments):
@@ -160,12 +190,11 @@ class NowTool(Tool[NowArguments]):
 
     async def run(self, args: NowArguments, ctx: ToolContext) -> JsonLike:
         zone = ctx.time_zone or "UTC"  # None: the message that started the turn named none
-        now = datetime.fromtimestamp(ctx.clock.wall_ms() / 1000, UTC)
-        return {"timeZone": zone, "local": now.astimezone(ZoneInfo(zone)).isoformat()}
+        return {"timeZone": zone, "local": local_time(ctx.clock, zone)}
 
 
 class $cls:
-    """Loaded once per Host; `dsh_agent_published` installs the tool in every agent."""
+    """Loaded once per Host: installs the tool in every agent and offers the command."""
 
     def __init__(self, context: PluginContext[None]) -> None:
         self.context = context
@@ -174,20 +203,40 @@ class $cls:
     def dsh_agent_published(self, agent: Agent) -> None:
         scope = self.context.install(agent)  # closes with the agent or the plugin
         scope.add(agent.tools.register(NowTool()))
+
+    @hookimpl
+    def dsh_cli_commands(self, register: RegisterCommand) -> None:
+        register(COMMAND, self.now, help="print the time in a zone", configure=self.options)
+
+    def options(self, parser: argparse.ArgumentParser) -> None:
+        parser.add_argument("zone", nargs="?", default="UTC", help="an IANA zone (Asia/Tokyo)")
+
+    def now(self, args: argparse.Namespace, context: CommandContext) -> int:
+        try:
+            context.line(local_time(self.context.clock, args.zone))
+        except (ZoneInfoNotFoundError, ValueError):
+            context.note(f"no time zone {args.zone!r}; try one like Europe/Paris")
+            return 2
+        return 0
 '''
 
 _TEST = '''\
-"""The $name plugin in a real test Host (`dsh.testing`): async tests need no setup."""
+"""The $name plugin in a real test Host.
+
+`dsh.testing`'s pytest plugin runs the async tests: no conftest needed.
+"""
 
 from __future__ import annotations
 
-from dsh.testing import FakeClock, FakeModel, plugin_host, settled
+from dsh.testing import FakeClock, FakeModel, plugin_host, run_cli, settled
+
+PLUGIN = "$name"  # the entry-point name, as an overlay names it
 
 
 async def test_the_tool_answers_the_time_in_the_persons_zone() -> None:
     model = FakeModel([FakeModel.tool_call("$tool"), "done"])
     clock = FakeClock(wall_ms=1_767_225_600_000)  # 2026-01-01T00:00:00Z
-    async with plugin_host("$name", model=model, clock=clock) as test:
+    async with plugin_host(PLUGIN, model=model, clock=clock) as test:
         agent = await test.host.create_session()
 
         agent.submit("what time is it?", time_zone="Asia/Tokyo")
@@ -201,13 +250,21 @@ async def test_the_tool_answers_the_time_in_the_persons_zone() -> None:
             "value": {"timeZone": "Asia/Tokyo", "local": "2026-01-01T09:00:00+09:00"},
         }
     ]
+
+
+def test_the_command_prints_the_time_in_a_zone_and_refuses_an_unknown_one() -> None:
+    tokyo = run_cli(PLUGIN, "Asia/Tokyo", plugins=[PLUGIN])
+    assert tokyo.code == 0 and tokyo.out.endswith("+09:00\\n")
+
+    nowhere = run_cli(PLUGIN, "Mars/Olympus", plugins=[PLUGIN])
+    assert nowhere.code == 2 and "no time zone 'Mars/Olympus'" in nowhere.err
 '''
 
 _README = """\
 # $distribution
 
 A dsh plugin: the tool `$tool` tells the model the
-time where the person is.
+time where the person is, and `dsh --overlay PATH $name [ZONE]` prints it.
 
 Install it (with dsh) in a virtual environment, run its tests and type-check it:
 

@@ -52,11 +52,16 @@ def test_the_default_directory_is_dsh_name(
     assert (tmp_path / "dsh-echo" / "src" / "dsh_echo" / "plugin.py").is_file()
 
 
-@pytest.mark.parametrize("name", ["Tool", "tool_clock", "-x", "9lives", "a" * 61])
+@pytest.mark.parametrize("name", ["Tool", "tool_clock", "-x", "9lives", "a" * 33])
 def test_a_name_that_is_no_plugin_name_is_refused(name: str, tmp_path: Path) -> None:
     with pytest.raises(CommandError, match="is not a plugin name"):
         scaffold(name, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_a_builtin_command_name_is_refused(tmp_path: Path) -> None:
+    with pytest.raises(CommandError, match="'web' is a dsh command already"):
+        scaffold("web", tmp_path / "out")
 
 
 def test_an_existing_directory_is_never_overwritten(dsh: Cli, tmp_path: Path) -> None:
@@ -70,10 +75,9 @@ def test_an_existing_directory_is_never_overwritten(dsh: Cli, tmp_path: Path) ->
     )
 
 
-@pytest.mark.anyio
-async def test_the_generated_test_passes_against_the_generated_plugin(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def generated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    """The scaffold's test module, its plugin importable and installed (as `pip install -e`)."""
     root = tmp_path / "dsh-tool-clock"
     scaffold("tool-clock", root)
     monkeypatch.syspath_prepend(str(root / "src"))
@@ -83,17 +87,26 @@ async def test_the_generated_test_passes_against_the_generated_plugin(
     FakeSite(tmp_path / "site", monkeypatch).install(
         "dsh-tool-clock", project["project"]["entry-points"]["dsh.plugins"]
     )
-    generated = types.ModuleType("test_plugin")
+    module = types.ModuleType("test_plugin")
     source = (root / "tests" / "test_plugin.py").read_text(encoding="utf-8")
-    exec(compile(source, str(root / "tests" / "test_plugin.py"), "exec"), generated.__dict__)
+    exec(compile(source, str(root / "tests" / "test_plugin.py"), "exec"), module.__dict__)
+    return module
 
+
+@pytest.mark.anyio
+async def test_the_generated_tool_test_passes(generated: types.ModuleType) -> None:
     await generated.test_the_tool_answers_the_time_in_the_persons_zone()
 
 
+def test_the_generated_command_test_passes(generated: types.ModuleType) -> None:
+    generated.test_the_command_prints_the_time_in_a_zone_and_refuses_an_unknown_one()
+
+
 @pytest.mark.process
-def test_the_generated_code_passes_ruff(tmp_path: Path) -> None:
-    root = tmp_path / "dsh-tool-clock"
-    scaffold("tool-clock", root)
+@pytest.mark.parametrize("name", ["tool-clock", "x", "a-very-long-plugin-name-of-32-ch"])
+def test_the_generated_code_passes_ruff(tmp_path: Path, name: str) -> None:
+    root = tmp_path / f"dsh-{name}"
+    scaffold(name, root)
 
     checked = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--no-cache", "."],
