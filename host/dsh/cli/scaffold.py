@@ -33,6 +33,10 @@ from .errors import CommandError
 __all__ = ["COMMAND", "scaffold"]
 
 _NAME = re.compile(r"[a-z][a-z0-9]*(-[a-z0-9]+)*")
+# The built-in commands, which a plugin's command cannot shadow. Spelled out
+# rather than read from `dsh.cli.COMMANDS`, which imports this module; a test
+# keeps the two equal.
+BUILTIN_COMMANDS = frozenset({"web", "plugins", "plugin", "sessions", "store", "index"})
 
 
 def _configure(parser: argparse.ArgumentParser) -> None:
@@ -71,14 +75,12 @@ def scaffold(name: str, directory: Path) -> list[Path]:
     Raises `CommandError` for a name that is not a plugin name or a
     directory that exists already.
     """
-    from . import COMMANDS  # the built-in commands, which a plugin's cannot shadow
-
     if _NAME.fullmatch(name) is None or len(name) > 32:
         raise CommandError(
             f"{name!r} is not a plugin name: use lowercase letters, digits and '-', starting "
             "with a letter, at most 32 (e.g. tool-clock)"
         )
-    if name in {command.name for command in COMMANDS}:
+    if name in BUILTIN_COMMANDS:
         raise CommandError(f"{name!r} is a dsh command already; choose another name")
     if directory.exists():
         raise CommandError(f"{directory} exists already; choose another with --directory DIR")

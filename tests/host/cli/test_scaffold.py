@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
+from dsh.cli import COMMANDS
 from dsh.cli.errors import CommandError
-from dsh.cli.scaffold import scaffold
+from dsh.cli.scaffold import BUILTIN_COMMANDS, scaffold
 
 from ..fixtures.distributions import FakeSite
 from .conftest import Cli
@@ -57,6 +58,10 @@ def test_a_name_that_is_no_plugin_name_is_refused(name: str, tmp_path: Path) -> 
     with pytest.raises(CommandError, match="is not a plugin name"):
         scaffold(name, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_builtin_names_it_refuses_are_the_builtin_commands() -> None:
+    assert {command.name for command in COMMANDS} == BUILTIN_COMMANDS
 
 
 def test_a_builtin_command_name_is_refused(tmp_path: Path) -> None:
