@@ -7,6 +7,8 @@ import pytest
 
 from dsh.cli import plugins as plugins_command
 from dsh.plugins.loader import InstalledPlugin
+from dsh.plugins.overlay import load_overlay
+from dsh.web import launch
 
 from ..fixtures.distributions import PLUGINS, FakeSite
 from .conftest import Cli
@@ -335,4 +337,17 @@ def test_a_class_that_is_no_plugin_with_a_config_table_is_told_what_it_is(
         "tests.host.fixtures.plugins.NotAPlugin, which is not a dsh plugin: it implements "
         "no dsh hook and has no Config, so nothing reads plugins.notaplugin.level; does the "
         "entry point name the right class?\n"
+    )
+
+
+def test_dsh_web_gets_the_same_warnings_to_log(site: FakeSite, tmp_path: Path) -> None:
+    site.plugin("configured", "Configured")
+    site.plugin("recorder", "Recorder")
+    overlay = load_overlay(
+        write_overlay(tmp_path, '[plugins.configured]\ngreeting = "hi"\n[plugins.recorder]\n')
+    )
+
+    assert launch.check_plugins(overlay) == (
+        "plugin 'configured' (dsh-configured 1.0) implements no dsh hook, so it contributes "
+        "nothing; mark its hook methods with @dsh.hookimpl",
     )
