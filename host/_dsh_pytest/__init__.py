@@ -13,7 +13,9 @@ With dsh installed, a plugin's test suite needs no conftest:
   test: a tool or hook that raised, contained by any Host, fails the test
   when it ends, with the traceback.
 
-A suite that defines its own `anyio_backend` or marks its tests keeps doing so.
+A suite that defines its own `anyio_backend` or marks its tests keeps doing so;
+one that runs its async tests with another plugin (pytest-asyncio) turns this
+one off with `-p no:dsh`.
 """
 
 from __future__ import annotations
