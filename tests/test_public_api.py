@@ -63,6 +63,9 @@ def test_what_plugins_need_is_public() -> None:
         "DuplicateTool",
         "InvalidSessionId",
         "JsonLike",
+        "MissingPlugin",
+        "PluginConfigError",
+        "PluginLoadError",
         "Listeners",
         "PluginContext",
         "SessionClosed",
@@ -74,9 +77,18 @@ def test_what_plugins_need_is_public() -> None:
         "hookimpl",
     }
     assert needed <= set(dsh.__all__)
-    assert {"FakeModel", "FakeClock", "FaultyBackend", "load_plugin", "running_host"} <= set(
-        dsh.testing.__all__
-    )
+    assert {
+        "FakeModel",
+        "FakeClock",
+        "FaultyBackend",
+        "load_plugin",
+        "running_host",
+        "plugin_host",
+        "run_cli",
+        "arun_cli",
+        "StrictModeError",
+        "web_client",
+    } <= set(dsh.testing.__all__)
 
 
 def test_names_the_third_edition_renamed_still_work_and_say_what_replaces_them() -> None:

@@ -12,6 +12,7 @@ import json
 import re
 import subprocess
 import sys
+import tomllib
 import types
 from dataclasses import replace
 from pathlib import Path
@@ -33,6 +34,7 @@ from dsh.plugins.overlay import load_overlay, parse_overlay
 from dsh.testing import FakeClock, settled
 from dsh.wake.backends import wake_backend_for
 from dsh.web import WebSettings, create_app
+from tests.host.fixtures.distributions import FakeSite
 from tests.support.deadlines import WAIT
 
 REPO = Path(__file__).resolve().parents[1]
@@ -46,6 +48,7 @@ def test_the_readme_has_every_example() -> None:
         "scripted",
         "overlay",
         "plugin",
+        "plugin-pyproject",
         "plugin-test",
         "model",
         "store",
@@ -113,12 +116,21 @@ def test_the_scripted_model_example_loads() -> None:
 
 
 @pytest.mark.anyio
-async def test_the_plugin_example_and_its_test_pass() -> None:
-    module = types.ModuleType("readme_plugin")
-    source = EXAMPLES["plugin"] + "\n" + EXAMPLES["plugin-test"]
-    exec(compile(source, "README.md", "exec"), module.__dict__)
+async def test_the_plugin_example_and_its_test_pass(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The README's plugin as the module its pyproject's entry point names.
+    plugin = types.ModuleType("dsh_echo.plugin")
+    exec(compile(EXAMPLES["plugin"], "README.md", "exec"), plugin.__dict__)
+    monkeypatch.setitem(sys.modules, "dsh_echo", types.ModuleType("dsh_echo"))
+    monkeypatch.setitem(sys.modules, "dsh_echo.plugin", plugin)
+    entry_points = tomllib.loads(EXAMPLES["plugin-pyproject"])["project"]["entry-points"]
+    FakeSite(tmp_path / "site", monkeypatch).install("dsh-echo", entry_points["dsh.plugins"])
+    tests = types.ModuleType("test_echo")
+    exec(compile(EXAMPLES["plugin-test"], "README.md", "exec"), tests.__dict__)
 
-    await module.test_the_echo_tool_runs_and_unloads()
+    await tests.test_the_echo_tool_runs_and_unloads()
+    await anyio.to_thread.run_sync(tests.test_the_echo_command_prints_its_text)
 
 
 def test_the_plugin_test_uses_only_public_names() -> None:

@@ -26,7 +26,7 @@ from .persistence.errors import SessionNotFound, StorageError
 from .plugins.actions import ActionArguments
 from .plugins.commands import CommandContext, Streams, add_store_options
 from .plugins.context import ClientModule, PluginContext
-from .plugins.errors import ActionError
+from .plugins.errors import ActionError, MissingPlugin, PluginConfigError, PluginLoadError
 from .plugins.hookspecs import CommandRun, RegisterCommand, RegisterModel, hookimpl
 from .session.errors import FlushError, InvalidSessionId, PayloadError, SessionClosed
 from .session.event import SessionEvent
@@ -90,13 +90,16 @@ __all__ = [
     "Listeners",
     "LiveSessions",
     "Message",
+    "MissingPlugin",
     "ModelAdapter",
     "ModelContext",
     "ModelError",
     "ModelReply",
     "ModelRequest",
     "PayloadError",
+    "PluginConfigError",
     "PluginContext",
+    "PluginLoadError",
     "RegisterCommand",
     "RegisterModel",
     "Scope",

@@ -90,7 +90,7 @@ def test_an_overlay_naming_a_missing_plugin_stops_dsh_web_naming_the_distributio
     (last,) = done.stdout.strip().splitlines()
     assert last.startswith("dsh: error:"), done.stdout
     assert "plugin 'not-installed'" in last
-    assert "install the distribution dsh-not-installed" in last
+    assert "is the distribution that ships it (dsh-not-installed, by convention)" in last
 
 
 def test_the_overlay_readme_example_enables_both_plugins_with_their_config() -> None:

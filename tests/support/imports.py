@@ -42,8 +42,9 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dsh.plugins",),
     ("dsh.wake", "dsh.relay"),
     ("dsh.host",),
-    ("dsh.web", "dsh.testing"),
+    ("dsh.web",),
     ("dsh.cli",),
+    ("dsh.testing",),
     ("dsh",),
 )
 

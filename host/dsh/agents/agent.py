@@ -328,12 +328,12 @@ class Agent:
         done = self._turn_done = anyio.Event()
         try:
             self.live.append(self.session, USER_MESSAGE, message.data())
-            await self._run_turn()
+            await self._run_turn(message.time_zone)
         finally:
             self._turn_done = None
             done.set()
 
-    async def _run_turn(self) -> None:
+    async def _run_turn(self, time_zone: str | None) -> None:
         status: dict[str, JsonValue] | None = {
             "code": "cancelled",
             "message": "the turn was stopped before it finished",
@@ -342,7 +342,7 @@ class Agent:
             # Its own scope, so that `cancel_turn` stops this turn and nothing else;
             # when it does, the scope swallows the cancellation and `status` stays.
             with anyio.CancelScope() as self._turn_scope:
-                status = await self._steps()
+                status = await self._steps(time_zone)
         except anyio.get_cancelled_exc_class():
             self._end_turn({"code": "cancelled", "message": "the agent closed during this turn"})
             raise
@@ -369,9 +369,14 @@ class Agent:
         await done.wait()
         return True
 
-    async def _steps(self) -> dict[str, JsonValue] | None:
-        """Run model steps; returns None on success or the turn's error."""
-        ctx = ToolContext(agent=self, session=self.session, live=self.live, clock=self.clock)
+    async def _steps(self, time_zone: str | None) -> dict[str, JsonValue] | None:
+        """Run model steps; returns None on success or the turn's error.
+
+        `time_zone` is the zone the message that started the turn names (`ToolContext`).
+        """
+        ctx = ToolContext(
+            agent=self, session=self.session, live=self.live, clock=self.clock, time_zone=time_zone
+        )
         for _ in range(self.max_steps):
             try:
                 messages = conversation(self.session.events)

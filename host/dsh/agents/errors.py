@@ -59,4 +59,8 @@ class BarrierFailed(ToolError):
 
 
 class DuplicateTool(ValueError):
-    """A tool with that name is already registered in this registry."""
+    """A tool with that name is already registered in this registry; `tool` is the name."""
+
+    def __init__(self, message: str, tool: str | None = None) -> None:
+        super().__init__(message)
+        self.tool = tool

@@ -13,7 +13,13 @@ boundary: the pipeline (`invoke_tool`) turns every failure into a
 - a result that is not JSON, or deeper or longer than `dsh.limits` allows
   → `invalid_result` (a tool may return any `dsh.JsonLike`: ordinary dicts,
   lists and tuples, nested);
-- any other exception → `internal_error` (logged with its traceback).
+- any other exception → `internal_error` with a neutral sentence: the
+  exception's text stays in the host's log (with its traceback and the
+  plugin that registered the tool), never reaches the model's provider.
+
+Who registered a tool is stamped when it registers: the plugin layer runs
+each plugin's `dsh_agent_published` inside `registering_as(label)` (a
+context variable, so tools a task started there registers later count too).
 
 Durable tools confirm the Session's log with `flush_barrier(store, session)`
 before they read it and after they append: it raises `BarrierFailed`
@@ -29,6 +35,8 @@ import logging
 import re
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Generic, TypeVar
 
@@ -65,12 +73,28 @@ __all__ = [
     "ToolRegistry",
     "flush_barrier",
     "invoke_tool",
+    "registering_as",
 ]
 
 log = logging.getLogger(__name__)
 
 TOOL_NAME_PATTERN = re.compile(r"^[a-zA-Z][a-zA-Z0-9_-]{0,63}$")
 _MAX_MESSAGE = 4_096
+
+# Who is registering tools right now (e.g. "plugin 'tool-clock' (dsh-tool-clock
+# 0.1)"), for the log line of a tool that fails. A context variable, not Host
+# state: it follows the hook call into the tasks it starts, and nothing else.
+_registering: ContextVar[str | None] = ContextVar("dsh_tool_origin", default=None)
+
+
+@contextmanager
+def registering_as(origin: str) -> Iterator[None]:
+    """Tools registered inside this block (and tasks started in it) are `origin`'s."""
+    token = _registering.set(origin)
+    try:
+        yield
+    finally:
+        _registering.reset(token)
 
 
 class ToolArguments(BaseModel):
@@ -98,12 +122,20 @@ async def flush_barrier(live: LiveSessions, session: Session) -> None:
 
 @dataclass(frozen=True, slots=True)
 class ToolContext:
-    """What a running tool may use."""
+    """What a running tool may use.
+
+    `clock` is the Host's (`wall_ms()` for epoch milliseconds, fake in tests).
+    `time_zone` is the IANA zone the person's browser sent with the message
+    that started this turn (`"Europe/Paris"`), or None when that message
+    named none (a reminder's follow-up, a CLI message): a tool defaulting to
+    "the person's zone" falls back to its own choice then, and says so.
+    """
 
     agent: Agent
     session: Session
     live: LiveSessions
     clock: Clock
+    time_zone: str | None = None
 
     @property
     def store(self) -> LiveSessions:
@@ -204,6 +236,7 @@ class ToolRegistry:
 
     def __init__(self) -> None:
         self._tools: dict[str, Tool[Any]] = {}
+        self._origins: dict[str, str] = {}
 
     def register(self, tool: Tool[Any]) -> Disposer:
         """Add `tool`; returns the disposer that removes exactly this registration.
@@ -219,7 +252,8 @@ class ToolRegistry:
         if tool.name in self._tools:
             raise DuplicateTool(
                 f"a tool named {tool.name!r} is already registered "
-                f"({type(self._tools[tool.name]).__qualname__})"
+                f"({type(self._tools[tool.name]).__qualname__})",
+                tool.name,
             )
         try:  # built now rather than in the first turn's model step (≈ 1.6 ms per model)
             _parameters(tool.arguments)
@@ -228,10 +262,19 @@ class ToolRegistry:
                 f"tool {tool.name!r}: its arguments give no JSON schema ({error})"
             ) from error
         self._tools[tool.name] = tool
+        origin = _registering.get()
+        if origin is None:
+            self._origins.pop(tool.name, None)
+        else:
+            self._origins[tool.name] = origin
         return _Unregister(self._tools, tool)
 
     def get(self, name: str) -> Tool[Any] | None:
         return self._tools.get(name)
+
+    def origin(self, name: str) -> str | None:
+        """Who registered tool `name` (see `registering_as`), if anyone said so."""
+        return self._origins.get(name) if name in self._tools else None
 
     def names(self) -> list[str]:
         return list(self._tools)
@@ -327,11 +370,20 @@ async def invoke_tool(registry: ToolRegistry, call: ToolCall, ctx: ToolContext) 
         return ToolOutcome(
             call.id, call.name, error={"code": error.code, "message": _short(error.message)}
         )
-    except Exception as error:
-        log.exception("tool %r failed in session %s", call.name, ctx.session.id)
+    except Exception:
+        log.exception(
+            "tool %r of %s failed in session %s",
+            call.name,
+            registry.origin(call.name) or "no named plugin",
+            ctx.session.id,
+        )
         return ToolOutcome(
             call.id,
             call.name,
-            error={"code": "internal_error", "message": _short(f"{type(error).__name__}: {error}")},
+            error={
+                "code": "internal_error",
+                "message": f"the tool {call.name!r} failed unexpectedly; the host's log "
+                "has the details, not this conversation",
+            },
         )
     return ToolOutcome(call.id, call.name, value=value)

@@ -14,13 +14,14 @@ from .dispatch import dispatch
 from .errors import CommandError
 from .index import COMMAND as INDEX
 from .plugins import COMMAND as PLUGINS
+from .scaffold import COMMAND as PLUGIN
 from .sessions import COMMAND as SESSIONS
 from .store import COMMAND as STORE
 from .web import COMMAND as WEB
 
 __all__ = ["COMMANDS", "Command", "CommandError", "Streams", "main"]
 
-COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, SESSIONS, STORE, INDEX)
+COMMANDS: tuple[Command, ...] = (WEB, PLUGINS, PLUGIN, SESSIONS, STORE, INDEX)
 
 
 def main(

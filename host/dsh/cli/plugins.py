@@ -4,12 +4,15 @@ Without an overlay it reads distribution metadata only; no plugin is
 imported. With one, each installed plugin is marked `yes` (the overlay
 enables it) or `no`, a plugin the overlay names that is not installed gets a
 `missing` row, and each enabled plugin is checked exactly as `dsh web` checks
-it before it starts (`dsh.plugins.loader.check_plugins`: its class is imported and
-its config table validated, nothing is started): one it would refuse is
-marked `error`. A last line shows the overlay's host settings that change
-the Session lifecycle (`wake_cold_sessions`, `idle_seconds`). Then the
-command fails (exit 1) with the loader's messages, one line per problem (the
-missing distribution to install, the config key that is wrong).
+it before it starts — by the same function (`dsh.host.plugin_check`: its
+class is imported, its hooks and config table validated, then it is loaded
+once into a scratch Host, where a tool name two plugins share is found): one
+it would refuse is marked `error`. A warning (a plugin that implements no
+hook) is a note on stderr and does not fail the command. A last line shows
+the overlay's host settings that change the Session lifecycle
+(`wake_cold_sessions`, `idle_seconds`). Then the command fails (exit 1) with
+the loader's messages, one line per problem (the plugin not installed, the
+config key that is wrong).
 """
 
 from __future__ import annotations
@@ -17,8 +20,9 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 
+from ..host.plugin_check import check_plugins
 from ..plugins.errors import AmbiguousPlugin
-from ..plugins.loader import ENTRY_POINT_GROUP, InstalledPlugin, check_plugins, discover_plugins
+from ..plugins.loader import ENTRY_POINT_GROUP, InstalledPlugin, discover_plugins
 from ..plugins.overlay import Overlay
 from .app import EXIT_OK, Command, Streams, add_overlay_option, overlay_of, overlay_path
 from .errors import CommandError
@@ -78,6 +82,9 @@ def _run_with_overlay(
     ]
     streams.table(["NAME", "DISTRIBUTION", "VERSION", "TARGET", "ENABLED"], rows)
     streams.line(host_settings_line(overlay))
+    for check in checks:
+        for warning in check.warnings:
+            streams.note(f"warning: {warning}")
     problems = [str(check.problem) for check in checks if check.problem is not None]
     if problems:
         raise CommandError("\n".join(problems), problems=problems)

@@ -114,9 +114,7 @@ class Host:
         self._group: TaskGroup | None = None
         self._stack: AsyncExitStack | None = None
 
-        self.contributions = Contributions(
-            self.hooks, lambda: -1 if self._loader is None else self._loader.generation
-        )
+        self.contributions = Contributions(self.hooks, lambda: self._loader)
         self._model = OwnedModel(
             model, lambda: ModelContext(self.clock, self.contributions.demo_skills)
         )

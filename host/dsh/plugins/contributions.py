@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from pydantic import JsonValue, ValidationError
 
 from ..agents.agent import Agent
+from ..agents.tools import registering_as
 from ..attention.alert import AlertContent
 from ..base.jsontypes import to_json
 from ..base.validation import describe
@@ -44,6 +45,7 @@ from ..session.log import Session, SessionLog
 from .context import ClientModule
 from .hooks import ErrorHandler, Hooks
 from .hookspecs import RegisterCommand
+from .loader import PluginLoader
 
 __all__ = ["Contributions", "PublishedModule"]
 
@@ -61,14 +63,16 @@ class PublishedModule:
 class Contributions:
     """The plugins' answers for one Host (see the module docstring).
 
-    `generation()` changes whenever the loaded plugins do (the loader's
-    generation); the implementers of a hook are part of every cache key too,
-    so plugins a test registers with the manager by hand count as well.
+    `loader()` is the Host's plugin loader (None before the Host starts):
+    its generation changes whenever the loaded plugins do; the implementers
+    of a hook are part of every cache key too, so plugins a test registers
+    with the manager by hand count as well. It also says where a plugin
+    ships, for log lines.
     """
 
-    def __init__(self, hooks: Hooks, generation: Callable[[], int]) -> None:
+    def __init__(self, hooks: Hooks, loader: Callable[[], PluginLoader | None]) -> None:
         self.hooks = hooks
-        self._generation = generation
+        self._loader = loader
         self._modules: tuple[object, list[PublishedModule]] | None = None
         self._skills: tuple[object, list[DemoSkill]] | None = None
         # The compact summaries of a live Session object, with what they were
@@ -77,13 +81,32 @@ class Contributions:
             Session, tuple[tuple[int, object], dict[str, JsonValue]]
         ] = weakref.WeakKeyDictionary()
 
+    def _generation(self) -> int:
+        loader = self._loader()
+        return -1 if loader is None else loader.generation
+
+    def _label(self, plugin: str) -> str:
+        """`plugin 'x' (dsh-x 1.0)`: a loaded plugin and where it ships, for log lines."""
+        loader = self._loader()
+        loaded = None if loader is None else loader.loaded.get(plugin)
+        if loaded is None or loaded.distribution is None:
+            return f"plugin {plugin!r}"
+        return f"plugin {plugin!r} ({loaded.distribution} {loaded.version})"
+
     def _plugins(self, hook: str) -> object:
         return (self._generation(), tuple(self.hooks.implementers(hook)))
 
     def publish(self, agent: Agent) -> None:
-        """Tell every plugin that `agent` is live (`dsh_agent_published`)."""
+        """Tell every plugin that `agent` is live (`dsh_agent_published`).
+
+        Each plugin runs inside `registering_as(label)`, so the tools it
+        registers are stamped with it (a failing tool's log line names it).
+        """
         self.hooks.each(
-            "dsh_agent_published", {"agent": agent}, about=f"for session {agent.session.id}"
+            "dsh_agent_published",
+            {"agent": agent},
+            about=f"for session {agent.session.id}",
+            around=lambda plugin: registering_as(self._label(plugin)),
         )
 
     def view(self, log: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:

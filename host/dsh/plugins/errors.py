@@ -110,17 +110,20 @@ class PluginLoadError(PluginError):
 class MissingPlugin(PluginLoadError):
     """Plugins named by an overlay are not installed.
 
-    `missing` pairs each plugin's name with the distribution that provides it.
+    `missing` pairs each plugin's name with the distribution that would
+    provide it (the overlay's `distribution`, else `dsh-<name>`). The message
+    suggests an installed plugin whose name is close ("did you mean"), else
+    asks whether that distribution is installed.
     """
 
     def __init__(self, missing: Sequence[tuple[PluginSpec, str]], notes: Sequence[str]) -> None:
+        # `notes` finish each line: what is installed instead, then a question,
+        # never a command: a name nothing installed resembles may be a typo, and
+        # `pip install <typo>` could fetch a squatted package.
         lines = []
-        for (spec, distribution), note in zip(missing, notes, strict=True):
+        for (spec, _), note in zip(missing, notes, strict=True):
             where = f" named in {spec.source}" if spec.source is not None else ""
-            lines.append(
-                f"plugin {spec.name!r}{where} is not installed{note}; install the "
-                f"distribution {distribution} (pip install {distribution})"
-            )
+            lines.append(f"plugin {spec.name!r}{where} is not installed{note}")
         super().__init__(missing[0][0].name, "\n".join(lines))
         self.missing = tuple((spec.name, distribution) for spec, distribution in missing)
 

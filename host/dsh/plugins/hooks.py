@@ -22,7 +22,9 @@ arguments):
 - `each(name, kwargs)`: every implementation, contained; the converted
   non-None results as `Contribution(plugin, value)`s, in call order. `kwargs` may be a
   function of the plugin's name, for hooks that hand each plugin its own
-  argument (`dsh_cli_commands`' `register` stamps the plugin's name).
+  argument (`dsh_cli_commands`' `register` stamps the plugin's name), and
+  `around(plugin)` a context each implementation runs in (`dsh_agent_published`
+  runs in `registering_as`, so a failing tool's log line names its plugin).
 - `first(name, kwargs)`: the first accepted non-None result (firstresult),
   contained: a failing plugin does not hide the next plugin's answer.
 
@@ -38,6 +40,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Iterator, Mapping
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +55,7 @@ log = logging.getLogger(__name__)
 Kwargs = Mapping[str, Any] | Callable[[str], Mapping[str, Any]]
 ErrorHandler = Callable[[str, str, Exception], None]
 Converter = Callable[[str, Any], Any]
+Around = Callable[[str], AbstractContextManager[object]]
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,14 +92,16 @@ class Hooks:
         convert: Converter | None = None,
         about: str = "",
         on_error: ErrorHandler | None = None,
+        around: Around | None = None,
     ) -> list[Contribution]:
         """Every implementation's converted non-None result, in call order; failures contained.
 
         `about` is added to log lines (e.g. "for session 3f2a"); `on_error(plugin,
-        hook, error)` replaces the log line for a failing implementation.
+        hook, error)` replaces the log line for a failing implementation;
+        `around(plugin)` is a context manager each implementation runs inside.
         """
         found = []
-        for impl, value in self._results(name, kwargs, about, on_error):
+        for impl, value in self._results(name, kwargs, about, on_error, around):
             converted = self._convert(impl, name, value, convert, about)
             if converted is not None:
                 found.append(Contribution(impl.plugin_name, converted))
@@ -110,7 +116,7 @@ class Hooks:
         about: str = "",
     ) -> Contribution | None:
         """The first converted non-None result in call order, or None; failures contained."""
-        for impl, value in self._results(name, kwargs, about, None):
+        for impl, value in self._results(name, kwargs, about, None, None):
             converted = self._convert(impl, name, value, convert, about)
             if converted is not None:
                 return Contribution(impl.plugin_name, converted)
@@ -137,14 +143,20 @@ class Hooks:
         return list(reversed(caller.get_hookimpls()))
 
     def _results(
-        self, name: str, kwargs: Kwargs, about: str, on_error: ErrorHandler | None
+        self,
+        name: str,
+        kwargs: Kwargs,
+        about: str,
+        on_error: ErrorHandler | None,
+        around: Around | None,
     ) -> Iterator[tuple[pluggy.HookImpl, Any]]:
         for impl in self._ordered(name):
             arguments = self._checked(
                 name, kwargs(impl.plugin_name) if callable(kwargs) else kwargs
             )
             try:
-                value = _invoke(impl, arguments)
+                with nullcontext() if around is None else around(impl.plugin_name):
+                    value = _invoke(impl, arguments)
             except Exception as error:
                 if on_error is not None:
                     on_error(impl.plugin_name, name, error)

@@ -37,6 +37,7 @@ which knows the adapters and their `Settings` models: this module knows none.
 
 from __future__ import annotations
 
+import difflib
 import re
 import tomllib
 from collections.abc import Mapping
@@ -56,7 +57,7 @@ from pydantic import (
     model_validator,
 )
 
-from ..base.validation import key_path, problems
+from ..base.validation import Problem, key_path, problems
 from .errors import OverlayError
 
 __all__ = [
@@ -331,6 +332,16 @@ def _invalid(path: Path | None, error: ValidationError) -> OverlayError:
     plugins = {str(item.loc[1]) for item in found if len(item.loc) > 1 and item.loc[0] == "plugins"}
     return OverlayError(
         path,
-        [(item.where, item.message) for item in found],
+        [(item.where, _message(item)) for item in found],
         plugin=plugins.pop() if len(plugins) == 1 else None,
     )
+
+
+def _message(item: Problem) -> str:
+    """pydantic's message, except that an unknown table lists the tables there are."""
+    if item.type != "extra_forbidden" or len(item.loc) != 1:
+        return item.message
+    tables = list(_OverlayFile.model_fields)
+    close = difflib.get_close_matches(str(item.loc[0]), tables, n=1)
+    hint = f"did you mean [{close[0]}]? " if close else ""
+    return f"unknown table ({hint}an overlay has the tables {', '.join(tables)})"

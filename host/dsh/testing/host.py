@@ -33,7 +33,7 @@ from ..host.host import Host
 from ..models.base import ModelAdapter
 from ..persistence.backend import Backend
 from ..persistence.memory import MemoryBackend
-from ..plugins.loader import PluginSpec
+from ..plugins.loader import PluginSpec, discover_plugins
 from ..wake import WakeBackend
 from .clock import FakeClock
 from .model import FakeModel
@@ -110,8 +110,10 @@ async def load_plugin(
 ) -> tuple[Any, Unload]:
     """Load `plugin` into `host`; returns the instance and the disposer that unloads it.
 
-    `plugin` is a plugin class (loaded under `name`, default: the class name)
-    or the entry-point name of an installed plugin (`"tool-schedule"`).
+    `plugin` is a plugin class or the entry-point name of an installed plugin
+    (`"tool-schedule"`). A class loads under `name`; by default under the
+    name production gives it: the entry-point name of an installed entry
+    point that names this class, else the class name.
     `config` is the plugin's overlay table. Raises what loading an overlay
     raises (`PluginConfigError`, `PluginLoadError`, `MissingPlugin`).
     """
@@ -120,12 +122,20 @@ async def load_plugin(
             raise TypeError("an installed plugin loads under its entry-point name; drop name=")
         loaded = await host.loader.load(PluginSpec(name=plugin, config=dict(config or {})))
     else:
-        loaded = await host.loader.load_class(plugin, name=name or plugin.__name__, config=config)
+        name = name or _entry_point_name(plugin) or plugin.__name__
+        loaded = await host.loader.load_class(plugin, name=name, config=config)
 
     async def unload() -> None:
         await host.loader.unload(loaded.name)
 
     return loaded.instance, unload
+
+
+def _entry_point_name(cls: type[Any]) -> str | None:
+    """The name of the installed `dsh.plugins` entry point that names `cls` (metadata only)."""
+    target = f"{cls.__module__}:{cls.__qualname__}"
+    names = [plugin.name for plugin in discover_plugins() if plugin.target.strip() == target]
+    return names[0] if len(names) == 1 else None
 
 
 async def settled(agent: Agent) -> None:

@@ -29,12 +29,12 @@ import anyio
 from ..host.heap import HeapPolicy
 from ..host.host import Host
 from ..host.leases import LeaseSettings
+from ..host.plugin_check import check_plugins as host_checks
 from ..models.base import ModelAdapter
 from ..models.registry import MODEL_CHOICES, ModelSpec, check_model, resolve_model
 from ..persistence.backends import BackendChoice, JsonlSettings
 from ..persistence.errors import StorageError
 from ..plugins.errors import PluginError, PluginProblems
-from ..plugins.loader import check_plugins as loader_checks
 from ..plugins.overlay import Overlay
 from ..wake.backends import wake_backend_for
 from .errors import LaunchError, TokenError, WebStartupError
@@ -58,18 +58,21 @@ EXIT_FAILURE = 1
 EXIT_INTERRUPTED = 130
 
 
-def check_plugins(overlay: Overlay) -> None:
+def check_plugins(overlay: Overlay) -> tuple[str, ...]:
     """Raise what loading the overlay's plugins would, before anything starts.
 
-    The loader's own checks (`dsh.plugins.loader.check_plugins`: installed, importable,
-    config valid), so `dsh plugins --overlay` and `dsh web` agree; several
-    problems make one `PluginProblems` listing each.
+    The one check `dsh plugins --overlay` runs too (`dsh.host.plugin_check`:
+    installed, importable, hooks and config valid, a trial load), so the two
+    commands agree; several problems make one `PluginProblems` listing each.
+    Returns the warnings (a plugin that implements no hook), for the log.
     """
-    problems = [check.problem for check in loader_checks(overlay.plugins) if check.problem]
+    checks = host_checks(overlay.plugins)
+    problems = [check.problem for check in checks if check.problem]
     if len(problems) == 1:
         raise problems[0]
     if problems:
         raise PluginProblems(problems)
+    return tuple(warning for check in checks for warning in check.warnings)
 
 
 def make_host_factory(
@@ -149,7 +152,7 @@ def run_web(
     (naming them).
     """
     try:
-        check_plugins(overlay)
+        warnings = check_plugins(overlay)
         make_host = make_host_factory(overlay, choice, model, close_retry_seconds=stop_grace)
     except (PluginError, ValueError) as error:
         raise LaunchError(str(error), getattr(error, "problems", ())) from error
@@ -195,6 +198,8 @@ def run_web(
             handler = logging.StreamHandler()
             handler.setFormatter(log_formatter(log_format))
             logging.basicConfig(level=logging.INFO, handlers=[handler])
+        for warning in warnings:
+            logging.getLogger(__name__).warning("%s", warning)
         anyio.run(_serve, settings, tracked, stdout)
     except (WebStartupError, PluginError, StorageError, OSError) as error:
         raise LaunchError(str(error)) from error

@@ -18,6 +18,7 @@ from dsh.agents.tools import (
     ToolOutcome,
     ToolRegistry,
     invoke_tool,
+    registering_as,
 )
 from dsh.models.base import ModelReply, ModelRequest, ToolCall
 from dsh.session.live import LiveSessions
@@ -278,11 +279,50 @@ async def test_an_unexpected_exception_becomes_internal_error_and_is_logged_with
     with caplog.at_level(logging.ERROR, logger="dsh.agents.tools"):
         outcome = await invoke_tool(registry_with(tool), ToolCall("c", "fragile", "{}"), ctx)
 
-    assert outcome.error == {"code": "internal_error", "message": "KeyError: 'gone'"}
+    assert outcome.error == {
+        "code": "internal_error",
+        "message": "the tool 'fragile' failed unexpectedly; the host's log has the details, "
+        "not this conversation",
+    }
     [record] = caplog.records
-    assert "'fragile' failed in session tools-test" in record.getMessage()
+    assert record.getMessage() == ("tool 'fragile' of no named plugin failed in session tools-test")
     assert record.exc_info is not None
     assert isinstance(record.exc_info[1], KeyError)
+
+
+async def test_a_failing_tool_is_logged_with_whoever_registered_it_and_its_text_stays_home(
+    ctx: ToolContext, caplog: pytest.LogCaptureFixture
+) -> None:
+    registry = ToolRegistry()
+    with registering_as("plugin 'tool-clock' (dsh-tool-clock 0.1)"):
+        registry.register(ResultTool("clock_now", raises=RuntimeError("secret path /etc/x")))
+
+    with caplog.at_level(logging.ERROR, logger="dsh.agents.tools"):
+        outcome = await invoke_tool(registry, ToolCall("c", "clock_now", "{}"), ctx)
+
+    assert outcome.error is not None and "secret" not in outcome.error["message"]
+    assert "RuntimeError" not in outcome.error["message"]
+    [record] = caplog.records
+    assert record.getMessage() == (
+        "tool 'clock_now' of plugin 'tool-clock' (dsh-tool-clock 0.1) failed in session tools-test"
+    )
+    assert record.exc_info is not None and "secret path" in str(record.exc_info[1])
+
+
+def test_a_tool_registered_again_outside_any_origin_forgets_the_old_origin() -> None:
+    registry = ToolRegistry()
+    with registering_as("plugin 'a'"):
+        unregister = registry.register(ResultTool("t"))
+    assert registry.origin("t") == "plugin 'a'"
+    unregister()
+    assert registry.origin("t") is None
+    registry.register(ResultTool("t"))
+    assert registry.origin("t") is None
+
+
+def test_a_tool_context_built_without_a_time_zone_has_none() -> None:
+    assert "time_zone" in ToolContext.__dataclass_fields__
+    assert ToolContext.__dataclass_fields__["time_zone"].default is None
 
 
 @pytest.mark.parametrize(

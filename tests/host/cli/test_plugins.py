@@ -7,6 +7,8 @@ import pytest
 
 from dsh.cli import plugins as plugins_command
 from dsh.plugins.loader import InstalledPlugin
+from dsh.plugins.overlay import load_overlay
+from dsh.web import launch
 
 from ..fixtures.distributions import PLUGINS, FakeSite
 from .conftest import Cli
@@ -105,8 +107,9 @@ def test_an_overlay_naming_a_missing_plugin_fails_naming_the_distribution_to_ins
     assert rows(result.out)["recorder"][-1] == "yes"
     assert rows(result.out)["tool-nothing"] == ["tool-nothing", "-", "-", "-", "missing"]
     assert result.err == (
-        f"dsh: error: plugin 'tool-nothing' named in {overlay} is not installed; "
-        "install the distribution dsh-tool-nothing (pip install dsh-tool-nothing)\n"
+        f"dsh: error: plugin 'tool-nothing' named in {overlay} is not installed; is the "
+        "distribution that ships it (dsh-tool-nothing, by convention) installed in this "
+        "environment?\n"
     )
 
 
@@ -214,3 +217,137 @@ def test_plugins_with_a_valid_config_marks_it_enabled(
     result = dsh("plugins", "--overlay", str(overlay))
 
     assert result.code == 0 and rows(result.out)["configured"][-1] == "yes"
+
+
+REFUSALS = {
+    "unknown hook": (
+        {"misspelled": "MisspelledHook"},
+        "[plugins.misspelled]\n",
+        "implements hooks that dsh does not define: dsh_agent_publishd",
+    ),
+    "not a plugin class": (
+        {"notaplugin": "NotAPlugin"},
+        "[plugins.notaplugin]\n",
+        "plugin 'notaplugin' (dsh-notaplugin 1.0) failed to start: TypeError",
+    ),
+    "not a class": (
+        {"function": "not_a_class"},
+        "[plugins.function]\n",
+        "must name a class, not function",
+    ),
+    "bad config": (
+        {"configured": "Configured"},
+        '[plugins.configured]\ngreeting = "hi"\nretries = "three"\n',
+        "plugins.configured.retries: Input should be a valid integer",
+    ),
+    "missing distribution": (
+        {},
+        "[plugins.nothing-here]\n",
+        "plugin 'nothing-here' named in",
+    ),
+    "duplicate tool": (
+        {"one-clock": "OneClock", "another-clock": "AnotherClock"},
+        "[plugins.one-clock]\n[plugins.another-clock]\n",
+        # Hooks run the plugin loaded last first: `one-clock`'s registration is the one
+        # a running Host would see fail.
+        "plugin 'one-clock' registers a tool named 'clock_now', which plugin "
+        "'another-clock' registers too",
+    ),
+}
+
+
+@pytest.mark.parametrize("refusal", REFUSALS)
+def test_plugins_and_web_refuse_the_same_overlays_with_the_same_words(
+    dsh: Cli, site: FakeSite, tmp_path: Path, refusal: str
+) -> None:
+    plugins, table, expected = REFUSALS[refusal]
+    for name, cls in plugins.items():
+        site.plugin(name, cls)
+    overlay = write_overlay(tmp_path, table)
+
+    listed = dsh("plugins", "--overlay", str(overlay))
+    served = dsh("web", "--overlay", str(overlay), "--data-dir", str(tmp_path / "data"))
+
+    assert listed.code == served.code == 1
+    assert listed.err == served.err  # one check, two commands
+    (line,) = listed.err.splitlines()
+    assert line.startswith("dsh: error: ") and expected in line
+    assert served.out == "" and not (tmp_path / "data").exists()  # refused before starting
+
+
+def test_every_refusal_the_trial_load_finds_names_the_plugin_in_the_table(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("one-clock", "OneClock")
+    site.plugin("another-clock", "AnotherClock")
+    overlay = write_overlay(tmp_path, "[plugins.one-clock]\n[plugins.another-clock]\n")
+
+    result = dsh("plugins", "--overlay", str(overlay))
+
+    assert rows(result.out)["one-clock"][-1] == "error"
+    assert rows(result.out)["another-clock"][-1] == "yes"
+
+
+def test_a_name_close_to_an_installed_plugin_asks_did_you_mean_in_both_commands(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("tool-clock", "OneClock", version="0.2")
+    overlay = write_overlay(tmp_path, "[plugins.tool-clok]\n")
+
+    listed = dsh("plugins", "--overlay", str(overlay))
+    served = dsh("web", "--overlay", str(overlay), "--data-dir", str(tmp_path / "data"))
+
+    assert (
+        listed.err
+        == served.err
+        == (
+            f"dsh: error: plugin 'tool-clok' named in {overlay} is not installed; "
+            "did you mean 'tool-clock' (installed from dsh-tool-clock 0.2)?\n"
+        )
+    )
+    assert "pip" not in listed.err
+
+
+def test_a_plugin_that_implements_no_hook_is_a_warning_naming_it(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("configured", "Configured")
+    overlay = write_overlay(tmp_path, '[plugins.configured]\ngreeting = "hi"\n')
+
+    result = dsh("plugins", "--overlay", str(overlay))
+
+    assert result.code == 0 and rows(result.out)["configured"][-1] == "yes"
+    assert result.err == (
+        "warning: plugin 'configured' (dsh-configured 1.0) implements no dsh hook, so it "
+        "contributes nothing; mark its hook methods with @dsh.hookimpl\n"
+    )
+
+
+def test_a_class_that_is_no_plugin_with_a_config_table_is_told_what_it_is(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("notaplugin", "NotAPlugin")
+    overlay = write_overlay(tmp_path, "[plugins.notaplugin]\nlevel = 3\n")
+
+    result = dsh("plugins", "--overlay", str(overlay))
+
+    assert result.code == 1
+    assert result.err == (
+        f"dsh: error: {overlay}: plugin 'notaplugin' (dsh-notaplugin 1.0) names class "
+        "tests.host.fixtures.plugins.NotAPlugin, which is not a dsh plugin: it implements "
+        "no dsh hook and has no Config, so nothing reads plugins.notaplugin.level; does the "
+        "entry point name the right class?\n"
+    )
+
+
+def test_dsh_web_gets_the_same_warnings_to_log(site: FakeSite, tmp_path: Path) -> None:
+    site.plugin("configured", "Configured")
+    site.plugin("recorder", "Recorder")
+    overlay = load_overlay(
+        write_overlay(tmp_path, '[plugins.configured]\ngreeting = "hi"\n[plugins.recorder]\n')
+    )
+
+    assert launch.check_plugins(overlay) == (
+        "plugin 'configured' (dsh-configured 1.0) implements no dsh hook, so it contributes "
+        "nothing; mark its hook methods with @dsh.hookimpl",
+    )

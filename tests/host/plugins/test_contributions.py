@@ -287,3 +287,41 @@ async def test_the_problems_of_a_log_are_every_plugin_s_refusal_and_failure(
         agent = await host.create_session()
         host.live.append(agent.session, event_type, {})
         assert host.contributions.problems(agent.session) == expected
+
+
+async def test_a_failing_plugin_tool_is_logged_with_plugin_distribution_and_traceback_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    FakeSite(tmp_path / "site", monkeypatch).plugin("tool-zone", "ZoneTools", version="0.3")
+    model = dsh.testing.FakeModel(
+        [
+            dsh.testing.FakeModel.tool_call("zone_now"),
+            dsh.testing.FakeModel.tool_call("broken_now"),
+            "done",
+            dsh.testing.FakeModel.tool_call("zone_now"),
+            "done",
+        ]
+    )
+    async with running_host(model=model) as host:
+        await load_plugin(host, "tool-zone")
+        agent = await host.create_session()
+        with caplog.at_level(logging.ERROR, logger="dsh.agents.tools"):
+            agent.submit("what time is it?", time_zone="Europe/Paris")
+            await settled(agent)
+        agent.submit("a follow-up that names no zone")
+        await settled(agent)
+
+        results = [event.data for event in agent.session.events if event.type == dsh.TOOL_RESULT]
+
+    assert results[0]["value"] == "Europe/Paris"
+    assert results[1]["error"] == {
+        "code": "internal_error",
+        "message": "the tool 'broken_now' failed unexpectedly; the host's log has the "
+        "details, not this conversation",
+    }
+    assert results[2]["value"] is None  # the turn's own message named no zone
+    [record] = [r for r in caplog.records if r.name == "dsh.agents.tools"]
+    assert record.getMessage().startswith(
+        "tool 'broken_now' of plugin 'tool-zone' (dsh-tool-zone 0.3) failed in session "
+    )
+    assert record.exc_info is not None and "secret detail" in str(record.exc_info[1])

@@ -136,11 +136,21 @@ def test_invalid_toml_is_reported_with_its_line_and_column() -> None:
     assert error.problems == ((("", str(error).removeprefix("o/overlay.toml: ")),))
 
 
-def test_an_unknown_top_level_key_is_an_error_naming_it() -> None:
+def test_an_unknown_top_level_key_is_an_error_naming_it_and_the_tables_there_are() -> None:
     error = problem('[hots]\nmodel = "demo"\n')
 
-    assert str(error) == "o/overlay.toml: hots: Extra inputs are not permitted"
+    assert str(error) == (
+        "o/overlay.toml: hots: unknown table (did you mean [host]? "
+        "an overlay has the tables host, store, plugins)"
+    )
     assert error.plugin is None
+
+
+def test_a_plugin_table_under_a_singular_name_asks_for_plugins() -> None:
+    assert str(problem("[plugin.tool-clock]\n")) == (
+        "o/overlay.toml: plugin: unknown table (did you mean [plugins]? "
+        "an overlay has the tables host, store, plugins)"
+    )
 
 
 def test_an_unknown_host_setting_is_an_error_naming_it() -> None:
@@ -196,7 +206,7 @@ def test_problems_in_several_plugins_are_all_reported_with_no_single_plugin() ->
 
 def test_an_overlay_parsed_without_a_path_says_so_in_errors() -> None:
     assert str(problem("oops = 1\n", path=None)) == (
-        "<overlay>: oops: Extra inputs are not permitted"
+        "<overlay>: oops: unknown table (an overlay has the tables host, store, plugins)"
     )
 
 

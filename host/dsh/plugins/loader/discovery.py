@@ -7,6 +7,7 @@ in distribution `dsh-X`, and a spec may name its distribution explicitly.
 
 from __future__ import annotations
 
+import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -114,18 +115,35 @@ def missing_plugins(
     pairs: Iterable[tuple[PluginSpec, InstalledPlugin | None]],
     installed: Iterable[InstalledPlugin],
 ) -> MissingPlugin | None:
-    """The `MissingPlugin` error for the unresolved pairs, or None if all resolved."""
+    """The `MissingPlugin` error for the unresolved pairs, or None if all resolved.
+
+    Each missing plugin's line ends with advice: where the name is installed
+    from instead (when the spec names another distribution), else "did you
+    mean" the closest installed plugin name (`difflib`), else a question
+    whether the distribution that would ship it is installed. Never a
+    command: a typo's `pip install` could fetch a squatted package.
+    """
     available = tuple(installed)
+    names = sorted({plugin.name for plugin in available})
     missing: list[tuple[PluginSpec, str]] = []
     notes: list[str] = []
     for spec, plugin in pairs:
         if plugin is not None:
             continue
-        missing.append((spec, spec.distribution or conventional_distribution(spec.name)))
+        distribution = spec.distribution or conventional_distribution(spec.name)
+        missing.append((spec, distribution))
         others = [other.label for other in available if other.name == spec.name]
-        notes.append(
-            f" from {spec.distribution} (it is installed from {', '.join(others)})"
-            if others
-            else ""
-        )
+        if others:
+            notes.append(f" from {spec.distribution} (it is installed from {', '.join(others)})")
+            continue
+        close = difflib.get_close_matches(spec.name, names, n=1)
+        if close:
+            labels = ", ".join(other.label for other in available if other.name == close[0])
+            notes.append(f"; did you mean {close[0]!r} (installed from {labels})?")
+        else:
+            notes.append(
+                f"; is the distribution that ships it ({distribution}"
+                + ("" if spec.distribution else ", by convention")
+                + ") installed in this environment?"
+            )
     return MissingPlugin(missing, notes) if missing else None

@@ -16,6 +16,7 @@ from pydantic import BaseModel, ValidationError
 
 from ...base.errors import raise_errors
 from ...base.validation import describe, key_path, problems
+from .. import hookspecs
 from ..context import PluginContext
 from ..errors import (
     AmbiguousPlugin,
@@ -28,7 +29,14 @@ from ..hooks import wrapper_hooks
 from ..overlay import PluginSpec
 from .discovery import InstalledPlugin, discover_plugins, missing_plugins, resolve_plugins
 
-__all__ = ["ContextFactory", "LoadedPlugin", "PluginCheck", "PluginLoader", "check_plugins"]
+__all__ = [
+    "ContextFactory",
+    "LoadedPlugin",
+    "PluginCheck",
+    "PluginLoader",
+    "check_plugins",
+    "register_checked",
+]
 
 ContextFactory = Callable[[str, BaseModel | None], PluginContext[Any]]
 """`make_context(name, config)`: the Host builds one plugin's context."""
@@ -48,11 +56,13 @@ class LoadedPlugin:
 @dataclass(frozen=True, slots=True)
 class PluginCheck:
     """What loading one overlay entry would meet: its entry point (None when it is
-    missing or ambiguous) and the error loading it would raise (None: none found)."""
+    missing or ambiguous), the error loading it would raise (None: none found)
+    and what is odd but allowed (`warnings`: a plugin that implements no hook)."""
 
     spec: PluginSpec
     plugin: InstalledPlugin | None
     problem: PluginLoadError | None
+    warnings: tuple[str, ...] = ()
 
 
 def check_plugins(
@@ -60,12 +70,15 @@ def check_plugins(
 ) -> list[PluginCheck]:
     """Check `specs` (an overlay's plugins) the way loading them checks, short of starting any.
 
-    Steps 1-3 of `dsh.loader`, through the same functions `PluginLoader`
-    uses: resolve each entry point (`MissingPlugin`, `AmbiguousPlugin`),
-    import its class, validate its config table (`PluginConfigError`). No
-    plugin is instantiated or registered. `dsh web` runs this before it
-    starts and `dsh plugins --overlay` reports it, so both refuse the same
-    overlays with the same messages. One `PluginCheck` per spec, in order.
+    Through the same functions `PluginLoader` uses: resolve each entry point
+    (`MissingPlugin`, `AmbiguousPlugin`), import its class, validate its
+    config table (`PluginConfigError`), and check its hooks the way
+    registering its instance does (a bad signature, a hook dsh does not
+    define, a wrapper: `PluginLoadError`) by registering the class itself in
+    a scratch plugin manager. No plugin is instantiated. A class that
+    implements no hook loads but contributes nothing: a warning. One
+    `PluginCheck` per spec, in order. `dsh.host.check_plugins` adds a trial
+    load to this; `dsh web` and `dsh plugins --overlay` both run that.
     """
     available = tuple(discover_plugins() if installed is None else installed)
     checks: list[PluginCheck] = []
@@ -79,12 +92,29 @@ def check_plugins(
             checks.append(PluginCheck(spec, None, missing_plugins([(spec, None)], available)))
             continue
         try:
-            _validate_config(_import_class(plugin), spec, plugin.label)
+            warnings = _check_class(_import_class(plugin), spec, plugin.label)
         except PluginLoadError as error:
             checks.append(PluginCheck(spec, plugin, error))
         else:
-            checks.append(PluginCheck(spec, plugin, None))
+            checks.append(PluginCheck(spec, plugin, None, warnings))
     return checks
+
+
+def _check_class(cls: type[Any], spec: PluginSpec, label: str) -> tuple[str, ...]:
+    """Raise what loading `cls` as `spec` would, short of instantiating it; return warnings."""
+    pm = pluggy.PluginManager(hookspecs.PROJECT)
+    pm.add_hookspecs(hookspecs)
+    # pluggy reads the hook markers off the class's functions as it would off
+    # an instance's methods (and leaves out `self`), so the class stands in.
+    register_checked(pm, cls, spec.name, label)
+    implemented = bool(pm.get_hookcallers(cls))
+    _validate_config(cls, spec, label, is_plugin=implemented)
+    if implemented:
+        return ()
+    return (
+        f"plugin {spec.name!r} ({label}) implements no dsh hook, so it contributes "
+        "nothing; mark its hook methods with @dsh.hookimpl",
+    )
 
 
 class PluginLoader:
@@ -218,33 +248,7 @@ class PluginLoader:
         return loaded
 
     def _register(self, instance: object, name: str, label: str) -> None:
-        what = f"plugin {name!r} ({label})"
-        try:
-            registered = self._pm.register(instance, name=name)
-        except pluggy.PluginValidationError as error:
-            raise PluginLoadError(name, f"{what} has an invalid hook: {error}") from error
-        except ValueError as error:
-            raise PluginLoadError(name, f"cannot register {what}: {error}") from error
-        if registered is None:
-            raise PluginLoadError(name, f"{what} is blocked in this plugin manager")
-        unknown = _unknown_hooks(self._pm, instance)
-        if unknown:
-            self._pm.unregister(instance)
-            raise PluginLoadError(
-                name,
-                f"{what} implements hooks that dsh does not define: {', '.join(unknown)} "
-                "(mark a hook for a newer host with @dsh.hookimpl(optionalhook=True))",
-            )
-        wrappers = wrapper_hooks(self._pm, instance)
-        if wrappers:
-            self._pm.unregister(instance)
-            raise PluginLoadError(
-                name,
-                f"{what} implements {', '.join(wrappers)} as a hook wrapper, which dsh "
-                "refuses: the host calls each plugin's implementation on its own, so that "
-                "one failing plugin cannot hide the others, and leaves a wrapper nothing to "
-                "wrap. Implement it as a plain hook (tryfirst/trylast set its order)",
-            )
+        register_checked(self._pm, instance, name, label)
 
     async def unload(self, name: str) -> None:
         """Unregister plugin `name`'s hooks, then close its scope (awaiting its work).
@@ -288,6 +292,42 @@ class PluginLoader:
         raise_errors(errors, f"{len(errors)} plugins did not unload cleanly")
 
 
+def register_checked(pm: pluggy.PluginManager, plugin: object, name: str, label: str) -> None:
+    """Register `plugin` in `pm` under `name`, refusing what dsh does not run.
+
+    Raises `PluginLoadError` (and leaves `pm` without the plugin) for a hook
+    whose signature does not match its spec, a hook that matches no `dsh`
+    spec (unless `optionalhook=True`) and a hook wrapper (`dsh.hooks` says why).
+    """
+    what = f"plugin {name!r} ({label})"
+    try:
+        registered = pm.register(plugin, name=name)
+    except pluggy.PluginValidationError as error:
+        raise PluginLoadError(name, f"{what} has an invalid hook: {error}") from error
+    except ValueError as error:
+        raise PluginLoadError(name, f"cannot register {what}: {error}") from error
+    if registered is None:
+        raise PluginLoadError(name, f"{what} is blocked in this plugin manager")
+    unknown = _unknown_hooks(pm, plugin)
+    if unknown:
+        pm.unregister(plugin)
+        raise PluginLoadError(
+            name,
+            f"{what} implements hooks that dsh does not define: {', '.join(unknown)} "
+            "(mark a hook for a newer host with @dsh.hookimpl(optionalhook=True))",
+        )
+    wrappers = wrapper_hooks(pm, plugin)
+    if wrappers:
+        pm.unregister(plugin)
+        raise PluginLoadError(
+            name,
+            f"{what} implements {', '.join(wrappers)} as a hook wrapper, which dsh "
+            "refuses: the host calls each plugin's implementation on its own, so that "
+            "one failing plugin cannot hide the others, and leaves a wrapper nothing to "
+            "wrap. Implement it as a plain hook (tryfirst/trylast set its order)",
+        )
+
+
 def _import_class(plugin: InstalledPlugin) -> type[Any]:
     what = f"plugin {plugin.name!r} ({plugin.label}, {plugin.target})"
     try:
@@ -303,13 +343,24 @@ def _import_class(plugin: InstalledPlugin) -> type[Any]:
     return target
 
 
-def _validate_config(cls: type[Any], spec: PluginSpec, label: str) -> BaseModel | None:
+def _validate_config(
+    cls: type[Any], spec: PluginSpec, label: str, *, is_plugin: bool = True
+) -> BaseModel | None:
     where = f"{spec.source}: " if spec.source is not None else ""
     table = f"plugins.{key_path((spec.name,))}"
     model = getattr(cls, "Config", None)
     if model is None:
         if spec.config:
             keys = [f"{table}.{key_path((key,))}" for key in spec.config]
+            if not is_plugin:
+                raise PluginConfigError(
+                    spec.name,
+                    f"{where}plugin {spec.name!r} ({label}) names class "
+                    f"{cls.__module__}.{cls.__qualname__}, which is not a dsh plugin: it "
+                    "implements no dsh hook and has no Config, so nothing reads "
+                    f"{', '.join(keys)}; does the entry point name the right class?",
+                    keys,
+                )
             raise PluginConfigError(
                 spec.name,
                 f"{where}plugin {spec.name!r} takes no configuration, but the overlay sets "

@@ -213,8 +213,9 @@ async def test_a_missing_plugin_names_the_conventional_distribution_to_install(
         await host.loader.load(spec)
 
     assert str(caught.value) == (
-        "plugin 'tool-nothing' named in overlays/test/overlay.toml is not installed; "
-        "install the distribution dsh-tool-nothing (pip install dsh-tool-nothing)"
+        "plugin 'tool-nothing' named in overlays/test/overlay.toml is not installed; is the "
+        "distribution that ships it (dsh-tool-nothing, by convention) installed in this "
+        "environment?"
     )
     assert caught.value.plugin == "tool-nothing"
     assert caught.value.missing == (("tool-nothing", "dsh-tool-nothing"),)
@@ -226,8 +227,23 @@ async def test_a_missing_plugin_names_the_distribution_the_overlay_gives(host: F
 
     assert str(caught.value) == (
         "plugin 'nothing' is not installed; "
-        "install the distribution acme-nothing (pip install acme-nothing)"
+        "is the distribution that ships it (acme-nothing) installed in this environment?"
     )
+
+
+async def test_a_name_close_to_an_installed_plugin_asks_did_you_mean_and_advises_no_install(
+    site: FakeSite, host: FakeHost
+) -> None:
+    site.plugin("tool-clock", "Recorder", version="0.2")
+
+    with pytest.raises(MissingPlugin) as caught:
+        await host.loader.load(PluginSpec("tool-clok"))
+
+    assert str(caught.value) == (
+        "plugin 'tool-clok' is not installed; "
+        "did you mean 'tool-clock' (installed from dsh-tool-clock 0.2)?"
+    )
+    assert "install" not in str(caught.value).replace("installed", "")
 
 
 async def test_an_overlay_with_missing_plugins_names_all_of_them_and_loads_nothing(
@@ -259,8 +275,7 @@ async def test_a_distribution_pin_does_not_match_the_same_name_from_another_dist
 
     assert str(caught.value) == (
         "plugin 'recorder' is not installed from acme-recorder "
-        "(it is installed from dsh-recorder 3.0); "
-        "install the distribution acme-recorder (pip install acme-recorder)"
+        "(it is installed from dsh-recorder 3.0)"
     )
 
 
