@@ -13,6 +13,7 @@ from .base.deprecation import renamed_module_names
 from .base.errors import CodedError, ScopeClosed, raise_errors
 from .base.jsontypes import JsonLike, to_json
 from .base.listeners import Listeners
+from .base.metrics import Metrics
 from .base.scope import Disposer, Scope
 from .base.tasks import TaskSet
 from .base.validation import describe
@@ -90,6 +91,7 @@ __all__ = [
     "Listeners",
     "LiveSessions",
     "Message",
+    "Metrics",
     "MissingPlugin",
     "ModelAdapter",
     "ModelContext",

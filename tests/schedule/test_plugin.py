@@ -12,6 +12,7 @@ import pluggy
 import pytest
 from pydantic import BaseModel
 
+from dsh import Metrics
 from dsh.models.base import ModelReply
 from dsh.plugins import hookspecs
 from dsh.session.log import Session
@@ -73,7 +74,7 @@ async def test_roots_published_before_the_plugin_loaded_are_left_alone(harness: 
     early = harness.open(publish=False)
     pm.hook.dsh_agent_published(agent=early)
 
-    plugin = SchedulePlugin(harness.context)
+    plugin = SchedulePlugin(replace(harness.context, metrics=Metrics()))  # a second instance
     pm.register(plugin, name="tool-schedule")
     late = harness.open(publish=False)
     pm.hook.dsh_agent_published(agent=late)
@@ -101,16 +102,17 @@ async def test_each_host_installs_only_in_its_own_agents(harness: Harness) -> No
 
 
 async def test_the_config_is_validated_and_defaults_when_absent(harness: Harness) -> None:
-    context = replace(harness.context, config=None)
+    # Instances beside the harness's own, each with a registry of its own (one per Host).
+    context = replace(harness.context, config=None, metrics=Metrics())
     assert SchedulePlugin(context).config == ScheduleConfig()
     assert ScheduleConfig().max_segment_seconds == 60
-    context = replace(context, config=ScheduleConfig(max_segment_seconds=5))
+    context = replace(context, config=ScheduleConfig(max_segment_seconds=5), metrics=Metrics())
     assert SchedulePlugin(context).config.max_segment_seconds == 5
 
     class Other(BaseModel):
         pass
 
-    context = replace(context, config=Other())
+    context = replace(context, config=Other(), metrics=Metrics())
     with pytest.raises(TypeError, match="expects a ScheduleConfig, got Other"):
         SchedulePlugin(context)
 

@@ -23,6 +23,7 @@ if TYPE_CHECKING:
     from .alarm import Alarm
     from .budget import HostPacer
     from .cache import FoldCache
+    from .measures import DeliveryMeasures
 
 __all__ = ["InstallationError", "ScheduleInstallation", "install"]
 
@@ -70,7 +71,8 @@ def install(
     alarm: Alarm,
     pacer: HostPacer,
     installations: dict[Agent, ScheduleInstallation],
-    folds: FoldCache | None = None,
+    folds: FoldCache | None,
+    measures: DeliveryMeasures,
 ) -> ScheduleInstallation:
     """Install the tools and the owner in `agent`, in one installation scope.
 
@@ -84,7 +86,8 @@ def install(
     naming the plugin and the Session. The ledger starts from `folds`' fold of
     the Session's log when it holds one (a resume or a wake then folds only the
     events after it); the owner waits for its next target on `alarm` and takes
-    its deliveries' share of the host's budget from `pacer`.
+    its deliveries' share of the host's budget from `pacer`, and tells
+    `measures` (`/metrics`) of each durable dispatch.
     """
     seed = None if folds is None else folds.seed(agent.session)
     ledger = ScheduleLedger(
@@ -101,7 +104,7 @@ def install(
     try:
         for tool in schedule_tools(ledger):
             unregister.append(agent.tools.register(tool))
-        owner = ReminderOwner(agent, ledger, alarm, pacer)
+        owner = ReminderOwner(agent, ledger, alarm, pacer, measures)
         scope = context.install(agent)
     except Exception as error:
         if owner is not None:

@@ -91,6 +91,7 @@ if TYPE_CHECKING:
     from .budget import HostPacer
     from .fold import FoldError, Reminder
     from .followups import Unanswered
+    from .measures import DeliveryMeasures
 
 __all__ = ["ReminderOwner"]
 
@@ -120,9 +121,11 @@ class ReminderOwner:
         "_agent",
         "_alarm",
         "_budget",
+        "_delivering",
         "_dirty",
         "_finished",
         "_ledger",
+        "_measures",
         "_orphans",
         "_pacer",
         "_stopped",
@@ -132,12 +135,19 @@ class ReminderOwner:
     )
 
     def __init__(
-        self, agent: Agent, ledger: ScheduleLedger, alarm: Alarm, pacer: HostPacer
+        self,
+        agent: Agent,
+        ledger: ScheduleLedger,
+        alarm: Alarm,
+        pacer: HostPacer,
+        measures: DeliveryMeasures,
     ) -> None:
         self._agent = agent
         self._ledger = ledger
         self._alarm = alarm
         self._pacer = pacer
+        self._measures = measures
+        self._delivering: tuple[int, ...] = ()  # the occurrences the last dispatch delivers
         # Read from the log when first needed (a Session with nothing due never reads it).
         self._budget: SessionBudget | None = None
         self._dirty = False
@@ -414,6 +424,8 @@ class ReminderOwner:
                         agent.session.id,
                         failure,
                     )
+                else:
+                    self._measures.dispatched(self._delivering, agent.clock.wall_ms())
         finally:
             self._ledger.lock.release()
         return attempt
@@ -469,6 +481,7 @@ class ReminderOwner:
                 named,
             )
             return _Attempt.WAITING
+        self._delivering = tuple(part.due.occurrence_ms for part in parts)
         try:
             for part in parts:
                 ledger.append_dispatch(part.reminder, part.due)

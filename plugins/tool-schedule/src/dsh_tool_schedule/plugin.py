@@ -40,6 +40,8 @@ from that fold.
   `snooze` (of a reminder, or of an occurrence already delivered) on the
   agent's ledger (`actions`).
 - `dsh_cli_commands(register)`: `dsh reminders list` (`cli`).
+- `/metrics`: its dispatches, their lateness and the overdue reminders of live
+  Sessions (`measures`, registered in the plugin's scope).
 - `dsh_demo_skills()`: what the host's offline demo model understands of
   reminders (`demo`): a request in plain words becomes a tool call.
 """
@@ -63,6 +65,7 @@ from .config import ScheduleConfig
 from .demo import ScheduleDemoSkill
 from .fold import ScheduleFold
 from .installation import ScheduleInstallation, install
+from .measures import DeliveryMeasures
 from .notice import NOTICE_TYPE, notice_view
 from .presentation import schedule_reminder_presentation
 from .protocol import EVENT_TYPE
@@ -104,6 +107,7 @@ class SchedulePlugin:
         self._pacers: dict[Clock, HostPacer] = {}
         # Each installation removes itself when its scope closes.
         self._installations: dict[Agent, ScheduleInstallation] = {}
+        self.measures = DeliveryMeasures(context.metrics, context.scope, self._overdue)
 
     @property
     def grace_ms(self) -> int:
@@ -118,7 +122,26 @@ class SchedulePlugin:
             if pacer is None:
                 per_minute = self.config.host_deliveries_per_minute
                 pacer = self._pacers[agent.clock] = HostPacer(per_minute, alarm)
-            install(self.context, agent, self.config, alarm, pacer, self._installations, self.folds)
+            install(
+                self.context,
+                agent,
+                self.config,
+                alarm,
+                pacer,
+                self._installations,
+                self.folds,
+                self.measures,
+            )
+
+    def _overdue(self) -> int:
+        """Active reminders of the live installations that are due now (`/metrics`)."""
+        count = 0
+        for agent, installation in list(self._installations.items()):
+            ledger = installation.ledger
+            fold = ledger.fold()
+            now = agent.clock.wall_ms()
+            count += sum(1 for r in fold.reminders() if ledger.plan(r, now).due is not None)
+        return count
 
     @hookimpl
     def dsh_event_view(
