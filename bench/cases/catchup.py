@@ -75,7 +75,8 @@ class _HealthPoller(threading.Thread):
         self.stop = threading.Event()
 
     def run(self) -> None:
-        with httpx.Client(base_url=self.base_url, timeout=60) as client:
+        auth = {"Authorization": f"Bearer {TOKEN}"}  # a 401 is no health answer (and is throttled)
+        with httpx.Client(base_url=self.base_url, headers=auth, timeout=60) as client:
             while not self.stop.is_set():
                 started = time.perf_counter()
                 try:

@@ -136,7 +136,9 @@ def move_and_deliver(
     fill(source_url)
     source.boot()
     reminders = set_reminders(source)
-    assert source.terminate() == 0  # its Sessions go cold: their wake entries are written
+    # Its Sessions go cold and their wake entries are written (a start rebuilt the index
+    # from 600 logs: under a loaded CI machine a stop may take longer than the default).
+    assert source.terminate(timeout=60) == 0
     before = contents(source_url)
     assert len(before) == FILLER + REMINDERS
 

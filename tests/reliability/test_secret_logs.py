@@ -119,7 +119,9 @@ def test_tokens_and_api_keys_never_reach_logs_storage_or_the_wrong_server(
             raw_request(web.base_url, "GET", path, {"Authorization": f"Bearer {token}"})
             raw_request(web.base_url, "GET", path)
             exercised += 2
-        too_big = web.post(f"/api/sessions/{session_id}/messages", content=b"x" * (2 << 20))
+        too_big = web.post(
+            f"/api/sessions/{session_id}/messages", content=b"x" * (7 << 20)
+        )  # over the message body limit
         assert too_big.status_code == 413
         for text in ("first question", "second question"):
             assert (
@@ -208,7 +210,7 @@ def test_a_hostile_token_reaches_no_log_line_in_any_spelling(
             raw_request(web.base_url, "GET", path)
             exercised += 2
         # Declared too large: answered 413 before the body is read (and the connection closed).
-        oversized = {**auth, "Content-Length": str(2 << 20)}
+        oversized = {**auth, "Content-Length": str(7 << 20)}  # over the message body limit
         too_big = raw_request(
             web.base_url, "POST", f"/api/sessions/{session_id}/messages", oversized
         )
