@@ -95,7 +95,7 @@ def _progress(web: WebHost) -> tuple[int, int, list[int]]:
     dispatched: set[str] = set()
     answered: set[str] = set()
     missed: list[int] = []
-    turn_of: str | None = None
+    turn_of: list[str] = []
     for line in web.stored_log(SESSION)[1:]:
         kind, data = line.get("type"), line.get("data") or {}
         if kind == "schedule/change" and data.get("change") == "dispatch":
@@ -103,10 +103,12 @@ def _progress(web: WebHost) -> tuple[int, int, list[int]]:
             missed.append(int(data["missed"]))
         elif kind == "message/user":
             source = data.get("source") or {}
-            turn_of = str(source["scheduleId"]) if source.get("kind") == "schedule" else None
-        elif kind == "turn/end" and turn_of is not None:
-            answered.add(turn_of)
-            turn_of = None
+            # A delivery of reminders due in the same second names them all (`scheduleIds`).
+            ids = source.get("scheduleIds") or [source.get("scheduleId")]
+            turn_of = [str(i) for i in ids] if source.get("kind") == "schedule" else []
+        elif kind == "turn/end" and turn_of:
+            answered.update(turn_of)
+            turn_of = []
     return len(dispatched), len(answered), missed
 
 
