@@ -5,8 +5,9 @@ a fresh venv gets this checkout of dsh with only the `test` extra the README
 names; then
 
 1. `dsh plugin new tool-clock` (the venv's `dsh`) scaffolds a distribution,
-   which installs with `pip install -e '.[test]'`, passes its own test, `mypy
-   --strict` and ruff as generated;
+   which installs with `pip install -e '.[test]'`, passes its own tests (the
+   tool, the command, the state, the panel served), `mypy --strict` and ruff
+   as generated, and builds a wheel that carries the panel's module;
 2. the README's plugin, its `pyproject.toml` and its test become a
    distribution in a temporary folder, installed the same way; its test
    passes with pytest (no conftest: `dsh.testing`'s pytest plugin sets up
@@ -18,6 +19,7 @@ What a reader would do, nothing more.
 from __future__ import annotations
 
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -57,13 +59,19 @@ def test_the_scaffold_and_the_readme_plugin_install_pass_their_tests_and_mypy_st
     scaffold_tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=clock)
     scaffold_typed = run([python, "-m", "mypy", "--strict", "src", "tests"], cwd=clock)
     run([python, "-m", "ruff", "check", "--no-cache", "."], cwd=clock)
+    wheels = tmp_path / "wheels"
+    run([python, "-m", "pip", "wheel", "--quiet", "--no-deps", "-w", str(wheels), "."], cwd=clock)
+    (wheel,) = wheels.glob("dsh_tool_clock-*.whl")
+    with zipfile.ZipFile(wheel) as packed:
+        shipped = packed.read("dsh_tool_clock/static/panel.js").decode("utf-8")
 
     echo = write_distribution(tmp_path / "dsh-echo")
     run([*pip, "-e", ".[test]"], cwd=echo, timeout=600)
     tested = run([python, "-m", "pytest", "-q", "-p", "no:cacheprovider"], cwd=echo)
     typed = run([python, "-m", "mypy", "--strict", "src", "tests"], cwd=echo)
 
-    assert "2 passed" in scaffold_tested, scaffold_tested  # its tool and its command
+    assert "4 passed" in scaffold_tested, scaffold_tested  # tool, command, state, panel
+    assert "export function register(registry)" in shipped  # the panel is package data
     assert "2 passed" in tested, tested
     for output in (scaffold_typed, typed):
         assert "Success: no issues found in 3 source files" in output, output

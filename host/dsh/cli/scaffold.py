@@ -10,10 +10,15 @@ distribution is `dsh-NAME` in `./dsh-NAME` (or DIR), its package
   requirement, a `test` extra (`dsh-host[test]`: pytest and mypy), ruff and
   strict mypy settings;
 - `src/<package>/plugin.py`: the plugin class with one tool, `<name>_now`,
-  which answers the time in the person's zone (`ToolContext.time_zone`), and
-  one command, `dsh --overlay PATH <name> [ZONE]`, which prints it;
-- `tests/test_plugin.py`: tests of both through `dsh.testing` (`plugin_host`,
-  `run_cli`) that pass as generated;
+  which answers the time in the person's zone (`ToolContext.time_zone`), one
+  command, `dsh --overlay PATH <name> [ZONE]`, which prints it, a Session
+  state (the tool's last answer) and the panel's `ClientModule`;
+- `src/<package>/static/panel.js`: the panel, a browser ES module (package
+  data) whose `register(registry)` shows that state above the conversation,
+  as text only; the host serves it at `/plugins/<name>/panel.js`;
+- `tests/test_plugin.py`: tests of the tool, the command, the state and the
+  panel's serving through `dsh.testing` (`plugin_host`, `run_cli`, the web
+  client) that pass as generated;
 - `README.md`: how to install, test and enable it.
 
 An existing DIR is refused (nothing is overwritten). Prints the files it
@@ -44,8 +49,8 @@ def _configure(parser: argparse.ArgumentParser) -> None:
     new = actions.add_parser(
         "new",
         help="scaffold a new plugin distribution",
-        description="Write a new plugin distribution (pyproject, a plugin class with one tool, "
-        "a passing test, a README) ready for pip install -e.",
+        description="Write a new plugin distribution (pyproject, a plugin class with a tool, "
+        "a command and a browser panel, passing tests, a README) ready for pip install -e.",
     )
     new.add_argument("name", metavar="NAME", help="the plugin's entry-point name, e.g. tool-clock")
     new.add_argument(
@@ -98,6 +103,7 @@ def scaffold(name: str, directory: Path) -> list[Path]:
         Path("src", package, "__init__.py"): '"""The $distribution plugin for dsh."""\n',
         Path("src", package, "py.typed"): "",
         Path("src", package, "plugin.py"): _PLUGIN,
+        Path("src", package, "static", "panel.js"): _PANEL,
         Path("tests", "test_plugin.py"): _TEST,
     }
     written = []
@@ -128,6 +134,7 @@ test = ["dsh-host[test]", "ruff>=0.5"]
 $name = "$package.plugin:$cls"
 
 [tool.hatch.build.targets.wheel]
+# The whole package folder, so static/panel.js ships in the wheel as package data.
 packages = ["src/$package"]
 
 [tool.pytest.ini_options]
@@ -149,23 +156,28 @@ select = ["E", "F", "W", "I", "B", "UP", "ASYNC", "SIM", "RUF"]
 _PLUGIN = '''\
 """The $name plugin: the time where the person is.
 
-The tool `$tool` tells the model;
-the command `dsh --overlay PATH $name [ZONE]` prints it.
+The tool `$tool` tells the model; the command
+`dsh --overlay PATH $name [ZONE]` prints it;
+the panel (`static/panel.js`) shows the tool's last answer above the
+conversation in the browser.
 """
 
 from __future__ import annotations
 
 import argparse
 from datetime import UTC, datetime
+from pathlib import Path
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from dsh import (
     Agent,
+    ClientModule,
     Clock,
     CommandContext,
     JsonLike,
     PluginContext,
     RegisterCommand,
+    SessionLog,
     Tool,
     ToolArguments,
     ToolContext,
@@ -173,6 +185,8 @@ from dsh import (
 )
 
 COMMAND = "$name"
+PANEL = Path(__file__).parent / "static" / "panel.js"
+"""The panel's browser module (package data), served at /plugins/<plugin>/panel.js."""
 
 
 def local_time(clock: Clock, zone: str) -> str:
@@ -196,7 +210,8 @@ class NowTool(Tool[NowArguments]):
 
 
 class $cls:
-    """Loaded once per Host: installs the tool in every agent and offers the command."""
+    """Loaded once per Host: installs the tool in every agent, offers the command,
+    keeps a state of each Session and ships the panel that shows it."""
 
     def __init__(self, context: PluginContext[None]) -> None:
         self.context = context
@@ -205,6 +220,26 @@ class $cls:
     def dsh_agent_published(self, agent: Agent) -> None:
         scope = self.context.install(agent)  # closes with the agent or the plugin
         scope.add(agent.tools.register(NowTool()))
+
+    @hookimpl
+    def dsh_session_state(self, session: SessionLog) -> JsonLike:
+        """The tool's last answer in `session`, or None before its first.
+
+        The panel reads it as `props.states["$name"]`; the host sends it
+        again after each flush that changed it.
+        """
+        for event in session.scan(types={"tool/result"}, reverse=True):
+            data = event.data  # decoded afresh on each access: read it once
+            if not isinstance(data, dict) or data.get("name") != NowTool.name:
+                continue
+            if isinstance(answer := data.get("value"), dict):
+                return {"lastAnswer": answer}
+        return None
+
+    @hookimpl
+    def dsh_client_modules(self) -> list[ClientModule]:
+        """The panel: the browser imports it and calls its `register(registry)`."""
+        return [ClientModule(path=PANEL)]
 
     @hookimpl
     def dsh_cli_commands(self, register: RegisterCommand) -> None:
@@ -233,6 +268,7 @@ from __future__ import annotations
 from dsh.testing import FakeClock, FakeModel, plugin_host, run_cli, settled
 
 PLUGIN = "$name"  # the entry-point name, as an overlay names it
+PANEL_URL = f"/plugins/{PLUGIN}/panel.js"  # where the host serves the panel's module
 
 
 async def test_the_tool_answers_the_time_in_the_persons_zone() -> None:
@@ -260,13 +296,104 @@ def test_the_command_prints_the_time_in_a_zone_and_refuses_an_unknown_one() -> N
 
     nowhere = run_cli(PLUGIN, "Mars/Olympus", plugins=[PLUGIN])
     assert nowhere.code == 2 and "no time zone 'Mars/Olympus'" in nowhere.err
+
+
+async def test_the_state_the_panel_shows_is_the_tools_last_answer() -> None:
+    model = FakeModel(
+        [
+            FakeModel.tool_call("$tool", id="call-1"),
+            "done",
+            FakeModel.tool_call("$tool", id="call-2"),
+            "done",
+        ]
+    )
+    clock = FakeClock(wall_ms=1_767_225_600_000)  # 2026-01-01T00:00:00Z
+    async with plugin_host(PLUGIN, model=model, clock=clock) as test, test.client() as client:
+        agent = await test.host.create_session()
+        url = f"/api/sessions/{agent.session.id}"  # what the page reads when it opens one
+        before = (await client.get(url)).json()["plugins"]
+
+        for zone in ("Asia/Tokyo", "Europe/Paris"):
+            agent.submit("what time is it?", time_zone=zone)
+            await settled(agent)
+        after = (await client.get(url)).json()["plugins"]
+
+    assert PLUGIN not in before  # no answer yet: the panel says so
+    assert after[PLUGIN] == {
+        "lastAnswer": {"timeZone": "Europe/Paris", "local": "2026-01-01T01:00:00+01:00"}
+    }
+
+
+async def test_the_panel_is_served_to_the_browser() -> None:
+    async with plugin_host(PLUGIN) as test, test.client() as client:
+        listed = (await client.get("/api/client-modules")).json()["modules"]
+        module = await client.get(PANEL_URL)
+
+    assert listed == [{"plugin": PLUGIN, "url": PANEL_URL, "eventTypes": []}]
+    assert module.status_code == 200
+    assert module.headers["content-type"].startswith("text/javascript")
+    assert "export function register(registry)" in module.text
 '''
+
+# A JavaScript template: `$$` is a literal dollar sign (string.Template), so
+# the module builds its strings without template literals.
+_PANEL = """\
+// The $name panel: the last answer of the tool `$tool`, above the conversation.
+//
+// The plugin's `dsh_client_modules()` ships this file; the host serves it at
+// /plugins/$name/panel.js (listed by GET /api/client-modules); the page
+// imports it and calls `register(registry)`. The panel is mounted when a
+// conversation is opened, and `update(props)` is called whenever that
+// conversation's plugin states (`props.states["$name"]`: what the plugin's
+// `dsh_session_state` returned, sent again after every change), the language
+// (`props.lang`: "en" or "zh") or the clock change. Everything it shows is set
+// as text (`textContent`), never parsed as HTML.
+
+export const PLUGIN = "$name";
+
+/** Every person-facing string of the panel, by language. */
+export const WORDS = Object.freeze({
+  en: Object.freeze({ title: "Time", empty: "No answer yet: ask what time it is." }),
+  zh: Object.freeze({ title: "时间", empty: "还没有回答：问一下现在几点。" }),
+});
+
+/** Called once by the page with the plugin's registry. */
+export function register(registry) {
+  registry.registerPanel(PLUGIN, { order: 50, mount });
+}
+
+/** Build the panel in `host.document`; returns `{element, update(props)}`. */
+function mount(host) {
+  const document = host.document;
+  const element = document.createElement("section");
+  element.className = "panel";
+  const head = document.createElement("div");
+  head.className = "panel-head";
+  const title = document.createElement("strong");
+  const answer = document.createElement("span");
+  answer.setAttribute("data-role", "last-answer");
+  answer.setAttribute("dir", "auto"); // its own direction, whatever the text holds
+  head.append(title, " ", answer);
+  element.appendChild(head);
+
+  function update(props) {
+    const words = WORDS[props.lang] ?? WORDS.en;
+    const last = props.states?.[PLUGIN]?.lastAnswer;
+    title.textContent = words.title;
+    answer.textContent = last ? last.local + " (" + last.timeZone + ")" : words.empty;
+  }
+
+  update({ lang: "en", states: {} });
+  return { element, update };
+}
+"""
 
 _README = """\
 # $distribution
 
 A dsh plugin: the tool `$tool` tells the model the
-time where the person is, and `dsh --overlay PATH $name [ZONE]` prints it.
+time where the person is, `dsh --overlay PATH $name [ZONE]` prints it, and a
+panel above the conversation in `dsh web` shows the tool's last answer.
 
 Install it (with dsh) in a virtual environment, run its tests and type-check it:
 
@@ -292,4 +419,12 @@ dsh web --overlay path/to/overlay.toml
 entry point in `pyproject.toml`, instantiated once per host. Add hooks with
 `@dsh.hookimpl`; `tests/test_plugin.py` shows how `dsh.testing` runs it in a
 real host with a scripted model.
+
+`src/$package/static/panel.js` is the panel, a browser ES module shipped as
+package data: `dsh_client_modules()` hands it to the host, which serves it at
+`/plugins/$name/panel.js`; the page imports it and calls its
+`register(registry)`. It shows `dsh_session_state` (the tool's last answer) —
+open a conversation in `dsh web` and it is above the messages. It builds its
+elements with `createElement` and sets text with `textContent` only, never
+HTML.
 """

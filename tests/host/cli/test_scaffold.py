@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import tomllib
@@ -13,9 +14,12 @@ import pytest
 from dsh.cli import COMMANDS
 from dsh.cli.errors import CommandError
 from dsh.cli.scaffold import BUILTIN_COMMANDS, scaffold
+from tests.support.webhost import REPO
 
 from ..fixtures.distributions import FakeSite
 from .conftest import Cli
+
+PANEL_HARNESS = REPO / "tests" / "client" / "scaffold-panel.harness.mjs"
 
 FILES = [
     "pyproject.toml",
@@ -23,6 +27,7 @@ FILES = [
     "src/dsh_tool_clock/__init__.py",
     "src/dsh_tool_clock/py.typed",
     "src/dsh_tool_clock/plugin.py",
+    "src/dsh_tool_clock/static/panel.js",
     "tests/test_plugin.py",
 ]
 
@@ -107,6 +112,16 @@ def test_the_generated_command_test_passes(generated: types.ModuleType) -> None:
     generated.test_the_command_prints_the_time_in_a_zone_and_refuses_an_unknown_one()
 
 
+@pytest.mark.anyio
+async def test_the_generated_state_test_passes(generated: types.ModuleType) -> None:
+    await generated.test_the_state_the_panel_shows_is_the_tools_last_answer()
+
+
+@pytest.mark.anyio
+async def test_the_generated_panel_test_passes(generated: types.ModuleType) -> None:
+    await generated.test_the_panel_is_served_to_the_browser()
+
+
 @pytest.mark.process
 @pytest.mark.parametrize("name", ["tool-clock", "x", "a-very-long-plugin-name-of-32-ch"])
 def test_the_generated_code_passes_ruff(tmp_path: Path, name: str) -> None:
@@ -130,3 +145,27 @@ def test_the_generated_code_passes_ruff(tmp_path: Path, name: str) -> None:
 
     assert checked.returncode == 0, checked.stdout + checked.stderr
     assert formatted.returncode == 0, formatted.stdout + formatted.stderr
+
+
+@pytest.mark.process
+@pytest.mark.parametrize("name", ["tool-clock", "a-very-long-plugin-name-of-32-ch"])
+def test_the_generated_panel_renders_the_state_as_text_in_the_page(
+    tmp_path: Path, name: str
+) -> None:
+    root = tmp_path / f"dsh-{name}"
+    scaffold(name, root)
+    panel = root / "src" / f"dsh_{name.replace('-', '_')}" / "static" / "panel.js"
+    env = {**os.environ, "DSH_SCAFFOLD_PANEL": str(panel), "DSH_SCAFFOLD_PLUGIN": name}
+
+    done = subprocess.run(
+        ["node", "--test", str(PANEL_HARNESS)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+    )
+
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "# pass 3" in done.stdout and "# fail 0" in done.stdout, done.stdout
