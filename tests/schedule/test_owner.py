@@ -1038,16 +1038,23 @@ async def test_a_requeued_followup_lost_again_is_queued_again_by_the_next_instal
     assert len(dispatches(agent.session)) == 1
 
 
-async def test_the_requeue_goes_before_input_queued_behind_it(harness: Harness) -> None:
+async def resumed_in_a_turn(harness: Harness, text: str) -> tuple[Agent, Gate]:
+    """A Session whose dispatch lost its follow-up, resumed with a turn (`text`) running when
+    the plugin sees it: the re-queue waits for that turn."""
     stored, _seq = await delivered_then_crashed(harness)
     gate = Gate()
     resumed = resume(stored, at_ms=harness.clock.wall_ms())
     agent = harness.open(resumed, model=FakeModel(gate), publish=False)
-    agent.submit("first")
+    agent.submit(text)
     with anyio.fail_after(WAIT):
         await gate.entered.wait()
     harness.publish(agent)
     await settle()
+    return agent, gate
+
+
+async def test_the_requeue_goes_before_input_queued_behind_it(harness: Harness) -> None:
+    agent, gate = await resumed_in_a_turn(harness, "first")
     agent.submit("second")
     gate.opened.set()
     await settle()
@@ -1075,15 +1082,7 @@ async def test_the_followups_of_a_live_owner_are_never_queued_twice(harness: Har
 
 
 async def test_an_agent_closed_before_the_requeue_queues_nothing(harness: Harness) -> None:
-    stored, _seq = await delivered_then_crashed(harness)
-    gate = Gate()
-    resumed = resume(stored, at_ms=harness.clock.wall_ms())
-    agent = harness.open(resumed, model=FakeModel(gate), publish=False)
-    agent.submit("busy")
-    with anyio.fail_after(WAIT):
-        await gate.entered.wait()
-    harness.publish(agent)
-    await settle()
+    agent, _gate = await resumed_in_a_turn(harness, "busy")
     assert agent._claims  # the re-queue waits for the turn
     await agent.aclose()
     assert reminder_messages(agent.session) == []
