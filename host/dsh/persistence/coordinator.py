@@ -34,7 +34,7 @@ writes eagerly and acknowledges durability only for what the backend has confirm
    confirmed, and only the missing suffix is written. A count that matches is
    never enough. If the log's incarnation changed since the controller last
    proved it (it was rewritten or replaced), the whole stored log is compared
-   again. Anything that differs is a `DivergedLog`.
+   again. Anything that differs is a `DivergedLog` (`prefix`: the proofs).
 5. **Retries on its own.** After a failure the writer retries with bounded
    exponential backoff (`Backoff`, on the coordinator's clock) until the
    write succeeds or the Session is detached; a `flush` retries at once. An
@@ -97,6 +97,7 @@ from .errors import (
     StorageError,
     StorageRefused,
 )
+from .prefix import adopt, verify
 
 __all__ = [
     "WRITE_BACKOFF",
@@ -105,9 +106,6 @@ __all__ = [
 ]
 
 log = logging.getLogger(__name__)
-
-# Recovery reads back at most this many events per backend call.
-_VERIFY_CHUNK = 1_000
 
 
 #: How long a Session's writer waits before retry `n`: 0.1 s, doubling, at most 5 s.
@@ -546,33 +544,12 @@ class _Controller:
         try:
             await self._backend.initialize(self.session.header, events[: self._seed_end])
         except SessionExists:
-            self._confirmed = await self._adopt(end)
+            self._confirmed, self._incarnation = await adopt(self._backend, self.session, end)
         else:
             mark = await self._backend.mark(self.session.id)
             self._incarnation = None if mark is None else mark.incarnation
             self._confirmed = self._seed_end
         self._created = True
-
-    async def _adopt(self, end: int) -> int:
-        """Prove the stored log is a prefix of this Session; return its length."""
-        mark = await self._backend.mark(self.session.id)
-        stored = await self._backend.inspect(self.session.id)
-        if stored is None or mark is None:
-            raise StorageError(
-                f"session {self.session.id}: storage reported it as stored, then found nothing"
-            )
-        header_matches = stored.header.identity_equals(self.session.header)
-        length = len(stored.events)
-        live = self.session.events[:length]
-        if not header_matches or length > end or not _same_json(stored.events, live):
-            raise DivergedLog(
-                f"session {self.session.id}: storage holds a different log under this id "
-                f"({length} events); refusing to extend or replace it"
-            )
-        if mark.length != length:
-            raise StorageError(f"session {self.session.id}: its stored log changed while read")
-        self._incarnation = mark.incarnation
-        return length
 
     async def _reconcile(self, end: int) -> None:
         """After a failure, learn what storage really holds before writing again.
@@ -607,29 +584,10 @@ class _Controller:
                 mark.length,
                 self._confirmed,
             )
-        await self._verify(start, mark.length)
+        await verify(self._backend, self.session, start, mark.length)
         self._confirmed = mark.length
         self._incarnation = mark.incarnation
         self._in_doubt = False
-
-    async def _verify(self, start: int, stop: int) -> None:
-        """Raise `DivergedLog` unless stored events `[start, stop)` equal the live ones."""
-        if start == 0:
-            header = await self._backend.header(self.session.id)
-            if header is None or not header.identity_equals(self.session.header):
-                raise DivergedLog(
-                    f"session {self.session.id}: storage now holds a different log "
-                    "under this id; refusing to extend or replace it"
-                )
-        for chunk in range(start, stop, _VERIFY_CHUNK):
-            upper = min(chunk + _VERIFY_CHUNK, stop)
-            stored = await self._backend.read(self.session.id, chunk, upper)
-            live = self.session.events[chunk:upper]
-            if len(stored) != upper - chunk or not _same_json(stored, live):
-                raise DivergedLog(
-                    f"session {self.session.id}: storage holds other events than the live "
-                    f"ones in [{chunk}, {upper}); refusing to extend or replace it"
-                )
 
     def _notify(self) -> None:
         changed, self._changed = self._changed, None
@@ -688,12 +646,3 @@ class _Controller:
                 attempt += 1
                 await self._clock.sleep(delay)
                 spent += delay
-
-
-def _same_json(stored: Sequence[SessionEvent], live: Sequence[SessionEvent]) -> bool:
-    """Equal event by event. A resumed Session is built from the very events storage
-    returned, so identity settles those; others compare as canonical JSON, not as
-    models (Python would call `true` equal to `1`)."""
-    if len(stored) != len(live):
-        return False
-    return all(a is b or a.to_json() == b.to_json() for a, b in zip(stored, live, strict=True))
