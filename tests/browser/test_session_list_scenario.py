@@ -86,7 +86,7 @@ def test_rename_search_delete_and_restore_from_the_session_list(
         entry(page, tour).locator("[data-action=delete]").click()
         dialog = page.locator("[data-role=confirm-delete]")
         expect(dialog).to_contain_text("Tour")
-        expect(dialog).to_contain_text("dsh sessions restore ID")
+        expect(dialog.locator(".hint code")).to_have_text(f"dsh sessions restore {tour}")
         dialog.locator("[data-value=cancel]").click()
         expect(dialog).to_have_count(0)
         assert web.get(f"/api/sessions/{tour}").status_code == 200

@@ -472,6 +472,28 @@ test("rename inline saves the title through PATCH; the list and the header show 
   assert.match(app.$("[data-role=banner]").textContent, /title: too long/);
 });
 
+test("delete says how many pending reminders stop: the open one's state, a listed one's summary, else nothing", async () => {
+  const host = fakeHost();
+  host.addSession("quiet", { events: [user("quiet")] });
+  host.addSession("listed", { events: [user("listed")] });
+  host.summaries.get("listed").plugins = { "tool-schedule": { reminders: 1 } };
+  host.addSession("open", { events: [user("open")] });
+  host.plugins.set("open", { "tool-schedule": { reminders: [{ id: "r1" }, { id: "r2" }] } });
+  const app = await mount({ host, initialSession: "open" });
+  await pump(host, app.timers);
+  const stops = async (id) => {
+    app.$(`[data-session-id=${id}] [data-action=delete]`).click();
+    await tick();
+    const said = app.$("[data-role=confirm-delete] [data-role=delete-stops]")?.textContent ?? null;
+    app.$("[data-role=confirm-delete] [data-value=cancel]").click();
+    await pump(host, app.timers);
+    return said;
+  };
+  assert.equal(await stops("open"), "Its 2 pending reminders stop.");
+  assert.equal(await stops("listed"), "Its pending reminder stops.");
+  assert.equal(await stops("quiet"), null);
+});
+
 test("delete asks first; confirmed, the Session leaves the list and the view", async () => {
   const host = fakeHost();
   host.addSession("keep", { events: [user("keep me")] });
@@ -485,7 +507,7 @@ test("delete asks first; confirmed, the Session leaves the list and the view", a
   assert.ok(dialog.hasAttribute("open"));
   assert.match(dialog.textContent, /Delete this conversation\?/);
   assert.match(dialog.textContent, /“drop me” will leave the list/);
-  assert.match(dialog.textContent, /dsh sessions restore ID/);
+  assert.equal(dialog.querySelector(".hint code").textContent, "dsh sessions restore drop");
   assert.equal(app.document.activeElement, dialog.querySelector("[data-value=delete]"));
   dialog.querySelector("[data-value=cancel]").click();
   await pump(host, app.timers);

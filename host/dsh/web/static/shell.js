@@ -8,7 +8,7 @@
 
 import { isUnsupported } from "./api.js";
 import { createAttention } from "./attention.js";
-import { confirmDelete, showHelp } from "./dialogs.js";
+import { confirmDelete, pendingReminders, showHelp } from "./dialogs.js";
 import { Everywhere } from "./everywhere.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
 import { buildLayout } from "./layout.js";
@@ -487,7 +487,9 @@ export function mountApp({
   async function deleteSession(id) {
     if (api === null) return false;
     const summary = directory.find(id) ?? { id, title: directory.title(id) };
-    if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary) }))) return false;
+    const states = current?.id === id ? current.facts.states() : null;
+    const reminders = pendingReminders({ states, summary });
+    if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary), id, reminders }))) return false;
     if (!(await directory.remove(id))) return false;
     if (shownId() === id) {
       closeCurrent();
