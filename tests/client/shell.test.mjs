@@ -996,3 +996,68 @@ test("renders are coalesced into one frame by default", async () => {
   await fallback.start();
   await tick();
 });
+
+test("after a delete the page offers Undo for a few seconds; Undo restores it through the host and it is listed again", async () => {
+  const host = fakeHost();
+  host.addSession("keep", { events: [user("keep me")] });
+  host.addSession("drop", { events: [user("drop me")] });
+  const app = await mount({ host });
+  app.$("[data-session-id=drop] [data-action=delete]").click();
+  await tick();
+  app.$("[data-role=confirm-delete] [data-value=delete]").click();
+  await pump(host, app.timers, { fire: false });
+  assert.equal(app.$("[data-session-id=drop]"), null);
+  const note = app.$("[data-role=undo]");
+  assert.equal(note.hasAttribute("hidden"), false);
+  assert.equal(note.textContent.includes("“drop me” deleted."), true);
+  note.querySelector("[data-action=undo]").click();
+  await pump(host, app.timers, { fire: false });
+  assert.deepEqual(host.requests.filter(([m, path]) => m === "POST" && path.endsWith("/restore")), [["POST", "/api/sessions/drop/restore", {}]]);
+  assert.ok(app.$("[data-session-id=drop]"), "listed again");
+  assert.ok(note.hasAttribute("hidden"));
+  assert.deepEqual(app.errors, []);
+});
+
+test("Undo is gone once its time is up; a restore the host refuses is said in the banner", async () => {
+  const host = fakeHost();
+  host.addSession("drop", { events: [user("drop me")] });
+  host.addSession("late", { events: [user("late")] });
+  const app = await mount({ host });
+  for (const id of ["drop", "late"]) {
+    app.$(`[data-session-id=${id}] [data-action=delete]`).click();
+    await tick();
+    app.$("[data-role=confirm-delete] [data-value=delete]").click();
+    await pump(host, app.timers, { fire: false });
+  }
+  assert.match(app.$("[data-role=undo]").textContent, /“late” deleted/);
+  app.timers.fireAll();
+  assert.ok(app.$("[data-role=undo]").hasAttribute("hidden"));
+  assert.equal(host.requests.filter(([, path]) => path.endsWith("/restore")).length, 0);
+  // Restored meanwhile by someone else: the host says 409, and the page says so.
+  assert.equal(await app.controller.restoreSession("drop"), true);
+  assert.equal(await app.controller.restoreSession("drop"), false);
+  assert.match(app.$("[data-role=banner]").textContent, /already stored/);
+});
+
+test("the list follows a restore done elsewhere: a sessions frame reads it again, once for a burst", async () => {
+  const host = fakeHost();
+  host.addSession("keep", { events: [user("keep me")] });
+  host.addSession("gone", { events: [user("gone")] });
+  const app = await mount({ host, openEverywhere: host.openEverywhere });
+  app.$("[data-session-id=gone] [data-action=delete]").click();
+  await tick();
+  app.$("[data-role=confirm-delete] [data-value=delete]").click();
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-session-id=gone]"), null);
+  const lists = () => host.requests.filter(([m, path]) => m === "GET" && path === "/api/sessions").length;
+  const before = lists();
+  host.restore("gone"); // the CLI, in another process: no frame
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-session-id=gone]"), null, "nothing tells this page yet");
+  host.listChanged(); // the host did something to its list
+  host.listChanged();
+  host.listChanged();
+  await pump(host, app.timers);
+  assert.ok(app.$("[data-session-id=gone]"), "listed again without a reload");
+  assert.equal(lists(), before + 1, "three frames, one read");
+});
