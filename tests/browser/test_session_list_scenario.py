@@ -1,6 +1,7 @@
 """The session list as a person uses it, in Debian's Chromium against a real `dsh web` with
 the demo model: Sessions titled by their first message, renamed in place, searched through
-the host, deleted after a confirmation and brought back with `dsh sessions restore`.
+the host, deleted after a confirmation (which says what stops) and brought back with `dsh
+sessions restore` or the page's Undo, while another tab's list follows without a reload.
 """
 
 from __future__ import annotations
@@ -86,7 +87,10 @@ def test_rename_search_delete_and_restore_from_the_session_list(
         entry(page, tour).locator("[data-action=delete]").click()
         dialog = page.locator("[data-role=confirm-delete]")
         expect(dialog).to_contain_text("Tour")
-        expect(dialog).to_contain_text("dsh sessions restore ID")
+        expect(dialog.locator("[data-role=delete-stops]")).to_have_text(
+            "Its pending reminder stops."
+        )
+        expect(dialog.locator(".hint code")).to_have_text(f"dsh sessions restore {tour}")
         dialog.locator("[data-value=cancel]").click()
         expect(dialog).to_have_count(0)
         assert web.get(f"/api/sessions/{tour}").status_code == 200
@@ -118,4 +122,42 @@ def test_rename_search_delete_and_restore_from_the_session_list(
         expect(page.locator('[data-event-type="message/user"] .bubble')).to_have_text(
             "remind me in 10 minutes to stretch", timeout=WAIT_MS
         )
+        assert watch.problems == []
+
+
+def test_undo_after_a_delete_and_another_tab_follows_without_a_reload(
+    page: Page, watch: PageWatch, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    with WebHost.start(data_dir, model="demo") as web:
+        gone = new_session(page, web)
+        send(page, "Plans for Sunday")
+        name = entry(page, gone).locator("[data-role=session-title]")
+        expect(name).to_have_text("Plans for Sunday", timeout=WAIT_MS)
+        other = page.context.new_page()
+        watch.attach(other)
+        other.goto(web.page_url)
+        expect(entry(other, gone)).to_have_count(1, timeout=WAIT_MS)
+
+        entry(page, gone).locator("[data-action=delete]").click()
+        dialog = page.locator("[data-role=confirm-delete]")
+        expect(dialog.locator(".hint code")).to_have_text(f"dsh sessions restore {gone}")
+        dialog.locator("[data-value=delete]").click()
+        note = page.locator("[data-role=undo]")
+        expect(note).to_be_visible(timeout=WAIT_MS)
+        expect(note).to_contain_text("“Plans for Sunday” deleted.")
+        expect(entry(page, gone)).to_have_count(0)
+        # The other tab hears the host's list change on WS /api/live: no reload.
+        expect(entry(other, gone)).to_have_count(0, timeout=WAIT_MS)
+
+        with page.expect_response(f"**/api/sessions/{gone}/restore") as restored:
+            note.locator("[data-action=undo]").click()
+        assert restored.value.status == 200
+        expect(note).to_be_hidden()
+        expect(entry(page, gone)).to_have_count(1, timeout=WAIT_MS)
+        expect(entry(other, gone).locator("[data-role=session-title]")).to_have_text(
+            "Plans for Sunday", timeout=WAIT_MS
+        )
+        assert web.get(f"/api/sessions/{gone}").status_code == 200
+        assert not (data_dir / "trash" / f"{gone}.jsonl").exists()
         assert watch.problems == []

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 
-import { confirmDelete, openDialog, showHelp } from "../../host/dsh/web/static/dialogs.js";
+import { confirmDelete, openDialog, pendingReminders, showHelp } from "../../host/dsh/web/static/dialogs.js";
 import { translator } from "../../host/dsh/web/static/i18n.js";
 import { FakeDocument, descendants } from "./fake-dom.mjs";
 
@@ -95,6 +95,56 @@ test("confirmDelete names the Session, offers Cancel, and resolves true only for
   answer = confirmDelete({ document, host, t, name: "x" });
   host.querySelector("[data-value=delete]").click();
   assert.equal(await answer, true);
+});
+
+test("confirmDelete says how many pending reminders stop, and nothing about reminders when the count is unknown", async () => {
+  for (const [lang, reminders, said] of [
+    ["en", 3, "Its 3 pending reminders stop."],
+    ["en", 1, "Its pending reminder stops."],
+    ["zh", 2, "它待发的 2 个提醒将停止。"],
+  ]) {
+    const { document, host } = setup();
+    const answer = confirmDelete({ document, host, t: translator(lang), name: "x", id: "s-1", reminders });
+    assert.equal(host.querySelector("[data-role=delete-stops]").textContent, said);
+    host.querySelector("[data-value=cancel]").click();
+    await answer;
+  }
+  for (const reminders of [null, 0, undefined]) {
+    const { document, host } = setup();
+    const answer = confirmDelete({ document, host, t: translator("en"), name: "x", id: "s-1", reminders });
+    assert.equal(host.querySelector("[data-role=delete-stops]"), null, String(reminders));
+    assert.doesNotMatch(host.textContent, /reminder/);
+    host.querySelector("[data-value=cancel]").click();
+    await answer;
+  }
+});
+
+test("confirmDelete renders the restore command, with the Session's id, as a <code> element and no backticks", async () => {
+  for (const lang of ["en", "zh"]) {
+    const { document, host } = setup();
+    const answer = confirmDelete({ document, host, t: translator(lang), name: "x", id: "<i>s-1</i>" });
+    const hint = host.querySelector("[data-role=confirm-delete] .hint");
+    const code = hint.querySelector("code");
+    assert.equal(code.textContent, "dsh sessions restore <i>s-1</i>");
+    assert.equal(code.querySelector("i"), null, "the id is text, never markup");
+    assert.doesNotMatch(hint.textContent, /`|\{command\}/);
+    assert.match(hint.textContent, lang === "en" ? /trash; dsh sessions restore <i>s-1<\/i> brings it back/ : /回收站中；dsh sessions restore/);
+    host.querySelector("[data-value=cancel]").click();
+    await answer;
+  }
+});
+
+test("pendingReminders counts the open Session's full states first, else the list's summary, else says it does not know", () => {
+  const summary = { plugins: { "tool-schedule": { reminders: 4, next: "2026-03-02T12:00:00.000Z" } } };
+  assert.equal(pendingReminders({ states: { "tool-schedule": { reminders: [{}, {}] } }, summary }), 2);
+  assert.equal(pendingReminders({ states: { "tool-schedule": { reminders: [] } }, summary }), 0);
+  assert.equal(pendingReminders({ states: { other: { x: 1 } }, summary }), 4);
+  assert.equal(pendingReminders({ summary }), 4);
+  assert.equal(pendingReminders({ summary: { plugins: { a: { reminders: 1 }, b: { reminders: 2 } } } }), 3);
+  assert.equal(pendingReminders({ summary: { plugins: { a: { reminders: -1 } } } }), null);
+  assert.equal(pendingReminders({ summary: { plugins: { a: { reminders: [1] } } } }), null, "a summary carries a count, not a list");
+  assert.equal(pendingReminders({ summary: { id: "s" } }), null);
+  assert.equal(pendingReminders(), null);
 });
 
 test("help lists every shortcut with its keys", async () => {

@@ -41,6 +41,7 @@ function setup({ probe = null } = {}) {
   const changes = [];
   const news = [];
   const refused = [];
+  const lists = [];
   const feed = new Everywhere({
     open: sockets.open,
     timers,
@@ -48,9 +49,10 @@ function setup({ probe = null } = {}) {
     onChange: (ids) => changes.push([...ids].sort()),
     onNews: (alert) => news.push(`${alert.sessionId}:${alert.seq}`),
     onRefused: (err) => refused.push(err.status),
+    onList: () => lists.push(sockets.opened.length),
     backoff: { baseMs: 100, maxMs: 1000 },
   });
-  return { sockets, timers, changes, news, refused, feed };
+  return { sockets, timers, changes, news, refused, lists, feed };
 }
 
 const alert = (sessionId, seq, at, extra = {}) => ({ kind: "alert", sessionId, seq, title: `t${seq}`, body: "b", tag: `dsh:${sessionId}:${seq}`, at, ...extra });
@@ -236,4 +238,22 @@ test("against the fake host: counts, alerts, a read elsewhere and a host restart
   assert.equal(feed.status, "ready");
   assert.equal(host.pageSince.at(-1), host.alerts[1].at);
   feed.stop();
+});
+
+test("a sessions frame says the list changed; so does a hello after a reconnect (a frame may be lost), not the first", () => {
+  const { sockets, timers, lists, feed } = setup();
+  feed.start();
+  sockets.send({ kind: "hello", unread: {} });
+  assert.deepEqual(lists, [], "the first hello: the page reads the list anyway");
+  sockets.send({ kind: "sessions" });
+  sockets.send({ kind: "sessions" });
+  assert.deepEqual(lists, [1, 1], "each frame is told (the page coalesces them)");
+  sockets.end(1013);
+  timers.fireAll();
+  assert.equal(sockets.opened.length, 2);
+  assert.deepEqual(lists, [1, 1], "nothing before the new hello");
+  sockets.send({ kind: "hello", unread: {} });
+  assert.deepEqual(lists, [1, 1, 2]);
+  sockets.send({ kind: "something-newer" });
+  assert.deepEqual(lists, [1, 1, 2]);
 });

@@ -297,6 +297,7 @@ export class FakeHttpHost {
     this.readThrough = new Map();
     this.pages = [];
     this.pageSince = [];
+    this.trash = new Map();
     this.refusing = false;
     this.fetch = (url, init = {}) => this.#fetch(url, init);
     this.openLive = (id, handlers) => this.servers.get(id).openLive(handlers);
@@ -313,6 +314,25 @@ export class FakeHttpHost {
     this.#tell(alert);
     this.#tell({ kind: "unread", sessionId: id, count: this.unread(id) });
     return alert;
+  }
+
+  /** Tell every page the list changed (`{"kind": "sessions"}`), as the host does after a create, delete or restore. */
+  listChanged() {
+    this.#tell({ kind: "sessions" });
+  }
+
+  /**
+   * Bring Session `id` back from the trash, telling no page (what the CLI in
+   * another process does); false when the trash does not hold it.
+   */
+  restore(id) {
+    const trashed = this.trash.get(id);
+    if (trashed === undefined) return false;
+    this.trash.delete(id);
+    this.servers.set(id, trashed.server);
+    this.summaries.set(id, { ...trashed.summary, live: false });
+    this.inboxes.set(id, trashed.inbox);
+    return true;
   }
 
   /** Session `id`'s unread alerts. */
@@ -483,6 +503,12 @@ export class FakeHttpHost {
       throw new HttpFailure(405, "method_not_allowed", `${method} is not allowed on ${url.pathname}`);
     }
     const server = this.servers.get(id);
+    if (action === "restore" && method === "POST") {
+      if (server !== undefined) throw new HttpFailure(409, "session_exists", `a session ${JSON.stringify(id)} is already stored`);
+      if (!this.restore(id)) throw new HttpFailure(404, "session_not_found", `the trash holds no session ${JSON.stringify(id)}`);
+      this.listChanged();
+      return response(200, { session: this.summary(id) });
+    }
     if (action === undefined) {
       if (method === "GET") {
         this.#mustHave(server, id);
@@ -500,6 +526,7 @@ export class FakeHttpHost {
         return response(200, { session: this.summary(id) });
       }
       if (method === "DELETE") {
+        this.trash.set(id, { server, summary: this.summaries.get(id), inbox: this.inboxes.get(id) });
         this.servers.delete(id);
         this.summaries.delete(id);
         return response(204, "");

@@ -472,6 +472,28 @@ test("rename inline saves the title through PATCH; the list and the header show 
   assert.match(app.$("[data-role=banner]").textContent, /title: too long/);
 });
 
+test("delete says how many pending reminders stop: the open one's state, a listed one's summary, else nothing", async () => {
+  const host = fakeHost();
+  host.addSession("quiet", { events: [user("quiet")] });
+  host.addSession("listed", { events: [user("listed")] });
+  host.summaries.get("listed").plugins = { "tool-schedule": { reminders: 1 } };
+  host.addSession("open", { events: [user("open")] });
+  host.plugins.set("open", { "tool-schedule": { reminders: [{ id: "r1" }, { id: "r2" }] } });
+  const app = await mount({ host, initialSession: "open" });
+  await pump(host, app.timers);
+  const stops = async (id) => {
+    app.$(`[data-session-id=${id}] [data-action=delete]`).click();
+    await tick();
+    const said = app.$("[data-role=confirm-delete] [data-role=delete-stops]")?.textContent ?? null;
+    app.$("[data-role=confirm-delete] [data-value=cancel]").click();
+    await pump(host, app.timers);
+    return said;
+  };
+  assert.equal(await stops("open"), "Its 2 pending reminders stop.");
+  assert.equal(await stops("listed"), "Its pending reminder stops.");
+  assert.equal(await stops("quiet"), null);
+});
+
 test("delete asks first; confirmed, the Session leaves the list and the view", async () => {
   const host = fakeHost();
   host.addSession("keep", { events: [user("keep me")] });
@@ -485,7 +507,7 @@ test("delete asks first; confirmed, the Session leaves the list and the view", a
   assert.ok(dialog.hasAttribute("open"));
   assert.match(dialog.textContent, /Delete this conversation\?/);
   assert.match(dialog.textContent, /“drop me” will leave the list/);
-  assert.match(dialog.textContent, /dsh sessions restore ID/);
+  assert.equal(dialog.querySelector(".hint code").textContent, "dsh sessions restore drop");
   assert.equal(app.document.activeElement, dialog.querySelector("[data-value=delete]"));
   dialog.querySelector("[data-value=cancel]").click();
   await pump(host, app.timers);
@@ -973,4 +995,69 @@ test("renders are coalesced into one frame by default", async () => {
   const fallback = mountApp({ document, root: document.createElement("div"), api: null, openLive: null });
   await fallback.start();
   await tick();
+});
+
+test("after a delete the page offers Undo for a few seconds; Undo restores it through the host and it is listed again", async () => {
+  const host = fakeHost();
+  host.addSession("keep", { events: [user("keep me")] });
+  host.addSession("drop", { events: [user("drop me")] });
+  const app = await mount({ host });
+  app.$("[data-session-id=drop] [data-action=delete]").click();
+  await tick();
+  app.$("[data-role=confirm-delete] [data-value=delete]").click();
+  await pump(host, app.timers, { fire: false });
+  assert.equal(app.$("[data-session-id=drop]"), null);
+  const note = app.$("[data-role=undo]");
+  assert.equal(note.hasAttribute("hidden"), false);
+  assert.equal(note.textContent.includes("“drop me” deleted."), true);
+  note.querySelector("[data-action=undo]").click();
+  await pump(host, app.timers, { fire: false });
+  assert.deepEqual(host.requests.filter(([m, path]) => m === "POST" && path.endsWith("/restore")), [["POST", "/api/sessions/drop/restore", {}]]);
+  assert.ok(app.$("[data-session-id=drop]"), "listed again");
+  assert.ok(note.hasAttribute("hidden"));
+  assert.deepEqual(app.errors, []);
+});
+
+test("Undo is gone once its time is up; a restore the host refuses is said in the banner", async () => {
+  const host = fakeHost();
+  host.addSession("drop", { events: [user("drop me")] });
+  host.addSession("late", { events: [user("late")] });
+  const app = await mount({ host });
+  for (const id of ["drop", "late"]) {
+    app.$(`[data-session-id=${id}] [data-action=delete]`).click();
+    await tick();
+    app.$("[data-role=confirm-delete] [data-value=delete]").click();
+    await pump(host, app.timers, { fire: false });
+  }
+  assert.match(app.$("[data-role=undo]").textContent, /“late” deleted/);
+  app.timers.fireAll();
+  assert.ok(app.$("[data-role=undo]").hasAttribute("hidden"));
+  assert.equal(host.requests.filter(([, path]) => path.endsWith("/restore")).length, 0);
+  // Restored meanwhile by someone else: the host says 409, and the page says so.
+  assert.equal(await app.controller.restoreSession("drop"), true);
+  assert.equal(await app.controller.restoreSession("drop"), false);
+  assert.match(app.$("[data-role=banner]").textContent, /already stored/);
+});
+
+test("the list follows a restore done elsewhere: a sessions frame reads it again, once for a burst", async () => {
+  const host = fakeHost();
+  host.addSession("keep", { events: [user("keep me")] });
+  host.addSession("gone", { events: [user("gone")] });
+  const app = await mount({ host, openEverywhere: host.openEverywhere });
+  app.$("[data-session-id=gone] [data-action=delete]").click();
+  await tick();
+  app.$("[data-role=confirm-delete] [data-value=delete]").click();
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-session-id=gone]"), null);
+  const lists = () => host.requests.filter(([m, path]) => m === "GET" && path === "/api/sessions").length;
+  const before = lists();
+  host.restore("gone"); // the CLI, in another process: no frame
+  await pump(host, app.timers);
+  assert.equal(app.$("[data-session-id=gone]"), null, "nothing tells this page yet");
+  host.listChanged(); // the host did something to its list
+  host.listChanged();
+  host.listChanged();
+  await pump(host, app.timers);
+  assert.ok(app.$("[data-session-id=gone]"), "listed again without a reload");
+  assert.equal(lists(), before + 1, "three frames, one read");
 });

@@ -1,7 +1,9 @@
 """`Sessions`: what a Host does to a Session named by its id.
 
 Create one, spawn a delegated child, resume a cold one, fork one, post a
-person's message to it, rename it, delete it, stop its turn. Each is built
+person's message to it, rename it, delete it, restore it from the trash, stop
+its turn. `watch_list` tells a watcher (the pages' `WS /api/live`) that the
+list changed: a Session was created, spawned, forked, deleted or restored here. Each is built
 from the rules of `dsh.host.liveness` (the lease first, the Session's lock,
 acknowledged before published) and reads storage through the catalogue.
 
@@ -18,13 +20,16 @@ from __future__ import annotations
 
 import logging
 import uuid
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import JsonValue
 
 from ..agents.agent import Agent
-from ..persistence.errors import SessionNotFound, StorageError
+from ..base.listeners import Listeners
+from ..base.scope import Disposer
+from ..persistence.errors import SessionExists, SessionNotFound, StorageError
 from ..session.errors import SessionLiveElsewhere
 from ..session.event import SessionEvent
 from ..session.events import SessionTitle
@@ -76,6 +81,20 @@ class Sessions:
         # The end-seed marker of a resume that failed: a retry reuses it, since it
         # may be stored although the attempt failed.
         self._failed_markers: dict[str, SessionEvent] = {}
+        self._list_watchers: Listeners[Callable[[], None]] = Listeners()
+
+    def watch_list(self, watcher: Callable[[], None]) -> Disposer:
+        """Call `watcher()` after a Session is created, spawned, forked, deleted or
+        restored by this host (not by another process on the same store); returns
+        the disposer. A watcher that raises is logged and skipped."""
+        return self._list_watchers.add(watcher)
+
+    def _list_changed(self) -> None:
+        for watcher in self._list_watchers:
+            try:
+                watcher()
+            except Exception:
+                log.exception("list watcher %r failed", watcher)
 
     def _new_id(self) -> str:
         return uuid.uuid4().hex[:16]
@@ -87,7 +106,9 @@ class Sessions:
             self._new_id(), cwd=self._cwd, created_at=self._clock.wall_ms(), origin=origin
         )
         lease = await self._liveness.acquire(session.id)
-        return await self._liveness.go_live(session, lease, seed_end=0, new=True)
+        agent = await self._liveness.go_live(session, lease, seed_end=0, new=True)
+        self._list_changed()
+        return agent
 
     async def spawn_child(self, parent: Agent) -> Agent:
         """A child agent (delegation) on a new Session one level deeper than `parent`'s."""
@@ -100,7 +121,9 @@ class Sessions:
             delegation_depth=parent.session.header.depth + 1,
         )
         lease = await self._liveness.acquire(session.id)
-        return await self._liveness.go_live(session, lease, seed_end=0, parent=parent, new=True)
+        agent = await self._liveness.go_live(session, lease, seed_end=0, parent=parent, new=True)
+        self._list_changed()
+        return agent
 
     async def resume(self, session_id: str) -> tuple[Agent, bool]:
         """Make a stored Session live. Returns `(agent, resumed)`.
@@ -192,9 +215,11 @@ class Sessions:
         )
         assert child.header.seed_length is not None
         lease = await self._liveness.acquire(child.id)
-        return await self._liveness.go_live(
+        agent = await self._liveness.go_live(
             child, lease, seed_end=child.header.seed_length, new=True
         )
+        self._list_changed()
+        return agent
 
     async def _fork_source(self, session_id: str) -> tuple[SessionHeader, list[SessionEvent]]:
         """The parent's header and the events a fork may copy (`fork`'s docstring)."""
@@ -285,10 +310,31 @@ class Sessions:
                 raise SessionNotFound(f"no session {session_id!r}") from None
         finally:
             self._liveness.release_slot(session_id)
+        self._list_changed()
         try:
             await self._attention.forget(session_id)
         except StorageError as error:  # it is deleted; its unread count merely lingers
             log.warning("session %s is deleted, but not its alerts: %s", session_id, error)
+
+    async def restore(self, session_id: str) -> SessionSummary:
+        """Bring a deleted Session back from the trash, unchanged and cold (what
+        `dsh sessions restore ID` does, `Backend.restore`); returns its list row.
+
+        Raises `SessionNotFound` if the trash does not hold it, `SessionExists`
+        if a stored Session already has that id, `StorageError`. A restored
+        Session's reminders are not in the wake index until it is opened once
+        (or the index is rebuilt), as after a CLI restore.
+        """
+        self._liveness.require_running()
+        validate_session_id(session_id)
+        try:
+            await self._backend.restore(session_id)
+        except SessionNotFound:
+            raise SessionNotFound(f"the trash holds no session {session_id!r}") from None
+        except SessionExists:
+            raise SessionExists(f"a session {session_id!r} is already stored") from None
+        self._list_changed()
+        return await self._catalogue.stored_summary(session_id, live=False)
 
     async def cancel_turn(self, session_id: str) -> bool:
         """Stop the Session's running turn (`Agent.cancel_turn`); True if one ran.

@@ -26,7 +26,7 @@ from ..base.jsonbytes import encode
 from ..base.limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
 from ..base.version import VERSION as __version__
 from ..host.host import Host
-from ..persistence.errors import SessionExists
+from ..persistence.errors import SessionExists, SessionNotFound
 from ..session.events import MAX_TITLE_CHARS, validate_time_zone
 from ..session.facts import without_bidi
 from ..session.ids import validate_session_id
@@ -241,6 +241,21 @@ async def delete_session(request: Request, session_id: str) -> Response:
         raise ApiError(409, "trash_conflict", f"{error}; restore or remove it first") from error
     web_state(request.app).hub.end_session(session_id)  # its watchers: close code 4404
     return Response(status_code=204)
+
+
+@router.post(
+    "/sessions/{session_id}/restore",
+    summary="Bring a deleted Session back from the trash (200 {session}, cold)",
+)
+async def restore_session(request: Request, session_id: str) -> JSONResponse:
+    try:
+        summary = await _host(request).sessions.restore(_checked(session_id))
+    except SessionNotFound as error:
+        message = f"{error}; only a deleted Session can be restored"
+        raise ApiError(404, "session_not_found", message) from error
+    except SessionExists as error:
+        raise ApiError(409, "session_exists", f"{error}; there is nothing to restore") from error
+    return _json(200, {"session": summary.to_dict()})
 
 
 @router.post("/sessions/{session_id}/cancel", summary="Stop the running turn: {cancelled: bool}")

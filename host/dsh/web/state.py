@@ -11,9 +11,10 @@ from dataclasses import dataclass, field
 
 from starlette.types import ASGIApp
 
+from ..base.scope import Disposer
 from ..host.host import Host
 from .errors import ApiError
-from .frames import GOING_AWAY, FrameQueue
+from .frames import GOING_AWAY, FrameQueue, encode_frame
 from .history import History
 from .live import LiveHub
 from .settings import WebSettings
@@ -31,16 +32,28 @@ class WebState:
     hub: LiveHub
     history: History
     pages: set[FrameQueue] = field(default_factory=set)
+    _unwatch: Disposer | None = None
 
     @classmethod
     def start(cls, host: Host, settings: WebSettings) -> WebState:
-        """Build the helpers and start observing `host`'s live Sessions."""
+        """Build the helpers and start observing `host`'s live Sessions and its list."""
         hub = LiveHub(host, queue_frames=settings.queue_frames)
         hub.start()
-        return cls(host=host, settings=settings, hub=hub, history=History(host))
+        state = cls(host=host, settings=settings, hub=hub, history=History(host))
+        state._unwatch = host.sessions.watch_list(state._list_changed)
+        return state
+
+    def _list_changed(self) -> None:
+        """Tell every page the list changed (`{"kind": "sessions"}`): it reads it again."""
+        frame = encode_frame({"kind": "sessions"})
+        for page in list(self.pages):
+            page.put(frame)
 
     def close(self) -> None:
         """Stop observing and end every live stream (idempotent)."""
+        if self._unwatch is not None:
+            self._unwatch()
+            self._unwatch = None
         self.hub.close()
         for page in list(self.pages):
             page.end(GOING_AWAY)

@@ -226,6 +226,43 @@ async def test_deleting_a_live_session_closes_it_then_trashes_its_log(
     ]
 
 
+async def test_restore_brings_a_deleted_session_back_cold_and_the_list_watchers_hear_each_change(
+    host: Host, backend: MemoryBackend, caplog: pytest.LogCaptureFixture
+) -> None:
+    heard: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("a broken list watcher")
+
+    host.sessions.watch_list(broken)  # logged, and the others still hear
+    stop = host.sessions.watch_list(lambda: heard.append("changed"))
+    session_id = (await host.create_session()).session.id
+    await turn(host, session_id, "hello")
+    await host.sessions.delete(session_id)
+    assert heard == ["changed", "changed"]
+    assert "a broken list watcher" in caplog.text
+
+    summary = await host.sessions.restore(session_id)
+
+    assert (summary.id, summary.live, summary.length) == (session_id, False, 3)
+    assert host.agent(session_id) is None
+    assert [row.id for row in await host.catalogue.list()] == [session_id]
+    assert heard == ["changed"] * 3
+    with pytest.raises(SessionNotFound, match="the trash holds no session"):
+        await host.sessions.restore(session_id)
+    await host.sessions.delete(session_id)
+    stored = await backend.inspect_trashed(session_id)
+    assert stored is not None
+    await backend.initialize(stored.header, list(stored.events))
+    with pytest.raises(SessionExists, match="is already stored"):
+        await host.sessions.restore(session_id)
+    stop()
+    await host.sessions.fork(session_id)
+    assert heard == ["changed"] * 4, (
+        "a failed restore says nothing; a disposed watcher hears nothing"
+    )
+
+
 async def test_deleting_a_cold_session_trashes_it_and_an_unknown_one_is_not_found(
     host: Host, backend: MemoryBackend
 ) -> None:

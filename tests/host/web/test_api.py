@@ -741,6 +741,60 @@ async def test_deleting_closes_a_live_session_and_takes_it_out_of_the_list(
     assert (await client.get(f"/api/sessions/{deleted['id']}")).status_code == 200
 
 
+async def test_restore_brings_a_deleted_session_back_into_the_list_cold_and_unchanged(
+    client: httpx.AsyncClient, host: Host
+) -> None:
+    created = await new_session(client)
+    assert (
+        await client.patch(f"/api/sessions/{created['id']}", json={"title": "Kept"})
+    ).status_code == 200
+    before = (await client.get(f"/api/sessions/{created['id']}/events")).json()["events"]
+    assert (await client.delete(f"/api/sessions/{created['id']}")).status_code == 204
+
+    response = await client.post(f"/api/sessions/{created['id']}/restore")
+
+    assert response.status_code == 200
+    restored = response.json()["session"]
+    assert (restored["id"], restored["live"], restored["title"]) == (created["id"], False, "Kept")
+    assert restored["length"] == len(before)
+    listed = [row["id"] for row in (await client.get("/api/sessions")).json()["sessions"]]
+    assert created["id"] in listed
+    after = (await client.get(f"/api/sessions/{created['id']}/events")).json()["events"]
+    assert after == before
+    assert host.agent(created["id"]) is None, "restoring starts no agent"
+
+
+async def test_restoring_what_the_trash_does_not_hold_is_404_and_a_stored_id_is_409(
+    client: httpx.AsyncClient,
+) -> None:
+    response = await client.post("/api/sessions/0123456789abcdef/restore")
+    assert error_of(response) == (404, "session_not_found")
+    assert "only a deleted Session can be restored" in response.json()["error"]["message"]
+    created = await new_session(client)
+    assert (await client.delete(f"/api/sessions/{created['id']}")).status_code == 204
+    assert (await client.post(f"/api/sessions/{created['id']}/restore")).status_code == 200
+    response = await client.post(f"/api/sessions/{created['id']}/restore")
+    assert error_of(response) == (404, "session_not_found"), "restored once, the trash is empty"
+    response = await client.post("/api/sessions/..%2Fx/restore")
+    assert response.status_code == 404
+
+
+async def test_restoring_over_a_stored_session_of_that_id_is_409(
+    client: httpx.AsyncClient, backend: StorageDouble
+) -> None:
+    created = await new_session(client)
+    assert (await client.delete(f"/api/sessions/{created['id']}")).status_code == 204
+    stored = await backend.inspect_trashed(created["id"])
+    assert stored is not None
+    await backend.initialize(stored.header, list(stored.events))  # the id is stored again
+
+    response = await client.post(f"/api/sessions/{created['id']}/restore")
+
+    assert error_of(response) == (409, "session_exists")
+    assert "there is nothing to restore" in response.json()["error"]["message"]
+    assert await backend.inspect_trashed(created["id"]) is not None, "the trash keeps it"
+
+
 async def test_deleting_when_the_trash_holds_that_id_is_409(
     client: httpx.AsyncClient, host: Host, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -41,9 +41,7 @@ async def ring(host: Host, session: Session, title: str = "stretch") -> int:
     return seq
 
 
-async def test_a_page_hears_alerts_and_counts_of_every_session(
-    host: Host, served: Running
-) -> None:
+async def test_a_page_hears_alerts_and_counts_of_every_session(host: Host, served: Running) -> None:
     one = (await host.create_session()).session
     two = (await host.create_session()).session
     await ring(host, one, "earlier")
@@ -88,6 +86,39 @@ async def test_a_page_that_reconnects_gets_what_it_missed_and_nothing_twice(
         )
 
 
+async def list_news(ws: Any) -> dict[str, Any]:
+    """The next frame that is not an unread count (a delete also clears its count)."""
+    while (frame := await receive_json(ws))["kind"] == "unread":
+        pass
+    return frame
+
+
+async def test_a_page_is_told_when_the_list_changes_here_and_reads_it_again(
+    host: Host, served: Running
+) -> None:
+    async with (
+        everywhere(served) as ws,
+        httpx.AsyncClient(base_url=served.base, headers=AUTH) as http,
+    ):
+        assert (await receive_json(ws))["kind"] == "hello"
+        created = (await http.post("/api/sessions")).json()["session"]
+        assert await list_news(ws) == {"kind": "sessions"}
+        assert (await http.post(f"/api/sessions/{created['id']}/fork", json={})).status_code == 201
+        assert await list_news(ws) == {"kind": "sessions"}
+        assert (await http.delete(f"/api/sessions/{created['id']}")).status_code == 204
+        assert await list_news(ws) == {"kind": "sessions"}
+        assert (await http.post(f"/api/sessions/{created['id']}/restore")).status_code == 200
+        assert await list_news(ws) == {"kind": "sessions"}
+        # Not only through the API: a Session the host makes itself (a delegated child).
+        parent = host.agent(created["id"]) or (await host.resume(created["id"]))[0]
+        await host.sessions.spawn_child(parent)
+        assert await list_news(ws) == {"kind": "sessions"}
+        # A failed restore changes nothing, and says nothing: the next frame is an alert.
+        assert (await http.post(f"/api/sessions/{created['id']}/restore")).status_code == 404
+        await ring(host, parent.session, "after")
+        assert (await list_news(ws))["kind"] == "alert"
+
+
 @pytest.mark.parametrize(
     ("query", "origin", "status"),
     [
@@ -120,9 +151,7 @@ async def test_pages_are_told_the_app_is_going_away(host: Host, served: Running)
     assert closed.value.rcvd is not None and closed.value.rcvd.code == 1001
 
 
-async def test_the_session_list_counts_unread_alerts(
-    host: Host, client: httpx.AsyncClient
-) -> None:
+async def test_the_session_list_counts_unread_alerts(host: Host, client: httpx.AsyncClient) -> None:
     quiet = (await host.create_session()).session
     loud = (await host.create_session()).session
     first = await ring(host, loud, "one")

@@ -71,6 +71,8 @@ export function createApi({ base = "", token: initialToken, fetch: fetchImpl = g
       await call("DELETE", session(id));
       return null;
     },
+    /** Bring a deleted Session back from the trash: resolves to its summary. */
+    restoreSession: async (id) => (await call("POST", `${session(id)}/restore`, {})).session,
     /** Stop the running turn: `{cancelled}` says whether one was running. */
     cancel: (id) => call("POST", `${session(id)}/cancel`, {}),
     resume: (id) => call("POST", `${session(id)}/resume`, {}),

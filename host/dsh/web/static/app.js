@@ -6,7 +6,7 @@
 import { createApi } from "./api.js";
 import { copyText } from "./clipboard.js";
 import { openWebSocket } from "./live.js";
-import { mountApp } from "./shell.js";
+import { LIST_POLL_MS, mountApp } from "./shell.js";
 import { isMac } from "./shortcuts.js";
 import { createTheme } from "./theme.js";
 import { readerZone } from "./time.js";
@@ -85,4 +85,11 @@ document.addEventListener("visibilitychange", () => {
   }
 });
 window.addEventListener("focus", () => controller.looked());
+// A Session restored or deleted where this host cannot tell the page (the CLI
+// in another process, another host of a shared store) shows up here: the list
+// is read again when the tab is shown (above) and every LIST_POLL_MS while it
+// is visible. A hidden tab asks nothing.
+setInterval(() => {
+  if (!document.hidden) controller.refreshSessions();
+}, LIST_POLL_MS);
 controller.start();

@@ -64,14 +64,63 @@ export function openDialog({ document, host, role, title, body = [], actions, cl
   });
 }
 
-/** Ask before deleting the Session called `name`; resolves to true to delete. */
-export async function confirmDelete({ document, host, t, name }) {
+/** The command that brings a deleted Session back (typed, so never translated). */
+export const RESTORE_COMMAND = "dsh sessions restore";
+
+/**
+ * How many pending reminders a Session has, from the best the page knows:
+ * `states` (the open Session's full plugin states, `{plugin: {reminders:
+ * [...]}}`) else `summary.plugins` (the list's compact `{plugin:
+ * {reminders: N}}`). Null when no plugin says — the page then says nothing
+ * about reminders rather than guess.
+ */
+export function pendingReminders({ states = null, summary = null } = {}) {
+  let total = null;
+  const add = (n) => {
+    total = (total ?? 0) + n;
+  };
+  const count = (plugins, full) => {
+    if (plugins === null || typeof plugins !== "object") return;
+    for (const state of Object.values(plugins)) {
+      const reminders = state?.reminders;
+      if (full && Array.isArray(reminders)) add(reminders.length);
+      else if (!full && Number.isSafeInteger(reminders) && reminders >= 0) add(reminders);
+    }
+  };
+  count(states, true);
+  if (total === null) count(summary?.plugins ?? null, false);
+  return total;
+}
+
+/**
+ * `text` with its `{command}` placeholder as a <code> element: text nodes
+ * only, so nothing in the words or the command is ever read as markup.
+ */
+function withCode(document, text, command) {
+  const [before, ...rest] = text.split("{command}");
+  const parts = [before];
+  for (const after of rest) parts.push(h(document, "code", {}, [command]), after);
+  return parts.filter((part) => part !== "");
+}
+
+/**
+ * Ask before deleting the Session `id` called `name`; resolves to true to
+ * delete. Says what stops (`reminders` pending, when known: a count or null)
+ * and how to bring it back (the restore command, as code).
+ */
+export async function confirmDelete({ document, host, t, name, id = "ID", reminders = null }) {
+  const body = [h(document, "p", {}, [t("deleteQuestion", { name })])];
+  if (Number.isSafeInteger(reminders) && reminders > 0) {
+    const stops = reminders === 1 ? t("deleteStopsOne") : t("deleteStops", { n: reminders });
+    body.push(h(document, "p", { "data-role": "delete-stops" }, [stops]));
+  }
+  body.push(h(document, "p", { class: "hint" }, withCode(document, t("deleteHint"), `${RESTORE_COMMAND} ${id}`)));
   const value = await openDialog({
     document,
     host,
     role: "confirm-delete",
     title: t("deleteTitle"),
-    body: [h(document, "p", {}, [t("deleteQuestion", { name })]), h(document, "p", { class: "hint" }, [t("deleteHint")])],
+    body,
     actions: [
       { label: t("cancel"), value: "cancel" },
       { label: t("delete"), value: "delete", primary: true, danger: true },

@@ -14,6 +14,9 @@
 //   count, so alerts wait (#pending) until their Session's next count or a
 //   short settle delay, and then only the newest `count` of them are told
 //   (#settle): one a phone already marked done is never shown again here;
+// - `sessions` says the list changed on the host (a Session created, forked,
+//   deleted or restored): `onList`, and a hello after a reconnect too,
+//   since such a frame may have been missed while away;
 // - a connection that ends by itself is opened again with a growing delay
 //   (1013, the page fell behind: at once; 1001, the host is going away:
 //   backoff, it may come back on the same port); one that ended before its
@@ -40,6 +43,7 @@ export class Everywhere {
   #base;
   #max;
   #settleMs;
+  #onList;
   #counts = new Map();
   #seen = new Map();
   #pending = [];
@@ -59,7 +63,9 @@ export class Everywhere {
    * rejects with `status` 401 when it does not; null: never stop);
    * `onChange(ids)` hears the Sessions whose count changed; `onNews(alert)`
    * each new, still unread alert (`{sessionId, seq, title, body, tag, at}`);
-   * `onRefused(err)` the 401 that stopped it. `backoff` is {baseMs, maxMs}.
+   * `onRefused(err)` the 401 that stopped it; `onList()` that the list of
+   * Sessions changed (a `sessions` frame, or a hello after a reconnect: a
+   * change may have been missed meanwhile). `backoff` is {baseMs, maxMs}.
    */
   constructor({
     open,
@@ -68,6 +74,7 @@ export class Everywhere {
     onChange = () => {},
     onNews = () => {},
     onRefused = () => {},
+    onList = () => {},
     backoff = {},
     settleMs = SETTLE_MS,
   }) {
@@ -77,6 +84,7 @@ export class Everywhere {
     this.#onChange = onChange;
     this.#onNews = onNews;
     this.#onRefused = onRefused;
+    this.#onList = onList;
     this.#base = backoff.baseMs ?? 500;
     this.#max = backoff.maxMs ?? 15_000;
     this.#settleMs = settleMs;
@@ -219,6 +227,7 @@ export class Everywhere {
     if (frame.kind === "hello") this.#hello(frame);
     else if (frame.kind === "alert") this.#alert(frame);
     else if (frame.kind === "unread") this.#unread(frame);
+    else if (frame.kind === "sessions") this.#onList();
     // Other kinds are for newer pages: ignored.
   }
 
@@ -232,9 +241,11 @@ export class Everywhere {
     );
     this.#counts = next;
     this.#status = "ready";
+    const again = this.#heard;
     this.#heard = true;
     this.#attempt = 0;
     this.#onChange(changed);
+    if (again) this.#onList();
   }
 
   #unread(frame) {

@@ -140,6 +140,25 @@ export class SessionDirectory {
     return true;
   }
 
+  /**
+   * Bring a deleted Session back through POST …/restore (the Undo of a
+   * delete); resolves to true once the host restored it, and the list is
+   * read again.
+   */
+  async restore(id) {
+    if (this.#api === null) return false;
+    let summary;
+    try {
+      summary = await this.#api.restoreSession(id);
+    } catch (err) {
+      this.#fail("featureRestore", err);
+      return false;
+    }
+    this.#remember(summary);
+    await this.refresh();
+    return true;
+  }
+
   #remember(summary) {
     if (typeof summary?.title === "string" && summary.title.trim() !== "") this.titles.set(summary.id, summary.title);
   }

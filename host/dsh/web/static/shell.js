@@ -8,7 +8,7 @@
 
 import { isUnsupported } from "./api.js";
 import { createAttention } from "./attention.js";
-import { confirmDelete, showHelp } from "./dialogs.js";
+import { confirmDelete, pendingReminders, showHelp } from "./dialogs.js";
 import { Everywhere } from "./everywhere.js";
 import { Labels, initialLang, saveLang, translator } from "./i18n.js";
 import { buildLayout } from "./layout.js";
@@ -23,6 +23,15 @@ import { installShortcuts } from "./shortcuts.js";
 import { watchStorage } from "./storage-status.js";
 import { createTimeFormat, localeFor } from "./time.js";
 import { createTokenPrompt } from "./token-prompt.js";
+import { createUndo } from "./undo.js";
+
+/** How long the page waits after a `sessions` frame before it reads the list (a burst is read once), ms. */
+export const LIST_SETTLE_MS = 250;
+/**
+ * How often a visible tab reads the list again (app.js), ms: what another
+ * process or host changed sends no frame here (DESIGN §14.1).
+ */
+export const LIST_POLL_MS = 30_000;
 
 /**
  * Mount the client in `root`.
@@ -45,7 +54,8 @@ import { createTokenPrompt } from "./token-prompt.js";
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
  * `forkAt(seq)`, `send(text?)`, `stop()`, `renameSession(id, title)`,
- * `deleteSession(id)`, `search(query)`, `setLang(lang)`, `refreshSessions()`,
+ * `deleteSession(id)` (then Undo is offered a few seconds), `restoreSession(id)`,
+ * `search(query)`, `setLang(lang)`, `refreshSessions()`,
  * `looked()` (the page was shown or focused), `useToken(token)`,
  * `currentWindow()`, `currentId()`, `currentSession()`, `lang()`,
  * `attention`, `registry`, `destroy()`.
@@ -95,6 +105,7 @@ export function mountApp({
   let listMinute = null;
   // The first list was read: a count for a Session it lacks means a new one.
   let listed = false;
+  let listTimer = null;
   // The tab title after its count (what is on screen), once drawn.
   let titleBase = null;
   const labels = new Labels();
@@ -124,6 +135,7 @@ export function mountApp({
           onChange: (ids) => countsMoved(ids),
           onNews: (alert) => news(alert),
           onRefused: (err) => report(err),
+          onList: () => listChanged(),
         });
   const reads = new ReadMarks({ markRead: (id, through) => api.markRead(id, through), onError: (err) => onError(err) });
   const tokenPrompt = createTokenPrompt({ document, labels, onToken: (token) => useToken(token) });
@@ -177,6 +189,8 @@ export function mountApp({
   });
 
   Object.assign(parts, { follower, announcer });
+  const undo = createUndo({ document, timers, t });
+  root.appendChild(undo.element);
 
   const removeShortcuts = installShortcuts({
     target: keyTarget,
@@ -484,11 +498,31 @@ export function mountApp({
     return directory.rename(id, title);
   }
 
+  /** Bring a deleted Session back (the Undo of a delete); resolves to true once restored. */
+  function restoreSession(id) {
+    return directory.restore(id);
+  }
+
+  /**
+   * The host said its list changed (`sessions` on WS /api/live): read it
+   * again, once for a burst of such frames.
+   */
+  function listChanged() {
+    if (destroyed || listTimer !== null) return;
+    listTimer = timers.setTimeout(() => {
+      listTimer = null;
+      if (!destroyed) refreshSessions();
+    }, LIST_SETTLE_MS);
+  }
+
   async function deleteSession(id) {
     if (api === null) return false;
     const summary = directory.find(id) ?? { id, title: directory.title(id) };
-    if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary) }))) return false;
+    const states = current?.id === id ? current.facts.states() : null;
+    const reminders = pendingReminders({ states, summary });
+    if (!(await confirmDelete({ document, host: root, t, name: sessionName(summary), id, reminders }))) return false;
     if (!(await directory.remove(id))) return false;
+    undo.offer({ name: sessionName(summary), undo: () => restoreSession(id) });
     if (shownId() === id) {
       closeCurrent();
       onNavigate(null);
@@ -604,6 +638,8 @@ export function mountApp({
 
   function destroy() {
     destroyed = true;
+    if (listTimer !== null) timers.clearTimeout(listTimer);
+    undo.dismiss();
     everywhere?.stop();
     surface.stop();
     storageStatus?.stop();
@@ -622,6 +658,7 @@ export function mountApp({
     if (document.documentElement) document.documentElement.setAttribute("lang", lang);
     labels.apply(t);
     banner.applyLang(t);
+    undo.applyLang(t);
     attention.applyLang(t);
     tokenPrompt.applyLang(t);
     sidebar.setLang(lang);
@@ -754,6 +791,7 @@ export function mountApp({
     stop,
     renameSession,
     deleteSession,
+    restoreSession,
     search,
     setLang,
     refreshSessions,
