@@ -30,7 +30,8 @@ Session that might need it:
    other-version index is rebuilt from every log (`Backend.list`), also in
    the background, and written as a whole once done; until then nothing is
    appended (there is no usable index to append to, so a crash meanwhile
-   rebuilds again).
+   rebuilds again). The rebuild is a warning, except in a new store (no
+   index was ever written and there are no logs): that is only INFO.
 4. **A failed write** makes the stored index unusable (`WakeBackend.discard`)
    before anyone proceeds, so the next start rebuilds from the logs; the
    next write is then a whole snapshot. Only if even that fails does the
@@ -66,7 +67,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..base.backoff import Backoff
 from ..base.clock import Clock
 from ..persistence.errors import SessionNotFound
-from .backend import Change, WakeBackend, WakeEntry
+from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
 from .errors import WakeBackendError, WakeIndexUnavailable
 from .timer import WakeTimer
 
@@ -200,10 +201,11 @@ class WakeIndex:
         group.start_soon(self._write_forever, self._writer, name="wake index writer")
         group.start_soon(self._wake_forever, self._scope(), name="wake index timer")
         if loaded.problem is not None:
-            log.warning("%s; rebuilding it from the Session logs", loaded.problem)
+            if not loaded.missing:
+                log.warning("%s; rebuilding it from the Session logs", loaded.problem)
             self.rebuilt = self._rebuilding = True
             self._touched = set()
-            group.start_soon(self._rebuild, self._scope(), name="wake index rebuild")
+            group.start_soon(self._rebuild, self._scope(), loaded, name="wake index rebuild")
             return
         self.rebuilt = False
         self._entries = dict(loaded.entries)
@@ -395,7 +397,7 @@ class WakeIndex:
 
     # -- deriving entries from the logs ---------------------------------------------
 
-    async def _rebuild(self, scope: anyio.CancelScope) -> None:
+    async def _rebuild(self, scope: anyio.CancelScope, loaded: LoadedIndex) -> None:
         with scope:
             try:
                 ids = await self._host.stored_ids()
@@ -404,6 +406,8 @@ class WakeIndex:
                 log.error("wake index: cannot list the stored Sessions to rebuild it: %s", error)
                 self.ready.set()
                 return
+            if loaded.missing:
+                _missing(loaded, len(ids))
             derived = await self._derive_many(ids)
             for session_id, entry in derived:
                 if entry.empty:
@@ -559,3 +563,11 @@ class WakeIndex:
             error,
         )
         self._needs_snapshot = True
+
+
+def _missing(loaded: LoadedIndex, logs: int) -> None:
+    """Log a missing index: expected in a new store, a warning when logs exist without one."""
+    if logs:
+        log.warning("%s; rebuilding it from the %d Session logs", loaded.problem, logs)
+    else:
+        log.info("%s; starting an empty one (no Session logs yet)", loaded.problem)
