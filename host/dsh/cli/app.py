@@ -11,7 +11,7 @@ An expected failure is raised as `CommandError` and printed as one
 bug and keeps its traceback. A usage error is one line too, naming the
 problem and where the options are listed (`... (see 'dsh web --help')`),
 never the whole usage text. A command word alone (`dsh`, `dsh sessions`)
-prints its help and exits 0.
+prints its help and exits 0; `dsh --version` prints `dsh <version>` and exits 0.
 
 `dsh --overlay PATH COMMAND ...` also offers the commands of the plugins that
 overlay enables (`dsh.cli.plugin_commands`); for a built-in command that
@@ -37,6 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, NoReturn
 
+from ..base.version import VERSION
 from ..base.visible import visible_lines
 from ..models.errors import ModelSettingsError
 from ..models.registry import check_host, check_model
@@ -166,6 +167,9 @@ def build_parser(commands: Sequence[Command], streams: Streams) -> argparse.Argu
         metavar="PATH",
         help="an overlay (file or directory): its plugins' commands are offered too, "
         "and it is the default --overlay of the commands that take one",
+    )
+    parser.add_argument(
+        "--version", action="version", version=f"{PROG} {VERSION}", help="print dsh's version"
     )
     parser.epilog = (
         "Plugins add commands of their own when an overlay enables them: "

@@ -22,6 +22,7 @@ class AbsentModel:
     """A model adapter that never answers."""
 
     name = "absent"
+    description = "absent (no model: every turn ends saying so)"
 
     def __init__(self, reason: str | None = None) -> None:
         self.reason = reason or (

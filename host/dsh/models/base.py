@@ -34,6 +34,7 @@ __all__ = [
     "ModelRequest",
     "ReasoningSink",
     "StreamSink",
+    "describe_model",
     "reasoning_channel",
 ]
 
@@ -136,7 +137,9 @@ class ModelAdapter(Protocol):
     The Host that runs an adapter owns it: it calls the adapter's
     `attach(context)` once when the Host is made, if the adapter has one
     (with a `dsh.ModelContext`: the demo takes its plugins' skills from it),
-    and its `aclose()` when the Host closes, if it has one.
+    and its `aclose()` when the Host closes, if it has one. An optional
+    `description` says which model it is for the start-up log (`dsh web`:
+    "model: …"; see `describe_model`); it never holds a credential.
     """
 
     name: str
@@ -150,3 +153,10 @@ class ModelAdapter(Protocol):
         Raises `ModelError` on failure. Must be cancellable.
         """
         ...
+
+
+def describe_model(adapter: ModelAdapter) -> str:
+    """Which model `adapter` is, for a person: its `description` when it has one (a string),
+    else its `name`."""
+    description = getattr(adapter, "description", None)
+    return description if isinstance(description, str) and description else adapter.name

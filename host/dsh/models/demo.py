@@ -70,6 +70,7 @@ class DemoModel:
     """
 
     name = "demo"
+    description = "demo (offline)"
 
     def __init__(self, clock: Clock | None = None, skills: Skills | None = None) -> None:
         self.clock: Clock = clock or SystemClock()

@@ -120,6 +120,11 @@ class ScriptedModel:
         self._replies = tuple(replies)
         self._next = 0
 
+    @property
+    def description(self) -> str:
+        """`scripted <source>`, for the start-up log."""
+        return f"scripted {self.source}"
+
     @classmethod
     def from_file(cls, path: str | Path) -> ScriptedModel:
         """Load and validate a script file; raises `ScriptError` naming the file."""

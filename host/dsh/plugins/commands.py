@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from ..base.visible import VisibleFormatter, visible, visible_lines
+from ..base.width import display_width, pad
 from ..persistence.backend import Backend
 from ..persistence.backends import STORE_ENV, BackendChoice, JsonlSettings, choose_backend
 from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
@@ -101,13 +102,19 @@ class Streams:
             logger.removeHandler(handler)
 
     def table(self, header: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-        """Write `rows` under `header` in aligned columns; nothing at all when there are no rows."""
+        """Write `rows` under `header` in aligned columns; nothing at all when there are no rows.
+
+        Columns are as wide as their widest cell on a terminal (`dsh.base.width`:
+        中 takes two columns), measured after escaping, so they line up with CJK text.
+        """
         if not rows:
             return
         lines = [[visible(cell) for cell in line] for line in (header, *rows)]
-        widths = [max(len(line[column]) for line in lines) for column in range(len(header))]
+        widths = [
+            max(display_width(line[column]) for line in lines) for column in range(len(header))
+        ]
         for line in lines:
-            cells = [cell.ljust(width) for cell, width in zip(line, widths, strict=True)]
+            cells = [pad(cell, width) for cell, width in zip(line, widths, strict=True)]
             self.line("  ".join(cells).rstrip())
 
 

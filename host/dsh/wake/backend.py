@@ -61,11 +61,14 @@ class LoadedIndex:
 
     `problem` is None when `entries` is the whole stored index; otherwise it
     says why the index must be rebuilt from the logs (missing, unreadable,
-    corrupt, another format version) and `entries` is empty.
+    corrupt, another format version) and `entries` is empty. `missing` is
+    True when no index was ever stored (a new store): the start-up that then
+    finds no Session logs either has nothing to warn about.
     """
 
     entries: dict[str, WakeEntry] = field(default_factory=dict)
     problem: str | None = None
+    missing: bool = False
 
 
 class WakeBackend(abc.ABC):
@@ -145,7 +148,7 @@ class MemoryWakeBackend(WakeBackend):
 
     async def load(self) -> LoadedIndex:
         if self.entries is None:
-            return LoadedIndex(problem="there is no wake index yet")
+            return LoadedIndex(problem="there is no wake index yet", missing=True)
         return LoadedIndex(dict(self.entries))
 
     async def write(self, changes: Sequence[Change]) -> None:

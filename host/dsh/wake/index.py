@@ -30,7 +30,8 @@ Session that might need it:
    other-version index is rebuilt from every log (`Backend.list`), also in
    the background, and written as a whole once done; until then nothing is
    appended (there is no usable index to append to, so a crash meanwhile
-   rebuilds again).
+   rebuilds again). The rebuild is a warning, except in a new store (no
+   index was ever written and there are no logs): that is only INFO.
 4. **A failed write** makes the stored index unusable (`WakeBackend.discard`)
    before anyone proceeds, so the next start rebuilds from the logs; the
    next write is then a whole snapshot. Only if even that fails does the
@@ -66,7 +67,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..base.backoff import Backoff
 from ..base.clock import Clock
 from ..persistence.errors import SessionNotFound
-from .backend import Change, WakeBackend, WakeEntry
+from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
 from .errors import WakeBackendError, WakeIndexUnavailable
 from .timer import WakeTimer
 
@@ -192,7 +193,8 @@ class WakeIndex:
         """Load the stored index, arm it, and start the timer, the workers and the writer.
 
         Dirty entries are derived again, and an unusable index rebuilt, in
-        the background (`ready` is set when that is done).
+        the background (`ready` is set when that is done); a new store (no
+        index, no logs) gets its empty index before this returns.
         """
         loaded = await self.backend.load()
         self._due = anyio.create_memory_object_stream[str](math.inf)
@@ -200,10 +202,7 @@ class WakeIndex:
         group.start_soon(self._write_forever, self._writer, name="wake index writer")
         group.start_soon(self._wake_forever, self._scope(), name="wake index timer")
         if loaded.problem is not None:
-            log.warning("%s; rebuilding it from the Session logs", loaded.problem)
-            self.rebuilt = self._rebuilding = True
-            self._touched = set()
-            group.start_soon(self._rebuild, self._scope(), name="wake index rebuild")
+            await self._start_rebuild(group, loaded)
             return
         self.rebuilt = False
         self._entries = dict(loaded.entries)
@@ -222,6 +221,27 @@ class WakeIndex:
         log.info("wake index: deriving %d Sessions that were live at a crash again", len(dirty))
         self._touched = set()
         group.start_soon(self._rederive, self._scope(), dirty, name="wake index re-derive")
+
+    async def _start_rebuild(self, group: TaskGroup, loaded: LoadedIndex) -> None:
+        """Rebuild an unusable index in the background, a new store's empty one at once."""
+        self.rebuilt = self._rebuilding = True
+        self._touched = set()
+        ids: list[str] | None = None
+        if loaded.missing:
+            # Listing first tells a new store (nothing to warn about, and nothing to derive:
+            # done before start-up ends, so no line follows the host's address) from logs
+            # that lost their index.
+            ids = await self._stored_ids()
+            if ids is None:
+                return
+            if not ids:
+                log.info("%s; starting an empty one (no Session logs yet)", loaded.problem)
+                await self._rebuild(self._scope(), ids)
+                return
+            log.warning("%s; rebuilding it from the %d Session logs", loaded.problem, len(ids))
+        else:
+            log.warning("%s; rebuilding it from the Session logs", loaded.problem)
+        group.start_soon(self._rebuild, self._scope(), ids, name="wake index rebuild")
 
     def _scope(self) -> anyio.CancelScope:
         scope = anyio.CancelScope()
@@ -395,15 +415,23 @@ class WakeIndex:
 
     # -- deriving entries from the logs ---------------------------------------------
 
-    async def _rebuild(self, scope: anyio.CancelScope) -> None:
+    async def _stored_ids(self) -> list[str] | None:
+        """Every stored Session's id; None (logged, `ready` set) when they cannot be listed."""
+        try:
+            return await self._host.stored_ids()
+        except Exception as error:
+            # Nothing is written meanwhile, so the next start tries again.
+            log.error("wake index: cannot list the stored Sessions to rebuild it: %s", error)
+            self.ready.set()
+            return None
+
+    async def _rebuild(self, scope: anyio.CancelScope, ids: list[str] | None) -> None:
+        """Derive every stored log's entry (`ids`, else listed now) and store them whole."""
         with scope:
-            try:
-                ids = await self._host.stored_ids()
-            except Exception as error:
-                # Nothing is written meanwhile, so the next start tries again.
-                log.error("wake index: cannot list the stored Sessions to rebuild it: %s", error)
-                self.ready.set()
-                return
+            if ids is None:
+                ids = await self._stored_ids()
+                if ids is None:
+                    return
             derived = await self._derive_many(ids)
             for session_id, entry in derived:
                 if entry.empty:
@@ -416,7 +444,8 @@ class WakeIndex:
                 await self._snapshot()
             except WakeIndexUnavailable as error:
                 log.error("%s", error)
-            log.info("wake index: rebuilt from %d Session logs", len(ids))
+            if ids:  # a new store's empty index has been announced already
+                log.info("wake index: rebuilt from %d Session logs", len(ids))
             self.ready.set()
 
     async def _rederive(self, scope: anyio.CancelScope, ids: list[str]) -> None:

@@ -213,7 +213,7 @@ class JsonlWakeBackend(WakeBackend):
         except StorageError as error:
             return LoadedIndex(problem=str(error))
         if opened is None:
-            return LoadedIndex(problem=f"there is no wake index at {self.path}")
+            return LoadedIndex(problem=f"there is no wake index at {self.path}", missing=True)
         fd, _ = opened
         try:
             entries, lines, valid = parse_index(read_all(fd))

@@ -9,7 +9,9 @@
   because a Host owns an anyio task group that must be exited by the task
   that entered it. Closing the Host closes every agent and flushes every
   live Session. If entering fails, the exception is kept as
-  `app.state.startup_error` (the server itself only says "startup failed").
+  `app.state.startup_error` (the server itself only says "startup failed");
+  once it started, one INFO line says which model it runs (`model: demo
+  (offline)`, `model: openai NAME at URL`: never a key).
 
 Middleware, outermost first: `RequestMetrics` (counts every answer for
 `GET /metrics`), `AccessGuard` (Host allowlist, token, Origin, security
@@ -20,6 +22,7 @@ at `/api/openapi.json`.
 
 from __future__ import annotations
 
+import logging
 from collections.abc import AsyncIterator, Callable
 from contextlib import AsyncExitStack, asynccontextmanager
 
@@ -27,6 +30,7 @@ from fastapi import FastAPI
 
 from ..base.version import VERSION as __version__
 from ..host.host import Host
+from ..models.base import describe_model
 from . import api, everywhere, metrics, static, stream
 from .errors import CatchAll, install_error_handlers
 from .guards import AccessGuard, AccessPolicy
@@ -35,6 +39,8 @@ from .metrics import HttpMetrics, RequestMetrics
 from .settings import WebSettings
 from .state import WebState
 from .throttle import AuthThrottle
+
+log = logging.getLogger(__name__)
 
 __all__ = ["build_web_app", "create_app"]
 
@@ -112,6 +118,8 @@ def build_web_app(make_host: Callable[[], Host], settings: WebSettings) -> FastA
                 # The server only reports "startup failed"; keep the reason for `serve`.
                 app.state.startup_error = error
                 raise
+            # Known only now: a plugin's model is resolved when the Host starts.
+            log.info("model: %s", describe_model(host.model))
             state = _attach(app, host, settings)
             try:
                 yield

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+from dsh.base.version import VERSION
+from dsh.base.width import display_width
 from dsh.cli import COMMANDS, main
 from dsh.cli.app import (
     EXIT_FAILURE,
@@ -358,3 +360,29 @@ def test_an_overlay_with_valid_model_settings_is_read(tmp_path: Path) -> None:
     overlay = overlay_of(model_parser().parse_args(["--overlay", str(tmp_path)]))
 
     assert dict(overlay.host.model_settings["openai"]) == {"thinking": "disabled"}
+
+
+def test_version_prints_the_host_version_on_stdout(dsh: Cli) -> None:
+    result = dsh("--version")
+
+    assert (result.code, result.out, result.err) == (0, f"dsh {VERSION}\n", "")
+
+
+def test_a_table_lines_up_cjk_cells_by_the_columns_they_take_on_a_terminal() -> None:
+    out = io.StringIO()
+    streams = Streams(out, io.StringIO())
+
+    streams.table(
+        ["ID", "TITLE", "N"], [["a1", "开会笔记", "3"], ["b2", "plain", "10"], ["c3", "中", "7"]]
+    )
+
+    lines = out.getvalue().splitlines()
+    assert lines == [
+        "ID  TITLE     N",
+        "a1  开会笔记  3",
+        "b2  plain     10",
+        "c3  中        7",
+    ]
+    # Every row's last column starts at the same terminal column.
+    starts = {display_width(line[: line.rindex("  ") + 2]) for line in lines}
+    assert starts == {14}

@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from dsh import visible
+from dsh.base.width import display_width
 from dsh.session.facts import without_bidi
 
 from ...support.terminal import HOSTILE, obeyed
@@ -575,3 +576,23 @@ def test_sessions_restore_refuses_a_data_dir_others_can_write(dsh: Cli, tmp_path
         f"other users could plant a token or move the logs; run `chmod go-w {tmp_path / 'trash'}`\n"
     )
     assert trashed.exists()  # nothing moved
+
+
+def test_sessions_list_lines_up_chinese_titles_and_escaped_ones(dsh: Cli, tmp_path: Path) -> None:
+    titles = {"s1": "开会", "s2": "周报：下周一早上8点", "s3": "tea\x1b[2Jtime", "s4": "plain"}
+    for offset, (session_id, title) in enumerate(titles.items()):
+        store(
+            tmp_path,
+            header(session_id, createdAt=CREATED + offset),
+            [event(0, "session/title", {"title": title})],
+        )
+
+    result = dsh("sessions", "list", "--data-dir", str(tmp_path))
+
+    assert result.code == 0
+    lines = result.out.splitlines()
+    assert obeyed(result.out) == []
+    # LINEAGE, after the TITLE column, starts at one terminal column on every row.
+    starts = {display_width(line[: line.rindex("-")]) for line in lines[1:]}
+    assert len(starts) == 1
+    assert {display_width(lines[0][: lines[0].index("LINEAGE")])} == starts

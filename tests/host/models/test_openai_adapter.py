@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from dsh.agents.agent import Agent
-from dsh.models.base import Message, ModelReply, ModelRequest, ToolCall
+from dsh.models.base import Message, ModelReply, ModelRequest, ToolCall, describe_model
 from dsh.models.errors import ModelError
 from dsh.models.openai import OpenAIAdapter, OpenAIConfig, RetryPolicy
 from dsh.session.live import LiveSessions
@@ -655,6 +655,14 @@ async def test_the_repr_names_model_and_server_but_not_the_key(adapter: OpenAIAd
 
     assert "test-model" in text
     assert "sk-test-secret" not in text
+
+
+async def test_the_description_names_model_and_server_without_any_secret(
+    clock: WatchedClock,
+) -> None:
+    url = "https://user:hunter2@models.example/v1?api-key=sk-in-query#part"
+    async with make_adapter(url, clock, api_key="sk-test-secret") as adapter:
+        assert describe_model(adapter) == "openai test-model at https://models.example/v1"
 
 
 async def test_from_env_builds_a_configured_adapter(clock: WatchedClock) -> None:

@@ -12,6 +12,7 @@ import pytest
 from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.testing import FakeClock
 from dsh.wake import MemoryWakeBackend, WakeEntry, WakeIndex
+from dsh.wake.backend import LoadedIndex
 from dsh.wake.errors import WakeBackendError, WakeIndexUnavailable
 from tests.support.deadlines import until
 
@@ -446,3 +447,45 @@ async def test_on_a_shared_index_going_live_marks_the_session_dirty_even_when_it
         await index.going_live("s1")
         # This host's copy may be stale (another host may have delivered and removed it).
         assert wake.writes == [[("s1", WakeEntry(now(clock, -5), True))]]
+
+
+async def test_a_new_store_without_index_or_logs_starts_without_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    caplog.set_level(logging.INFO, "dsh.wake.index")
+    clock = FakeClock()
+    wake = MemoryWakeBackend()
+    async with running(wake, StandIn(clock)) as index:
+        # Done within start-up: no line of it can follow the host's announcement.
+        assert index.ready.is_set() and wake.entries == {}
+    assert [r.levelno for r in caplog.records if r.levelno >= logging.WARNING] == []
+    assert [r.getMessage() for r in caplog.records] == [
+        "there is no wake index yet; starting an empty one (no Session logs yet)"
+    ]
+
+
+async def test_logs_without_an_index_are_rebuilt_with_a_warning_counting_them(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+    async with running(MemoryWakeBackend(), StandIn(clock, {"a": None, "b": None})) as index:
+        await until(index.ready.is_set)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == ["there is no wake index yet; rebuilding it from the 2 Session logs"]
+
+
+async def test_an_unusable_index_is_rebuilt_with_a_warning_even_without_logs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    clock = FakeClock()
+
+    class Corrupt(MemoryWakeBackend):
+        async def load(self) -> LoadedIndex:
+            return LoadedIndex(problem="the wake index cannot be used: line 2 is torn")
+
+    async with running(Corrupt(), StandIn(clock)) as index:
+        await until(index.ready.is_set)
+    warnings = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warnings == [
+        "the wake index cannot be used: line 2 is torn; rebuilding it from the Session logs"
+    ]

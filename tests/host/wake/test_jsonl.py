@@ -31,6 +31,7 @@ async def test_a_missing_index_asks_for_a_rebuild_naming_the_file(tmp_path: Path
     loaded = await wake.load()
     assert loaded.entries == {}
     assert loaded.problem == f"there is no wake index at {tmp_path / INDEX_NAME}"
+    assert loaded.missing is True
 
 
 async def test_a_snapshot_then_appended_changes_load_back_later_ones_winning(

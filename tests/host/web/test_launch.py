@@ -6,7 +6,6 @@ where this machine lets the test mount one, else a simulated one
 (`tests/support/fulldisk.py`).
 """
 
-
 from __future__ import annotations
 
 import json
@@ -175,3 +174,21 @@ def test_a_session_made_and_never_used_goes_to_the_trash_when_dsh_web_stops(
     assert (data_dir / "trash" / f"{unused}.jsonl").is_file()
     assert main(["sessions", "restore", unused, "--data-dir", str(data_dir)]) == 0
     assert stored_lines(data_dir, unused)[1:] == []
+
+
+def test_a_fresh_start_warns_of_nothing_names_its_model_and_ends_with_the_address(
+    tmp_path: Path,
+) -> None:
+    overlay = REPO / "overlays" / "web-schedule-wake"  # with the wake index: a new one is made
+    with WebHost.start(tmp_path / "data", overlay=overlay, model="demo", token=None) as web:
+        assert web.get("/api/health").status_code == 200
+        assert web.terminate() == 0
+    lines = [line.rstrip("\n") for line in web.output]
+    shutdown = next(i for i, line in enumerate(lines) if "Shutting down" in line)
+    before = [line for line in lines[:shutdown] if line.strip()]
+
+    assert before[-1].startswith("dsh web: http://127.0.0.1:")  # the line to open comes last
+    assert [line for line in before if "model: " in line] == [
+        "INFO dsh.web.app: model: demo (offline)"
+    ]
+    assert not [line for line in lines if "WARNING" in line or "ERROR" in line]

@@ -155,6 +155,15 @@ class OpenAIAdapter:
         """An adapter configured by `resolve_config(overrides, env=env)` (see `config`)."""
         return cls(resolve_config(overrides, env=env), clock=clock, rng=rng)
 
+    @property
+    def description(self) -> str:
+        """`openai <model> at <base URL>`, for the start-up log: never the key, and the URL
+        without any user, password or query it was given (they may hold a secret)."""
+        url = httpx.URL(str(self.config.base_url)).copy_with(
+            username=None, password=None, query=None, fragment=None
+        )
+        return f"openai {self.config.model} at {url}"
+
     def __repr__(self) -> str:
         config = self.config
         return f"<OpenAIAdapter {config.model} at {config.base_url} ({config.profile})>"
