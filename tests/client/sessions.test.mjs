@@ -81,3 +81,19 @@ test("without an API nothing is asked", async () => {
   assert.equal(await directory.rename("a", "b"), false);
   assert.equal(await directory.remove("a"), false);
 });
+
+test("a background read that cannot reach the host says nothing; an asked-for one reports it", async () => {
+  const reported = [];
+  const down = async () => {
+    throw new TypeError("Failed to fetch");
+  };
+  const directory = new SessionDirectory({
+    api: createApi({ token: "t", fetch: down }),
+    report: (err) => reported.push(err.message),
+    unsupported: () => {},
+  });
+  await directory.refresh({ background: true });
+  assert.deepEqual(reported, []);
+  await directory.refresh();
+  assert.deepEqual(reported, ["Failed to fetch"]);
+});

@@ -80,7 +80,7 @@ window.addEventListener("hashchange", () => {
 });
 document.addEventListener("visibilitychange", () => {
   if (!document.hidden) {
-    controller.refreshSessions();
+    controller.refreshSessions({ background: true });
     controller.looked();
   }
 });
@@ -90,6 +90,6 @@ window.addEventListener("focus", () => controller.looked());
 // is read again when the tab is shown (above) and every LIST_POLL_MS while it
 // is visible. A hidden tab asks nothing.
 setInterval(() => {
-  if (!document.hidden) controller.refreshSessions();
+  if (!document.hidden) controller.refreshSessions({ background: true });
 }, LIST_POLL_MS);
 controller.start();

@@ -30,8 +30,12 @@ export class SessionDirectory {
     return () => this.#listeners.delete(listener);
   }
 
-  /** Ask the host for the list (with the current query); a newer request wins. */
-  async refresh() {
+  /**
+   * Ask the host for the list (with the current query); a newer request wins.
+   * A `background` read (a live frame, the poll, a tab shown again) that cannot
+   * reach the host says nothing: the connection state already says so.
+   */
+  async refresh({ background = false } = {}) {
     if (this.#api === null) return;
     this.#request += 1;
     const asked = this.#request;
@@ -47,6 +51,7 @@ export class SessionDirectory {
       for (const session of listed) this.#remember(session);
       this.#emit();
     } catch (err) {
+      if (background && err?.status === 0) return;
       if (asked === this.#request) this.#report(err);
     }
   }

@@ -155,7 +155,7 @@ export function mountApp({
     follower: { measure: () => parts.follower.measure(), toBottom: () => parts.follower.toBottom() },
     announcer: { announce: (line) => parts.announcer.announce(line) },
     current: () => current,
-    refreshSessions: () => refreshSessions(),
+    refreshSessions: (options) => refreshSessions(options),
     onStatuses: (change) => statusesMoved(change),
     onError: (err) => onError(err),
   });
@@ -360,8 +360,8 @@ export function mountApp({
     }
   }
 
-  function refreshSessions() {
-    return directory.refresh();
+  function refreshSessions(options) {
+    return directory.refresh(options);
   }
 
   function search(text) {
@@ -511,7 +511,7 @@ export function mountApp({
     if (destroyed || listTimer !== null) return;
     listTimer = timers.setTimeout(() => {
       listTimer = null;
-      if (!destroyed) refreshSessions();
+      if (!destroyed) refreshSessions({ background: true });
     }, LIST_SETTLE_MS);
   }
 
