@@ -198,36 +198,31 @@ def changes_of(url: str, session_id: str) -> list[Any]:
     return found
 
 
-def test_a_data_dir_moved_to_postgresql_delivers_its_reminders_there_once(
-    tmp_path: Path, pg_url: str
-) -> None:
+def moved(tmp_path: Path, pg_url: str, *, to_postgresql: bool, prompt: str) -> None:
+    """A host on one store sets reminders; the store is copied to the other kind; a host
+    there delivers them once (`move_and_deliver`)."""
     overlay = wake_overlay(tmp_path)
-    source = WebHost(
-        data_dir=tmp_path / "jsonl",
-        overlay=overlay,
-        model=remind_script(tmp_path, "stretch", DUE_IN),
-    )
-    target = WebHost(data_dir=tmp_path / "web", overlay=overlay, extra_args=["--store", pg_url])
+    jsonl = f"jsonl:{tmp_path / 'jsonl'}"
+    on_jsonl = {"data_dir": tmp_path / "jsonl", "overlay": overlay}
+    on_pg = {"data_dir": tmp_path / "web", "overlay": overlay, "extra_args": ["--store", pg_url]}
+    model = remind_script(tmp_path, prompt, DUE_IN)
+    source = WebHost(**(on_jsonl if to_postgresql else on_pg), model=model)
+    target = WebHost(**(on_pg if to_postgresql else on_jsonl))
+    source_url, target_url = (jsonl, pg_url) if to_postgresql else (pg_url, jsonl)
     try:
-        move_and_deliver(tmp_path, source, f"jsonl:{tmp_path / 'jsonl'}", target, pg_url)
+        move_and_deliver(tmp_path, source, source_url, target, target_url)
     finally:
         source.stop()
         target.stop()
+
+
+def test_a_data_dir_moved_to_postgresql_delivers_its_reminders_there_once(
+    tmp_path: Path, pg_url: str
+) -> None:
+    moved(tmp_path, pg_url, to_postgresql=True, prompt="stretch")
 
 
 def test_a_postgresql_store_moved_to_a_data_dir_delivers_its_reminders_there_once(
     tmp_path: Path, pg_url: str
 ) -> None:
-    overlay = wake_overlay(tmp_path)
-    source = WebHost(
-        data_dir=tmp_path / "web",
-        overlay=overlay,
-        model=remind_script(tmp_path, "drink water", DUE_IN),
-        extra_args=["--store", pg_url],
-    )
-    target = WebHost(data_dir=tmp_path / "jsonl", overlay=overlay)
-    try:
-        move_and_deliver(tmp_path, source, pg_url, target, f"jsonl:{tmp_path / 'jsonl'}")
-    finally:
-        source.stop()
-        target.stop()
+    moved(tmp_path, pg_url, to_postgresql=False, prompt="drink water")

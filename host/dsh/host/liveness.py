@@ -336,25 +336,17 @@ class Liveness:
     async def writes_refused(self, session_id: str) -> None:
         """Storage refused one of the Session's events (the coordinator's rule 8): close
         it at once, so that it continues from its stored log when next used instead of
-        holding events no write can store.
-
-        What was not stored was never acknowledged: the flushes waiting for it
-        raised the refusal.
-        """
-        try:
-            await self.close(session_id, clean=False)
-        except Exception as error:
-            log.warning(
-                "session %s was closed after storage refused an event: %s", session_id, error
-            )
+        holding events no write can store (`clean=False`: it is not an unused one)."""
+        await self._close_at_once(session_id, "storage refused an event", clean=False)
 
     async def _lease_lost(self, session_id: str) -> None:
-        """The Session's lease is gone (another host may own it now): close it at once.
+        """The Session's lease is gone (another host may own it now): close it at once."""
+        await self._close_at_once(session_id, "losing its lease")
 
-        Its writes are refused from now on, so whatever was not stored yet is
-        not, and was never acknowledged.
-        """
+    async def _close_at_once(self, session_id: str, why: str, *, clean: bool = True) -> None:
+        """Close a Session whose writes can no longer be stored. What was not stored was
+        never acknowledged (its flushes raised), so a failing close is only logged."""
         try:
-            await self.close(session_id)
+            await self.close(session_id, clean=clean)
         except Exception as error:
-            log.error("session %s was closed after losing its lease: %s", session_id, error)
+            log.error("session %s was closed after %s: %s", session_id, why, error)

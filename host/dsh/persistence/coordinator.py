@@ -477,15 +477,12 @@ class _Controller:
             self._confirmed = event.seq + 1
 
     async def _append(self, events: Sequence[SessionEvent]) -> None:
-        observe = self._owner.append_seconds
-        if observe is None:
-            await self._backend.append(self.session.id, events)
-            return
         started = time.perf_counter()
         try:
             await self._backend.append(self.session.id, events)
         finally:
-            observe(time.perf_counter() - started)
+            if self._owner.append_seconds is not None:
+                self._owner.append_seconds(time.perf_counter() - started)
 
     def _failed(self, error: Exception, attempt: int) -> None:
         self._in_doubt = True
