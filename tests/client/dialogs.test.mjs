@@ -163,3 +163,25 @@ test("help lists every shortcut with its keys", async () => {
   host.querySelector("[data-value=close]").click();
   assert.equal(await shown, "close");
 });
+
+test("a row redrawn while the dialog was open gets the focus back on its same control", async () => {
+  const document = new FakeDocument();
+  const host = document.createElement("div");
+  const row = (id) => {
+    const item = document.createElement("li");
+    item.setAttribute("data-session-id", id);
+    const open = document.createElement("button");
+    open.setAttribute("data-action", "open");
+    item.append(open);
+    return item;
+  };
+  const list = document.createElement("ul");
+  list.append(row("a1"), row("b2"));
+  document.body.append(host, list);
+  list.querySelector('[data-session-id="b2"] [data-action="open"]').focus();
+  const result = openDialog({ document, host, role: "ask", title: "Delete?", actions: [{ label: "No", value: "no" }], closeLabel: "Close" });
+  list.replaceChildren(row("a1"), row("b2")); // the list redrew its rows meanwhile
+  host.querySelector("[data-value=no]").click();
+  assert.equal(await result, "no");
+  assert.equal(document.activeElement, list.querySelector('[data-session-id="b2"] [data-action="open"]'));
+});

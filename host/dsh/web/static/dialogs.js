@@ -13,6 +13,7 @@ import { SHORTCUTS } from "./shortcuts.js";
  */
 export function openDialog({ document, host, role, title, body = [], actions, closeLabel }) {
   const returnFocus = document.activeElement ?? null;
+  const findAgain = sameControl(document, returnFocus);
   const heading = h(document, "h2", { class: "dialog-title", id: `${role}-title` }, [title]);
   const buttons = actions.map((action) =>
     h(document, "button", {
@@ -37,7 +38,10 @@ export function openDialog({ document, host, role, title, body = [], actions, cl
       done = true;
       if (dialog.hasAttribute("open")) dialog.close?.();
       dialog.remove();
-      if (returnFocus?.isConnected) returnFocus.focus?.();
+      // The list may have been redrawn meanwhile (another tab, the host): the same
+      // control of the same row then stands where the old one was.
+      const target = returnFocus?.isConnected ? returnFocus : findAgain();
+      target?.focus?.();
       resolve(value);
     };
     buttons.forEach((button, index) => button.addEventListener("click", () => finish(actions[index].value)));
@@ -62,6 +66,19 @@ export function openDialog({ document, host, role, title, body = [], actions, cl
     else dialog.setAttribute("open", "");
     (buttons[actions.findIndex((action) => action.primary)] ?? buttons[0] ?? close).focus?.();
   });
+}
+
+/**
+ * How to find `element` again if it is redrawn while a dialog is open: the control
+ * with its `data-action` in the row with its `data-session-id` (ids are plain
+ * `[A-Za-z0-9_-]`, so they need no escaping in a selector); nothing otherwise.
+ */
+function sameControl(document, element) {
+  const row = element?.closest?.("[data-session-id]");
+  const action = element?.getAttribute?.("data-action");
+  const id = row?.getAttribute?.("data-session-id");
+  if (!action || !id || !/^[A-Za-z0-9_-]+$/.test(id)) return () => null;
+  return () => document.querySelector?.(`[data-session-id="${id}"] [data-action="${action}"]`) ?? null;
 }
 
 /** The command that brings a deleted Session back (typed, so never translated). */
