@@ -45,6 +45,18 @@ def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
             terminalreporter.write_line(str(path))
 
 
+def page_text(page: Page, limit: int = 4000) -> str:
+    """The page's visible text and its transcript's status, cut at `limit` characters."""
+    try:
+        status = page.locator("[data-role=transcript]").first.get_attribute(
+            "data-status", timeout=2000
+        )
+        text = page.locator("body").inner_text(timeout=2000)
+    except Exception as problem:  # a hung or closed page still gets its screenshot
+        return f"(the page could not be read: {problem})"
+    return f"[transcript status: {status}]\n{text[:limit]}"
+
+
 def _remember(config: pytest.Config, path: Path) -> Path:
     config.stash.setdefault(_PUBLISHED, []).append(path)
     return path
@@ -99,6 +111,8 @@ def page(
             opened.screenshot(path=str(shot), full_page=True)
             copy = _remember(request.config, publish(shot, request.node.name))
             _log.error("failure screenshot: %s", copy)
+            # CI keeps only the log: say what the page showed in words too.
+            _log.error("failure page text at %s:\n%s", opened.url, page_text(opened))
         context.close()
 
 

@@ -84,6 +84,10 @@ class WebHost:
         web.boot()
         try:
             yield web
+        except BaseException as failure:
+            # What the host printed is often the cause of a test's failure.
+            failure.add_note(web.tail())
+            raise
         finally:
             web.stop()
 
@@ -138,6 +142,11 @@ class WebHost:
         with process.stdout:
             for line in process.stdout:
                 self.output.append(line)
+
+    def tail(self, lines: int = 60) -> str:
+        """The last `lines` lines this host printed, headed for a failure report."""
+        shown = "".join(self.output[-lines:]).rstrip()
+        return f"--- dsh web ({self.data_dir}), last {lines} lines ---\n{shown}"
 
     def kill(self) -> None:
         """SIGKILL: the process gets no chance to flush or close anything."""
