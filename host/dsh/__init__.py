@@ -8,6 +8,8 @@ from `dsh.<module>`, whose layout may change between releases.
 from .agents.agent import Agent, AgentPhase
 from .agents.errors import AgentBusy, AgentClosed, BarrierFailed, DuplicateTool, ToolError
 from .agents.tools import Tool, ToolArguments, ToolContext, ToolOutcome, ToolRegistry, flush_barrier
+from .attention.alert import Alert, SnoozeAction
+from .attention.feed import AlertFeed, AlertSink
 from .base.clock import Clock, SystemClock
 from .base.deprecation import renamed_module_names
 from .base.errors import CodedError, ScopeClosed, raise_errors
@@ -24,9 +26,10 @@ from .models.demo import DemoSkill
 from .models.errors import ModelError
 from .models.registry import ModelContext
 from .persistence.errors import SessionNotFound, StorageError
+from .persistence.location import StorageLocation
 from .plugins.actions import ActionArguments
 from .plugins.commands import CommandContext, Streams, add_store_options
-from .plugins.context import ClientModule, PluginContext
+from .plugins.context import ClientModule, PluginContext, SessionActionRunner
 from .plugins.errors import ActionError, MissingPlugin, PluginConfigError, PluginLoadError
 from .plugins.hookspecs import CommandRun, RegisterCommand, RegisterModel, hookimpl
 from .session.errors import FlushError, InvalidSessionId, PayloadError, SessionClosed
@@ -74,6 +77,9 @@ __all__ = [
     "AgentBusy",
     "AgentClosed",
     "AgentPhase",
+    "Alert",
+    "AlertFeed",
+    "AlertSink",
     "AssistantMessage",
     "BarrierFailed",
     "ClientModule",
@@ -107,6 +113,7 @@ __all__ = [
     "Scope",
     "ScopeClosed",
     "Session",
+    "SessionActionRunner",
     "SessionClosed",
     "SessionEvent",
     "SessionFlushed",
@@ -114,8 +121,10 @@ __all__ = [
     "SessionLog",
     "SessionNotFound",
     "SessionTitle",
+    "SnoozeAction",
     "Source",
     "StorageError",
+    "StorageLocation",
     "Streams",
     "SystemClock",
     "TaskSet",

@@ -93,5 +93,10 @@ async def test_every_delivered_reminder_is_an_alert_and_nothing_else_is(harness:
         "title": "stretch",
         "body": "Due at 00:00 (UTC)",
         "tag": f"{session.id}/rem-1@2026-01-01T00:00:10.000Z",
+        "snooze": {
+            "plugin": harness.plugin.context.name,
+            "action": "snooze",
+            "args": {"dispatchSeq": dispatch.seq},
+        },
     }
     assert [seq for seq, answer in answers.items() if answer is not None] == [dispatch.seq]

@@ -5,7 +5,9 @@ it asks the plugins (`dsh_session_alert`, through `alert_of`) about each
 newly durable event of a plugin's own type — never on append, so an alert
 never announces an event a failed write could take back — keeps what they
 answer in the attention store (`dsh.attention`) with how far it looked
-(`checked`), and only then tells the watchers. Per live Session *object* it
+(`checked`), and only then tells the watchers. Plugins that subscribed to
+the feed (`dsh.AlertFeed`) are handed each batch before it is recorded, so
+what they keep durably is never cut off by a crash. Per live Session *object* it
 remembers how far it looked; a new object (a resume) starts where the store
 says it was checked, so an alert whose event was stored just before a crash
 is found when the Session next goes live. A Session the store has never
@@ -49,9 +51,10 @@ from pydantic import JsonValue
 
 from ..attention.alert import Alert, AlertContent
 from ..attention.backend import AttentionBackend
+from ..attention.feed import AlertSink
 from ..base.backoff import Backoff
 from ..base.listeners import Listeners
-from ..base.scope import Disposer
+from ..base.scope import Disposer, Scope
 from ..persistence.errors import StorageError
 from ..session.event import SessionEvent
 from ..session.events import HOST_EVENT_TYPES
@@ -99,6 +102,7 @@ class Attention:
         self._retry = retry
         self._looked: WeakKeyDictionary[Session, int] = WeakKeyDictionary()
         self._watchers: Listeners[Watcher] = Listeners()
+        self._sinks: Listeners[AlertSink] = Listeners()
         self._announced: OrderedDict[tuple[str, int], None] = OrderedDict()
         self._counts: dict[str, int] = {}
         self._send: MemoryObjectSendStream[Job] | None = None
@@ -150,6 +154,11 @@ class Attention:
         `watcher` is called on the event loop and must not block or raise.
         """
         return await self._call(partial(self._join, watcher, since))
+
+    def subscribe(self, sink: AlertSink, *, scope: Scope) -> None:
+        """Hand `sink` every batch of new alerts before it is recorded, until `scope`
+        closes (`dsh.AlertFeed`)."""
+        scope.add(self._sinks.add(sink))
 
     async def settled(self) -> None:
         """Return once everything queued before this call was handled (for tests)."""
@@ -220,6 +229,8 @@ class Attention:
                     return
                 start = max(checked, session.fold_start)
             alerts = self._alerts(session, start, through)
+            if alerts:
+                await self._hand_over(alerts)
             count = await self.backend.record(session.id, alerts, through) if alerts else None
         except StorageError as error:
             self._later(session, through, attempt, error)
@@ -240,6 +251,16 @@ class Attention:
             if content is not None:
                 found.append(Alert.of(session.id, event.seq, event.time, content))
         return found
+
+    async def _hand_over(self, alerts: Sequence[Alert]) -> None:
+        """Give the subscribed sinks `alerts`; a `StorageError` is the caller's (try later)."""
+        for sink in list(self._sinks):
+            try:
+                await sink(alerts)
+            except StorageError:
+                raise
+            except Exception:
+                log.exception("an alert sink (%r) failed; its alerts are recorded anyway", sink)
 
     def _later(self, session: Session, through: int, attempt: int, error: Exception) -> None:
         delay = self._retry.delay(attempt)

@@ -45,6 +45,7 @@ from ..models.registry import ModelContext, ModelSpec
 from ..persistence.backend import Backend
 from ..persistence.coordinator import PersistenceCoordinator
 from ..persistence.leases import LeaseBackend
+from ..persistence.location import location_of
 from ..plugins import hookspecs
 from ..plugins.context import PluginContext
 from ..plugins.contributions import Contributions
@@ -231,6 +232,9 @@ class Host:
             group=self._group,
             wakes_cold_sessions=self.lifecycle.wakes,
             metrics=self.metrics,
+            storage=location_of(self.backend),
+            alerts=self.attention,
+            actions=self.actions,
         )
 
     @property

@@ -13,14 +13,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
-from pydantic import BaseModel
+from pydantic import BaseModel, JsonValue
 
+from ..attention.feed import AlertFeed, AlertSink
 from ..base.clock import Clock
 from ..base.deprecation import deprecated
 from ..base.metrics import Metrics
 from ..base.scope import Scope
+from ..persistence.location import StorageLocation
 from ..session.live import LiveSessions
 
 if TYPE_CHECKING:
@@ -28,7 +30,7 @@ if TYPE_CHECKING:
 
     from ..agents.agent import Agent
 
-__all__ = ["ClientModule", "PluginContext"]
+__all__ = ["ClientModule", "PluginContext", "SessionActionRunner"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +49,31 @@ class ClientModule:
     path: Path
     event_types: Sequence[str] = field(default_factory=tuple)
     imports: Sequence[Path] = field(default_factory=tuple)
+
+
+class SessionActionRunner(Protocol):
+    """`run(session_id, plugin, action, args)`: a person's action on a Session, as
+    `POST /api/sessions/{id}/actions` runs it (resumed first when closed, relayed to the
+    host it is live on); its JSON result, or a `dsh.ActionError`."""
+
+    async def run(
+        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue]
+    ) -> JsonValue: ...
+
+
+class _Detached:
+    """The feed and the actions of a context built without a Host (a unit test's)."""
+
+    def subscribe(self, sink: AlertSink, *, scope: Scope) -> None:
+        return None
+
+    async def read(self, session_id: str, through_seq: int) -> int:
+        raise RuntimeError("this plugin context has no Host: there are no alerts to read")
+
+    async def run(
+        self, session_id: str, plugin: str, action: str, args: dict[str, JsonValue]
+    ) -> JsonValue:
+        raise RuntimeError("this plugin context has no Host: there are no Sessions to act on")
 
 
 ConfigT = TypeVar("ConfigT", bound="BaseModel | None", covariant=True)
@@ -70,7 +97,13 @@ class PluginContext(Generic[ConfigT]):
       tells a person about when its work happens must say so;
     - `metrics`: the Host's `Metrics` (`GET /metrics`); register into it with
       `scope=` this plugin's scope (or an installation's), so that unloading
-      takes the plugin's metrics off the page.
+      takes the plugin's metrics off the page;
+    - `storage`: where the Host keeps its Sessions (`dsh.StorageLocation`), for
+      records a plugin keeps beside them;
+    - `alerts`: the alerts the Host finds (`dsh.AlertFeed`: subscribe before
+      they are recorded, mark them read);
+    - `actions`: run a person's action on a Session (`SessionActionRunner`),
+      as the page's actions API does.
 
     `store` is the second edition's name of `live` (deprecated).
     """
@@ -83,6 +116,9 @@ class PluginContext(Generic[ConfigT]):
     group: TaskGroup
     wakes_cold_sessions: bool = False
     metrics: Metrics = field(default_factory=Metrics)
+    storage: StorageLocation = field(default_factory=StorageLocation)
+    alerts: AlertFeed = field(default_factory=_Detached)
+    actions: SessionActionRunner = field(default_factory=_Detached)
 
     @property
     def store(self) -> LiveSessions:

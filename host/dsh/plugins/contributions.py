@@ -14,11 +14,13 @@ catalogue's to read (`dsh.host.catalogue`), which then asks here.
   plugin's state, compact list summary and wake time of a log;
 - `problems(log)` — why plugins could not use a log brought in from outside;
 - `client_modules()` — the browser modules the plugins ship;
+- `web_routes()`, `health()` — the HTTP routes they serve and what they add
+  to `GET /api/health`;
 - `model_choices()`, `demo_skills()` — the model adapters they offer, and
   what they teach the demo model;
 - `cli_commands(register_for, on_error)` — the `dsh` subcommands they add.
 
-`client_modules`, `demo_skills` and `summaries` are computed once per set of loaded
+`client_modules`, `web_routes`, `demo_skills` and `summaries` are computed once per set of loaded
 plugins (and, for a summary, per durable length of a live Session object),
 not per request: `generation` names that set.
 """
@@ -27,10 +29,11 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Collection, Mapping
 from dataclasses import dataclass
 
 from pydantic import JsonValue, ValidationError
+from starlette.routing import BaseRoute
 
 from ..agents.agent import Agent
 from ..agents.tools import registering_as
@@ -75,6 +78,7 @@ class Contributions:
         self._loader = loader
         self._modules: tuple[object, list[PublishedModule]] | None = None
         self._skills: tuple[object, list[DemoSkill]] | None = None
+        self._routes: tuple[object, list[BaseRoute]] | None = None
         # The compact summaries of a live Session object, with what they were
         # computed for: (durable length, (loader generation, implementers)).
         self._summaries: weakref.WeakKeyDictionary[
@@ -232,6 +236,43 @@ class Contributions:
                     )
         return modules
 
+    def web_routes(self) -> list[BaseRoute]:
+        """HTTP routes from every loaded plugin, in call order (`dsh_web_routes`)."""
+        key = self._plugins("dsh_web_routes")
+        if self._routes is None or self._routes[0] != key:
+            self._routes = (key, self._collect_routes())
+        return list(self._routes[1])
+
+    def _collect_routes(self) -> list[BaseRoute]:
+        routes: list[BaseRoute] = []
+        for contribution in self.hooks.each("dsh_web_routes", {}):
+            for route in contribution.value or ():
+                if isinstance(route, BaseRoute):
+                    routes.append(route)
+                else:
+                    logger.error(
+                        "%s returned %r from dsh_web_routes; expected a Starlette route",
+                        self._label(contribution.plugin),
+                        route,
+                    )
+        return routes
+
+    def health(self, taken: Collection[str]) -> dict[str, JsonValue]:
+        """What the plugins add to `GET /api/health` (`dsh_health`); keys in `taken`
+        (the host's own) and keys an earlier plugin gave are left out, and logged."""
+        report: dict[str, JsonValue] = {}
+        for contribution in self.hooks.each("dsh_health", {}, convert=_health_keys):
+            for key, value in contribution.value.items():
+                if key in taken or key in report:
+                    logger.error(
+                        "%s answered dsh_health with key %r, which is already taken (left out)",
+                        self._label(contribution.plugin),
+                        key,
+                    )
+                else:
+                    report[key] = value
+        return report
+
     def model_choices(self) -> Mapping[str, ModelChoice]:
         """The built-in model adapters, then those the plugins offer (`dsh_models`)."""
         registrations = ModelRegistrations()
@@ -301,3 +342,10 @@ def _epoch_ms(plugin: str, value: object) -> int:
     if type(value) is not int:
         raise TypeError(f"expected epoch milliseconds (an int), got {value!r}")
     return value
+
+
+def _health_keys(plugin: str, value: object) -> dict[str, JsonValue]:
+    """A `dsh_health` answer as a dict of JSON values (TypeError names what is wrong)."""
+    if not isinstance(value, Mapping) or not all(isinstance(key, str) for key in value):
+        raise TypeError(f"expected a mapping of str keys to JSON values, not {value!r}")
+    return {key: to_json(item) for key, item in value.items()}

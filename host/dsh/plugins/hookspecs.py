@@ -31,6 +31,8 @@ from pydantic import BaseModel, JsonValue
 from ..base.jsontypes import JsonLike
 
 if TYPE_CHECKING:
+    from starlette.routing import BaseRoute
+
     from ..agents.agent import Agent
     from ..models.demo import DemoSkill
     from ..models.registry import Build
@@ -138,6 +140,41 @@ def dsh_client_modules() -> list[ClientModule]:
     plugins' modules are served.
     """
     return []  # a specification: never called; plugins provide the body
+
+
+@hookspec
+def dsh_web_routes() -> Sequence[BaseRoute]:
+    """Return the HTTP routes this plugin serves (Starlette routes, e.g. `Route`).
+
+    Called once each time the set of loaded plugins changes (not per
+    request), by `dsh web` only. The host's own routes always win: a plugin
+    route that matches a host path is never reached. A route under `/api/`
+    is behind the access token like the host's own (and answered `no-store`);
+    a route anywhere else needs no token — public code (a service worker) or
+    a route that checks a credential of its own, which then must not be
+    guessable. Every route is still behind the Host allowlist and carries the
+    security headers. Validate what a route reads (pydantic), and answer
+    errors as `{"error": {"code", "message"}}` like the host's own.
+
+    Failures are contained per plugin: a plugin that raises serves no route,
+    an item that is not a Starlette route is logged and skipped.
+    """
+    return []  # a specification: never called; plugins provide the body
+
+
+@hookspec
+def dsh_health() -> Mapping[str, JsonLike] | None:
+    """Return what this plugin adds to `GET /api/health`: top-level keys and their JSON.
+
+    Called on every health request, so answer from memory (never wait on
+    storage or a network). A key the host answers itself (`ok`, `version`,
+    `storage`, …) or one another plugin gave first is logged and left out.
+    A plugin's health never changes the status code: `/api/health` is about
+    whether the host keeps what it is given.
+
+    Failures are contained per plugin: a plugin that raises, or returns
+    something that is not a mapping of JSON values, adds nothing.
+    """
 
 
 @hookspec

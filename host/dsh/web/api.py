@@ -137,16 +137,22 @@ def _json(status: int, content: dict[str, Any]) -> JSONResponse:
     return JSONResponse(content, status_code=status)
 
 
+#: The keys `/api/health` answers itself; a plugin's `dsh_health` may not use them.
+HEALTH_KEYS = frozenset({"ok", "version", "storage", "sessions", "unconfirmed", "error"})
+
+
 @router.get("/health", summary="Liveness, version, and whether storage keeps up")
 async def health(request: Request) -> JSONResponse:
     """200 `{"ok": true, "version"}`; 503 `{"ok": false, "storage": "degraded",
     "sessions", "unconfirmed", "error": {"code": "storage_degraded", "message"}}` while
     some Session has events storage has not confirmed (its writes are being retried).
-    Answered from memory: a stalled disk never stalls it."""
+    Answered from memory: a stalled disk never stalls it. Plugins add keys of their
+    own (`dsh_health`), never the status."""
     state = getattr(request.app.state, "web", None)
     report = state.host.catalogue.health() if state is not None else None
+    plugins = state.host.contributions.health(HEALTH_KEYS) if state is not None else {}
     if report is None or report.ok:
-        return _json(200, {"ok": True, "version": __version__})
+        return _json(200, {"ok": True, "version": __version__, **plugins})
     sessions, events = len(report.degraded), report.unconfirmed_events
     message = (
         f"{sessions} session{'s' if sessions != 1 else ''} "
@@ -162,6 +168,7 @@ async def health(request: Request) -> JSONResponse:
             "sessions": sessions,
             "unconfirmed": events,
             **error_body("storage_degraded", message),
+            **plugins,
         },
     )
 

@@ -36,6 +36,7 @@ from .errors import CatchAll, install_error_handlers
 from .guards import AccessGuard, AccessPolicy
 from .limits import BodyLimit
 from .metrics import HttpMetrics, RequestMetrics
+from .plugin_routes import PluginRoutes
 from .settings import WebSettings
 from .state import WebState
 from .throttle import AuthThrottle
@@ -63,6 +64,7 @@ def _new_app(
     app.include_router(everywhere.router)
     app.include_router(static.router)
     app.include_router(metrics.router)
+    app.router.routes.append(PluginRoutes())  # last: the host's own routes win
     install_error_handlers(app)
     # add_middleware wraps: the last one added is the outermost.
     app.add_middleware(CatchAll)

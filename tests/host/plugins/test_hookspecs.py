@@ -22,13 +22,14 @@ def specs() -> list[tuple[str, object]]:
     ]
 
 
-def test_there_are_the_twelve_documented_hooks() -> None:
+def test_there_are_the_fourteen_documented_hooks() -> None:
     assert [name for name, _ in specs()] == [
         "dsh_agent_published",
         "dsh_cli_commands",
         "dsh_client_modules",
         "dsh_demo_skills",
         "dsh_event_view",
+        "dsh_health",
         "dsh_models",
         "dsh_session_action",
         "dsh_session_alert",
@@ -36,6 +37,7 @@ def test_there_are_the_twelve_documented_hooks() -> None:
         "dsh_session_state",
         "dsh_session_summary",
         "dsh_session_wake_at",
+        "dsh_web_routes",
     ]
 
 

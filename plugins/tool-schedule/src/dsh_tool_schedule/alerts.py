@@ -20,6 +20,10 @@ that get a card) into the `dsh_session_alert` answer::
   the same occurrence rather than stacking it, and two occurrences of one
   recurring reminder are two notifications.
 
+The plugin adds `snooze`: its own `snooze` action on the dispatch's seq, so
+a notification elsewhere (a push on a phone) can put the occurrence off as
+the card's Snooze does.
+
 The body is English: the host does not know the reader's language, and the
 prompt (the part a person wrote) is theirs unchanged.
 """

@@ -158,7 +158,14 @@ class SchedulePlugin:
         self, session: SessionLog, event: SessionEvent
     ) -> dict[str, JsonValue] | None:
         receipt = self._receipt(session, event)
-        return None if receipt is None else reminder_alert(receipt, session.id)
+        if receipt is None:
+            return None
+        snooze = {
+            "plugin": self.context.name,
+            "action": "snooze",
+            "args": {"dispatchSeq": event.seq},
+        }
+        return {**reminder_alert(receipt, session.id), "snooze": snooze}
 
     def _receipt(self, session: SessionLog, event: SessionEvent) -> dict[str, JsonValue] | None:
         if event.type != EVENT_TYPE:
