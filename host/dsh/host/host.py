@@ -224,18 +224,11 @@ class Host:
     def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext[Any]:
         assert self._group is not None
         return PluginContext(
-            name=name,
-            config=config,
-            scope=self.scope.child(f"plugin {name}"),
-            live=self.live,
-            clock=self.clock,
-            group=self._group,
-            wakes_cold_sessions=self.lifecycle.wakes,
-            metrics=self.metrics,
-            storage=location_of(self.backend),
-            alerts=self.attention,
-            actions=self.actions,
-        )
+            name=name, config=config, scope=self.scope.child(f"plugin {name}"),
+            live=self.live, clock=self.clock, group=self._group,
+            wakes_cold_sessions=self.lifecycle.wakes, metrics=self.metrics,
+            storage=location_of(self.backend), alerts=self.attention, actions=self.actions,
+        )  # fmt: skip
 
     @property
     def loader(self) -> PluginLoader:

@@ -292,3 +292,94 @@ async def test_a_closed_host_refuses_reads() -> None:
         pass
     with pytest.raises(HostClosed):
         await host.attention.settled()
+
+
+# -- the feed plugins subscribe to (dsh.AlertFeed) ------------------------------------
+
+
+class Sink:
+    """Keeps what it is handed and, at each call, how far the store had checked."""
+
+    def __init__(self, host: Host) -> None:
+        self.host = host
+        self.batches: list[list[Alert]] = []
+        self.checked_then: list[int | None] = []
+        self.failure: Exception | None = None
+
+    async def __call__(self, alerts: Sequence[Alert]) -> None:
+        self.checked_then.append(await self.host.attention.backend.checked(alerts[0].session_id))
+        if self.failure is not None:
+            raise self.failure
+        self.batches.append(list(alerts))
+
+
+async def test_a_sink_is_handed_new_alerts_before_they_are_recorded(host: Host) -> None:
+    agent = await host.create_session()
+    await host.attention.settled()
+    sink = Sink(host)
+    scope = host.scope.child("test sink")
+    host.attention.subscribe(sink, scope=scope)
+    before = await host.attention.backend.checked(agent.session.id)
+    seq = await ring(host, agent.session)
+    assert [[(a.session_id, a.seq, a.title) for a in b] for b in sink.batches] == [
+        [(agent.session.id, seq, "stretch")]
+    ]
+    assert sink.checked_then == [before] and before is not None and before <= seq
+    assert await host.attention.backend.checked(agent.session.id) == seq + 1
+    await scope.aclose()
+    await ring(host, agent.session)
+    assert len(sink.batches) == 1  # the subscription ended with its scope
+
+
+async def test_a_sink_that_cannot_store_has_the_batch_handed_over_again_later() -> None:
+    clock = FakeClock()
+    async with host_on(MemoryBackend(), clock=clock) as host:
+        agent = await host.create_session()
+        await host.attention.settled()
+        sink = Sink(host)
+        host.attention.subscribe(sink, scope=host.scope)
+        sink.failure = StorageError("the outbox is full")
+        seq = await ring(host, agent.session)
+        assert sink.batches == [] and await host.attention.unread() == {}
+        sink.failure = None
+        await next_retry(clock)
+        with anyio.fail_after(WAIT):
+            while not sink.batches:
+                await anyio.lowlevel.checkpoint()
+        await host.attention.settled()
+        assert [a.seq for a in sink.batches[0]] == [seq]
+        assert await host.attention.unread() == {agent.session.id: 1}
+
+
+async def test_a_sink_that_breaks_is_logged_and_the_alert_is_recorded_anyway(
+    host: Host, caplog: pytest.LogCaptureFixture
+) -> None:
+    agent = await host.create_session()
+    sink = Sink(host)
+    sink.failure = RuntimeError("a bug in the sink")
+    host.attention.subscribe(sink, scope=host.scope)
+    with caplog.at_level(logging.ERROR, logger="dsh.host.attention"):
+        await ring(host, agent.session)
+    assert "an alert sink" in caplog.text and "a bug in the sink" in caplog.text
+    assert await host.attention.unread() == {agent.session.id: 1}
+
+
+async def test_an_alert_found_again_after_a_crash_is_handed_over_again() -> None:
+    attention = FlakyAttention()
+    backend = MemoryBackend()
+    async with host_on(backend, attention) as host:
+        agent = await host.create_session()
+        await host.attention.settled()
+        sink = Sink(host)
+        host.attention.subscribe(sink, scope=host.scope)
+        attention.failing = True  # the host dies after the sink took it, before the record
+        seq = await ring(host, agent.session)
+        session_id = agent.session.id
+        assert [a.seq for a in sink.batches[0]] == [seq]
+    attention.failing = False
+    async with host_on(backend, attention) as host:
+        again = Sink(host)
+        host.attention.subscribe(again, scope=host.scope)
+        await host.resume(session_id)
+        await host.attention.settled()
+        assert [(a.session_id, a.seq) for a in again.batches[0]] == [(session_id, seq)]

@@ -45,6 +45,30 @@ async def serving(
             yield host, client
 
 
+class NotifyHealth:
+    @dsh.hookimpl
+    def dsh_health(self) -> dict[str, Any]:
+        return {"notify": {"pending": 0, "failed": 1}}
+
+
+async def test_a_plugins_health_rides_along_when_storage_is_degraded(
+    settings: WebSettings,
+) -> None:
+    faulty = FaultyBackend(MemoryBackend())
+    async with serving(faulty, settings) as (host, client):
+        host.pm.register(NotifyHealth(), name="notify")
+        session = (await client.post("/api/sessions")).json()["session"]
+        faulty.fail("append", times=None)
+        host.live.append(host.live.get(session["id"]), MARKED, {})
+        with anyio.fail_after(WAIT):
+            while (response := await client.get("/api/health")).status_code == 200:
+                await anyio.lowlevel.checkpoint()
+        assert response.json()["notify"] == {"pending": 0, "failed": 1}
+        assert response.json()["storage"] == "degraded"
+        faulty.clear()
+        assert await host.live.flush(host.live.get(session["id"]))
+
+
 async def test_health_is_degraded_while_events_are_unconfirmed_and_ok_again_after(
     settings: WebSettings,
 ) -> None:

@@ -160,7 +160,7 @@ class SchedulePlugin:
         receipt = self._receipt(session, event)
         if receipt is None:
             return None
-        snooze = {
+        snooze: dict[str, JsonValue] = {
             "plugin": self.context.name,
             "action": "snooze",
             "args": {"dispatchSeq": event.seq},

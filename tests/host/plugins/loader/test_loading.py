@@ -223,11 +223,11 @@ async def test_a_missing_plugin_names_the_conventional_distribution_to_install(
 
 async def test_a_missing_plugin_names_the_distribution_the_overlay_gives(host: FakeHost) -> None:
     with pytest.raises(MissingPlugin) as caught:
-        await host.loader.load(PluginSpec("nothing", distribution="acme-nothing"))
+        await host.loader.load(PluginSpec("zzyzx", distribution="acme-zzyzx"))
 
     assert str(caught.value) == (
-        "plugin 'nothing' is not installed; "
-        "is the distribution that ships it (acme-nothing) installed in this environment?"
+        "plugin 'zzyzx' is not installed; "
+        "is the distribution that ships it (acme-zzyzx) installed in this environment?"
     )
 
 
