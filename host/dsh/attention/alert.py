@@ -66,9 +66,7 @@ class Alert:
 
     @classmethod
     def of(cls, session_id: str, seq: int, at: int, content: AlertContent) -> Alert:
-        return cls(
-            session_id, seq, content.title, content.body, content.tag, at, content.snooze
-        )
+        return cls(session_id, seq, content.title, content.body, content.tag, at, content.snooze)
 
     def to_frame(self) -> dict[str, JsonValue]:
         """`{"kind": "alert", "sessionId", "seq", "title", "body", "tag", "at"}` (public)."""

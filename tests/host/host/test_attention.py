@@ -58,9 +58,7 @@ class FlakyAttention(MemoryAttentionBackend):
 
 
 def host_on(backend: Any, attention: Any = None, clock: FakeClock | None = None) -> Host:
-    host = Host(
-        backend=backend, model=FakeModel(), clock=clock or FakeClock(), attention=attention
-    )
+    host = Host(backend=backend, model=FakeModel(), clock=clock or FakeClock(), attention=attention)
     host.pm.register(Alerter(), name="alerter")
     return host
 
