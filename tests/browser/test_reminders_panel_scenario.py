@@ -314,7 +314,7 @@ def test_a_tab_left_open_across_a_restart_reconnects_says_what_waits_and_keeps_s
                 ),
                 what="the message sent with the new token",
             )
-            assert page.evaluate("sessionStorage.getItem('dsh.token')") == web.printed_token
+            assert page.evaluate("localStorage.getItem('dsh.token')") == web.printed_token
             # The browser's own line for the refused requests is all there is.
             problems = [
                 problem

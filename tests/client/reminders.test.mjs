@@ -389,6 +389,8 @@ test("after the host restarts, the tab reconnects by itself, finds the Session c
   host.summaries.get("s").live = false;
   await pump(host, app.timers, { take: false, fire: false });
   assert.equal(app.$("[data-role=status]").getAttribute("data-state"), "reconnecting");
+  // Never "open" beside "Reconnecting…": while the stream is away the badge says nothing.
+  assert.ok(app.$("[data-role=session-badge]").hasAttribute("hidden"));
   await pump(host, app.timers);
   assert.equal(app.controller.currentWindow().status, "live", "reconnected without a reload");
   assert.equal(app.$("[data-role=session-badge]").getAttribute("data-badge"), "cold", "not shown as live any more");

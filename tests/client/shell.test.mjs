@@ -738,13 +738,38 @@ test("without a token in a real page (an empty one), the prompt asks for it and 
   const host = fakeHost();
   host.addSession("a");
   const api = createApi({ token: "", fetch: host.fetch });
-  const app = await mount({ host, api, initialSession: "a" });
+  const app = await mount({ host, api, initialSession: "a", origin: "http://127.0.0.1:9123" });
   assert.match(app.$("[data-role=token-prompt]").textContent, /no access token/);
+  assert.equal(app.$("[data-role=token-input]").getAttribute("placeholder"), "http://127.0.0.1:9123/?token=…");
+  // What cannot work without the token is off, and says why (not "No conversations yet").
+  const create = app.$("[data-role=new-session]");
+  assert.ok(create.hasAttribute("disabled"));
+  assert.equal(create.getAttribute("title"), "Needs the access token first");
+  assert.match(app.$("[data-role=no-sessions]").textContent, /once this page has its access token/);
+  assert.equal(await app.controller.newSession(), null);
+  app.$("[data-lang=zh]").click();
+  assert.match(app.$("[data-role=no-sessions]").textContent, /获得访问令牌/);
+  assert.equal(create.getAttribute("title"), "需要先提供访问令牌");
+  app.$("[data-lang=en]").click();
   assert.equal(host.requests.length, 0, "nothing is asked without a token");
   assert.equal(await app.controller.useToken("fine"), true);
   await pump(host, app.timers);
   assert.equal(api.token(), "fine");
   assert.equal(app.controller.currentId(), "a");
+  assert.equal(create.hasAttribute("disabled"), false);
+  assert.equal(create.hasAttribute("title"), false);
+});
+
+test("a refused token turns New conversation off until a good one is given", async () => {
+  const host = fakeHost({ token: "the-new-one" });
+  const app = await mount({ host });
+  const create = app.$("[data-role=new-session]");
+  assert.ok(create.hasAttribute("disabled"));
+  assert.match(app.$("[data-role=no-sessions]").textContent, /access token/);
+  assert.equal(await app.controller.useToken("the-new-one"), true);
+  await pump(host, app.timers);
+  assert.equal(create.hasAttribute("disabled"), false);
+  assert.match(app.$("[data-role=no-sessions]").textContent, /No conversations yet/);
 });
 
 test("the drawer: the menu opens it, Esc, the scrim or picking a session closes it", async () => {

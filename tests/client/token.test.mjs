@@ -44,3 +44,14 @@ test("broken storage does not lose the token from the URL", () => {
   assert.equal(env.replaced[0].url, "/");
   assert.equal(takeToken({ ...env, location: { href: "http://h/" } }), null);
 });
+
+test("a token an older page kept per tab is moved to the store every tab shares", () => {
+  const env = environment("http://127.0.0.1:8765/");
+  const legacy = environment("http://127.0.0.1:8765/", { [TOKEN_KEY]: "PER-TAB" });
+  assert.equal(takeToken({ ...env, legacy: legacy.storage }), "PER-TAB");
+  assert.equal(env.data.get(TOKEN_KEY), "PER-TAB");
+  // The shared store wins over an older per-tab one.
+  env.data.set(TOKEN_KEY, "SHARED");
+  assert.equal(takeToken({ ...env, legacy: legacy.storage }), "SHARED");
+  assert.equal(takeToken({ ...environment("http://h/"), legacy: environment("http://h/").storage }), null);
+});

@@ -33,11 +33,15 @@ function storageOrNull(name) {
   }
 }
 
-const tabStorage = storageOrNull("sessionStorage");
-const token = takeToken({ location: window.location, history: window.history, storage: tabStorage });
+const localStorage = storageOrNull("localStorage");
+const token = takeToken({
+  location: window.location,
+  history: window.history,
+  storage: localStorage,
+  legacy: storageOrNull("sessionStorage"),
+});
 // Without a token the page still mounts: its prompt takes the printed address.
 const api = createApi({ token: token ?? "", fetch: window.fetch.bind(window) });
-const localStorage = storageOrNull("localStorage");
 const theme = createTheme({
   root: document.documentElement,
   storage: localStorage,
@@ -65,7 +69,8 @@ const controller = mountApp({
   },
   focusWindow: () => window.focus(),
   matchMedia: typeof window.matchMedia === "function" ? window.matchMedia.bind(window) : null,
-  saveToken: (value) => keepToken(tabStorage, value),
+  saveToken: (value) => keepToken(localStorage, value),
+  origin: window.location.origin,
   initialSession: sessionFromHash(window.location.hash),
   onNavigate: (id) => {
     const base = `${window.location.pathname}${window.location.search}`;

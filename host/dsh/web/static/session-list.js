@@ -80,13 +80,13 @@ export class SessionList {
    * `statuses(session)` gives the plugins' lines about a Session
    * (`[{text, tone}]`), `unread(session)` its count of unread alerts.
    */
-  render({ sessions, currentId, t, time = null, now = Date.now(), query = "", statuses = () => [], unread = (session) => session.unread ?? 0 }) {
-    this.#state = { sessions, currentId, t, time, now, query, statuses, unread };
+  render({ sessions, currentId, t, time = null, now = Date.now(), query = "", statuses = () => [], unread = (session) => session.unread ?? 0, locked = false }) {
+    this.#state = { sessions, currentId, t, time, now, query, statuses, unread, locked };
     if (this.#editing === null) this.#draw();
   }
 
   #draw() {
-    const { sessions, t, query } = this.#state;
+    const { sessions, t, query, locked } = this.#state;
     // Redrawing replaces the entries: keep the keyboard where it was.
     const focused = this.#doc.activeElement;
     const inside = focused && focused !== this.#list && this.#list.contains(focused);
@@ -94,7 +94,7 @@ export class SessionList {
     const focusAction = inside ? (focused.getAttribute("data-action") ?? "open") : null;
     const items = sortSessions(sessions).map((session) => this.#item(session));
     if (items.length === 0) {
-      const text = query ? t("noMatches", { query }) : t("noSessions");
+      const text = locked ? t("noSessionsLocked") : query ? t("noMatches", { query }) : t("noSessions");
       items.push(h(this.#doc, "li", { class: "empty", "data-role": "no-sessions" }, [text]));
     }
     this.#list.replaceChildren(...items);

@@ -49,7 +49,8 @@ export const LIST_POLL_MS = 30_000;
  * default `document`), `tick(fn) -> stop` (calls `fn` about once a second
  * while panels or statuses show; default from `timers`), `Notification`
  * (the constructor, or null), `createAudio()` (an AudioContext, or null),
- * `focusWindow()`, `saveToken(token)` (keep a pasted token for the tab),
+ * `focusWindow()`, `saveToken(token)` (keep a pasted token for every tab),
+ * `origin` (this page's address, which the token prompt's example names),
  * `matchMedia(query)` (a MediaQueryList, for panels that fit a phone).
  *
  * Returns a controller: `start()`, `openSession(id)`, `newSession()`,
@@ -85,6 +86,7 @@ export function mountApp({
   createAudio = () => null,
   focusWindow = () => {},
   saveToken = () => {},
+  origin = "http://127.0.0.1:8765",
   matchMedia = null,
 }) {
   let lang = initialLang(storage, navigatorLanguages);
@@ -138,7 +140,9 @@ export function mountApp({
           onList: () => listChanged(),
         });
   const reads = new ReadMarks({ markRead: (id, through) => api.markRead(id, through), onError: (err) => onError(err) });
-  const tokenPrompt = createTokenPrompt({ document, labels, onToken: (token) => useToken(token) });
+  const tokenPrompt = createTokenPrompt({ document, labels, origin, onToken: (token) => useToken(token) });
+  // Without a token the host answers nothing: what needs it says so instead of failing.
+  let locked = false;
 
   // Built before the layout, which places its panels; the layout's parts it
   // needs are read when it is used.
@@ -228,7 +232,7 @@ export function mountApp({
     }
     if (api.token?.() === "") {
       tokenPrompt.show("tokenMissing");
-      requestRender();
+      lock(true);
       return;
     }
     started = true;
@@ -263,6 +267,7 @@ export function mountApp({
     saveToken(token);
     tokenPrompt.hide();
     banner.clear();
+    lock(false);
     if (!started) {
       await start();
       return true;
@@ -448,7 +453,7 @@ export function mountApp({
 
   /** Create a Session and open it; resolves to its id, or null when that failed. */
   function newSession() {
-    if (api === null) return Promise.resolve(null);
+    if (api === null || locked) return Promise.resolve(null);
     return making(async () => {
       const session = await api.createSession();
       directory.add(session);
@@ -666,8 +671,17 @@ export function mountApp({
     requestRender();
   }
 
+  /** Whether the page waits for a usable token: New conversation is off and the list says why. */
+  function lock(on) {
+    locked = on;
+    renderSessions();
+    requestRender();
+  }
+
   function renderSessions() {
+    sidebar.setLocked(locked, t("newSessionLocked"));
     sidebar.sessions.render({
+      locked,
       sessions: directory.sessions,
       currentId: shownId(),
       t,
@@ -714,7 +728,10 @@ export function mountApp({
     const { snap, recovered, arrived, live } = target.draw(view);
     renderHeader(target.title(directory), target.id, snap.status, snap.error);
     const summary = directory.find(target.id) ?? { id: target.id, live };
-    header.setSession(live, live === null ? "" : t(live ? "open" : "closed"), surface.statusesOf(summary, { lang }));
+    // Open or closed is what the stream last said: while it is away (reconnecting,
+    // failed) the badge says nothing rather than something stale beside "Reconnecting…".
+    const known = snap.status === "live" || snap.status === "cold" ? live : null;
+    header.setSession(known, known === null ? "" : t(known ? "open" : "closed"), surface.statusesOf(summary, { lang }));
     const grew = snap.loaded && directory.syncLength(target.id, snap.hi);
     let listChanged = grew;
     if (live !== null) listChanged = directory.syncLive(target.id, live) || listChanged;
@@ -771,6 +788,7 @@ export function mountApp({
     // A refused token is not a fault of the page: the prompt is its answer.
     if (err?.status === 401) {
       tokenPrompt.show("tokenRefused");
+      lock(true);
       return;
     }
     onError(err);

@@ -101,6 +101,16 @@ export function createSidebar({ document, labels, timers, handlers }) {
     closeMenu,
     /** The query the list was last asked for. */
     query: () => asked,
+    /** Turn New conversation off while the page has no usable token; `why` is its title then. */
+    setLocked(on, why = "") {
+      if (on) {
+        newSession.setAttribute("disabled", "");
+        newSession.setAttribute("title", why);
+      } else {
+        newSession.removeAttribute("disabled");
+        newSession.removeAttribute("title");
+      }
+    },
     setLang(lang) {
       for (const button of langButtons) {
         button.setAttribute("aria-pressed", button.getAttribute("data-lang") === lang ? "true" : "false");

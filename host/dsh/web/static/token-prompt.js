@@ -27,11 +27,12 @@ export function parseToken(text) {
 }
 
 /**
- * Build the prompt (hidden). `onToken(token)` gets a parsed token; it
+ * Build the prompt (hidden); its example address is `origin`'s (the page's
+ * own). `onToken(token)` gets a parsed token; it
  * resolves to true when the host accepted it (the prompt then hides), false
  * to say it was refused again.
  */
-export function createTokenPrompt({ document, labels, onToken }) {
+export function createTokenPrompt({ document, labels, onToken, origin = "http://127.0.0.1:8765" }) {
   const message = h(document, "p", { class: "token-message", "data-role": "token-message" });
   const input = h(document, "input", {
     type: "text",
@@ -40,7 +41,7 @@ export function createTokenPrompt({ document, labels, onToken }) {
     autocomplete: "off",
     spellcheck: "false",
   });
-  labels.attr(input, "placeholder", "tokenPlaceholder");
+  labels.attr(input, "placeholder", "tokenPlaceholder", { origin });
   labels.attr(input, "aria-label", "tokenLabel");
   const use = labels.text(h(document, "button", { type: "submit", class: "primary small", "data-action": "use-token" }), "tokenUse");
   const problem = h(document, "p", { class: "token-problem", "data-role": "token-problem", role: "alert", hidden: true });

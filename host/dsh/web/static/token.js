@@ -1,14 +1,17 @@
-// The access token: taken from `?token=` once, then kept in sessionStorage so
-// it neither stays in the address bar nor survives the tab.
+// The access token: taken from `?token=` once, then kept in the origin's
+// localStorage, so it does not stay in the address bar and every tab or
+// bookmark of the same address has it (docs/DESIGN.md §11 says why this
+// store and not a cookie). A token an older page kept per tab
+// (sessionStorage) is moved over once.
 
 export const TOKEN_KEY = "dsh.token";
 
 /**
  * Return the token. If the URL carries `?token=`, store it, remove it from
  * the address bar (history.replaceState) and return it; otherwise return the
- * stored one, or null.
+ * stored one (`storage`, else the one `legacy` kept, moved to `storage`), or null.
  */
-export function takeToken({ location, history, storage }) {
+export function takeToken({ location, history, storage, legacy = null }) {
   const url = new URL(location.href);
   const fromUrl = url.searchParams.get("token");
   if (fromUrl) {
@@ -21,6 +24,14 @@ export function takeToken({ location, history, storage }) {
     history.replaceState(history.state, "", `${url.pathname}${url.search}${url.hash}`);
     return fromUrl;
   }
+  const kept = read(storage);
+  if (kept !== null) return kept;
+  const old = read(legacy);
+  if (old !== null) keepToken(storage, old);
+  return old;
+}
+
+function read(storage) {
   try {
     return storage?.getItem(TOKEN_KEY) ?? null;
   } catch {
@@ -28,7 +39,7 @@ export function takeToken({ location, history, storage }) {
   }
 }
 
-/** Keep `token` for this tab (a reader pasted a new one); false without storage. */
+/** Keep `token` for every tab of this origin (a reader pasted a new one); false without storage. */
 export function keepToken(storage, token) {
   try {
     storage?.setItem(TOKEN_KEY, token);
