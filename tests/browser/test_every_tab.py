@@ -70,3 +70,18 @@ def test_a_page_without_a_token_turns_off_what_needs_it_and_names_its_own_addres
             expect(other.locator("[data-role=token-prompt]")).to_be_hidden()
         finally:
             context.close()
+
+
+def test_a_conversation_this_host_does_not_have_ends_in_a_sentence_not_reconnecting(
+    page: Page, tmp_path: Path
+) -> None:
+    with WebHost.start(tmp_path / "data") as web:
+        page.goto(f"{web.page_url}#/s/0123456789abcdef")
+        expect(page.locator("[data-role=banner]")).to_contain_text(
+            "This host has no conversation 0123456789abcdef", timeout=WAIT_MS
+        )
+        expect(page.locator("[data-role=status]")).not_to_have_attribute(
+            "data-state", "reconnecting"
+        )
+        expect(page.locator("[data-role=session-badge]")).to_be_hidden()
+        expect(page.locator("[data-role=new-session]")).to_be_enabled()

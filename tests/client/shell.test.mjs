@@ -688,12 +688,14 @@ test("without a token the page says how to get one and calls nothing", async () 
   assert.ok(banner.hasAttribute("hidden"));
 });
 
-test("an unknown session id clears the view and reports the error", async () => {
+test("an unknown session id clears the view and says this host has no such conversation", async () => {
   const app = await mount({ initialSession: "missing" });
   assert.equal(app.controller.currentId(), null);
   assert.deepEqual(app.navigations, ["missing", null]);
-  assert.match(app.$("[data-role=banner]").textContent, /no session missing/);
-  assert.equal(app.errors.length, 1);
+  assert.match(app.$("[data-role=banner]").textContent, /This host has no conversation missing: it was deleted, or it is kept by another dsh web/);
+  assert.equal(app.errors.length, 0, "an old link is not a fault of the page");
+  app.$("[data-lang=zh]").click();
+  assert.match(app.$("[data-role=banner]").textContent, /这个主机上没有对话 missing/);
 });
 
 test("a rejected token is explained, with a field that takes a new one without a reload", async () => {

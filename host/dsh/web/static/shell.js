@@ -398,14 +398,16 @@ export function mountApp({
       detail = await api.getSession(id);
     } catch (err) {
       if (opening !== token) return;
-      report(err);
       if (err?.status === 404) {
+        // An old link, a deleted conversation, or one kept by another data dir.
+        banner.show(() => t("sessionNotHere", { id }));
         opening = null;
         onNavigate(null);
         renderSessions();
         requestRender();
         return;
       }
+      report(err);
     }
     if (opening !== token) return;
     opening = null;
