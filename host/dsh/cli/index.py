@@ -1,4 +1,4 @@
-"""`dsh index rebuild`: rebuild the wake index from the stored logs, by hand.
+"""`dsh index rebuild`: rebuild the wake index (and the search index) from the stored logs.
 
     dsh index rebuild --overlay PATH [--data-dir DIR] [--store URL]
 
@@ -9,6 +9,10 @@ command refuses while a `dsh web` holds the data dir's lock (it names the
 PID): a running host keeps the index itself, in memory and on disk, and
 would overwrite a rebuild done under it. Stop it first, or just restart it
 after deleting the index file: start-up rebuilds a missing index by itself.
+
+The search index of a JSONL data dir (`search.sqlite`) is made again too;
+it is a cache like the wake index, and a missing one is also made again at
+start, in the background.
 
 A log that cannot be read is named on stderr and kept as an entry to derive
 again at the next start; the command still succeeds. Exit 1 when the
@@ -87,10 +91,15 @@ def _rebuild(args: argparse.Namespace, streams: Streams) -> int:
             "itself; deleting the index file and restarting also rebuilds it)"
         ) from error
 
+    searched: list[int] = []
+
     async def main() -> RebuildReport:
         host = Host(backend=choice.open(), model=AbsentModel(), plugins=overlay.plugins)
         async with host:
-            return await rebuild_index(host, wake_backend)
+            report = await rebuild_index(host, wake_backend)
+            if host.search.index.persistent:
+                searched.append(await host.search.rebuild())
+            return report
 
     try:
         with streams.warnings():
@@ -112,4 +121,7 @@ def _rebuild(args: argparse.Namespace, streams: Streams) -> int:
         f"{'' if report.sessions == 1 else 's'}: {report.waking} with a wake time{when}"
         + (f", {len(report.unreadable)} unreadable" if report.unreadable else "")
     )
+    for count in searched:
+        plural = "" if count == 1 else "s"
+        streams.line(f"rebuilt the search index from {count} stored Session{plural}")
     return EXIT_OK

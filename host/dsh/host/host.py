@@ -5,11 +5,11 @@ Sessions, coordinator, plugin manager and loader, model adapter). Its parts,
 each a module of its own: `liveness` (going live and cold, leases, the
 per-Session lock), `sessions` (the operations by id), `catalogue` (every
 read of storage), `contributions` (what the plugins say), `actions`,
-`attention` (alerts and unread counts), `lifecycle` (waking and
-hibernating), and with a store several hosts share,
-`relays` (inbox, actions, followers). Its own methods are the few verbs a
-plugin's test or an embedding program uses, and what the wake lifecycle and
-the relays need of a host (`LifecycleHost`, `RelayHost`).
+`attention` (alerts and unread counts), `search` (every message, by its
+words), `lifecycle` (waking and hibernating), and with a store several
+hosts share, `relays` (inbox, actions, followers). Its own methods are the
+few verbs a plugin's test or an embedding program uses, and what the wake
+lifecycle and the relays need of a host (`LifecycleHost`, `RelayHost`).
 
     async with Host(backend=JsonlBackend(data_dir), model=DemoModel()) as host:
         agent = await host.create_session()
@@ -52,6 +52,7 @@ from ..plugins.contributions import Contributions
 from ..plugins.hooks import Hooks
 from ..plugins.loader import PluginLoader, PluginSpec
 from ..relay.relays import Relays
+from ..search.backends import search_index_for
 from ..session.live import LiveSessions
 from ..session.log import Session, SessionLog
 from ..wake.backend import WakeBackend
@@ -64,6 +65,7 @@ from .leases import LeaseKeeper, LeaseSettings
 from .liveness import Liveness
 from .metrics import HostMetrics
 from .model import OwnedModel
+from .search import Search
 from .sessions import Sessions
 
 __all__ = ["Host"]
@@ -131,23 +133,18 @@ class Host:
             self.metrics, self.scope, self.live, self.catalogue, self.lifecycle
         )
         self.liveness = Liveness(
-            live=self.live,
-            backend=backend,
-            model=lambda: self.measures.metered(self.model),
-            clock=self.clock,
-            leases=self.leases,
-            lease_settings=self.lease_settings,
-            lifecycle=self.lifecycle,
-            contributions=self.contributions,
-            catalogue=self.catalogue,
-            max_steps=max_steps,
-            clean_empty_sessions=clean_empty_sessions,
-            heap=heap,
-        )
+            live=self.live, backend=backend, model=lambda: self.measures.metered(self.model),
+            clock=self.clock, leases=self.leases, lease_settings=self.lease_settings,
+            lifecycle=self.lifecycle, contributions=self.contributions, catalogue=self.catalogue,
+            max_steps=max_steps, clean_empty_sessions=clean_empty_sessions, heap=heap,
+        )  # fmt: skip
         self.attention = Attention(
             attention or attention_backend_for(backend), self.live, self.contributions.alert
         )
-        self.sessions = Sessions(self.liveness, self.catalogue, self.attention, cwd=self.cwd)
+        self.search = Search(search_index_for(backend), self.live, backend)
+        self.sessions = Sessions(
+            self.liveness, self.catalogue, self.attention, self.search, cwd=self.cwd
+        )
         self.actions = SessionActions(self.pm, self.hooks, self.sessions.resume, self.liveness)
         self.relays = Relays()  # with a store several hosts share: started with the Host
 
@@ -169,6 +166,7 @@ class Host:
             await self._loader.load_all(self._plugin_specs)
             self._model.resolve(self.contributions.model_choices)
             self.attention.start(group)
+            await self.search.start(group)
             await self.lifecycle.start(group)
             relays = self.relays = Relays.start(self, self.backend, group)
             self.sessions.inbox, self.actions.relay = relays.inbox, relays.actions
@@ -207,6 +205,7 @@ class Host:
         self.lifecycle.stop()
         self.unstored.extend(await self.liveness.close_all())
         await self.attention.aclose(drain_seconds=self.close_retry_seconds + 1)
+        await self.search.aclose()
         await self.lifecycle.aclose()
         if self._keeper is not None:
             self._keeper.close()
@@ -224,10 +223,10 @@ class Host:
     def _plugin_context(self, name: str, config: BaseModel | None) -> PluginContext[Any]:
         assert self._group is not None
         return PluginContext(
-            name=name, config=config, scope=self.scope.child(f"plugin {name}"),
-            live=self.live, clock=self.clock, group=self._group,
-            wakes_cold_sessions=self.lifecycle.wakes, metrics=self.metrics,
-            storage=location_of(self.backend), alerts=self.attention, actions=self.actions,
+            name=name, config=config, scope=self.scope.child(f"plugin {name}"), live=self.live,
+            clock=self.clock, group=self._group, wakes_cold_sessions=self.lifecycle.wakes,
+            metrics=self.metrics, storage=location_of(self.backend), alerts=self.attention,
+            actions=self.actions,
         )  # fmt: skip
 
     @property

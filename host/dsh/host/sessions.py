@@ -42,6 +42,7 @@ from .attention import Attention
 from .catalogue.catalogue import Catalogue
 from .errors import PersistenceUnavailable
 from .liveness import Liveness
+from .search import Search
 
 if TYPE_CHECKING:
     from ..relay.messages import InboxRelay
@@ -68,11 +69,18 @@ class Sessions:
     """
 
     def __init__(
-        self, liveness: Liveness, catalogue: Catalogue, attention: Attention, *, cwd: str
+        self,
+        liveness: Liveness,
+        catalogue: Catalogue,
+        attention: Attention,
+        search: Search,
+        *,
+        cwd: str,
     ) -> None:
         self._liveness = liveness
         self._catalogue = catalogue
         self._attention = attention
+        self._search = search
         self._live = liveness.live
         self._backend = liveness.backend
         self._clock = liveness.clock
@@ -311,6 +319,7 @@ class Sessions:
         finally:
             self._liveness.release_slot(session_id)
         self._list_changed()
+        self._search.forget(session_id)
         try:
             await self._attention.forget(session_id)
         except StorageError as error:  # it is deleted; its unread count merely lingers
@@ -334,6 +343,7 @@ class Sessions:
         except SessionExists:
             raise SessionExists(f"a session {session_id!r} is already stored") from None
         self._list_changed()
+        self._search.again(session_id)
         return await self._catalogue.stored_summary(session_id, live=False)
 
     async def cancel_turn(self, session_id: str) -> bool:

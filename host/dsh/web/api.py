@@ -26,6 +26,7 @@ from ..base.jsonbytes import encode
 from ..base.limits import MAX_DEPTH, MAX_EVENT_BYTES, check_text
 from ..base.version import VERSION as __version__
 from ..host.host import Host
+from ..host.search import ranked_rows
 from ..persistence.errors import SessionExists, SessionNotFound
 from ..session.events import MAX_TITLE_CHARS, validate_time_zone
 from ..session.facts import without_bidi
@@ -177,15 +178,31 @@ async def health(request: Request) -> JSONResponse:
 async def list_sessions(
     request: Request, q: Annotated[str | None, Query(max_length=MAX_QUERY)] = None
 ) -> JSONResponse:
-    """`?q=` keeps the Sessions whose title or first message contains it
-    (case-insensitive), or whose id starts with it; no log is decoded. Each
-    entry's `unread` counts its unread alerts (kept by the host, not read
-    from logs)."""
+    """`?q=` finds words: first the Sessions whose title or first message contains
+    them (case-insensitive) or whose id starts with them, then those whose messages
+    do (the search index, best-ranked first, Chinese too), each with `"match":
+    {"seq", "snippet"}` — its best message. Each entry's `unread` counts its
+    unread alerts (kept by the host, not read from logs)."""
     host = _host(request)
-    rows = await host.catalogue.list(q if q and q.strip() else None)
-    unread = await host.attention.unread([row.id for row in rows])
+    text = q.strip() if q else ""
+    rows = await host.catalogue.list(None)
+    if text:
+        chosen = ranked_rows(rows, text, await host.search.find(text))
+    else:
+        chosen = [(row, None) for row in rows]
+    unread = await host.attention.unread([row.id for row, _ in chosen])
     return _json(
-        200, {"sessions": [{**row.to_dict(), "unread": unread.get(row.id, 0)} for row in rows]}
+        200,
+        {
+            "sessions": [
+                {
+                    **row.to_dict(),
+                    "unread": unread.get(row.id, 0),
+                    **({} if match is None else {"match": match.to_dict()}),
+                }
+                for row, match in chosen
+            ]
+        },
     )
 
 

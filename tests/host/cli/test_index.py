@@ -60,6 +60,7 @@ def test_rebuild_writes_every_sessions_wake_time_from_the_logs(
     assert result.out == (
         f"rebuilt the wake index {data / 'wake-index.jsonl'} from 3 stored Sessions: "
         "2 with a wake time, the next at 2027-01-15T08:00:01.000Z\n"
+        "rebuilt the search index from 3 stored Sessions\n"
     )
     loaded = anyio.run(JsonlWakeBackend(data).load)
     assert loaded.entries == {

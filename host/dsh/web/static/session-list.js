@@ -24,6 +24,33 @@ export function sortSessions(sessions) {
   );
 }
 
+/**
+ * `text` cut into `[piece, marked]` pairs: the places where a word of `query`
+ * occurs (case-insensitive) are marked. Never HTML: the caller makes text nodes.
+ */
+export function markWords(text, query) {
+  const words = String(query ?? "")
+    .toLowerCase()
+    .split(/\s+/)
+    .filter((word) => word !== "");
+  const lower = text.toLowerCase();
+  const marks = new Array(text.length).fill(false);
+  for (const word of words) {
+    for (let at = lower.indexOf(word); at >= 0; at = lower.indexOf(word, at + word.length)) {
+      // Lower-casing can change lengths (rare: İ); then the marks are only approximate.
+      for (let i = at; i < Math.min(text.length, at + word.length); i += 1) marks[i] = true;
+    }
+  }
+  const parts = [];
+  for (let i = 0; i < text.length; ) {
+    let j = i;
+    while (j < text.length && marks[j] === marks[i]) j += 1;
+    parts.push([text.slice(i, j), marks[i]]);
+    i = j;
+  }
+  return parts;
+}
+
 /** Ids are long; the first 12 characters tell them apart in a list. */
 export function shortId(id) {
   const text = String(id);
@@ -92,7 +119,9 @@ export class SessionList {
     const inside = focused && focused !== this.#list && this.#list.contains(focused);
     const focusId = inside ? focused.closest("[data-session-id]")?.getAttribute("data-session-id") : null;
     const focusAction = inside ? (focused.getAttribute("data-action") ?? "open") : null;
-    const items = sortSessions(sessions).map((session) => this.#item(session));
+    // A search answers in its own order (title matches, then the best-ranked messages).
+    const ordered = query ? sessions : sortSessions(sessions);
+    const items = ordered.map((session) => this.#item(session));
     if (items.length === 0) {
       const text = locked ? t("noSessionsLocked") : query ? t("noMatches", { query }) : t("noSessions");
       items.push(h(this.#doc, "li", { class: "empty", "data-role": "no-sessions" }, [text]));
@@ -187,6 +216,7 @@ export class SessionList {
         this.#unread(session),
       ]),
       metaLine,
+      this.#match(session),
       noteLine,
     ]);
     // Only the open Session's actions are tab stops; the others are a click
@@ -210,6 +240,17 @@ export class SessionList {
       ]),
     );
     return item;
+  }
+
+  /** The message a search found, with the searched words marked (text nodes only). */
+  #match(session) {
+    const found = session.match;
+    if (!this.#state.query || typeof found?.snippet !== "string" || found.snippet === "") return null;
+    const doc = this.#doc;
+    const parts = markWords(found.snippet, this.#state.query).map(([text, marked]) =>
+      marked ? h(doc, "mark", {}, [text]) : doc.createTextNode(text),
+    );
+    return isolate(h(doc, "span", { class: "session-match", "data-role": "session-match" }, parts));
   }
 
   /** When it was last active, whose fork it is, and whether it is open. */
