@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 
 import { translator } from "../../host/dsh/web/static/i18n.js";
-import { MAX_TITLE, SessionList, sessionName, shortId, sortSessions } from "../../host/dsh/web/static/session-list.js";
+import { MAX_TITLE, SessionList, markWords, sessionName, shortId, sortSessions } from "../../host/dsh/web/static/session-list.js";
 import { createTimeFormat } from "../../host/dsh/web/static/time.js";
 import { FakeDocument } from "./fake-dom.mjs";
 
@@ -228,4 +228,33 @@ test("a redraw keeps the keyboard on the same entry and action", () => {
   outside.focus();
   view.render(state);
   assert.equal(document.activeElement, outside, "focus outside the list is left alone");
+});
+
+test("a search keeps the host's order and shows the message it found, the words marked as text", () => {
+  const found = [
+    { id: "old", createdAt: 1_000, live: false, length: 3, lineage: null, title: "Groceries", match: { seq: 4, snippet: "明天开会 <b>not bold</b>" } },
+    { id: "0123456789abcdef", createdAt: 3_000, live: true, length: 2, lineage: null, title: "开会 notes" },
+  ];
+  const { view, state, entries } = mount({ list: found });
+  view.render({ ...state, sessions: found, query: "开会" });
+  const items = entries();
+  assert.deepEqual(items.map((item) => item.getAttribute("data-session-id")), ["old", "0123456789abcdef"], "ranked, not re-sorted");
+  const match = items[0].querySelector("[data-role=session-match]");
+  assert.equal(match.textContent, "明天开会 <b>not bold</b>");
+  assert.deepEqual(match.querySelectorAll("mark").map((mark) => mark.textContent), ["开会"]);
+  assert.equal(match.querySelector("b"), null, "never HTML");
+  assert.equal(items[1].querySelector("[data-role=session-match]"), null, "found by its title: no snippet");
+  view.render({ ...state, sessions: found, query: "" });
+  assert.equal(entries()[0].getAttribute("data-session-id"), "0123456789abcdef", "no query: newest first again");
+  assert.equal(entries()[1].querySelector("[data-role=session-match]"), null);
+});
+
+test("markWords marks every place a word occurs, case-insensitively", () => {
+  assert.deepEqual(markWords("Stretch and stretch", "STRETCH"), [
+    ["Stretch", true],
+    [" and ", false],
+    ["stretch", true],
+  ]);
+  assert.deepEqual(markWords("abc", "  "), [["abc", false]]);
+  assert.deepEqual(markWords("", "x"), []);
 });

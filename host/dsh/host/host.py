@@ -141,7 +141,7 @@ class Host:
         self.attention = Attention(
             attention or attention_backend_for(backend), self.live, self.contributions.alert
         )
-        self.search = Search(search_index_for(backend), self.live, backend)
+        self.search = Search(search_index_for(backend), self.live, backend, self.durable_length)
         self.sessions = Sessions(
             self.liveness, self.catalogue, self.attention, self.search, cwd=self.cwd
         )

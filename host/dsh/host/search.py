@@ -1,8 +1,11 @@
 """`Search`: every stored message of every Session, indexed as it is stored, found by words.
 
-**Indexing follows the commit.** It observes the live Sessions: for each
-`session/flushed` it indexes the newly durable messages (`message/user`,
-`message/assistant`) of that Session, never on append. Flushes of one
+**Indexing follows the commit.** It observes the live Sessions and indexes
+their messages (`message/user`, `message/assistant`) once they are durable,
+never on append: at each `session/flushed`, and — since most events are
+stored by the write path in the background, with no flush anyone awaits —
+for a Session that appended a message, every `SETTLE_SECONDS` up to what
+the write path confirmed (`durable`), until all of it is. Jobs of one
 Session that arrive while the worker is busy are taken together (one write
 for a burst). A live Session holds its own events from `fold_start` on;
 what lies before (a fork's copied prefix) or was never indexed (a crash
@@ -31,7 +34,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import anyio
@@ -54,6 +57,8 @@ __all__ = ["MAX_SESSIONS", "Match", "Search", "ranked_rows"]
 
 log = logging.getLogger(__name__)
 
+#: How often Sessions that appended messages are looked at again (seconds).
+SETTLE_SECONDS = 0.5
 #: At most this many Sessions are answered for one search (the best-ranked).
 MAX_SESSIONS = 200
 #: Messages asked of the index for one search, before grouping them by Session.
@@ -86,11 +91,21 @@ class _Job:
 class Search:
     """The Host's search (see the module docstring)."""
 
-    def __init__(self, index: SearchIndex, live: LiveSessions, backend: Backend) -> None:
+    def __init__(
+        self,
+        index: SearchIndex,
+        live: LiveSessions,
+        backend: Backend,
+        durable: Callable[[Session], int],
+    ) -> None:
         self.index = index
         self._live = live
         self._backend = backend
+        self._durable = durable
         self._marks: dict[str, int] = {}
+        # Sessions that appended a message not yet indexed, by id (their live object).
+        self._waiting: dict[str, Session] = {}
+        self._appended = anyio.Event()
         self._send: MemoryObjectSendStream[_Job] | None = None
         self._stop_observing: Disposer | None = None
         self._drained = anyio.Event()
@@ -106,6 +121,7 @@ class Search:
         self._send, jobs = anyio.create_memory_object_stream[_Job](math.inf)
         self._stop_observing = self._live.observe(self._observe)
         group.start_soon(self._work, jobs, name="search index")
+        group.start_soon(self._settle, name="search settle")
         if self.index.persistent:
             group.start_soon(self._catch_up, name="search catch-up")
 
@@ -171,9 +187,30 @@ class Search:
                 self._send.send_nowait(job)
 
     def _observe(self, observation: Observation) -> None:
+        session = observation.session
         if isinstance(observation, SessionFlushed):
-            session = observation.session
             self._offer(_Job(session.id, observation.through, session))
+        elif observation.event.type in _TYPES:
+            self._waiting[session.id] = session
+            self._appended.set()
+
+    async def _settle(self) -> None:
+        """Index what the write path confirmed of the Sessions that appended messages.
+
+        Real time, not the Host's clock: it waits for the disk, not for a
+        time of day (and a test's fake clock never sees it sleep)."""
+        while True:
+            await self._appended.wait()
+            await anyio.sleep(SETTLE_SECONDS)
+            self._appended = anyio.Event()
+            for session_id, session in list(self._waiting.items()):
+                durable = self._durable(session)
+                if durable >= len(session) or self._live.find(session_id) is not session:
+                    del self._waiting[session_id]  # all of it (or it closed: its close flushed)
+                if durable > self._marks.get(session_id, 0):
+                    self._offer(_Job(session_id, durable, session))
+            if self._waiting:
+                self._appended.set()  # some of it is still being written: look again
 
     async def _catch_up(self) -> None:
         try:
