@@ -8,10 +8,10 @@
 //    by a digit ("costs $5 and $10" is text).
 // 2. `$$…$$`, `\(…\)`, `\[…\]` need only their closer; `\$` is a dollar.
 // 3. A line that starts with `$$` or `\[` opens a display block (it may
-//    interrupt a paragraph) that runs to the line ending with the closer.
-//    A block never closed shows its source as written (`meta.closed` false),
-//    like an unclosed code fence, so a formula still being streamed is never
-//    drawn half-way.
+//    interrupt a paragraph) that runs to the line ending with the closer;
+//    without a closer it is no block (`\[` is also an escaped bracket). While
+//    streaming, a block not closed yet shows its source as written
+//    (`meta.closed` false), so a formula is never drawn half-way.
 // 4. While streaming (`env.streaming`), an inline opener with no closer in
 //    the text's last paragraph keeps the rest of that paragraph as plain text
 //    (`math_pending`): TeX's `_` and `*` must not flicker into emphasis.
@@ -185,7 +185,11 @@ function mathBlock(state, startLine, endLine, silent) {
       }
       lines.push(text);
     }
-    if (!closed) line -= 1;
+    if (!closed) {
+      // Rule 3: only text still being written may end inside a formula.
+      if (!state.env?.streaming) return false;
+      line -= 1;
+    }
   }
   if (silent) return true;
   state.line = line + 1;
