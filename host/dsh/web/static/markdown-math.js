@@ -3,9 +3,10 @@
 // `math_block` tokens holding the TeX source (markdown-katex.js draws them).
 //
 // Rules, so that ordinary text with dollars (prices) stays text:
-// 1. `$…$`: the opening `$` is not followed by a space or another `$`, the
-//    closing one is not preceded by a space or a backslash and not followed
-//    by a digit ("costs $5 and $10" is text).
+// 1. `$…$`: the opening `$` is not followed by a space or another `$`; the
+//    formula ends at the next `$` not escaped by a backslash, which must not
+//    be preceded by a space nor followed by a digit, else there is no formula
+//    ("costs $5 and $10" is text, and so is "$5, or $x$" up to `$x$`).
 // 2. `$$…$$`, `\(…\)`, `\[…\]` need only their closer; `\$` is a dollar.
 // 3. A line that starts with `$$` or `\[` opens a display block (it may
 //    interrupt a paragraph) that runs to the line ending with the closer;
@@ -16,10 +17,11 @@
 //    the text's last paragraph keeps the rest of that paragraph as plain text
 //    (`math_pending`): TeX's `_` and `*` must not flicker into emphasis.
 //
-// Work is linear: before looking for a closer, each rule asks whether one
-// exists at all after this point (the last valid closer of the paragraph,
-// found once per paragraph), so a run of openers with no closer costs one
-// step each, and a found closer consumes the text it scanned.
+// Work is linear: a `$` looks only as far as the next `$`; the other openers
+// first ask whether their closer occurs at all after this point (its last
+// position in the paragraph, found once per paragraph), so a run of openers
+// with no closer costs one step each, and a found closer consumes the text
+// it scanned.
 
 /** Formulas longer than this are shown as their source (KaTeX's work grows with them). */
 export const MAX_FORMULA = 8000;
@@ -43,7 +45,6 @@ function closersOf(state) {
   if (found === undefined) {
     const src = state.src;
     found = {
-      dollar: lastSingleDollarCloser(src),
       double: src.lastIndexOf("$$"),
       paren: src.lastIndexOf("\\)"),
       bracket: src.lastIndexOf("\\]"),
@@ -68,11 +69,6 @@ function closesDollar(src, i) {
   if (isSpace(before) || before === BACKSLASH || before === DOLLAR) return false;
   const after = src.charCodeAt(i + 1);
   return !isDigit(after) && after !== DOLLAR;
-}
-
-function lastSingleDollarCloser(src) {
-  for (let i = src.length - 1; i > 0; i -= 1) if (closesDollar(src, i)) return i;
-  return -1;
 }
 
 function mathInline(state, silent) {
@@ -102,16 +98,14 @@ function mathInline(state, silent) {
       open = "$";
       close = "$";
       display = false;
-      last = closersOf(state).dollar;
+      last = Number.POSITIVE_INFINITY;
     }
   } else {
     return false;
   }
   const from = start + open.length;
   let end = -1;
-  if (last >= from + (open === "$" ? 1 : 0)) {
-    end = open === "$" ? nextDollarCloser(src, from + 1) : src.indexOf(close, from);
-  }
+  if (last >= from) end = open === "$" ? nextDollarCloser(src, from) : src.indexOf(close, from);
   if (end === -1 || end > state.posMax) return pending(state, silent, start, open);
   const content = src.slice(from, end);
   if (content.trim() === "") return false;
@@ -125,11 +119,11 @@ function mathInline(state, silent) {
   return true;
 }
 
+/** The next unescaped `$` from `from` when it may close a formula (rule 1), else -1. */
 function nextDollarCloser(src, from) {
-  for (let i = src.indexOf("$", from); i !== -1; i = src.indexOf("$", i + 1)) {
-    if (closesDollar(src, i)) return i;
-  }
-  return -1;
+  let i = src.indexOf("$", from);
+  while (i !== -1 && src.charCodeAt(i - 1) === BACKSLASH) i = src.indexOf("$", i + 1);
+  return i !== -1 && closesDollar(src, i) ? i : -1;
 }
 
 // A lone `$` is only "math in flight" when what follows looks like TeX.
