@@ -39,6 +39,16 @@ test("TeX becomes MathML elements in the MathML namespace, display or inline", (
   assert.equal(element.querySelector("annotation").textContent, "\\frac{a}{b} + \\sqrt{x_1}");
 });
 
+test("a formula is built again from its remembered tree: equal MathML, new elements", () => {
+  const document = new FakeDocument();
+  const first = renderMath(document, "\\frac{1}{2}");
+  const second = renderMath(document, "\\frac{1}{2}");
+  assert.notEqual(first, second);
+  assert.deepEqual(descendants(second).map((node) => node.localName), descendants(first).map((node) => node.localName));
+  assert.equal(renderMath(document, "\\frac{1").localName, "code", "a refusal is remembered as one");
+  assert.equal(renderMath(document, "\\frac{1").localName, "code");
+});
+
 test("a formula KaTeX refuses, too long or too deep, shows its source as code with the reason", () => {
   for (const [tex, reason] of [
     ["\\frac{a", /KaTeX parse error/],
@@ -101,7 +111,7 @@ test("the allowlists hold even if KaTeX's tree carried links, actions, styles or
       { width: 2, character: null },
     ]),
   ]);
-  const { element } = math("ignored");
+  const { element } = math("\\patched");
   assert.equal(element.localName, "math");
   const attributes = [element, ...descendants(element)].map((item) => [item.localName, Object.fromEntries(item.attributes)]);
   assert.deepEqual(attributes, [
@@ -115,7 +125,8 @@ test("the allowlists hold even if KaTeX's tree carried links, actions, styles or
 
   for (const forbidden of ["maction", "mglyph", "a", "script", "svg", "annotation-xml"]) {
     tree = node("math", {}, [node("mrow", {}, [node(forbidden, {}, [text("x")])])]);
-    const { document, element: refused } = math("y", { source: "$y$" });
+    // A new TeX string each time: KaTeX's trees are remembered per formula.
+    const { document, element: refused } = math(`y_{${forbidden}}`, { source: "$y$" });
     assert.equal(refused.localName, "code", forbidden);
     assert.equal(refused.textContent, "$y$");
     assert.ok(!document.created.includes(forbidden), forbidden);

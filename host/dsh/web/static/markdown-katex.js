@@ -86,6 +86,32 @@ const OPTIONS = {
   maxSize: 50,
 };
 
+// A streamed answer is rendered again at every delta, each formula with it:
+// KaTeX's tree for a formula (or its refusal) is remembered, for the last
+// TREE_MEMO formulas, so a re-render only builds DOM. The memo holds KaTeX's
+// output for a TeX string, a pure function of it: nothing else is kept.
+const TREE_MEMO = 256;
+const trees = new Map();
+
+/** KaTeX's MathML tree for `tex`, or the Error it raised. */
+function katexTree(tex, display) {
+  const key = `${display ? "D" : "I"}${tex}`;
+  let tree = trees.get(key);
+  if (tree === undefined) {
+    try {
+      if (tex.length > MAX_FORMULA) throw new Error("formula too long");
+      tree = katex.__renderToDomTree(tex, { ...OPTIONS, displayMode: display });
+    } catch (error) {
+      tree = error instanceof Error ? error : new Error(String(error));
+    }
+    if (trees.size >= TREE_MEMO) trees.delete(trees.keys().next().value);
+  } else {
+    trees.delete(key);
+  }
+  trees.set(key, tree);
+  return tree;
+}
+
 /**
  * A MathML `<math>` element for the TeX `tex` (display or inline), or — when
  * KaTeX refuses it — a `<code class="math-source">` holding `source` (the
@@ -93,8 +119,8 @@ const OPTIONS = {
  */
 export function renderMath(document, tex, { display = false, source = tex } = {}) {
   try {
-    if (tex.length > MAX_FORMULA) throw new Error("formula too long");
-    const tree = katex.__renderToDomTree(tex, { ...OPTIONS, displayMode: display });
+    const tree = katexTree(tex, display);
+    if (tree instanceof Error) throw tree;
     const math = tree.children?.[0];
     if (math?.type !== "math") throw new Error("KaTeX gave no math element");
     return buildElement(document, math);
