@@ -132,3 +132,20 @@ test("the allowlists hold even if KaTeX's tree carried links, actions, styles or
     assert.ok(!document.created.includes(forbidden), forbidden);
   }
 });
+
+test("the vendored libraries neither parse HTML nor evaluate code (the page's CSP allows no eval)", () => {
+  const banned = [
+    /\.innerHTML\b/,
+    /\.outerHTML\b/,
+    /insertAdjacentHTML/,
+    /\beval\s*\(/,
+    /new Function\b/,
+    /document\.write/,
+    /createContextualFragment/,
+    /DOMParser/,
+  ];
+  for (const file of ["katex/katex.mjs", "markdown-it/markdown-it.mjs"]) {
+    const source = readFileSync(new URL(`../../host/dsh/web/static/vendor/${file}`, import.meta.url), "utf8");
+    for (const pattern of banned) assert.doesNotMatch(source, pattern, `${file} uses ${pattern}`);
+  }
+});
