@@ -15,7 +15,7 @@ import { isolate, visibleBidi } from "./bidi.js";
 import { h } from "./dom.js";
 import { renderMath } from "./markdown-katex.js";
 import { safeHref } from "./markdown-links.js";
-import { parseMarkdown } from "./markdown.js";
+import { fenceLanguage, parseMarkdown } from "./markdown.js";
 
 /**
  * Render `source` into a new `<div class="md">`. `t` translates the copy
@@ -129,7 +129,8 @@ class Builder {
 
   codeBlock(token) {
     const { document, t } = this;
-    const lang = (token.info ?? "").trim().split(/\s+/)[0].replace(/[^\w+#.-]/g, "").slice(0, 32);
+    // Letters, digits and + # . - _ only: the label is also a class name.
+    const lang = fenceLanguage(token.info).replace(/[^\p{L}\p{N}_+#.-]/gu, "").slice(0, 32);
     const text = token.content.endsWith("\n") ? token.content.slice(0, -1) : token.content;
     const code = h(document, "code", { class: lang ? `language-${lang}` : undefined }, [text]);
     const copy = h(document, "button", {

@@ -32,6 +32,11 @@ import { mathPlugin } from "./markdown-math.js";
 
 export { safeHref };
 
+/** The language named by a code fence's info string: its first word, entities and escapes resolved. */
+export function fenceLanguage(info) {
+  return PARSER.utils.unescapeAll(String(info ?? "")).trim().split(/\s+/)[0];
+}
+
 /** How deep markdown-it parses nested blocks. */
 export const MAX_NESTING = 100;
 
