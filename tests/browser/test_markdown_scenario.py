@@ -61,6 +61,9 @@ def test_math_tables_and_code_render_as_their_elements(
         expect(answer.locator("code.math-source")).to_have_text([r"$\frac{1$"])
         assert "costs $5 to learn" in (answer.text_content() or "")
         assert page.locator("a[href^=javascript]").count() == 0
+        # Whatever the TeX asked for, no link, action or style reached the MathML.
+        hostile = "math [*|href], math maction, math [actiontype], math [style], math [class]"
+        assert answer.locator(hostile).count() == 0
         assert watch.problems == []
 
 
