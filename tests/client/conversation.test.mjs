@@ -315,6 +315,18 @@ test("the typing indicator shows while a turn runs, with the streamed text once 
   assert.equal(root.querySelector("[data-role=typing]"), null);
 });
 
+test("the streamed text is rendered as text still being written: a half-written formula or table stays text", () => {
+  const { root, render } = setup();
+  render({ nodes: [], running: true, streaming: "a | b\n-" });
+  const typing = () => root.querySelector("[data-role=typing]");
+  assert.equal(typing().querySelector("h2, table"), null, "no setext heading, no table yet");
+  assert.equal(typing().querySelector("p").textContent, "a | b");
+  render({ nodes: [], running: true, streaming: "$$\n\\frac{a_1}{b_" });
+  assert.equal(typing().querySelector("pre.math-source").textContent, "$$\n\\frac{a_1}{b_");
+  render({ nodes: [], running: true, streaming: "$$\n\\frac{a_1}{b_1}\n$$" });
+  assert.ok(typing().querySelector(".math-block math mfrac"));
+});
+
 test("notices and the loading state of older pages are shown", () => {
   const { root, render } = setup();
   render({ nodes: [], notice: "Say something", loadingOlder: true });

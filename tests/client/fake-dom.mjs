@@ -367,6 +367,14 @@ export class FakeDocument {
     return new FakeElement(this, tagName);
   }
 
+  /** An element in namespace `namespace` (MathML, SVG); logged in `created` like any other. */
+  createElementNS(namespace, tagName) {
+    this.created.push(String(tagName).toLowerCase());
+    const element = new FakeElement(this, tagName);
+    element.namespaceURI = namespace;
+    return element;
+  }
+
   createTextNode(data) {
     return new FakeText(this, data);
   }

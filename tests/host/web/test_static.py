@@ -7,9 +7,11 @@ import pytest
 
 from dsh.host.host import Host
 from dsh.plugins.context import ClientModule
+from dsh.web import WebSettings, create_app
+from dsh.web.settings import STATIC_DIR
 from dsh.web.static import module_url, resolve_below
 
-from .conftest import UiPlugin
+from .conftest import TOKEN, UiPlugin
 
 pytestmark = pytest.mark.anyio
 
@@ -142,3 +144,23 @@ async def test_a_declared_module_missing_on_disk_is_404(
 def test_module_urls_are_namespaced_and_quoted() -> None:
     assert module_url("ui", "a.js") == "/plugins/ui/a.js"
     assert module_url("odd name", "a b.js") == "/plugins/odd%20name/a%20b.js"
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["vendor/markdown-it/markdown-it.mjs", "vendor/katex/katex.mjs", "markdown-katex.js"],
+)
+async def test_the_client_vendored_modules_are_served_as_javascript_under_the_pages_csp(
+    host: Host, path: str
+) -> None:
+    """The real client folder: markdown-it and KaTeX load as same-origin module scripts."""
+    settings = WebSettings(token=TOKEN, port=8765, static_dir=STATIC_DIR)
+    transport = httpx.ASGITransport(app=create_app(host, settings), raise_app_exceptions=False)
+    async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8765") as http:
+        response = await http.get(f"/static/{path}")
+    assert response.status_code == 200
+    assert response.headers["content-type"] == "text/javascript; charset=utf-8"
+    assert response.content == (STATIC_DIR / path).read_bytes()
+    policy = response.headers["content-security-policy"]
+    assert "default-src 'self'" in policy and "script-src" not in policy
+    assert "unsafe-eval" not in policy

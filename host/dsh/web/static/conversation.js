@@ -251,7 +251,7 @@ export class ConversationView {
     const t = this.#t;
     let body = null;
     if (text !== "") {
-      body = renderMarkdown(doc, text, { t });
+      body = renderMarkdown(doc, text, { t, streaming: true });
       body.setAttribute("class", "bubble md");
     } else if (reasoning === null) {
       body = h(doc, "div", { class: "typing-dots", "aria-hidden": "true" }, [h(doc, "span"), h(doc, "span"), h(doc, "span")]);

@@ -1,350 +1,150 @@
-// A small markdown subset, parsed into a plain tree (no DOM, no HTML): the
-// client builds DOM nodes from it (markdown-dom.js), so no text can become
-// markup. What is recognised:
+// Markdown as models write it: CommonMark with GFM tables, strikethrough,
+// bare-URL links and task lists, plus math, parsed by markdown-it
+// (vendor/markdown-it, MIT) into its flat token stream. No HTML is produced
+// here or anywhere: markdown-dom.js builds DOM nodes from the tokens.
 //
-// - blocks: paragraphs, ATX headings (# … ######), fenced code (``` or ~~~),
-//   block quotes, bullet and ordered lists (nested by indentation), GFM
-//   tables, thematic breaks;
-// - inline: backslash escapes, code spans, *em* / _em_, **strong**,
-//   ~~strikethrough~~, [links](url "title"), <autolinks> and bare
-//   http(s):// URLs.
+// How the parser is set up, and why:
+// 1. `html: false`: raw HTML is never markup; it stays text as written.
+// 2. Links are recognised only for destinations `safeHref` accepts
+//    (absolute http, https, mailto): markdown-it asks `validateLink`, so any
+//    other link — `javascript:`, `data:`, relative — stays text as written.
+// 3. Bare URLs become links only with their scheme (`fuzzyLink: false`):
+//    "example.com" in prose stays prose.
+// 4. Blocks nest at most MAX_NESTING deep (markdown-it's own bound; its
+//    block rules recurse, and text past the bound is left out). The DOM
+//    builder caps what becomes elements far lower (markdown-dom.js).
+// 5. Math (`$…$`, `$$…$$`, `\(…\)`, `\[…\]`) is markdown-math.js.
+// 6. Task list items (`- [ ] x`, `- [x] x`) get `meta.task` on their
+//    `list_item_open` ("open" or "done"), the marker removed from the text.
 //
-// Links are kept only for http, https and mailto destinations; any other
-// link, HTML, images, entities and reference links stay text, exactly as
-// written. Every loop is linear in the input (the emphasis rules follow
-// CommonMark's delimiter algorithm with its "openers bottom" bounds, the link
-// and autolink scans are capped), nesting is capped, and a `meter` counts the
-// loop steps so tests can check that work grows linearly with hostile input.
-//
-// Tree: {type: "doc", children: Block[]}
-//   Block  = {type: "paragraph", children: Inline[]} | {type: "heading", level, children}
-//          | {type: "code", lang, text} | {type: "quote", children: Block[]}
-//          | {type: "list", ordered, start, tight, items: Block[][]}
-//          | {type: "table", align: ("left"|"center"|"right"|null)[], head: Inline[][], rows: Inline[][][]}
-//          | {type: "hr"}
-//   Inline = {type: "text", text} | {type: "code", text} | {type: "link", href, title, children}
-//          | {type: "em" | "strong" | "del", children}
+// Streaming (`streaming: true`, the answer while it is being written): the
+// text may end in the middle of a construct. What could turn into something
+// else once the next delta arrives is held as plain text instead:
+// - an unclosed display formula shows its source (markdown-math.js rule 3),
+// - an unclosed inline formula in the last paragraph stays text (rule 4),
+// - an unfinished last line under a table's header row (`|--`, `-`) is left
+//   out until it has a cell for each header cell, so the header never
+//   flashes as a setext heading or a one-column table.
 
-import { MAX_INLINE_DEPTH, parseInline } from "./markdown-inline.js";
+import MarkdownIt from "./vendor/markdown-it/markdown-it.mjs";
 import { safeHref } from "./markdown-links.js";
+import { mathPlugin } from "./markdown-math.js";
 
-export { MAX_INLINE_DEPTH, parseInline, safeHref };
+export { safeHref };
 
-/** How deep block containers (quotes, lists) nest; deeper markers stay text. */
-export const MAX_BLOCK_DEPTH = 12;
-const MAX_COLUMNS = 64;
+/** The language named by a code fence's info string: its first word, entities and escapes resolved. */
+export function fenceLanguage(info) {
+  return PARSER.utils.unescapeAll(String(info ?? "")).trim().split(/\s+/)[0];
+}
+
+/** How deep markdown-it parses nested blocks. */
+export const MAX_NESTING = 100;
+
+const TASK = /^\[([ xX])\](?=\s|$)\s?/;
+// A partial table delimiter row: pipes, colons, dashes and spaces only.
+const PARTIAL_DELIMITER = /^ {0,3}[|:\- \t]+$/;
+
+function createParser() {
+  const md = new MarkdownIt("default", {
+    html: false,
+    linkify: true,
+    typographer: false,
+    maxNesting: MAX_NESTING,
+  });
+  md.linkify.set({ fuzzyLink: false, fuzzyEmail: false, fuzzyIP: false });
+  md.validateLink = (url) => safeHref(url) !== null;
+  md.use(mathPlugin);
+  md.core.ruler.after("block", "math_tail", markTail);
+  md.core.ruler.after("inline", "task_lists", taskLists);
+  return md;
+}
+
+// One configured parser for the page; markdown-it keeps no state between parses.
+const PARSER = createParser();
 
 /**
- * Parse `source` into the tree above. `meter` (optional) is an object whose
- * `steps` counter is incremented once per loop step of the parser.
+ * The tokens of `source` (markdown-it's stream). `streaming` applies the
+ * rules above for text that is still being written. `meter` (tests only) is
+ * an object whose `steps` counter counts every parser rule call and every
+ * token, so tests can check that work grows linearly with hostile input.
  */
-export function parseMarkdown(source, { meter = null } = {}) {
-  const tick = meter === null ? () => {} : () => {
-    meter.steps = (meter.steps ?? 0) + 1;
-  };
-  const text = String(source ?? "").replace(/\r\n?/g, "\n");
-  const lines = text.split("\n").map(expandIndent);
-  return { type: "doc", children: new BlockParser(tick).blocks(lines, 0) };
-}
-
-// ---- blocks --------------------------------------------------------------
-
-const FENCE = /^( {0,3})(`{3,}|~{3,})(.*)$/;
-const QUOTE = /^ {0,3}> ?/;
-const LIST_ITEM = /^( {0,3})([-+*]|\d{1,9}[.)])( {1,4}(?! )|(?=\s*$))/;
-
-function expandIndent(line) {
-  if (!line.startsWith("\t") && !line.startsWith(" \t")) return line;
-  let i = 0;
-  let width = 0;
-  while (i < line.length && (line[i] === " " || line[i] === "\t")) {
-    width = line[i] === "\t" ? width + 4 - (width % 4) : width + 1;
-    i += 1;
+export function parseMarkdown(source, { streaming = false, meter = null } = {}) {
+  let text = String(source ?? "");
+  if (streaming) text = holdUnfinishedLine(text);
+  const env = { streaming };
+  if (meter === null) {
+    return PARSER.parse(text, env);
   }
-  return " ".repeat(width) + line.slice(i);
+  const md = metered(createParser(), meter);
+  const tokens = md.parse(text, env);
+  meter.steps = (meter.steps ?? 0) + countTokens(tokens);
+  return tokens;
 }
 
-function isBlank(line) {
-  return line.trim() === "";
+/**
+ * The text without its last line when that line is a table delimiter row
+ * still being written: fewer complete cells than the header row above it.
+ */
+function holdUnfinishedLine(text) {
+  const cut = text.lastIndexOf("\n");
+  if (cut === -1) return text;
+  const last = text.slice(cut + 1);
+  if (last.trim() === "" || !PARTIAL_DELIMITER.test(last)) return text;
+  const previous = text.slice(text.lastIndexOf("\n", cut - 1) + 1, cut);
+  if (!previous.includes("|")) return text;
+  const delimiters = cells(last);
+  const complete = delimiters.length >= cells(previous).length && delimiters.every((cell) => /^:?-+:?$/.test(cell));
+  return complete ? text : text.slice(0, cut);
 }
 
-function leadingSpaces(line) {
-  let n = 0;
-  while (n < line.length && line[n] === " ") n += 1;
-  return n;
+/** The cells of a table row, outer pipes dropped (escaped pipes are not separators). */
+function cells(row) {
+  const inner = row.trim().replace(/^\|/, "").replace(/(?<!\\)\|$/, "");
+  return inner.split(/(?<!\\)\|/).map((cell) => cell.trim());
 }
 
-function isThematicBreak(line) {
-  const compact = line.replace(/[ \t]/g, "");
-  if (leadingSpaces(line) > 3 || compact.length < 3) return false;
-  const char = compact[0];
-  if (char !== "-" && char !== "*" && char !== "_") return false;
-  for (const c of compact) if (c !== char) return false;
-  return true;
-}
-
-/** `{level, text}` of an ATX heading line, or null. */
-function atxHeading(line) {
-  const indent = leadingSpaces(line);
-  if (indent > 3) return null;
-  let level = 0;
-  while (line[indent + level] === "#") level += 1;
-  if (level < 1 || level > 6) return null;
-  const rest = line.slice(indent + level);
-  if (rest !== "" && rest[0] !== " " && rest[0] !== "\t") return null;
-  let text = rest.trim();
-  // An optional closing run of #s, separated by a space (or the whole text).
-  let end = text.length;
-  while (end > 0 && text[end - 1] === "#") end -= 1;
-  if (end === 0) text = "";
-  else if (end < text.length && (text[end - 1] === " " || text[end - 1] === "\t")) text = text.slice(0, end).trim();
-  return { level, text };
-}
-
-function listMarker(line) {
-  const match = LIST_ITEM.exec(line);
-  if (match === null) return null;
-  const [whole, indent, marker] = match;
-  const ordered = /\d/.test(marker[0]);
-  const content = line.slice(whole.length);
-  const empty = content.trim() === "";
-  const width = indent.length + marker.length + (empty ? 1 : whole.length - indent.length - marker.length);
-  return {
-    ordered,
-    // Items of one list share the bullet, or the delimiter of an ordered list.
-    kind: ordered ? marker.at(-1) : marker,
-    start: ordered ? Number.parseInt(marker, 10) : 1,
-    content: empty ? "" : content,
-    empty,
-    width,
-  };
-}
-
-function splitRow(line) {
-  let text = line.trim();
-  if (text.startsWith("|")) text = text.slice(1);
-  if (text.endsWith("|") && !text.endsWith("\\|")) text = text.slice(0, -1);
-  const cells = [];
-  let cell = "";
-  for (let i = 0; i < text.length; i += 1) {
-    const c = text[i];
-    if (c === "\\" && text[i + 1] === "|") {
-      cell += "|";
-      i += 1;
-    } else if (c === "|") {
-      cells.push(cell.trim());
-      cell = "";
-    } else {
-      cell += c;
+/** Core rule: name the last paragraph's inline text, where a formula may still be arriving. */
+function markTail(state) {
+  for (let i = state.tokens.length - 1; i >= 0; i -= 1) {
+    if (state.tokens[i].type === "inline") {
+      state.env.tail = state.tokens[i].content;
+      return;
     }
   }
-  cells.push(cell.trim());
-  return cells;
 }
 
-function delimiterRow(line) {
-  if (!line.includes("-")) return null;
-  const cells = splitRow(line);
-  const align = [];
-  for (const cell of cells) {
-    if (!/^:?-+:?$/.test(cell)) return null;
-    const left = cell.startsWith(":");
-    const right = cell.endsWith(":");
-    align.push(left && right ? "center" : right ? "right" : left ? "left" : null);
-  }
-  return align;
-}
-
-class BlockParser {
-  constructor(tick) {
-    this.tick = tick;
-  }
-
-  /** Parse `lines` (one container's content) at nesting `depth`. */
-  blocks(lines, depth) {
-    const out = [];
-    let paragraph = null;
-    const flush = () => {
-      if (paragraph === null) return;
-      out.push({ type: "paragraph", children: parseInline(paragraph.join("\n"), this.tick) });
-      paragraph = null;
-    };
-    let i = 0;
-    while (i < lines.length) {
-      this.tick();
-      const line = lines[i];
-      if (isBlank(line)) {
-        flush();
-        i += 1;
-        continue;
-      }
-      const fence = FENCE.exec(line);
-      if (fence !== null && !(fence[2][0] === "`" && fence[3].includes("`"))) {
-        flush();
-        i = this.fenced(lines, i, fence, out);
-        continue;
-      }
-      const heading = atxHeading(line);
-      if (heading !== null) {
-        flush();
-        out.push({ type: "heading", level: heading.level, children: parseInline(heading.text, this.tick) });
-        i += 1;
-        continue;
-      }
-      if (isThematicBreak(line)) {
-        flush();
-        out.push({ type: "hr" });
-        i += 1;
-        continue;
-      }
-      if (depth < MAX_BLOCK_DEPTH && QUOTE.test(line)) {
-        flush();
-        i = this.quote(lines, i, depth, out);
-        continue;
-      }
-      const marker = depth < MAX_BLOCK_DEPTH ? listMarker(line) : null;
-      // A list interrupts a paragraph only with content (and an ordered one only from 1).
-      if (marker !== null && (paragraph === null || (!marker.empty && (!marker.ordered || marker.start === 1)))) {
-        flush();
-        i = this.list(lines, i, marker, depth, out);
-        continue;
-      }
-      if (i + 1 < lines.length && line.includes("|")) {
-        const align = delimiterRow(lines[i + 1]);
-        if (align !== null && align.length === splitRow(line).length && align.length <= MAX_COLUMNS) {
-          flush();
-          i = this.table(lines, i, align, out);
-          continue;
-        }
-      }
-      paragraph ??= [];
-      paragraph.push(line.trim());
-      i += 1;
-    }
-    flush();
-    return out;
-  }
-
-  fenced(lines, start, fence, out) {
-    const indent = fence[1].length;
-    const marker = fence[2];
-    const lang = (fence[3].trim().split(/\s+/)[0] ?? "").replace(/[^\w+#.-]/g, "").slice(0, 32);
-    const body = [];
-    let i = start + 1;
-    while (i < lines.length) {
-      this.tick();
-      const line = lines[i];
-      const trimmed = line.trim();
-      if (
-        leadingSpaces(line) <= 3 &&
-        trimmed.length >= marker.length &&
-        trimmed[0] === marker[0] &&
-        [...trimmed].every((c) => c === marker[0])
-      ) {
-        i += 1;
-        break;
-      }
-      body.push(line.slice(Math.min(indent, leadingSpaces(line))));
-      i += 1;
-    }
-    out.push({ type: "code", lang, text: body.join("\n") });
-    return i;
-  }
-
-  quote(lines, start, depth, out) {
-    const inner = [];
-    let i = start;
-    let lazyOk = false;
-    while (i < lines.length) {
-      this.tick();
-      const line = lines[i];
-      const match = QUOTE.exec(line);
-      if (match !== null) {
-        const rest = line.slice(match[0].length);
-        inner.push(rest);
-        lazyOk = !isBlank(rest) && !FENCE.test(rest);
-        i += 1;
-      } else if (lazyOk && !isBlank(line) && !startsBlock(line)) {
-        // A lazy continuation line of the quote's paragraph.
-        inner.push(line);
-        i += 1;
-      } else {
-        break;
-      }
-    }
-    out.push({ type: "quote", children: this.blocks(inner, depth + 1) });
-    return i;
-  }
-
-  list(lines, start, first, depth, out) {
-    const items = [];
-    let tight = true;
-    let i = start;
-    while (i < lines.length) {
-      const marker = listMarker(lines[i]);
-      if (marker === null || marker.ordered !== first.ordered || marker.kind !== first.kind) break;
-      const body = [marker.content];
-      i += 1;
-      let previousBlank = marker.empty;
-      while (i < lines.length) {
-        this.tick();
-        const line = lines[i];
-        if (isBlank(line)) {
-          body.push("");
-          previousBlank = true;
-          i += 1;
-        } else if (leadingSpaces(line) >= marker.width) {
-          body.push(line.slice(marker.width));
-          previousBlank = false;
-          i += 1;
-        } else if (!previousBlank && !startsBlock(line)) {
-          body.push(line.trim());
-          i += 1;
-        } else {
-          break;
-        }
-      }
-      let trailing = 0;
-      while (body.length > 1 && body.at(-1) === "") {
-        body.pop();
-        trailing += 1;
-      }
-      const blocks = this.blocks(body, depth + 1);
-      const next = i < lines.length ? listMarker(lines[i]) : null;
-      const nextIsItem = next !== null && next.ordered === first.ordered && next.kind === first.kind;
-      if ((trailing > 0 && nextIsItem) || (blocks.length > 1 && body.includes(""))) tight = false;
-      items.push(blocks);
-    }
-    out.push({ type: "list", ordered: first.ordered, start: first.start, tight, items });
-    return i;
-  }
-
-  table(lines, start, align, out) {
-    const width = align.length;
-    const cells = (line) => {
-      const row = splitRow(line).slice(0, width);
-      while (row.length < width) row.push("");
-      return row.map((cell) => parseInline(cell, this.tick));
-    };
-    const head = cells(lines[start]);
-    const rows = [];
-    let i = start + 2;
-    while (i < lines.length && !isBlank(lines[i]) && !startsBlock(lines[i])) {
-      this.tick();
-      rows.push(cells(lines[i]));
-      i += 1;
-    }
-    out.push({ type: "table", align, head, rows });
-    return i;
+/** Core rule: GFM task list items (rule 6). */
+function taskLists(state) {
+  const tokens = state.tokens;
+  for (let i = 2; i < tokens.length; i += 1) {
+    const inline = tokens[i];
+    if (inline.type !== "inline" || tokens[i - 1].type !== "paragraph_open" || tokens[i - 2].type !== "list_item_open") continue;
+    const first = inline.children[0];
+    const match = first?.type === "text" ? TASK.exec(first.content) : null;
+    if (match === null) continue;
+    first.content = first.content.slice(match[0].length);
+    tokens[i - 2].meta = { ...tokens[i - 2].meta, task: match[1] === " " ? "open" : "done" };
   }
 }
 
-function startsBlock(line) {
-  return (
-    FENCE.test(line) ||
-    QUOTE.test(line) ||
-    atxHeading(line) !== null ||
-    isThematicBreak(line) ||
-    listMarker(line) !== null
-  );
+/** Wrap every rule of `md` so that each call counts one step on `meter`. */
+function metered(md, meter) {
+  const rulers = [md.core.ruler, md.block.ruler, md.inline.ruler, md.inline.ruler2];
+  for (const ruler of rulers) {
+    for (const rule of ruler.__rules__) {
+      const fn = rule.fn;
+      rule.fn = (...args) => {
+        meter.steps = (meter.steps ?? 0) + 1;
+        return fn(...args);
+      };
+    }
+    ruler.__cache__ = null;
+  }
+  return md;
+}
+
+function countTokens(tokens) {
+  let count = 0;
+  for (const token of tokens) count += 1 + (token.children?.length ?? 0);
+  return count;
 }
