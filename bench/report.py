@@ -701,6 +701,36 @@ def _alerts(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _search(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    shape = f"{_num(r.get('sessions'))} Sessions × {_num(r.get('messages_per_session'))} messages"
+    every = r.get("all_ms") or {}
+    rows = [
+        _row(
+            f"16 search ({shape})",
+            "a search, every query (median / p99)",
+            _mp(every),
+            f"built at {_num(r.get('build_messages_per_s'))} messages/s, "
+            f"{_num((r.get('file_bytes') or 0) / 1e6, ' MB')}",
+            "",
+            "median ≤ 50 ms",
+            None if not every.get("n") else every["median"] <= 50,
+        )
+    ]
+    for text, figures in (r.get("queries") or {}).items():
+        rows.append(
+            _row(
+                f"16 search `{text}`",
+                f"found {figures.get('sessions')} Sessions (median / p99)",
+                _mp(figures.get("ms")),
+                "",
+                "",
+                "",
+                None,
+            )
+        )
+    return rows
+
+
 def _store_copy(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     shape = f"{r.get('sessions', 0):,} Sessions × {r.get('events_per_session', 0)} events"
     rows = []
@@ -751,6 +781,7 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "spread": _spread,
     "spread-recurring": _recurring,
     "catchup": _catchup,
+    "search": _search,
     "fold": _fold,
     "durability": _durability,
     "resume": _resume,

@@ -64,6 +64,10 @@ class Size:
     # 3d. catch-up: `* * * * *` reminders in one Session, owed since `catchup_days` ago
     catchup_reminders: int = 40
     catchup_days: float = 80.0
+    # 16. search: Sessions × messages indexed, and timed searches per query
+    search_sessions: int = 10_000
+    search_messages: int = 100
+    search_rounds: int = 30
 
 
 PROFILES: dict[str, Size] = {
@@ -136,6 +140,9 @@ PROFILES: dict[str, Size] = {
         attention_sessions=2_000,
         catchup_reminders=10,
         catchup_days=80.0,
+        search_sessions=1_000,
+        search_messages=100,
+        search_rounds=20,
     ),
     "smoke": Size(
         name="smoke",
@@ -171,5 +178,8 @@ PROFILES: dict[str, Size] = {
         attention_sessions=50,
         catchup_reminders=3,
         catchup_days=2.0,
+        search_sessions=20,
+        search_messages=10,
+        search_rounds=3,
     ),
 }

@@ -53,7 +53,7 @@ from ..session.log import Session
 from ..session.summary import SessionSummary
 from ..session.types import ASSISTANT_MESSAGE, USER_MESSAGE
 
-__all__ = ["MAX_SESSIONS", "Match", "Search", "ranked_rows"]
+__all__ = ["HITS", "MAX_SESSIONS", "Match", "Search", "ranked_rows"]
 
 log = logging.getLogger(__name__)
 
@@ -62,7 +62,7 @@ SETTLE_SECONDS = 0.5
 #: At most this many Sessions are answered for one search (the best-ranked).
 MAX_SESSIONS = 200
 #: Messages asked of the index for one search, before grouping them by Session.
-_HITS = 2000
+HITS = 1000
 _TYPES = frozenset({USER_MESSAGE, ASSISTANT_MESSAGE})
 
 
@@ -167,7 +167,7 @@ class Search:
         if query.empty or self._send is None:
             return {} if query.empty else None
         try:
-            hits = await self.index.search(query, _HITS)
+            hits = await self.index.search(query, HITS)
         except StorageError as error:
             log.warning("search fell back to titles: %s", error)
             return None

@@ -7,6 +7,9 @@
 - Terms are made by `dsh.search.terms` (CJK as character pairs), so the
   tokenizer only splits on spaces (`unicode61`, diacritics kept: folding
   is done already).
+- A query ranks (BM25) only the newest `RANKED` messages it matches: a
+  common word matches a third of a million messages, and scoring them all
+  costs half a second; the newest are walked cheaply.
 - It is a cache: WAL with `synchronous = NORMAL` (a power cut may lose the
   last writes, which the next start finds again from the logs), and a file
   SQLite cannot open, or of another version, is moved aside
@@ -30,12 +33,14 @@ from ..persistence.errors import StorageError
 from .index import Document, Hit, SearchIndex
 from .terms import Query, fts_query, index_terms
 
-__all__ = ["FILE_NAME", "SCHEMA_VERSION", "SqliteSearchIndex"]
+__all__ = ["FILE_NAME", "RANKED", "SCHEMA_VERSION", "SqliteSearchIndex"]
 
 log = logging.getLogger(__name__)
 
 FILE_NAME = "search.sqlite"
 SCHEMA_VERSION = 1
+#: Of the messages a query matches, the newest this many are ranked (BM25).
+RANKED = 2000
 T = TypeVar("T")
 
 _SCHEMA = f"""
@@ -172,11 +177,18 @@ class SqliteSearchIndex(SearchIndex):
         expression = fts_query(query)
 
         def find(db: sqlite3.Connection) -> list[Hit]:
+            # Ranking every match of a common word costs a BM25 score per message;
+            # only the newest RANKED matches are ranked (walking the match list
+            # newest first is cheap), so a search stays fast at a million messages.
+            floor = db.execute(
+                "SELECT rowid FROM docs WHERE docs MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?",
+                (expression, RANKED - 1),
+            ).fetchone()
             rows = db.execute(
                 "SELECT m.session_id, m.seq, m.text, bm25(docs) AS rank "
                 "FROM docs JOIN messages m ON m.rowid = docs.rowid "
-                "WHERE docs MATCH ? ORDER BY rank LIMIT ?",
-                (expression, limit),
+                "WHERE docs MATCH ? AND docs.rowid >= ? ORDER BY rank LIMIT ?",
+                (expression, 0 if floor is None else floor[0], limit),
             ).fetchall()
             return [Hit(*row) for row in rows]
 
