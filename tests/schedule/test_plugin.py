@@ -318,7 +318,9 @@ async def test_the_command_hook_registers_dsh_reminders(harness: Harness) -> Non
 
     harness.plugin.dsh_cli_commands(register=register)
 
-    assert registered == [("reminders", "list, add, pause, resume, snooze and delete the reminders of Sessions")]
+    assert registered == [
+        ("reminders", "list, add, pause, resume, snooze and delete the reminders of Sessions")
+    ]
 
 
 async def test_receipts_read_from_worker_threads_agree_with_one_read_on_the_loop(
