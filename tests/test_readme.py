@@ -23,6 +23,7 @@ import httpx
 import pytest
 
 from dsh.cli import main
+from dsh.web.running import remember_overlay
 from dsh.host.host import Host
 from dsh.models.base import ModelReply
 from dsh.models.demo import DemoModel
@@ -352,6 +353,9 @@ async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: 
     assert overlay.host.model == "demo" and "--overlay overlays/web-schedule-wake" in run
     clock = FakeClock()
     data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    # What `./scripts/run`'s dsh web leaves for the commands: the overlay it runs with.
+    remember_overlay(data_dir, REPO / "overlays" / "web-schedule-wake" / "overlay.toml")
     store = choose_backend(None, data_dir)
     host = Host(
         backend=store.open(),
