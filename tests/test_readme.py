@@ -23,7 +23,6 @@ import httpx
 import pytest
 
 from dsh.cli import main
-from dsh.web.running import remember_overlay
 from dsh.host.host import Host
 from dsh.models.base import ModelReply
 from dsh.models.demo import DemoModel
@@ -35,6 +34,7 @@ from dsh.plugins.overlay import load_overlay, parse_overlay
 from dsh.testing import FakeClock, settled
 from dsh.wake.backends import wake_backend_for
 from dsh.web import WebSettings, create_app
+from dsh.web.running import remember_overlay
 from tests.host.fixtures.distributions import FakeSite
 from tests.support.deadlines import WAIT
 
