@@ -36,9 +36,8 @@ from dsh import ActionError, CommandContext, HostNotRunning, add_store_options, 
 from .ids import parse_reminder_id
 from .zones import load_zone
 
-__all__ = ["CHANGES", "configure_changes", "duration", "run_change"]
+__all__ = ["configure_changes", "duration", "run_change"]
 
-CHANGES: Final = ("add", "pause", "resume", "snooze", "delete")
 _PART = re.compile(r"(\d+)([smhd])")
 _UNIT: Final = {"s": 1, "m": 60, "h": 3600, "d": 86_400}
 _RULES: Final = ("in_seconds", "every_seconds", "cron")
@@ -65,14 +64,19 @@ def configure_changes(actions: Any, session_id: Callable[[str], str]) -> None:
     )
     rule.add_argument("--at", metavar="TIME", help="once, at this local time (2026-12-25T09:00)")
     rule.add_argument(
-        "--every", dest="every_seconds", type=duration, metavar="DURATION", help="repeatedly"
+        "--every",
+        dest="every_seconds",
+        type=duration,
+        metavar="DURATION",
+        help="repeatedly, this often (1h, 1d)",
     )
     rule.add_argument("--cron", metavar="EXPR", help="repeatedly, e.g. '0 9 * * MON-FRI'")
     add.add_argument(
         "--time-zone",
         type=_zone_name,
         metavar="ZONE",
-        help="the IANA zone TIME and cron are read in (default: the Session's person's)",
+        help="the IANA zone TIME and cron are read in (default: the zone of the Session's "
+        "latest message, else UTC)",
     )
     add.add_argument("--until", metavar="TIME", help="recurring only: nothing after this time")
     add.add_argument("--count", type=_count, metavar="N", help="recurring only: N times in all")
