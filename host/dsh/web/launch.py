@@ -207,7 +207,7 @@ def run_web(
     finally:
         remembered = _web_dir(choice)
         if remembered is not None:
-            forget_run(remembered)  # a clean stop: no stale web.json behind
+            forget_run(remembered)  # stopped, cleanly or not: no web.json left to mislead
         if lock is not None:
             lock.release()
     unstored = [session_id for built in hosts for session_id in built.unstored]

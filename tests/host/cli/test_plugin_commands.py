@@ -7,6 +7,7 @@ from pathlib import Path
 import anyio
 import pytest
 
+from dsh import HostNotRunning
 from dsh.persistence import JsonlBackend
 from dsh.session.log import Session
 from dsh.web.running import remember_overlay
@@ -184,7 +185,9 @@ def test_a_command_s_action_without_a_running_host_is_one_line_naming_the_data_d
     assert "no dsh web is running on x:" in memory.err
 
 
-def test_a_command_s_action_reaches_the_poster_it_was_given(site: FakeSite, tmp_path: Path) -> None:
+def test_a_command_s_action_goes_to_its_poster_and_without_one_no_host_runs(
+    site: FakeSite, tmp_path: Path
+) -> None:
     import argparse
     import io
 
@@ -201,6 +204,9 @@ def test_a_command_s_action_reaches_the_poster_it_was_given(site: FakeSite, tmp_
 
     assert anyio.run(context.session_action, "s-1", "go", {"n": 1}) == {"ok": True}
     assert asked == [(tmp_path, "s-1", "acts", "go", {"n": 1})]
+    alone = CommandContext("acts", Streams(io.StringIO(), io.StringIO()), args)
+    with pytest.raises(HostNotRunning, match=f"no dsh web is running on {tmp_path}: start it"):
+        anyio.run(alone.session_action, "s-1", "go", {})
 
 
 def test_a_word_no_plugin_offers_is_an_unknown_command(
