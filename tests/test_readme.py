@@ -34,6 +34,7 @@ from dsh.plugins.overlay import load_overlay, parse_overlay
 from dsh.testing import FakeClock, settled
 from dsh.wake.backends import wake_backend_for
 from dsh.web import WebSettings, create_app
+from dsh.web.running import remember_overlay
 from tests.host.fixtures.distributions import FakeSite
 from tests.support.deadlines import WAIT
 
@@ -352,6 +353,9 @@ async def test_the_readme_tour_works_step_by_step_with_the_demo_model(tmp_path: 
     assert overlay.host.model == "demo" and "--overlay overlays/web-schedule-wake" in run
     clock = FakeClock()
     data_dir = tmp_path / "data"
+    data_dir.mkdir(mode=0o700)
+    # What `./scripts/run`'s dsh web leaves for the commands: the overlay it runs with.
+    remember_overlay(data_dir, REPO / "overlays" / "web-schedule-wake" / "overlay.toml")
     store = choose_backend(None, data_dir)
     host = Host(
         backend=store.open(),

@@ -30,7 +30,13 @@ from .persistence.location import StorageLocation
 from .plugins.actions import ActionArguments
 from .plugins.commands import CommandContext, Streams, add_store_options
 from .plugins.context import ClientModule, PluginContext, SessionActionRunner
-from .plugins.errors import ActionError, MissingPlugin, PluginConfigError, PluginLoadError
+from .plugins.errors import (
+    ActionError,
+    HostNotRunning,
+    MissingPlugin,
+    PluginConfigError,
+    PluginLoadError,
+)
 from .plugins.hookspecs import CommandRun, RegisterCommand, RegisterModel, hookimpl
 from .session.errors import FlushError, InvalidSessionId, PayloadError, SessionClosed
 from .session.event import SessionEvent
@@ -92,6 +98,7 @@ __all__ = [
     "DuplicateTool",
     "ErrorInfo",
     "FlushError",
+    "HostNotRunning",
     "InvalidSessionId",
     "JsonLike",
     "Listeners",

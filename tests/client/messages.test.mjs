@@ -119,3 +119,44 @@ test("a failed tool's words come from its plugin; words that throw or say nothin
   assert.deepEqual(failures, ["words broke"]);
   assert.equal(words(() => undefined), "The assistant could not finish a step: no");
 });
+
+test("a model that cannot be reached is a plain sentence with Retry, its code behind a closed disclosure", () => {
+  const document = new FakeDocument();
+  const raw = "ConnectError: [Errno -2] Name or service not known (gave up after 4 attempts)";
+  const [, failure] = toNodes([
+    { seq: 0, type: "message/user", time: 0, data: { text: "hello", source: { kind: "user" } } },
+    { seq: 1, type: "turn/end", time: 1, data: { status: "error", error: { code: "model_unavailable", message: raw } } },
+  ]);
+  for (const [lang, words] of [
+    ["en", "The model could not be reached. Check your connection or the model settings."],
+    ["zh", "无法连接到模型。请检查网络连接或模型设置。"],
+  ]) {
+    const tr = translator(lang);
+    const ctx = { document, t: tr, time: createTimeFormat({ locale: "en-GB", timeZone: "UTC" }), lang, registry: null, onRenderError: () => {} };
+    const element = buildNode(failure, ctx);
+    assert.equal(element.querySelector(".error-text").textContent, words);
+    assert.ok(!element.querySelector(".error-text").textContent.includes("Errno"));
+    const details = element.querySelector("details[data-role=error-details]");
+    assert.equal(details.hasAttribute("open"), false);
+    assert.equal(details.querySelector("[data-role=error-code]").textContent, `model_unavailable: ${raw}`);
+    const retry = element.querySelector("button[data-action=retry]");
+    assert.equal(retry.textContent, tr("retry"));
+    assert.equal(retry.getAttribute("title"), tr("retryTurnHint"));
+    assert.equal(announcement(failure, tr), words);
+  }
+});
+
+test("other turn errors keep the host's sentence; a turn error with nothing to send again has no Retry", () => {
+  const document = new FakeDocument();
+  const ctx = { document, t, time: createTimeFormat({ locale: "en-GB", timeZone: "UTC" }), lang: "en", registry: null, onRenderError: () => {} };
+  const node = (code, retry) => ({ kind: "turn-error", seq: 4, eventType: "turn/end", time: 4, error: { code, message: "nope" }, retry });
+  const other = buildNode(node("model_failed", "hi"), ctx);
+  assert.equal(other.querySelector(".error-text").textContent, "The assistant could not answer: nope");
+  assert.ok(other.querySelector("button[data-action=retry]") !== null);
+  for (const retry of [null, "  "]) {
+    assert.equal(buildNode(node("model_unavailable", retry), ctx).querySelector("button[data-action=retry]"), null);
+  }
+  assert.equal(buildNode(node("model_rate_limited", null), ctx).querySelector(".error-text").textContent, t("modelRateLimited"));
+  assert.equal(buildNode(node("model_auth_failed", null), ctx).querySelector(".error-text").textContent, t("modelAuthFailed"));
+  assert.equal(buildNode(node("toString", null), ctx).querySelector(".error-text").textContent, "The assistant could not answer: nope");
+});

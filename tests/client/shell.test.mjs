@@ -215,6 +215,24 @@ test("a refused message keeps its text with Retry, Edit and Dismiss; Retry sends
   assert.equal(app.sent().length, 4, "blank text is not sent");
 });
 
+test("a turn the model could not answer says so plainly; Retry sends the person's message again", async () => {
+  const host = fakeHost();
+  const server = host.addSession("a", { events: [user("what is on today?")] });
+  const app = await mount({ host, initialSession: "a" });
+  const raw = "ConnectError: [Errno -2] Name or service not known (gave up after 4 attempts)";
+  server.append("turn/end", { status: "error", error: { code: "model_unavailable", message: raw } });
+  await pump(app.host, app.timers);
+  const failure = app.$("[data-event-type=turn/end]");
+  assert.equal(failure.querySelector(".error-text").textContent, "The model could not be reached. Check your connection or the model settings.");
+  assert.equal(failure.querySelector("[data-role=error-code]").textContent, `model_unavailable: ${raw}`);
+  app.$("[data-role=composer]").value = "a draft stays";
+  failure.querySelector("[data-action=retry]").click();
+  await pump(app.host, app.timers);
+  assert.deepEqual(app.sent().map(([, path, body]) => [path, body.text]), [["/api/sessions/a/messages", "what is on today?"]]);
+  assert.equal(app.$("[data-role=composer]").value, "a draft stays", "a draft in the composer is not touched");
+  assert.equal(app.$("[data-event-type=turn/end] [data-action=retry]"), null, "once sent again, the old failure offers no Retry");
+});
+
 test("a send the network ate says the host did not answer; Retry works once it is back", async () => {
   const app = await mount();
   await app.controller.newSession();
@@ -964,7 +982,7 @@ test("a screen reader hears new messages only: not the history, not tool interna
   assert.deepEqual(announcer.children.map((line) => line.textContent), [
     "Assistant: Here is the **answer**.",
     "Message from schedule",
-    "The assistant could not answer: no model",
+    "The model could not be reached. Check your connection or the model settings.",
   ]);
 });
 

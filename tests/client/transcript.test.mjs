@@ -174,3 +174,23 @@ test("malformed data degrades to empty text instead of throwing", () => {
   assert.equal(nodes[2].value, null);
   assert.equal(toNode({ seq: 0, type: "message/user", data: { text: "a", source: { id: 1 } } }).source.kind, "user");
 });
+
+test("a failed turn offers the person's message again until they write again", () => {
+  const failed = (seq, code = "model_unavailable") =>
+    ({ seq, type: "turn/end", time: seq, data: { status: "error", error: { code, message: "down" } } });
+  const nodes = toNodes([
+    user(0, "first"),
+    failed(1),
+    user(2, "second"),
+    failed(3),
+    failed(4, "model_failed"),
+  ]);
+  const errors = nodes.filter((node) => node.kind === "turn-error");
+  assert.deepEqual(errors.map((node) => [node.seq, node.retry]), [
+    [1, null], // the person wrote again after it
+    [3, "second"],
+    [4, null], // a second failure in a row: its message is the one above, already offered
+  ]);
+  // A window that starts after the person's message has nothing to send again.
+  assert.equal(toNodes([failed(9)])[0].retry, null);
+});

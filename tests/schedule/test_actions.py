@@ -1,4 +1,4 @@
-"""The person's actions (`dsh_session_action`): delete, pause, resume, snooze."""
+"""The person's actions (`dsh_session_action`): create, delete, pause, resume, snooze."""
 
 from __future__ import annotations
 
@@ -72,6 +72,54 @@ async def test_pause_and_resume_answer_the_new_view_and_move_delivery(harness: H
     assert len(dispatches(agent.session)) == 1  # the one-shot fires once, overdue
 
 
+async def test_create_takes_the_tool_s_arguments_and_answers_the_durable_view(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    flushes = harness.listener(agent).flushes
+
+    created = await act(
+        harness, agent, "create", prompt=" stretch ", every_seconds=3600, time_zone="Asia/Tokyo"
+    )
+
+    view = created["reminder"]
+    assert (view["id"], view["prompt"], view["timeZone"]) == ("rem-1", "stretch", "Asia/Tokyo")
+    assert view["rule"] == {"kind": "every", "seconds": 3600}
+    assert "firesWhenClosed" in view
+    assert harness.listener(agent).flushes > flushes  # answered after its barrier
+    assert [change["change"] for change in changes(agent.session)] == ["create"]
+
+
+@pytest.mark.parametrize(
+    ("args", "code", "problem"),
+    [
+        ({"prompt": "stretch"}, "invalid_rule", "give exactly one rule"),
+        ({"prompt": "  ", "after_seconds": 60}, "invalid_prompt", "prompt is empty"),
+        ({"prompt": "x", "after_seconds": 60, "at": "2030-01-01T09:00"}, "invalid_rule", "got"),
+    ],
+)
+async def test_create_refuses_what_the_tool_refuses_as_422(
+    harness: Harness, args: dict[str, JsonValue], code: str, problem: str
+) -> None:
+    agent = harness.open()
+
+    error = await refused(harness, agent, "create", **args)
+
+    assert (error.status, error.code) == (422, code)
+    assert problem in error.message
+    assert changes(agent.session) == []
+
+
+async def test_create_with_an_unknown_argument_is_invalid_arguments(harness: Harness) -> None:
+    agent = harness.open()
+    with pytest.raises(ActionError) as caught:
+        harness.plugin.dsh_session_action(
+            agent=agent, name="create", args={"prompt": "x", "after_seconds": 5, "when": 1}
+        )
+    assert (caught.value.status, caught.value.code) == (422, "invalid_arguments")
+    assert "when" in caught.value.message
+
+
 async def test_an_action_answers_only_after_its_change_is_confirmed(harness: Harness) -> None:
     agent = harness.open()
     await harness.value(agent, "schedule_create", prompt="stretch", after_seconds=600)
@@ -117,6 +165,48 @@ async def test_snooze_moves_a_recurring_reminder_s_next_occurrence_only(harness:
         "2026-01-01T01:10:00.000Z",  # the moved one
         "2026-01-01T02:00:00.000Z",  # then the rule's own
     ]
+
+
+async def test_the_rule_in_words_says_a_one_shot_was_snoozed_and_to_when(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    created = await harness.value(
+        agent, "schedule_create", prompt="tea", after_seconds=60, time_zone="Europe/Berlin"
+    )
+
+    snoozed = await act(harness, agent, "snooze", id="rem-1", seconds=300)
+
+    assert created["ruleText"] == "once, 1 minute after it was set"
+    assert snoozed["reminder"]["ruleText"] == "once, snoozed to 2026-01-01 01:06 (Europe/Berlin)"
+
+
+async def test_the_rule_in_words_says_a_recurring_one_s_next_is_snoozed_until_it_is_delivered(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(
+        agent, "schedule_create", prompt="drink", every_seconds=3600, time_zone="UTC"
+    )
+
+    snoozed = await act(harness, agent, "snooze", id="rem-1", seconds=630)
+    await pass_time(harness, 3600 + 700)
+    listed = await harness.value(agent, "schedule_list")
+
+    assert snoozed["reminder"]["ruleText"] == "every 1 hour; next snoozed to 2026-01-01 01:10:30"
+    assert [view["ruleText"] for view in listed["reminders"]] == ["every 1 hour"]
+
+
+async def test_a_snooze_by_whole_periods_lands_on_the_rule_and_reads_as_the_rule(
+    harness: Harness,
+) -> None:
+    agent = harness.open()
+    await harness.value(agent, "schedule_create", prompt="drink", every_seconds=600)
+
+    snoozed = await act(harness, agent, "snooze", id="rem-1", seconds=600)
+
+    assert snoozed["reminder"]["nextAt"] == "2026-01-01T00:20:00.000Z"
+    assert snoozed["reminder"]["ruleText"] == "every 10 minutes"
 
 
 async def test_snoozing_a_due_reminder_brings_it_back_that_long_from_now(

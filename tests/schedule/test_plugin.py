@@ -318,7 +318,16 @@ async def test_the_command_hook_registers_dsh_reminders(harness: Harness) -> Non
 
     harness.plugin.dsh_cli_commands(register=register)
 
-    assert registered == [("reminders", "list the reminders of stored Sessions")]
+    assert registered == [
+        ("reminders", "list, add, pause, resume, snooze and delete the reminders of Sessions")
+    ]
+
+
+async def test_the_demo_hook_teaches_the_demo_model_reminders(harness: Harness) -> None:
+    from dsh_tool_schedule.demo import ScheduleDemoSkill
+
+    (skill,) = harness.plugin.dsh_demo_skills()
+    assert isinstance(skill, ScheduleDemoSkill)
 
 
 async def test_receipts_read_from_worker_threads_agree_with_one_read_on_the_loop(

@@ -1,9 +1,11 @@
 """`dispatch`: from `dsh`'s arguments to the command that runs, and its exit code.
 
 A built-in command word runs its `Command`; any other word runs a plugin's
-command, found through an overlay (`--overlay`, a trailing `--overlay` or
-`$DSH_OVERLAY`; `dsh.cli.plugin_commands`). Without an overlay, an unknown word
-is one usage error naming the installed plugin that offers it. See
+command, found through an overlay: `--overlay`, a trailing `--overlay`,
+`$DSH_OVERLAY`, else the one the data dir remembers (`--data-dir DIR` in the
+arguments, else the default data dir; `dsh.web.running`: the overlay the last
+`dsh web` on it ran with). Without any, an unknown word is one usage error
+naming the installed plugin that offers it and the data dir. See
 `dsh.cli.app` for the exit codes and how errors are printed.
 """
 
@@ -11,9 +13,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import TextIO
 
+from ..persistence.datadir import default_data_dir
 from ..plugins.commands import Streams
+from ..web.running import remembered_overlay
 from .app import (
     EXIT_INTERRUPTED,
     EXIT_USAGE,
@@ -29,6 +34,19 @@ from .app import (
 from .errors import CommandError
 
 __all__ = ["dispatch"]
+
+
+def _data_dir(argv: Sequence[str], environ: Mapping[str, str] | None) -> Path:
+    """The data dir a plugin command's `argv` names (`--data-dir DIR`), else the default."""
+    given: str | None = None
+    for index, token in enumerate(argv):
+        if token == "--":
+            break
+        if token == "--data-dir" and index + 1 < len(argv):
+            given = argv[index + 1]
+        elif token.startswith("--data-dir="):
+            given = token.removeprefix("--data-dir=")
+    return Path(given).expanduser() if given else default_data_dir(environ)
 
 
 def dispatch(
@@ -53,12 +71,19 @@ def dispatch(
             overlay = trailing or overlay
         overlay = overlay or environment_overlay(environ)
         if overlay is None and word is not None and not builtin:
+            data_dir = _data_dir(arguments, environ)
+            overlay = remembered_overlay(data_dir)
+        if overlay is None and word is not None and not builtin:
             # Imported here: naming the plugin loads the Host, which built-in commands never need.
             from .plugin_commands import unknown_command_hint
 
             hint = unknown_command_hint(word)
             if hint is not None:
-                raise CommandError(hint, EXIT_USAGE)
+                raise CommandError(
+                    f"{hint}; the data dir {data_dir} remembers none (a dsh web started "
+                    "there with --overlay makes it remember)",
+                    EXIT_USAGE,
+                )
         if overlay is not None and not builtin:
             from .plugin_commands import run_with_plugins
 

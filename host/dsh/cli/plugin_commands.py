@@ -35,11 +35,12 @@ from ..models.absent import AbsentModel
 from ..persistence.errors import BackendChoiceError, StorageError
 from ..persistence.memory import MemoryBackend
 from ..plugins.commands import CommandRegistry, PluginCommand, Streams, run_command
-from ..plugins.errors import OverlayError, PluginError
+from ..plugins.errors import HostNotRunning, OverlayError, PluginError
 from ..plugins.loader import InstalledPlugin, discover_plugins
 from ..plugins.overlay import OVERLAY_FILE, PluginSpec, load_overlay
 from .app import Command, build_parser, parse
 from .errors import CommandError
+from .host_actions import post_action
 
 __all__ = ["as_command", "offered_commands", "run_with_plugins", "unknown_command_hint"]
 
@@ -86,11 +87,18 @@ def run_with_plugins(
             if command is None:  # no command word: the help (dispatch runs built-in commands)
                 code: int = args.run(args, streams)
                 return code
-            return await run_command(command, args, streams)
+            return await run_command(command, args, streams, post_action=post_action)
 
     try:
         return anyio.run(main)
-    except (PluginError, HostError, StorageError, BackendChoiceError, OSError) as error:
+    except (
+        PluginError,
+        HostError,
+        HostNotRunning,
+        StorageError,
+        BackendChoiceError,
+        OSError,
+    ) as error:
         raise CommandError(str(error)) from error
 
 

@@ -16,7 +16,10 @@
   32 characters), that a built-in command has, or that another plugin took.
   A plugin whose hook raised registers none of its commands.
 - `CommandContext`: what a plugin command's `run(args, context)` gets: its
-  output and read-only access to stored Sessions. It never starts an agent.
+  output, read-only access to stored Sessions, and `session_action`, which
+  asks the `dsh web` running on the data dir to run one of the plugin's
+  actions (as `POST /api/sessions/{id}/actions` does). It never starts an
+  agent.
 - `readable_backend(store)`: what read-only commands check first, so that a
   mistyped `--data-dir` says it does not exist rather than "no sessions".
 
@@ -35,6 +38,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TextIO
 
+from pydantic import JsonValue
+
 from ..base.visible import VisibleFormatter, visible, visible_lines
 from ..base.width import display_width, pad
 from ..persistence.backend import Backend
@@ -43,10 +48,12 @@ from ..persistence.datadir import DATA_DIR_ENV, default_data_dir
 from ..persistence.errors import SessionNotFound, StorageError
 from ..session.ids import validate_session_id
 from ..session.log import Session, SessionLog
+from .errors import HostNotRunning
 from .hookspecs import CommandRun, RegisterCommand
 
 __all__ = [
     "COMMAND_NAME",
+    "ActionPoster",
     "CommandContext",
     "CommandRegistry",
     "PluginCommand",
@@ -60,6 +67,9 @@ __all__ = [
 
 COMMAND_NAME = re.compile(r"[a-z][a-z0-9-]{0,31}")
 Configure = Callable[[argparse.ArgumentParser], Any]
+ActionPoster = Callable[[Path, str, str, str, dict[str, JsonValue]], Awaitable[JsonValue]]
+"""`post(data_dir, session_id, plugin, action, args)`: run a plugin's action on the `dsh web`
+of `data_dir` and return its result; raises `ActionError` (its refusal) or `HostNotRunning`."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -277,6 +287,7 @@ class CommandContext:
     streams: Streams
     args: argparse.Namespace
     _backend: Backend | None = field(default=None, repr=False)
+    post_action: ActionPoster | None = field(default=None, repr=False)
 
     @property
     def data_dir(self) -> Path:
@@ -320,6 +331,29 @@ class CommandContext:
             raise SessionNotFound(f"no session {session_id!r}")
         return Session(stored.header, stored.events)
 
+    async def session_action(
+        self, session_id: str, action: str, args: dict[str, JsonValue]
+    ) -> JsonValue:
+        """Ask the `dsh web` running on the data dir to run this plugin's `action` on a
+        Session, as `POST /api/sessions/{id}/actions`; its result once it is durable.
+
+        Raises `ActionError` with the host's refusal (status, code and sentence),
+        and `HostNotRunning` naming the data dir when no `dsh web` answers there.
+        """
+        directory = self.web_dir
+        if self.post_action is None:
+            raise HostNotRunning(
+                f"no dsh web is running on {directory}: start it, e.g. ./scripts/run"
+            )
+        return await self.post_action(directory, session_id, self.plugin, action, args)
+
+    @property
+    def web_dir(self) -> Path:
+        """Where a `dsh web` serving this command's store keeps `web.json`: the JSONL
+        store's directory, else the data dir."""
+        settings = backend_choice(self.args).settings
+        return settings.directory if isinstance(settings, JsonlSettings) else self.data_dir
+
     def _store(self) -> Backend:
         if self._backend is None:
             self._backend = readable_backend(backend_choice(self.args)).open()
@@ -332,12 +366,20 @@ class CommandContext:
             await backend.aclose()
 
 
-async def run_command(command: PluginCommand, args: argparse.Namespace, streams: Streams) -> int:
+async def run_command(
+    command: PluginCommand,
+    args: argparse.Namespace,
+    streams: Streams,
+    *,
+    post_action: ActionPoster | None = None,
+) -> int:
     """Run `command` with its parsed `args`; returns the exit code (None counts as 0).
 
-    Raises `TypeError` naming the plugin for a result that is not an exit code.
+    `post_action` is how `CommandContext.session_action` reaches a running
+    `dsh web` (none: it raises `HostNotRunning`). Raises `TypeError` naming
+    the plugin for a result that is not an exit code.
     """
-    context = CommandContext(command.plugin, streams, args)
+    context = CommandContext(command.plugin, streams, args, post_action=post_action)
     try:
         with streams.warnings():  # what storage skips (a hostile file) is said, as for sessions
             result: Any = command.run(args, context)

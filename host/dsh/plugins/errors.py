@@ -1,18 +1,19 @@
 """The errors of the plugin layer: loading, overlays, hooks and a person's actions.
 
-    DshError (dsh.base.errors)
-    ├── PluginError                       the loader failed; names the plugin
-    │   ├── PluginLoadError               a plugin could not be loaded
-    │   │   ├── MissingPlugin             named by an overlay, not installed
-    │   │   ├── AmbiguousPlugin           one entry-point name, several distributions
-    │   │   └── PluginConfigError(ValueError)  its overlay table does not match its Config
-    │   ├── PluginProblems                several plugins cannot be loaded
-    │   ├── PluginUnloadError             a plugin's scope did not close cleanly
-    │   └── PluginNotLoaded(LookupError)  no plugin of that name is loaded
-    ├── OverlayError(ValueError)          an overlay that cannot be read or is not valid
-    └── HookNotImplemented(LookupError)   a plugin that is not loaded or lacks the hook
-    CodedError (dsh.base.errors)
-    └── ActionError                       a person's action refused: 404, 409, 422, 400
+DshError (dsh.base.errors)
+├── PluginError                       the loader failed; names the plugin
+│   ├── PluginLoadError               a plugin could not be loaded
+│   │   ├── MissingPlugin             named by an overlay, not installed
+│   │   ├── AmbiguousPlugin           one entry-point name, several distributions
+│   │   └── PluginConfigError(ValueError)  its overlay table does not match its Config
+│   ├── PluginProblems                several plugins cannot be loaded
+│   ├── PluginUnloadError             a plugin's scope did not close cleanly
+│   └── PluginNotLoaded(LookupError)  no plugin of that name is loaded
+├── OverlayError(ValueError)          an overlay that cannot be read or is not valid
+├── HookNotImplemented(LookupError)   a plugin that is not loaded or lacks the hook
+└── HostNotRunning                    a command's action needs a `dsh web` on its data dir
+CodedError (dsh.base.errors)
+└── ActionError                       a person's action refused: 404, 409, 422, 400
 """
 
 from __future__ import annotations
@@ -30,6 +31,7 @@ __all__ = [
     "ActionError",
     "AmbiguousPlugin",
     "HookNotImplemented",
+    "HostNotRunning",
     "MissingPlugin",
     "OverlayError",
     "PluginConfigError",
@@ -62,6 +64,13 @@ class ActionError(CodedError):
     @classmethod
     def conflict(cls, message: str, code: str = "conflict") -> ActionError:
         return cls(code, message, status=409)
+
+
+class HostNotRunning(DshError):
+    """A plugin command asked for a person's action, and no `dsh web` runs on its data dir.
+
+    The message names the data dir and how to start one.
+    """
 
 
 class OverlayError(DshError, ValueError):

@@ -340,15 +340,17 @@ def dsh_cli_commands(register: RegisterCommand) -> None:
     """Register this plugin's `dsh` subcommands with `register(name, run, help=..., configure=...)`.
 
     Called once when `dsh` runs with an overlay (`dsh --overlay PATH
-    COMMAND ...`) that enables this plugin, before the arguments are parsed.
+    COMMAND ...`, `$DSH_OVERLAY`, or the one the data dir remembers) that
+    enables this plugin, before the arguments are parsed.
     `register` stamps the plugin's name on each command and raises
     `TypeError` (or `ValueError` for a name that is taken) on bad input.
     `configure(parser)` adds the command's arguments (`dsh.add_store_options`
     adds `--data-dir`, the store selection `dsh sessions` uses);
     `run(args, context)` does the work, sync or async, and returns the exit
     code (None is 0). A command never starts an agent: `context`
-    (`dsh.CommandContext`) reads stored logs and writes output. The return
-    value is ignored.
+    (`dsh.CommandContext`) reads stored logs and writes output, and a change
+    is asked of the running `dsh web` (`context.session_action`, which runs
+    this plugin's `dsh_session_action` there). The return value is ignored.
 
     Failures are contained per plugin: a plugin whose hook raises registers
     none of its commands (`dsh` says so on stderr); the others' commands work.

@@ -14,7 +14,8 @@ Modules, one idea each:
 - `server`: uvicorn, programmatically; `connections`: the accept loop, the
   connection caps and read deadlines it runs with; `redact`: the token
   kept out of every log line; `launch`: from an overlay, data dir and
-  model to a running server (what `dsh web` calls).
+  model to a running server (what `dsh web` calls); `running`: what the
+  data dir remembers of it (`web.json`, `overlay.path`).
 """
 
 from __future__ import annotations

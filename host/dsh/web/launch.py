@@ -39,6 +39,7 @@ from ..plugins.overlay import Overlay
 from ..wake.backends import wake_backend_for
 from .errors import LaunchError, TokenError, WebStartupError
 from .logs import LogFormat, log_formatter
+from .running import WEB_FILE, forget_run, remember_run
 from .server import serve
 from .settings import WebSettings
 from .token_file import choose_token
@@ -200,10 +201,13 @@ def run_web(
             logging.basicConfig(level=logging.INFO, handlers=[handler])
         for warning in warnings:
             logging.getLogger(__name__).warning("%s", warning)
-        anyio.run(_serve, settings, tracked, stdout)
+        anyio.run(_serve, settings, tracked, stdout, _remember(choice, overlay))
     except (WebStartupError, PluginError, StorageError, OSError) as error:
         raise LaunchError(str(error)) from error
     finally:
+        remembered = _web_dir(choice)
+        if remembered is not None:
+            forget_run(remembered)  # stopped, cleanly or not: no web.json left to mislead
         if lock is not None:
             lock.release()
     unstored = [session_id for built in hosts for session_id in built.unstored]
@@ -225,5 +229,34 @@ def _check_data_dir(choice: BackendChoice) -> None:
         )
 
 
-async def _serve(settings: WebSettings, make_host: Callable[[], Host], stdout: TextIO) -> None:
-    await serve(settings, make_host, stdout=stdout)
+def _web_dir(choice: BackendChoice) -> Path | None:
+    """Where `web.json` is kept: a JSONL store's data dir (other stores: nowhere)."""
+    chosen = choice.settings
+    return chosen.directory if isinstance(chosen, JsonlSettings) else None
+
+
+def _remember(choice: BackendChoice, overlay: Overlay) -> Callable[[str], None] | None:
+    """What to call once listening: keep `web.json` and `overlay.path` (`dsh.web.running`)."""
+    directory = _web_dir(choice)
+    if directory is None:
+        return None
+    source = overlay.path
+
+    def remember(url: str) -> None:
+        try:
+            remember_run(directory, url, source)
+        except OSError as error:  # the host serves on; only the commands will not find it
+            logging.getLogger(__name__).warning(
+                "cannot keep %s in %s: %s", WEB_FILE, directory, error.strerror or error
+            )
+
+    return remember
+
+
+async def _serve(
+    settings: WebSettings,
+    make_host: Callable[[], Host],
+    stdout: TextIO,
+    on_listening: Callable[[str], None] | None,
+) -> None:
+    await serve(settings, make_host, stdout=stdout, on_listening=on_listening)

@@ -108,6 +108,7 @@ __all__ = [
     "QuietRefusedHandshakes",
     "RedactToken",
     "WebServer",
+    "base_url",
     "public_url",
     "serve",
 ]
@@ -182,9 +183,14 @@ def display_host(host: str) -> str:
     return f"[{host}]" if ":" in host else host
 
 
+def base_url(host: str, port: int) -> str:
+    """`http://HOST:PORT/`: the server's address, without the token."""
+    return f"http://{display_host(host)}:{port}/"
+
+
 def public_url(host: str, port: int, token: str) -> str:
     """`http://HOST:PORT/?token=TOKEN`: the page URL that carries the access token."""
-    return f"http://{display_host(host)}:{port}/?token={quote(token, safe='')}"
+    return f"{base_url(host, port)}?token={quote(token, safe='')}"
 
 
 def listening_socket(host: str, port: int) -> socket.socket:
@@ -388,16 +394,25 @@ class WebServer(uvicorn.Server):
         super().handle_exit(sig, frame)
 
 
-async def serve(settings: WebSettings, make_host: Callable[[], Host], *, stdout: TextIO) -> None:
+async def serve(
+    settings: WebSettings,
+    make_host: Callable[[], Host],
+    *,
+    stdout: TextIO,
+    on_listening: Callable[[str], None] | None = None,
+) -> None:
     """Run `dsh web`: serve a Host built by `make_host` until SIGINT/SIGTERM.
 
     Prints `dsh web: <url with token>` to `stdout` once listening (after an
-    empty line, so it stands out below the start-up log). Raises
+    empty line, so it stands out below the start-up log); just before, calls
+    `on_listening` with the address without the token (`base_url`). Raises
     `OSError` if the address cannot be bound and `WebStartupError` if the
     Host cannot start.
     """
 
     def announce(url: str) -> None:
+        if on_listening is not None:
+            on_listening(base_url(settings.host, server.port))
         # Last, after uvicorn's start-up lines, and set apart: the line to open.
         stdout.write(f"\ndsh web: {url}\n")
         stdout.flush()

@@ -60,6 +60,7 @@ __all__ = [
     "TokenChoice",
     "check_token",
     "choose_token",
+    "read_token",
     "token_path",
 ]
 
@@ -133,7 +134,7 @@ def choose_token(
     except StorageError:
         pass  # a folder that cannot even be looked at: reading or writing the file says why
     if not new:
-        kept = _read(path)
+        kept = read_token(path)
         if kept is not None:
             return TokenChoice(kept, "file", path)
     token = secrets.token_urlsafe(TOKEN_BYTES)
@@ -142,8 +143,9 @@ def choose_token(
     return TokenChoice(token, "new", path)
 
 
-def _read(path: Path) -> str | None:
-    """The token stored at `path`, or None when there is no file."""
+def read_token(path: Path) -> str | None:
+    """The token stored at `path`, or None when there is no file; `TokenFileError` for a
+    file that is not a sound secret (module docstring)."""
     fix = f"run `chmod 600 {path}`, or start with --new-token to replace it"
     try:
         fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)

@@ -7,8 +7,10 @@ from pathlib import Path
 import anyio
 import pytest
 
+from dsh import HostNotRunning
 from dsh.persistence import JsonlBackend
 from dsh.session.log import Session
+from dsh.web.running import remember_overlay
 
 from ..fixtures.distributions import FakeSite
 from .conftest import Cli
@@ -83,6 +85,7 @@ def test_a_plugin_command_without_an_overlay_names_its_plugin_and_how_to_enable_
     site.plugin("commands", "Commands")
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DSH_OVERLAY", raising=False)
+    monkeypatch.setenv("DSH_DATA_DIR", str(tmp_path / "data"))
 
     result = dsh("hello", "--name", "x")
 
@@ -90,7 +93,8 @@ def test_a_plugin_command_without_an_overlay_names_its_plugin_and_how_to_enable_
     assert result.err == (
         "dsh: error: 'hello' is a command of plugin commands (dsh-commands 1.0), which needs "
         "an overlay that enables it: give one with --overlay PATH (before or after the "
-        "command) or $DSH_OVERLAY\n"
+        f"command) or $DSH_OVERLAY; the data dir {tmp_path / 'data'} remembers none (a dsh "
+        "web started there with --overlay makes it remember)\n"
     )
 
 
@@ -109,14 +113,100 @@ def test_the_hint_names_an_overlay_here_that_enables_the_plugin(
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DSH_OVERLAY", raising=False)
 
-    result = dsh("count")
+    result = dsh("count", "--data-dir", "elsewhere")
 
     assert result.code == 2
     assert result.err == (
         "dsh: error: 'count' is a command of plugin commands (dsh-commands 1.0), which needs "
         "an overlay that enables it: dsh count ... --overlay overlays/c-commands "
-        "(or set DSH_OVERLAY=overlays/c-commands)\n"
+        "(or set DSH_OVERLAY=overlays/c-commands); the data dir elsewhere remembers none (a "
+        "dsh web started there with --overlay makes it remember)\n"
     )
+
+
+def test_without_an_overlay_the_one_the_data_dir_remembers_is_used(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.plugin("commands", "Commands")
+    data_dir = tmp_path / "data"
+    store(data_dir, "only")
+    remember_overlay(data_dir, overlay(tmp_path, "commands"))
+    monkeypatch.delenv("DSH_OVERLAY", raising=False)
+    monkeypatch.delenv("DSH_DATA_DIR", raising=False)
+    expected = f"1 sessions in {data_dir}\nonly: 0 events\n"
+
+    given = dsh("count", "--data-dir", str(data_dir))
+    joined = dsh("count", f"--data-dir={data_dir}")
+    monkeypatch.setenv("DSH_DATA_DIR", str(data_dir))
+    from_environment = dsh("count")
+    after_dashes = dsh("count", "--", "--data-dir", "ignored")  # the command's own words
+
+    assert (given.code, given.out, given.err) == (0, expected, "")
+    assert (joined.code, joined.out) == (0, expected)
+    assert (from_environment.code, from_environment.out) == (0, expected)
+    assert after_dashes.code == 2 and "unrecognized arguments" in after_dashes.err
+
+
+def test_a_given_overlay_wins_over_the_remembered_one(
+    dsh: Cli, site: FakeSite, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    site.plugin("commands", "Commands")
+    data_dir = tmp_path / "data"
+    path = overlay(tmp_path, "commands")
+    data_dir.mkdir()
+    remember_overlay(data_dir, tmp_path / "missing.toml")  # since moved away
+    monkeypatch.delenv("DSH_OVERLAY", raising=False)
+
+    remembered = dsh("hello", "--data-dir", str(data_dir))
+    given = dsh("count", "--overlay", str(path), "--data-dir", str(data_dir))
+
+    assert remembered.code == 1 and "missing.toml" in remembered.err
+    assert (given.code, given.out) == (0, f"0 sessions in {data_dir}\n")
+
+
+def test_a_command_s_action_without_a_running_host_is_one_line_naming_the_data_dir(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("acts", "Acts")
+    path = overlay(tmp_path, "acts")
+    data_dir = tmp_path / "data"
+
+    jsonl = dsh("--overlay", str(path), "act", "--data-dir", str(data_dir))
+    elsewhere = dsh(
+        "--overlay", str(path), "act", "--store", f"jsonl:{tmp_path / 'd2'}", "--data-dir", "x"
+    )
+    memory = dsh("--overlay", str(path), "act", "--store", "memory:", "--data-dir", "x")
+
+    assert (jsonl.code, jsonl.out) == (1, "")
+    assert jsonl.err == (
+        f"dsh: error: no dsh web is running on {data_dir}: start it, e.g. ./scripts/run\n"
+    )
+    assert f"no dsh web is running on {tmp_path / 'd2'}:" in elsewhere.err
+    assert "no dsh web is running on x:" in memory.err
+
+
+def test_a_command_s_action_goes_to_its_poster_and_without_one_no_host_runs(
+    site: FakeSite, tmp_path: Path
+) -> None:
+    import argparse
+    import io
+
+    from dsh.plugins.commands import CommandContext, Streams
+
+    asked: list[tuple[object, ...]] = []
+
+    async def post(*given: object) -> object:
+        asked.append(given)
+        return {"ok": True}
+
+    args = argparse.Namespace(data_dir=tmp_path, store=None)
+    context = CommandContext("acts", Streams(io.StringIO(), io.StringIO()), args, post_action=post)
+
+    assert anyio.run(context.session_action, "s-1", "go", {"n": 1}) == {"ok": True}
+    assert asked == [(tmp_path, "s-1", "acts", "go", {"n": 1})]
+    alone = CommandContext("acts", Streams(io.StringIO(), io.StringIO()), args)
+    with pytest.raises(HostNotRunning, match=f"no dsh web is running on {tmp_path}: start it"):
+        anyio.run(alone.session_action, "s-1", "go", {})
 
 
 def test_a_word_no_plugin_offers_is_an_unknown_command(

@@ -192,3 +192,60 @@ def test_a_fresh_start_warns_of_nothing_names_its_model_and_ends_with_the_addres
         "INFO dsh.web.app: model: demo (offline)"
     ]
     assert not [line for line in lines if "WARNING" in line or "ERROR" in line]
+
+
+def test_the_data_dir_remembers_the_running_host_and_the_reminders_commands_use_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import io
+
+    from dsh.cli import main
+
+    def dsh(*argv: str) -> tuple[int, str, str]:
+        out, err = io.StringIO(), io.StringIO()
+        code = main(list(argv), stdout=out, stderr=err)
+        return code, out.getvalue(), err.getvalue()
+
+    data_dir = tmp_path / "data"
+    overlay = REPO / "overlays" / "web-schedule"
+    monkeypatch.delenv("DSH_OVERLAY", raising=False)
+    monkeypatch.delenv("DSH_TOKEN", raising=False)  # the token is read from <data-dir>/token
+    monkeypatch.setenv("DSH_DATA_DIR", str(data_dir))
+    with WebHost.start(data_dir, overlay=overlay, model="demo", token=None) as web:
+        text = (data_dir / "web.json").read_text(encoding="utf-8")
+        mode = (data_dir / "web.json").stat().st_mode & 0o777
+        remembered = json.loads(text)
+        session_id = web.create_session()
+        added = dsh("reminders", "add", "--session", session_id, "--in", "10m", "stretch")
+        snoozed = dsh("reminders", "snooze", "--session", session_id, "rem-1", "--for", "5m")
+        twice = dsh("reminders", "delete", "--session", session_id, "rem-2")
+        stored = web.stored_log(session_id)
+        assert web.terminate() == 0
+
+    assert remembered["url"] == web.base_url.rstrip("/") + "/"
+    assert remembered["overlay"] == str(overlay / "overlay.toml")
+    assert web.process is not None and remembered["pid"] == web.process.pid
+    assert set(remembered) == {"url", "pid", "overlay", "startedAt"}
+    assert web.printed_token and web.printed_token not in text  # never the token
+    assert mode == (data_dir / "overlay.path").stat().st_mode & 0o777 == 0o600
+    assert added[0] == 0 and "rem-1  stretch  once, 10 minutes after it was set" in added[1]
+    assert snoozed[0] == 0 and "once, snoozed to " in snoozed[1]
+    assert twice == (
+        1,
+        "",
+        "dsh: error: rem-2 is not an active reminder of this Session (unknown, deleted or "
+        "finished); nothing was changed\n",
+    )
+    assert [line["data"]["change"] for line in stored if line.get("type") == "schedule/change"] == [
+        "create",
+        "update",
+    ]
+    # Stopped cleanly: no web.json; the overlay is still remembered, so listing works.
+    assert not (data_dir / "web.json").exists()
+    listed = dsh("reminders", "list")
+    assert listed[0] == 0 and "once, snoozed to " in listed[1]
+    assert dsh("reminders", "pause", "--session", session_id, "rem-1") == (
+        1,
+        "",
+        f"dsh: error: no dsh web is running on {data_dir}: start it, e.g. ./scripts/run\n",
+    )

@@ -44,6 +44,7 @@ export class ConversationView {
    * Options: `document`, `root` (the `[data-role=transcript]` element),
    * `registry`, `timers` ({setTimeout, clearTimeout}), `copyText(text) ->
    * Promise<bool>`, and callbacks `onFork(seq)` (fork through `seq`),
+   * `onRetry(text)` (a failed turn's Retry: send the person's `text` again),
    * `onLoadOlder()`, `onPending(action, id)` ("retry", "edit", "dismiss"),
    * `onRenderError(err, node)`.
    */
@@ -54,6 +55,7 @@ export class ConversationView {
     timers = globalThis,
     copyText = async () => false,
     onFork = () => {},
+    onRetry = () => {},
     onLoadOlder = () => {},
     onPending = () => {},
     onRenderError = () => {},
@@ -63,7 +65,7 @@ export class ConversationView {
     this.#registry = registry;
     this.#timers = timers;
     this.#copyText = copyText;
-    this.#callbacks = { onFork, onLoadOlder, onPending, onRenderError };
+    this.#callbacks = { onFork, onLoadOlder, onPending, onRenderError, onRetry };
     this.#loadOlder = h(document, "button", { type: "button", class: "load-older", "data-role": "load-older" });
     this.#loadOlder.addEventListener("click", () => this.#callbacks.onLoadOlder());
     root.addEventListener("click", (event) => this.#click(event));
@@ -273,6 +275,12 @@ export class ConversationView {
     const pending = button.closest("[data-pending-id]");
     if (pending !== null) {
       this.#callbacks.onPending(action, Number(pending.getAttribute("data-pending-id")));
+      return;
+    }
+    if (action === "retry") {
+      const holder = button.closest("[data-seq]");
+      const node = holder === null ? undefined : this.#cache.get(Number(holder.getAttribute("data-seq")))?.node;
+      if (node?.kind === "turn-error" && typeof node.retry === "string") this.#callbacks.onRetry(node.retry);
       return;
     }
     if (action === "copy") {

@@ -51,6 +51,7 @@ export function buildLayout({ document, root, labels, registry, timers, copyText
     timers,
     copyText,
     onFork: handlers.onFork,
+    onRetry: handlers.onRetry,
     onLoadOlder: handlers.onLoadOlder,
     onPending: handlers.onPending,
     onRenderError: handlers.onRenderError,

@@ -10,7 +10,9 @@
 // delivered it when there is one. A failure (a tool's, a turn's) is a
 // sentence in the reader's language — a plugin words its own tools'
 // (registry.registerToolError) — with the raw code in a closed "Details for
-// developers" disclosure.
+// developers" disclosure. A failed turn says what happened in plain words when
+// its code is one a person can act on (the model could not be reached), and,
+// while it is the latest turn, offers Retry: the person's message sent again.
 
 import { isolate } from "./bidi.js";
 import { append, h, isNode } from "./dom.js";
@@ -65,7 +67,7 @@ export function forkSeq(node) {
 export function announcement(node, t) {
   if (node.kind === "assistant" && node.text.trim() !== "") return `${t("assistant")}: ${node.text}`;
   if (node.kind === "followup") return t("followupFrom", { source: node.source.kind });
-  if (node.kind === "turn-error") return sentence(t, "turnError", node.error);
+  if (node.kind === "turn-error") return turnErrorSentence(t, node.error);
   return null;
 }
 
@@ -244,11 +246,37 @@ function errorDetails(ctx, error) {
   ]);
 }
 
+/** Turn errors worded for a person by their code (the model's, `dsh.models.errors`). */
+const TURN_ERROR_WORDS = Object.freeze({
+  model_unavailable: "modelUnreachable",
+  model_rate_limited: "modelRateLimited",
+  model_auth_failed: "modelAuthFailed",
+});
+
+/** The sentence of a failed turn: one for its code when there is one, else the host's message. */
+export function turnErrorSentence(t, error) {
+  const key = Object.hasOwn(TURN_ERROR_WORDS, error.code) ? TURN_ERROR_WORDS[error.code] : null;
+  return key !== null ? t(key) : sentence(t, "turnError", error);
+}
+
 function turnError(node, ctx) {
-  return eventNode(ctx, node, "turn-error", [
-    h(ctx.document, "p", { class: "error-text" }, [sentence(ctx.t, "turnError", node.error)]),
-    errorDetails(ctx, node.error),
-  ]);
+  const doc = ctx.document;
+  const children = [h(doc, "p", { class: "error-text" }, [turnErrorSentence(ctx.t, node.error)])];
+  if (typeof node.retry === "string" && node.retry.trim() !== "") {
+    // Sends the person's message again: the host has no way to re-run a turn.
+    children.push(
+      h(doc, "div", { class: "turn-error-actions" }, [
+        h(doc, "button", {
+          type: "button",
+          class: "primary small",
+          "data-action": "retry",
+          title: ctx.t("retryTurnHint"),
+        }, [ctx.t("retry")]),
+      ]),
+    );
+  }
+  children.push(errorDetails(ctx, node.error));
+  return eventNode(ctx, node, "turn-error", children);
 }
 
 function presented(node, ctx) {

@@ -186,6 +186,7 @@ export function mountApp({
       onSend: (text) => send(text),
       onStop: () => stop(),
       onFork: (seq) => forkAt(seq),
+      onRetry: (text) => send(text),
       onLoadOlder: () => current?.window?.loadOlder(),
       onPending: (action, id) => pendingAction(action, id),
       onRenderError: (err) => onError(err),

@@ -9,7 +9,10 @@
 //                 with the call in one disclosure, or null while it runs
 // - "tool-result" {callId, name, ok, value?, error?, callSeq}: only for a
 //                 result whose call is not in the window
-// - "turn-error"  {error: {code, message}}           a turn/end with status "error"
+// - "turn-error"  {error: {code, message}, retry}    a turn/end with status "error";
+//                 `retry` is the text of the person's message that turn
+//                 answered, while it is the latest turn (null once the person
+//                 wrote again, or when that message is not in the window)
 // - "presented"   {view, data, followup}             any event that has a view,
 //                                                    keyed by its event type
 // - "followup"    {text, source}                     a plugin's message (below)
@@ -37,11 +40,22 @@ export function toNodes(events, views = new Map()) {
   const presented = new Map();
   const nodes = [];
   let previous = null;
+  let asked = null; // the person's latest message, for a Retry of its failed turn
+  let failed = null; // the latest turn error, until the person writes again
   for (const event of events) {
     const node = toNode(event, viewOf(event.seq));
     const before = previous;
     previous = event;
     if (node === null) continue;
+    if (node.kind === "user") {
+      asked = node.text;
+      if (failed !== null) failed.retry = null;
+      failed = null;
+    } else if (node.kind === "turn-error") {
+      node.retry = asked;
+      asked = null;
+      failed = node;
+    }
     if (node.kind === "presented") {
       presented.set(node.seq, node);
     } else if (node.kind === "followup") {
@@ -117,7 +131,7 @@ export function toNode(event, view) {
       return toolResult(base, data);
     case "turn/end":
       if (data.status !== "error") return null;
-      return { ...base, kind: "turn-error", error: errorOf(data.error) };
+      return { ...base, kind: "turn-error", error: errorOf(data.error), retry: null };
     default:
       return null;
   }

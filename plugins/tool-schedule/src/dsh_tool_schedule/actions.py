@@ -4,11 +4,18 @@
 
 | action | args | result |
 | --- | --- | --- |
+| `create` | `schedule_create`'s: `{"prompt", <a rule>, "time_zone"?, …}` | `{"reminder": view}` |
 | `delete` | `{"id", "revision"?}` | `{"id", "deleted": true}` |
 | `pause` | `{"id", "revision"?}` | `{"reminder": view}` |
 | `resume` | `{"id", "revision"?}` | `{"reminder": view}` |
 | `snooze` | `{"id", "seconds", "revision"?}` | `{"reminder": view}` |
 | `snooze` | `{"dispatchSeq", "seconds"}` | `{"reminder": view, "snoozedFrom"}` |
+
+`create` takes exactly the arguments of the `schedule_create` tool
+(`tools.CreateArguments`, checked the same way: one rule of `after_seconds`,
+`at`, `every_seconds` (with `at`, its first occurrence) or `cron`; a zone
+defaults to the zone of the person's latest message, else UTC); its view
+also says `firesWhenClosed`. It is what `dsh reminders add` sends.
 
 `revision`, when given, makes the action a compare-and-set like
 `schedule_update`: it applies only to that revision of the reminder. `snooze`
@@ -30,13 +37,14 @@ durable, and the owner recomputes at once. Refusals are `dsh.ActionError`s:
   `schedule_not_installed` when the Session's agent has no reminders (a
   delegated child, or an agent that was live before the plugin loaded);
 - 422 `invalid_arguments` for args of the wrong shape (`ActionArguments`),
-  `invalid_rule` for a snooze past the reminder's `until` or the year 9999;
+  `invalid_rule` for a snooze past the reminder's `until` or the year 9999
+  or a `create` whose rule is not one (`invalid_prompt`: its prompt);
 - 409 when the reminders changed under the person: `schedule_not_found`
   (deleted, finished or never there), `schedule_conflict` (another revision),
   `schedule_paused` / `schedule_not_paused` (already as asked; a paused
   reminder is resumed, not snoozed), `schedule_log_invalid`,
-  `limit_exceeded` (a snooze of a delivered reminder when the Session
-  already has `max_active` reminders);
+  `limit_exceeded` (a `create`, or a snooze of a delivered reminder, when
+  the Session already has `max_active` reminders, or a creation rate limit);
 - 503 `persistence_uncertain` / `persistence_unavailable` when the store did
   not confirm (the message says whether something was appended).
 """
@@ -53,20 +61,23 @@ from dsh import ActionArguments, ActionError, JsonLike, ToolError
 from .ids import parse_reminder_id
 from .ledger import ScheduleLedger
 from .protocol import MAX_SAFE_INTEGER
+from .tools import CreateArguments, create_request
 
 __all__ = [
     "ACTIONS",
+    "CreateActionArguments",
     "ReminderArguments",
     "SnoozeArguments",
     "SnoozeDeliveredArguments",
     "start_action",
 ]
 
-ACTIONS: Final = ("delete", "pause", "resume", "snooze")
+ACTIONS: Final = ("create", "delete", "pause", "resume", "snooze")
 
 # A refusal's HTTP status by its code; anything else (internal_error) is 500.
 _STATUS: Final = {
     "invalid_rule": 422,
+    "invalid_prompt": 422,
     "limit_exceeded": 409,
     "schedule_not_found": 409,
     "schedule_conflict": 409,
@@ -102,6 +113,10 @@ class SnoozeDeliveredArguments(ActionArguments):
     seconds: int = Field(ge=1, le=MAX_SAFE_INTEGER)
 
 
+class CreateActionArguments(ActionArguments, CreateArguments):
+    """`schedule_create`'s arguments (`tools.CreateArguments`), parsed as an action's."""
+
+
 Run = Callable[[ScheduleLedger], Awaitable[JsonLike]]
 
 
@@ -134,6 +149,9 @@ def _parsed(name: str, args: dict[str, JsonValue]) -> Run | None:
         return lambda ledger: _view(
             ledger.snooze(snooze.id, snooze.seconds, revision=snooze.revision)
         )
+    if name == "create":
+        created = CreateActionArguments.parse(args)
+        return lambda ledger: _created(ledger, created)
     if name not in ACTIONS:
         return None
     target = ReminderArguments.parse(args)
@@ -152,6 +170,11 @@ async def _refusing(run: Run, ledger: ScheduleLedger) -> JsonLike:
 
 async def _view(pending: Awaitable[dict[str, JsonValue]]) -> JsonLike:
     return {"reminder": await pending}
+
+
+async def _created(ledger: ScheduleLedger, args: CreateArguments) -> JsonLike:
+    # Shape errors (invalid_rule, invalid_prompt) are ToolErrors: `_refusing` makes them 422.
+    return {"reminder": await ledger.create(create_request(args))}
 
 
 async def _deleted(ledger: ScheduleLedger, target: ReminderArguments) -> JsonLike:

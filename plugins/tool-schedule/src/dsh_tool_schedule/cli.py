@@ -1,9 +1,11 @@
-"""`dsh reminders list`: the reminders of stored Sessions, on the command line.
+"""`dsh reminders list|add|pause|resume|snooze|delete`: reminders on the command line.
 
     dsh reminders list [--session ID] [--data-dir DIR] [--store URL] [--time-zone ZONE] [--json]
 
 The command exists when an overlay enables this plugin: `--overlay PATH`
-before or after the command words, or `$DSH_OVERLAY`. It reads stored logs
+before or after the command words, `$DSH_OVERLAY`, or the overlay the data
+dir remembers from the last `dsh web` that ran on it. The changes (`add`,
+`pause`, …) are made by the running `dsh web` (`cli_changes`). `list` reads stored logs
 only (`dsh.CommandContext.stored_log`): it starts no agent, takes no lock and
 writes nothing, so it works while `dsh web` runs (a live Session shows what
 its storage confirmed).
@@ -48,6 +50,7 @@ from dsh import (
     visible,
 )
 
+from .cli_changes import configure_changes, run_change
 from .state import session_state
 from .zones import load_zone
 
@@ -64,13 +67,13 @@ def register_commands(register: RegisterCommand, *, grace_ms: int) -> None:
     register(
         COMMAND,
         command.run,
-        help="list the reminders of stored Sessions",
+        help="list, add, pause, resume, snooze and delete the reminders of Sessions",
         configure=command.configure,
     )
 
 
 class RemindersCommand:
-    """`dsh reminders ACTION`; `list` is the only action."""
+    """`dsh reminders ACTION`: `list` reads stored logs, the others ask `dsh web`."""
 
     def __init__(self, grace_ms: int) -> None:
         self.grace_ms = grace_ms
@@ -92,8 +95,11 @@ class RemindersCommand:
         )
         listing.add_argument("--json", action="store_true", help="print JSON instead of a table")
         add_store_options(listing)
+        configure_changes(actions, _session_id)
 
     async def run(self, args: argparse.Namespace, context: CommandContext) -> int:
+        if args.reminders_action != "list":
+            return await run_change(args, context, _show)
         now_ms = time.time_ns() // 1_000_000
         ids: list[str] = [args.session] if args.session else await context.session_ids()
         states: list[tuple[str, dict[str, JsonValue]]] = []
@@ -136,6 +142,12 @@ class RemindersCommand:
         ]
         context.table(HEADER, rows)
         return bool(rows)
+
+
+def _show(context: CommandContext, session_id: str, view: dict[str, Any]) -> None:
+    """One reminder as `list` shows it, its NEXT in the reminder's own zone."""
+    zone = load_zone(str(view["timeZone"]))
+    context.table(HEADER, [_row(session_id, view, zone, rejected=False)])
 
 
 def _views(state: dict[str, JsonValue]) -> list[dict[str, Any]]:

@@ -15,7 +15,8 @@
 e.g. a paused rule with no occurrence left) and `nextAtLocal` the same
 instant in `timeZone`; `state` is `scheduled`, `overdue` (due now: it is
 delivered as soon as the agent is idle) or `paused`; `delivered` counts the
-occurrences delivered since the create.
+occurrences delivered since the create. `ruleText` says when a snooze moved the next
+occurrence (`snoozed_to`, `words.describe_rule`).
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from .timefmt import format_timestamp
 from .words import describe_rule
 from .zones import format_local, load_zone
 
-__all__ = ["DELIVERY_MODE", "reminder_view"]
+__all__ = ["DELIVERY_MODE", "reminder_view", "snoozed_to"]
 
 DELIVERY_MODE: Final = "session-local"
 
@@ -44,7 +45,7 @@ def reminder_view(reminder: Reminder, plan: Plan) -> dict[str, JsonValue]:
         "id": record.id,
         "prompt": record.prompt,
         "rule": record.rule.to_data(),
-        "ruleText": describe_rule(record),
+        "ruleText": describe_rule(record, snoozed_ms=snoozed_to(reminder)),
         "timeZone": record.time_zone,
         "nextAt": None if next_ms is None else format_timestamp(next_ms),
         "nextAtLocal": None if next_ms is None else format_local(next_ms, zone),
@@ -56,3 +57,20 @@ def reminder_view(reminder: Reminder, plan: Plan) -> dict[str, JsonValue]:
         "misfire": record.misfire,
         "deliveryMode": DELIVERY_MODE,
     }
+
+
+def snoozed_to(reminder: Reminder) -> int | None:
+    """Where a snooze moved `reminder`'s next occurrence; None when it is not snoozed.
+
+    A snooze rewrites only the record's `nextAt` (`drafts.draft_snooze`): a
+    one-shot is snoozed when that differs from its `firstAt`; a recurring one
+    while its owed occurrence is still that `nextAt` and the rule would not
+    fall on it (once delivered, the rule goes on by itself).
+    """
+    record = reminder.record
+    if not record.recurring:
+        return record.next_ms if record.next_ms != record.first_ms else None
+    if reminder.next_ms != record.next_ms:
+        return None
+    on_rule = reminder.series.next_after(record.next_ms - 1) == record.next_ms
+    return None if on_rule else record.next_ms

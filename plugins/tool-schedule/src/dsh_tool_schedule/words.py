@@ -5,8 +5,11 @@
 - `every`: `every 2 hours` (`, starting 2026-01-02 09:00 (Europe/Berlin)` with `at`)
 - `cron`: cronsim's words, `at 09:00 on Monday through Friday (Europe/Berlin)`
 
-then `, until <local time> (<zone>)` and `, 3 times in all` when set. The
-browser renders its own bilingual words from the `rule` object.
+then `, until <local time> (<zone>)` and `, 3 times in all` when set. A
+snoozed reminder (`snoozed_ms`) says so: a one-shot is `once, snoozed to
+2026-01-02 14:05 (Europe/Berlin)`, a recurring one gets `; next snoozed to
+2026-01-02 14:05` after its rule. The browser renders its own bilingual words
+from the `rule` object.
 """
 
 from __future__ import annotations
@@ -35,8 +38,25 @@ def _wall(text: str) -> str:
     return text.replace("T", " ", 1)
 
 
-def describe_rule(record: Record) -> str:
-    """`record`'s rule, ends included, in words (module docstring)."""
+def describe_rule(record: Record, *, snoozed_ms: int | None = None) -> str:
+    """`record`'s rule, ends included, in words (module docstring); `snoozed_ms` is the
+    time a snooze moved its next occurrence to (None: not snoozed)."""
+    zone = record.time_zone
+    if snoozed_ms is not None and not record.recurring:
+        return f"once, snoozed to {_minute(snoozed_ms, zone)} ({zone})"
+    words = _rule_words(record)
+    if snoozed_ms is not None:
+        words += f"; next snoozed to {_minute(snoozed_ms, zone)}"
+    return words
+
+
+def _minute(epoch_ms: int, zone: str) -> str:
+    """`2026-01-02 14:05`: local wall time to the minute (seconds only when not :00)."""
+    wall = _wall(format_local(epoch_ms, load_zone(zone)))[:19]
+    return wall[:16] if wall.endswith(":00") else wall
+
+
+def _rule_words(record: Record) -> str:
     rule = record.rule
     zone = record.time_zone
     if isinstance(rule, AfterRule):
