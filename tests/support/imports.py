@@ -38,7 +38,7 @@ LAYERS: tuple[tuple[str, ...], ...] = (
     ("dsh.base",),
     ("dsh.session",),
     ("dsh.persistence", "dsh.models"),
-    ("dsh.agents", "dsh.attention"),
+    ("dsh.agents", "dsh.attention", "dsh.search"),
     ("dsh.plugins",),
     ("dsh.wake", "dsh.relay"),
     ("dsh.host",),
