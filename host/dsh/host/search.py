@@ -15,9 +15,9 @@ storage.
 **Catching up.** At start, in the background, every stored Session whose
 stored length is past what a persistent index holds is indexed from there
 (rule 2 of `dsh.search.index`); a new or rebuilt index is thereby filled
-from the logs. (An index in memory — `memory:` and PostgreSQL stores —
-holds what this host stored since it started.) A restored Session is
-indexed again; a deleted one is forgotten.
+from the logs. (An index in memory — the `memory:` store — holds what
+this host stored since it started.) A restored Session is indexed again; a
+deleted one is forgotten.
 
 **Failing is quiet.** The index is a cache: a write it refuses is logged
 and the Session's mark does not move, so its next flush (or the next

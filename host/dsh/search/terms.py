@@ -26,7 +26,16 @@ import re
 import unicodedata
 from dataclasses import dataclass
 
-__all__ = ["SNIPPET_CHARS", "Query", "fts_query", "index_terms", "parse_query", "snippet"]
+__all__ = [
+    "SNIPPET_CHARS",
+    "Query",
+    "fts_query",
+    "index_terms",
+    "parse_query",
+    "snippet",
+    "ts_query",
+    "ts_vector",
+]
 
 SNIPPET_CHARS = 80
 
@@ -100,6 +109,25 @@ def fts_query(query: Query) -> str:
         last = index == len(query.groups) - 1
         parts.append(phrase + "*" if last and query.prefix else phrase)
     return " ".join(parts)
+
+
+def ts_vector(terms: str) -> str:
+    """Space-separated `terms` as a PostgreSQL `tsvector` literal with positions
+    (`'我们':1 '们开':2`): cast, not parsed, so no locale decides what a letter is."""
+    return " ".join(f"'{term}':{min(at, 16383)}" for at, term in enumerate(terms.split(), 1))
+
+
+def ts_query(query: Query) -> str:
+    """`query` as a PostgreSQL `tsquery` literal: phrases joined by `<->`, groups by
+    `&`, the last term `:*` when it is a prefix (terms never contain a quote)."""
+    parts = []
+    for index, group in enumerate(query.groups):
+        last = index == len(query.groups) - 1
+        lexemes = [f"'{term}'" for term in group]
+        if last and query.prefix:
+            lexemes[-1] += ":*"
+        parts.append("(" + " <-> ".join(lexemes) + ")")
+    return " & ".join(parts)
 
 
 def snippet(text: str, query: Query, width: int = SNIPPET_CHARS) -> str:

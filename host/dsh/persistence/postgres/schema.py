@@ -42,6 +42,9 @@ which holds any character (a `text` column refuses NUL, so a message with
 one could not be posted through another host); `text` stays for rows an
 older host posted.
 
+Version 9 adds `search_messages` and `search_indexed`: every stored
+message by its terms, for `?q=` (`dsh.search.postgres`).
+
 Version 4 adds a trigger on `sessions` that notifies the schema's `events`
 channel with the Session id whenever a log is created or grows (in the
 writing transaction, so only once committed).
@@ -358,6 +361,22 @@ ALTER TABLE inbox ADD COLUMN message text;
 ALTER TABLE inbox ALTER COLUMN text DROP NOT NULL;
 """
 
+# Every stored message by its terms (`dsh.search.postgres`).
+_V9 = """
+CREATE TABLE search_messages (
+    session_id text     NOT NULL,
+    seq        bigint   NOT NULL,
+    text       text     NOT NULL,
+    terms      tsvector NOT NULL,
+    PRIMARY KEY (session_id, seq)
+);
+CREATE INDEX search_messages_terms ON search_messages USING gin (terms);
+CREATE TABLE search_indexed (
+    session_id text   PRIMARY KEY,
+    through    bigint NOT NULL
+);
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
@@ -367,6 +386,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(6, "remote actions", _V6),
     Migration(7, "alerts and read marks", _V7),
     Migration(8, "inbox messages of any character", _V8),
+    Migration(9, "the search index", _V9),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 
