@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from datetime import UTC, date, datetime
 
 import pytest
@@ -22,6 +23,7 @@ from dsh_tool_schedule.demo.kinds import (
     SetPaused,
     Unclear,
 )
+from dsh_tool_schedule.demo.replies import help_text
 
 # Saturday 2026-12-05, 10:00 in Berlin.
 NOW = int(datetime(2026, 12, 5, 9, 0, tzinfo=UTC).timestamp() * 1000)
@@ -267,3 +269,17 @@ def test_the_answer_to_when_completes_the_reminder() -> None:
     assert complete("stretch", "every day at 9", CONTEXT) == CreateDaily("stretch", 9, 0)
     assert complete("stretch", "every 2 hours", CONTEXT) == CreateEvery("stretch", 7200)
     assert complete("stretch", "list reminders", CONTEXT) is None
+
+
+@pytest.mark.parametrize("zh", [False, True])
+def test_every_example_in_the_help_is_understood(zh: bool) -> None:
+    lines = [line[2:] for line in help_text(zh, reminders_enabled=True).splitlines()]
+    examples = [
+        re.sub(r"\s*[(（].*[)）]$", "", example)  # "(I ask when)" is a note, not words
+        for line in lines[1:-1]
+        for example in line.split(" · ")
+    ]
+    assert len(examples) >= 15
+    for example in examples:
+        intent = read_intent(example, CONTEXT)
+        assert intent is not None and not isinstance(intent, Unclear), example
