@@ -6,7 +6,7 @@ from datetime import UTC, date, datetime
 import pytest
 
 from dsh_tool_schedule.demo.calls import Context
-from dsh_tool_schedule.demo.intents import complete, has_chinese, read_intent
+from dsh_tool_schedule.demo.intents import choose, complete, has_chinese, read_intent
 from dsh_tool_schedule.demo.kinds import (
     All,
     AskWhen,
@@ -283,3 +283,21 @@ def test_every_example_in_the_help_is_understood(zh: bool) -> None:
     for example in examples:
         intent = read_intent(example, CONTEXT)
         assert intent is not None and not isinstance(intent, Unclear), example
+
+
+@pytest.mark.parametrize(
+    ("text", "target"),
+    [
+        ("rem-4", ById("rem-4")),
+        ("that one, rem-4", ById("rem-4")),
+        ("the stretch back", Matching("stretch back")),
+        ("“stretch legs”", Matching("stretch legs")),
+        ("那个喝水", Matching("喝水")),
+        ("the", None),
+        ("。", None),
+    ],
+)
+def test_the_answer_to_which_one_names_a_reminder_by_id_or_words(
+    text: str, target: ById | Matching | None
+) -> None:
+    assert choose(text) == target

@@ -28,41 +28,28 @@ _CALL = re.compile(r"`(schedule_\w+\(.*?\))`")
 ZONE = "Europe/Berlin"
 NOW = int(datetime(2026, 12, 5, 9, 0, tzinfo=UTC).timestamp() * 1000)  # 10:00 in Berlin
 TOOLS = ("schedule_create", "schedule_list", "schedule_delete", "schedule_update")
+
+
+def view(reminder_id: str, prompt: str, rule: dict[str, JsonValue], next_at: str) -> JsonValue:
+    """A listed reminder as `schedule_list` shows it, at revision 1."""
+    return {
+        "id": reminder_id,
+        "prompt": prompt,
+        "rule": rule,
+        "nextAt": next_at,
+        "state": "scheduled",
+        "revision": 1,
+        "timeZone": ZONE,
+    }
+
+
 LISTED: list[JsonValue] = [
-    {
-        "id": "rem-1",
-        "prompt": "stretch legs",
-        "rule": {"kind": "at", "at": "2026-12-05T12:00"},
-        "nextAt": "2026-12-05T11:00:00.000Z",
-    },
-    {
-        "id": "rem-2",
-        "prompt": "stretch back",
-        "rule": {"kind": "cron", "cron": "0 9 * * *"},
-        "nextAt": "2026-12-06T08:00:00.000Z",
-    },
-    {
-        "id": "rem-3",
-        "prompt": "drink water",
-        "rule": {"kind": "every", "seconds": 7200},
-        "nextAt": "2026-12-05T11:00:00.000Z",
-    },
-    {
-        "id": "rem-4",
-        "prompt": "拉伸",
-        "rule": {"kind": "at", "at": "2026-12-06T07:00"},
-        "nextAt": "2026-12-06T06:00:00.000Z",
-    },
-    {
-        "id": "rem-5",
-        "prompt": "喝水",
-        "rule": {"kind": "every", "seconds": 3600},
-        "nextAt": "2026-12-05T10:00:00.000Z",
-    },
+    view("rem-1", "stretch legs", {"kind": "at", "at": "2026-12-05T12:00"}, "2026-12-05T11:00:00Z"),
+    view("rem-2", "stretch back", {"kind": "cron", "cron": "0 9 * * *"}, "2026-12-06T08:00:00Z"),
+    view("rem-3", "drink water", {"kind": "every", "seconds": 7200}, "2026-12-05T11:00:00Z"),
+    view("rem-4", "拉伸", {"kind": "at", "at": "2026-12-06T07:00"}, "2026-12-06T06:00:00Z"),
+    view("rem-5", "喝水", {"kind": "every", "seconds": 3600}, "2026-12-05T10:00:00Z"),
 ]
-for _view in LISTED:
-    assert isinstance(_view, dict)
-    _view.update(state="scheduled", revision=1, timeZone=ZONE)
 
 
 def rows() -> list[tuple[str, str]]:

@@ -526,6 +526,33 @@ def test_a_change_of_a_reminder_that_is_not_listed_or_cannot_move_is_said() -> N
     assert empty.text == "没有找到进行中的提醒 rem-2 [schedule_not_found]。"
 
 
+def test_a_delete_by_words_or_of_all_says_when_nothing_matches() -> None:
+    none = step("delete all reminders", CALL_LIST, listed())
+    other = step("cancel the tea reminder", CALL_LIST, listed(DAILY_VIEW))
+    both = step(
+        "pause the water reminder",
+        CALL_LIST,
+        listed(DAILY_VIEW, {**DAILY_VIEW, "id": "rem-3", "prompt": "drink water"}),
+    )
+
+    assert (none.tool_calls, none.text) == ((), "You have no reminders.")
+    assert (other.tool_calls, other.text) == ((), "No reminder matches “tea”.")
+    assert both.tool_calls == ()
+    assert both.text == "Which one: “water the plants” (rem-2) or “drink water” (rem-3)?"
+
+
+def test_pausing_all_reminders_updates_each_with_its_own_revision() -> None:
+    second = {**DAILY_VIEW, "id": "rem-3", "revision": 4}
+
+    reply = step("pause all reminders", CALL_LIST, listed(DAILY_VIEW, second))
+
+    assert [(call.id, call.name, call.arguments) for call in reply.tool_calls] == [
+        ("call_2", "schedule_update", {"id": "rem-2", "revision": 1, "paused": True}),
+        ("call_3", "schedule_update", {"id": "rem-3", "revision": 4, "paused": True}),
+    ]
+    assert reply.text == "Pausing reminder rem-2.\nPausing reminder rem-3."
+
+
 def test_a_failed_list_or_update_is_said_not_retried() -> None:
     failed = Message(
         role="tool",
@@ -610,3 +637,18 @@ def test_a_reminder_without_a_time_is_asked_when_or_said_to_be_unavailable() -> 
     assert answer(request("remind me to buy milk", tools=["schedule_list"])).text.startswith(
         "Reminders are not enabled in this host"
     )
+
+
+def test_an_answer_that_names_no_reminder_asks_again_and_a_new_request_is_its_own() -> None:
+    history = [
+        Message(role="user", text="cancel the water reminder"),
+        Message(role="assistant", text="Which one: “a” (rem-1) or “b” (rem-2)?"),
+    ]
+
+    again = answer(request("the", history=history))
+    other = answer(request("list reminders", history=history))
+
+    assert again.tool_calls == (ToolCall("call_1", "schedule_list", {}),)
+    assert "water" in again.text
+    assert other.tool_calls == (ToolCall("call_1", "schedule_list", {}),)
+    assert other.text == "Checking your reminders."

@@ -82,6 +82,8 @@ PHRASES: list[tuple[str, When | None]] = [
     ("明天上午25点", None),
     ("every day at 9:75", None),
     ("every fortnight at 9", None),
+    ("every at 9", None),
+    ("每的", None),
     ("every fortnight", Every(1_209_600)),
     ("下周八", None),
     ("下周天", None),  # dateparser knows 周日, not 周天

@@ -14,6 +14,7 @@ times in it are `when`'s (dateparser under a small grammar). The shapes:
   reminders" / `所有提醒` (`All`), or what the reminder says (`Matching`):
   `cancel the water reminder`, `move the stretch reminder to 5pm`,
   `取消喝水的提醒`, `把拉伸的提醒改到下午5点`, `暂停提醒 rem-2`;
+- `choose(text)` reads the answer to "which one?" when several matched;
 - `Unclear()` — it mentions reminders but none of the above reads (or its
   time does not exist, such as 25:00); `None` — anything else.
 """
@@ -42,7 +43,7 @@ from .kinds import (
 )
 from .when import After, At, Daily, When, read_when
 
-__all__ = ["complete", "has_chinese", "read_intent"]
+__all__ = ["choose", "complete", "has_chinese", "read_intent"]
 
 _CHINESE = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 _REMINDER_LIKE = re.compile(r"\bremind|提醒", re.IGNORECASE)
@@ -109,6 +110,15 @@ def complete(prompt: str, text: str, context: Context) -> Intent | None:
     """The reminder `prompt` at the time `text` gives (the answer to "when?"), or None."""
     when = read_when(text, context)
     return None if when is None else _creation(prompt, when)
+
+
+def choose(text: str) -> Target | None:
+    """The reminder the answer to "which one?" names: its id, else its words; None if empty."""
+    found = _ID.search(text)
+    if found is not None:
+        return ById(found.group())
+    words = _prompt(re.sub(r"^(?:the|that|这个|那个)\s*", "", text.strip(), flags=re.I))
+    return None if words is None else Matching(words)
 
 
 def _creation(prompt: str, when: When) -> Intent:

@@ -31,6 +31,7 @@ from .words import span
 __all__ = [
     "ASK_WHEN",
     "ENABLE_REMINDERS",
+    "WHICH_ONE",
     "calling",
     "deleting",
     "help_text",
@@ -115,13 +116,17 @@ def unclear(zh: bool) -> str:
     )
 
 
+WHICH_ONE = {False: "Which one: ", True: "是哪一个："}
+"""How the question when several reminders match begins; the next message may answer it."""
+
+
 def which_one(views: list[dict[str, JsonValue]], zh: bool) -> str:
     """The question when more than one reminder matches: each by its words and id."""
     named = [f"“{view.get('prompt', '')}”（{view.get('id')}）" for view in views]
     if zh:
-        return f"是哪一个：{'还是'.join(named)}？"
+        return f"{WHICH_ONE[zh]}{'还是'.join(named)}？"
     listed = [f"“{view.get('prompt', '')}” ({view.get('id')})" for view in views]
-    return f"Which one: {', '.join(listed[:-1])} or {listed[-1]}?"
+    return f"{WHICH_ONE[zh]}{', '.join(listed[:-1])} or {listed[-1]}?"
 
 
 def no_match(target: Target, zh: bool) -> str:

@@ -17,7 +17,8 @@ conversation alone (no network, no randomness):
 - a reminder without a time ("remind me to buy milk") gets "When should I
   remind you?"; the demo keeps no state, so the next message is read as the
   answer when the message before it is that question and the person's
-  message before that asked for the reminder (`_intent`);
+  message before that asked for the reminder (`_intent`); "Which one: …?"
+  is answered the same way, by an id or the reminder's words;
 - times are the person's: "tomorrow" and "9:00" are read in the zone of
   their latest message that has one (the `timeZone` the browser sends,
   else UTC) against the time that message was stored, and every time the
@@ -43,13 +44,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from dsh import Message, ModelReply, ModelRequest, ToolCall
 
 from . import replies, results
 from .calls import Context, change_arguments, first_call, load_zone, matching
-from .intents import complete, has_chinese, read_intent
+from .intents import choose, complete, has_chinese, read_intent
 from .kinds import All, AskWhen, ById, Change, Delete, Intent, Move, SetPaused, Unclear
 
 __all__ = ["ScheduleDemoSkill"]
@@ -174,20 +176,23 @@ def _change(
 
 
 def _intent(messages: Sequence[Message], context: Context) -> Intent | None:
-    """What the person's latest message asks for — with the reminder it completes when the
-    demo's message before it asked when (`replies.ASK_WHEN`) about their message before that."""
+    """What the person's latest message asks for — or, when the demo's message before it
+    asked a question about their message before that, what the answer completes: the
+    time of a reminder (`replies.ASK_WHEN`), or which reminder (`replies.WHICH_ONE`)."""
     people = [index for index, message in enumerate(messages) if _from_person(message)]
     if not people:
         return None
-    latest = messages[people[-1]]
-    asked = people[-1] > 0 and messages[people[-1] - 1].text in replies.ASK_WHEN.values()
-    if asked and len(people) > 1:
-        earlier = read_intent(messages[people[-2]].text, context)
-        if isinstance(earlier, AskWhen):
-            completed = complete(earlier.prompt, latest.text, context)
-            if completed is not None:
-                return completed
-    return read_intent(latest.text, context)
+    latest = read_intent(messages[people[-1]].text, context)
+    asked = messages[people[-1] - 1].text if people[-1] > 0 else ""
+    earlier = read_intent(messages[people[-2]].text, context) if len(people) > 1 else None
+    answer = messages[people[-1]].text
+    if asked in replies.ASK_WHEN.values() and isinstance(earlier, AskWhen):
+        return complete(earlier.prompt, answer, context) or latest
+    which = asked.startswith(tuple(replies.WHICH_ONE.values()))
+    if which and latest is None and isinstance(earlier, Delete | SetPaused | Move):
+        chosen = choose(answer)
+        return earlier if chosen is None else replace(earlier, target=chosen)
+    return latest
 
 
 def _context(messages: Sequence[Message], now_ms: int) -> Context:

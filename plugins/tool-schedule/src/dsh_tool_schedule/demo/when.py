@@ -167,8 +167,8 @@ def _hour_minute(found: re.Match[str]) -> tuple[int, int] | None:
 def _rule(what: str, context: Context, workdays: bool) -> When | None:
     clock, days = _clock(what)
     days = _FILLER.sub(" ", days).strip()
-    if clock is None and _clock_like(what):
-        return None
+    if not days or (clock is None and _clock_like(what)):
+        return None  # "every at 9", "每的", "every day at 25:00"
     if clock is None:
         return _interval(days, context) or _weekly(days, (DEFAULT_HOUR, 0), context)
     lowered = days.lower()
