@@ -106,6 +106,13 @@ def test_the_same_phrase_reads_the_same_every_time_and_in_the_person_s_zone() ->
     assert read_when("明天", late) == At(date(2026, 12, 7), 9, 0)  # already Sunday there
 
 
+def test_a_zone_dateparser_does_not_know_reads_the_person_s_wall_clock_alone() -> None:
+    factory = Context(NOW, "Factory")  # zoneinfo has it (as UTC), pytz does not
+    assert factory.zone == "Factory"
+    assert read_when("in 10 minutes", factory) == After(600)
+    assert read_when("tomorrow at 9", factory) == At(date(2026, 12, 6), 9, 0)
+
+
 def test_chinese_numerals_before_a_unit_become_digits() -> None:
     assert to_digits("十五分钟后") == "15分钟后"
     assert to_digits("两百零五秒后") == "205秒后"

@@ -32,8 +32,10 @@ from typing import Any
 
 from .calls import Context
 
-__all__ = ["After", "At", "Daily", "Every", "When", "read_when", "to_digits"]
+__all__ = ["LANGUAGES", "After", "At", "Daily", "Every", "When", "read_when", "to_digits"]
 
+LANGUAGES = ["en", "zh"]
+"""Fixed, never detected: the same words read the same way in every conversation."""
 _PROBE_SHIFT_MS = 26 * 3_600_000 + 60_000
 """A span reads the same from now and from a day, two hours and a minute later."""
 DEFAULT_HOUR = 9
@@ -273,5 +275,11 @@ def _parse(text: str, context: Context) -> datetime | None:
         "PREFER_DATES_FROM": "future",
         "PARSERS": ["relative-time", "custom-formats", "absolute-time"],
     }
-    moment: datetime | None = dateparser.parse(text, languages=["en", "zh"], settings=settings)
+    try:
+        moment: datetime | None = dateparser.parse(text, languages=LANGUAGES, settings=settings)
+    except KeyError:
+        # A zone the system knows but dateparser's (pytz's) does not, such as "Factory":
+        # the base is already the person's wall clock, so read it without the zone.
+        del settings["TIMEZONE"]
+        moment = dateparser.parse(text, languages=LANGUAGES, settings=settings)
     return moment
