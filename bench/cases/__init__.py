@@ -36,6 +36,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "codec": ("codec", "codec", {}),
     "alerts": ("alerts", "alerts", {}),
     "store-copy": ("transfer", "store_copy", {}),
+    "demo": ("demo", "demo", {}),
 }
 
 
