@@ -34,6 +34,11 @@ PHRASES: list[tuple[str, When | None]] = [
     ("明天中午1点", At(date(2026, 12, 6), 13, 0)),
     ("凌晨12点", At(None, 0, 0)),
     ("下午五点", At(None, 17, 0)),
+    ("tonight at 8", At(date(2026, 12, 5), 20, 0)),
+    ("at 9:30 tonight", At(date(2026, 12, 5), 21, 30)),
+    ("tonight", At(date(2026, 12, 5), 20, 0)),
+    ("tonight at 23:00", At(date(2026, 12, 5), 23, 0)),
+    ("今晚8点", At(None, 20, 0)),
     # ours: next week's weekday, a month and day
     ("下周五下午5点", At(date(2026, 12, 11), 17, 0)),
     ("这周日", At(date(2026, 12, 6), 9, 0)),

@@ -11,8 +11,8 @@ conversation alone (no network, no randomness):
   reminder, and deleting one named by its words ("the water reminder") or
   all of them, take two steps: `schedule_list`, then — on its result — the
   `schedule_update` or `schedule_delete` calls for the reminders it means
-  (`calls.matching`); when two or more match one, it asks which, naming
-  each. Each call comes with a short reasoning, labelled as the demo's
+  (`calls.matching`); when a request for one reminder matches several, it
+  asks which, naming each. Each call comes with a short reasoning, labelled as the demo's
   canned text, so the reasoning path runs offline;
 - a reminder without a time ("remind me to buy milk") gets "When should I
   remind you?"; the demo keeps no state, so the next message is read as the

@@ -6,7 +6,8 @@ grammar reads what dateparser does not, or reads differently:
 
 1. Clock times are ours: `5pm`, `9:00`, `at 9` (a bare hour only after
    "at"), `下午5点`, `8点半`, `早上8点30分`, `21:00`. Chinese numerals become
-   digits first (`十五分钟` is `15分钟`, `半小时` is `30分钟`).
+   digits first (`十五分钟` is `15分钟`, `半小时` is `30分钟`); `tonight`
+   makes a clock an evening one (`tonight at 8` is 20:00).
 2. Rules are ours: `every day|weekday|<weekday> at <clock>`, `每天|每个工作日|
    每周一 <clock>` give `Daily` (a cron day-of-week field; the weekday is
    dateparser's); `every 2 hours`, `every hour`, `每隔2小时`, `每天` (no clock)
@@ -40,6 +41,8 @@ _PROBE_SHIFT_MS = 26 * 3_600_000 + 60_000
 """A span reads the same from now and from a day, two hours and a minute later."""
 DEFAULT_HOUR = 9
 """A day without a clock (`tomorrow`, `明天`) is at 09:00."""
+EVENING_HOUR = 20
+"""`tonight` without a clock is at 20:00 (and `tonight at 8` is 20:00)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +102,7 @@ _EN_AFTER = re.compile(r"^(?:in|after)\s+\S", re.IGNORECASE)
 _ZH_AFTER = re.compile(r"(?:以|之)?后$")
 _NEXT_WEEK = re.compile(r"^(?P<which>下|这|本)个?(?P<day>(?:周|星期|礼拜)[一二三四五六日天])$")
 _MONTH_DAY = re.compile(r"^(?P<month>\d{1,2})月(?P<day>\d{1,2})[日号]$")
+_TONIGHT = re.compile(r"\btonight\b", re.IGNORECASE)
 _FILLER = re.compile(r"(?:\b(?:at|on)\b|[,，的])", re.IGNORECASE)
 _ZH_UNIT = re.compile(r"(秒钟?|分钟?|个?小时|个?钟头|天|周|星期)$")
 
@@ -210,6 +214,10 @@ def _at(text: str, context: Context) -> When | None:
     clock, rest = _clock(text)
     if clock is None and _clock_like(text):
         return None  # a time that does not exist, such as 25:00
+    if _TONIGHT.search(rest):  # "tonight at 8" is 20:00, "tonight" alone 20:00 too
+        rest = _TONIGHT.sub("today", rest)
+        hour, minute = clock or (EVENING_HOUR - 12, 0)
+        clock = (hour + 12 if hour < 12 else hour, minute)
     rest = " ".join(_FILLER.sub(" ", rest).split())
     if not rest:
         return None if clock is None else At(None, *clock)
