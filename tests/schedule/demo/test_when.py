@@ -111,6 +111,12 @@ def test_the_same_phrase_reads_the_same_every_time_and_in_the_person_s_zone() ->
     assert read_when("明天", late) == At(date(2026, 12, 7), 9, 0)  # already Sunday there
 
 
+def test_a_weekday_said_on_that_weekday_is_a_week_later() -> None:
+    friday = Context(int(datetime(2026, 12, 4, 9, 0, tzinfo=UTC).timestamp() * 1000), "UTC")
+    assert read_when("on Friday at 5pm", friday) == At(date(2026, 12, 11), 17, 0)
+    assert read_when("at 5pm", friday) == At(None, 17, 0)  # today's 17:00 is still ahead
+
+
 def test_a_zone_dateparser_does_not_know_reads_the_person_s_wall_clock_alone() -> None:
     factory = Context(NOW, "Factory")  # zoneinfo has it (as UTC), pytz does not
     assert factory.zone == "Factory"
