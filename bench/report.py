@@ -639,6 +639,43 @@ def _hostile(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _demo(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    reply = r.get("reply_ms") or {}
+    return [
+        _row(
+            "demo model",
+            "plugin import (dateparser not loaded)",
+            _num(r.get("plugin_import_ms"), " ms"),
+            "",
+            "",
+            "dateparser not imported",
+            r.get("dateparser_at_import") is False,
+        ),
+        _row(
+            "demo model",
+            "first reply that reads a time (loads dateparser)",
+            f"{_num(r.get('first_reply_ms'), ' ms')}, +{_num(r.get('rss_mib'), ' MiB')}",
+            "",
+            "",
+            "≤ 1,000 ms",
+            _below(r.get("first_reply_ms"), 1000),
+        ),
+        _row(
+            "demo model",
+            f"later replies, {r.get('phrases')} README phrases (median / p99)",
+            f"{_num(reply.get('median'), ' ms', 2)} / {_num(reply.get('p99'), ' ms', 2)}",
+            "",
+            "",
+            "median ≤ 10 ms",
+            _below(reply.get("median"), 10),
+        ),
+    ]
+
+
+def _below(value: Any, limit: float) -> bool | None:
+    return None if not isinstance(value, int | float) else value <= limit
+
+
 def _codec(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     rows = []
     speeds = r.get("assistant") or {}
@@ -777,6 +814,7 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "alerts": _alerts,
     "hostile": _hostile,
     "codec": _codec,
+    "demo": _demo,
     "idle": _idle,
     "spread": _spread,
     "spread-recurring": _recurring,

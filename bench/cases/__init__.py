@@ -37,6 +37,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "alerts": ("alerts", "alerts", {}),
     "store-copy": ("transfer", "store_copy", {}),
     "search": ("search", "search", {}),
+    "demo": ("demo", "demo", {}),
 }
 
 

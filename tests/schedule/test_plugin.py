@@ -18,6 +18,7 @@ from dsh.plugins import hookspecs
 from dsh.session.log import Session
 from dsh.testing import FakeClock
 from dsh_tool_schedule import NOTICE_TYPE, ScheduleConfig, ScheduleFold, SchedulePlugin
+from dsh_tool_schedule.demo import ScheduleDemoSkill
 
 from .conftest import (
     START_MS,
@@ -373,3 +374,8 @@ async def test_what_a_closed_conversation_does_is_said_as_the_host_does_it(
 
     assert created["firesWhenClosed"] is True and listing["firesWhenClosed"] is True
     assert isinstance(state, dict) and state["firesWhenClosed"] is True
+
+
+async def test_the_plugin_teaches_the_demo_model_reminders(harness: Harness) -> None:
+    (skill,) = harness.plugin.dsh_demo_skills()
+    assert isinstance(skill, ScheduleDemoSkill)

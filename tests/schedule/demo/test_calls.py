@@ -1,12 +1,21 @@
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
 from pydantic import JsonValue
 
-from dsh_tool_schedule.demo.calls import Context, change_arguments, first_call, load_zone
-from dsh_tool_schedule.demo.intents import (
+from dsh_tool_schedule.demo.calls import (
+    Context,
+    change_arguments,
+    first_call,
+    load_zone,
+    matching,
+)
+from dsh_tool_schedule.demo.kinds import (
+    All,
+    ById,
     Create,
     CreateAt,
     CreateDaily,
@@ -14,6 +23,7 @@ from dsh_tool_schedule.demo.intents import (
     Delete,
     Intent,
     List,
+    Matching,
     Move,
     SetPaused,
 )
@@ -34,31 +44,31 @@ NEW_YORK = Context(NOW, "America/New_York")
             {"prompt": "stretch", "after_seconds": 10},
         ),
         (
-            CreateAt("call mum", 1, 9, 0),
+            CreateAt("call mum", date(2026, 1, 3), 9, 0),
             TOKYO,
             "schedule_create",
             {"prompt": "call mum", "at": "2026-01-03T09:00", "time_zone": "Asia/Tokyo"},
         ),
         (
-            CreateAt("call mum", 1, 9, 0),
+            CreateAt("call mum", date(2026, 1, 2), 9, 0),
             NEW_YORK,
             "schedule_create",
             {"prompt": "call mum", "at": "2026-01-02T09:00", "time_zone": "America/New_York"},
         ),
         (
-            CreateAt("cook", 0, 18, 5),  # at 23:30 UTC, "today at 18:05" has passed
+            CreateAt("cook", None, 18, 5),  # at 23:30 UTC, "today at 18:05" has passed
             Context(NOW),
             "schedule_create",
             {"prompt": "cook", "at": "2026-01-02T18:05", "time_zone": "UTC"},
         ),
         (
-            CreateAt("sleep", 0, 23, 45),  # still ahead today
+            CreateAt("sleep", date(2026, 1, 1), 23, 45),  # still ahead today
             Context(NOW),
             "schedule_create",
             {"prompt": "sleep", "at": "2026-01-01T23:45", "time_zone": "UTC"},
         ),
         (
-            CreateAt("now", 0, 23, 30),  # this very minute counts as passed
+            CreateAt("now", date(2026, 1, 1), 23, 30),  # this very minute counts as passed
             Context(NOW),
             "schedule_create",
             {"prompt": "now", "at": "2026-01-02T23:30", "time_zone": "UTC"},
@@ -76,9 +86,11 @@ NEW_YORK = Context(NOW, "America/New_York")
             {"prompt": "drink water", "every_seconds": 7200},
         ),
         (List(), TOKYO, "schedule_list", {}),
-        (Delete("rem-1"), TOKYO, "schedule_delete", {"id": "rem-1"}),
-        (SetPaused("rem-2", paused=True), TOKYO, "schedule_list", {}),
-        (Move("rem-1", 10, 0), TOKYO, "schedule_list", {}),
+        (Delete(ById("rem-1")), TOKYO, "schedule_delete", {"id": "rem-1"}),
+        (Delete(Matching("water")), TOKYO, "schedule_list", {}),
+        (Delete(All()), TOKYO, "schedule_list", {}),
+        (SetPaused(ById("rem-2"), paused=True), TOKYO, "schedule_list", {}),
+        (Move(ById("rem-1"), 10, 0), TOKYO, "schedule_list", {}),
     ],
 )
 def test_each_intent_starts_with_its_tool_call_in_the_person_s_zone(
@@ -97,45 +109,49 @@ ONCE = {"kind": "at", "at": "2026-01-03T09:00"}
 @pytest.mark.parametrize(
     ("intent", "shown", "arguments"),
     [
-        (SetPaused("rem-1", paused=True), view(ONCE), {"paused": True}),
-        (SetPaused("rem-1", paused=False), view(ONCE), {"paused": False}),
+        (SetPaused(ById("rem-1"), paused=True), view(ONCE), {"paused": True}),
+        (SetPaused(ById("rem-1"), paused=False), view(ONCE), {"paused": False}),
         # a one-shot keeps its day (09:00 Tokyo on the 3rd) and moves to 10:00 there
-        (Move("rem-1", 10, 0), view(ONCE), {"at": "2026-01-03T10:00", "time_zone": "Asia/Tokyo"}),
+        (
+            Move(ById("rem-1"), 10, 0),
+            view(ONCE),
+            {"at": "2026-01-03T10:00", "time_zone": "Asia/Tokyo"},
+        ),
         # …unless that time has passed: it is 08:30 on the 2nd in Tokyo now
         (
-            Move("rem-1", 8, 0),
+            Move(ById("rem-1"), 8, 0),
             view(ONCE, "2026-01-01T23:00:00.000Z"),
             {"at": "2026-01-03T08:00", "time_zone": "Asia/Tokyo"},
         ),
         (
-            Move("rem-1", 10, 0),
+            Move(ById("rem-1"), 10, 0),
             view(ONCE, None),
             {"at": "2026-01-02T10:00", "time_zone": "Asia/Tokyo"},
         ),
         (
-            Move("rem-1", 9, 0),
+            Move(ById("rem-1"), 9, 0),
             view(ONCE, "not a time"),
             {"at": "2026-01-02T09:00", "time_zone": "Asia/Tokyo"},
         ),
         (
-            Move("rem-1", 10, 0, day=0),
+            Move(ById("rem-1"), 10, 0, day=date(2026, 1, 2)),
             view({"kind": "after", "seconds": 600}),
             {"at": "2026-01-02T10:00", "time_zone": "Asia/Tokyo"},
         ),
         (
-            Move("rem-1", 10, 15),
+            Move(ById("rem-1"), 10, 15),
             view({"kind": "cron", "cron": "0 9 * * MON-FRI"}),
             {"cron": "15 10 * * MON-FRI", "time_zone": "Asia/Tokyo"},
         ),
         (
-            Move("rem-1", 10, 0),
+            Move(ById("rem-1"), 10, 0),
             view({"kind": "every", "seconds": 7200}),
             {"every_seconds": 7200, "at": "2026-01-02T10:00", "time_zone": "Asia/Tokyo"},
         ),
-        (Move("rem-1", 10, 0), view({"kind": "cron", "cron": "*/15 * * * *"}), None),
-        (Move("rem-1", 10, 0), view({"kind": "cron", "cron": "0 9 * *"}), None),
-        (Move("rem-1", 10, 0), view({"kind": "later"}), None),
-        (Move("rem-1", 10, 0), view("broken"), None),  # type: ignore[arg-type]
+        (Move(ById("rem-1"), 10, 0), view({"kind": "cron", "cron": "*/15 * * * *"}), None),
+        (Move(ById("rem-1"), 10, 0), view({"kind": "cron", "cron": "0 9 * *"}), None),
+        (Move(ById("rem-1"), 10, 0), view({"kind": "later"}), None),
+        (Move(ById("rem-1"), 10, 0), view("broken"), None),  # type: ignore[arg-type]
     ],
 )
 def test_a_change_updates_the_listed_revision(
@@ -149,3 +165,28 @@ def test_a_zone_this_machine_does_not_know_is_utc() -> None:
     assert load_zone("Mars/Olympus").key == "UTC"
     assert load_zone(None).key == "UTC"
     assert Context(NOW, "Mars/Olympus").day(0).isoformat() == "2026-01-01"
+
+
+LISTED: list[JsonValue] = [
+    {"id": "rem-1", "prompt": "Stretch legs"},
+    {"id": "rem-2", "prompt": "drink water"},
+    {"id": "rem-3", "prompt": "stretch back"},
+    "not a view",
+]
+
+
+@pytest.mark.parametrize(
+    ("target", "ids"),
+    [
+        (ById("rem-2"), ["rem-2"]),
+        (ById("rem-9"), []),
+        (All(), ["rem-1", "rem-2", "rem-3"]),
+        (Matching("stretch"), ["rem-1", "rem-3"]),
+        (Matching("STRETCH back"), ["rem-3"]),
+        (Matching("back water"), []),
+    ],
+)
+def test_a_target_matches_the_listed_reminders_by_id_by_every_word_or_all(
+    target: ById | Matching | All, ids: list[str]
+) -> None:
+    assert [view["id"] for view in matching(target, LISTED)] == ids

@@ -9,7 +9,7 @@ import pytest
 from dsh import Message
 from dsh.models.demo import help_text as host_help
 from dsh_tool_schedule.demo import replies
-from dsh_tool_schedule.demo.intents import CreateAt
+from dsh_tool_schedule.demo.kinds import CreateAt
 from dsh_tool_schedule.demo.results import _ZH_ERRORS, tool_result
 from dsh_tool_schedule.demo.words import fires_words
 
@@ -34,7 +34,7 @@ def said(zh: bool) -> list[str]:
         tool_result(
             Message(role="tool", name="schedule_create", tool_call_id="c", content=content),
             zh=zh,
-            intent=CreateAt("stretch", 0, 8, 0),
+            intent=CreateAt("stretch", None, 8, 0),
             today="2026-01-01",
         )
         for content in ({**VIEW, "firesWhenClosed": True}, {**VIEW, "firesWhenClosed": False})

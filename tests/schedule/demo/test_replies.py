@@ -1,10 +1,13 @@
 from __future__ import annotations
 
+from datetime import date
 from typing import Any
 
 import pytest
 
-from dsh_tool_schedule.demo.intents import (
+from dsh_tool_schedule.demo.kinds import (
+    All,
+    ById,
     Create,
     CreateAt,
     CreateDaily,
@@ -12,17 +15,22 @@ from dsh_tool_schedule.demo.intents import (
     Delete,
     Intent,
     List,
+    Matching,
     Move,
     SetPaused,
 )
 from dsh_tool_schedule.demo.replies import (
+    ASK_WHEN,
     calling,
+    deleting,
     help_text,
+    no_match,
     not_enabled,
     reasoning,
     reminder,
     unclear,
     updating,
+    which_one,
 )
 
 
@@ -51,8 +59,41 @@ def test_the_text_that_accompanies_each_call_names_what_is_happening() -> None:
     assert calling(Create("喝水", 300), zh=True) == "好的，5分钟后提醒你“喝水”。"
     assert calling(List(), zh=False) == "Checking your reminders."
     assert calling(List(), zh=True) == "正在查看你的提醒。"
-    assert calling(Delete("rem-1"), zh=False) == "Cancelling reminder rem-1."
-    assert calling(Delete("rem-1"), zh=True) == "正在删除提醒 rem-1。"
+    assert calling(Delete(ById("rem-1")), zh=False) == "Cancelling reminder rem-1."
+    assert calling(Delete(ById("rem-1")), zh=True) == "正在删除提醒 rem-1。"
+    assert calling(Delete(All()), zh=False) == "Checking all reminders before cancelling."
+    assert calling(Delete(Matching("喝水")), zh=True) == "先查看“喝水”的提醒，再删除。"
+    assert deleting(["rem-1"], zh=False) == "Cancelling reminder rem-1."
+    assert deleting(["rem-1", "rem-3"], zh=False) == "Cancelling reminders rem-1, rem-3."
+    assert deleting(["rem-1", "rem-3"], zh=True) == "正在删除提醒 rem-1、rem-3。"
+
+
+def test_two_matches_are_asked_about_by_their_words_and_ids() -> None:
+    views: list[dict[str, Any]] = [
+        {"id": "rem-2", "prompt": "stretch legs"},
+        {"id": "rem-4", "prompt": "stretch back"},
+    ]
+    assert which_one(views, zh=False) == (
+        "Which one: “stretch legs” (rem-2) or “stretch back” (rem-4)?"
+    )
+    assert which_one([*views, {"id": "rem-5", "prompt": "stretch"}], zh=False) == (
+        "Which one: “stretch legs” (rem-2), “stretch back” (rem-4) or “stretch” (rem-5)?"
+    )
+    assert which_one(views, zh=True) == (
+        "是哪一个：“stretch legs”（rem-2）还是“stretch back”（rem-4）？"
+    )
+
+
+def test_no_match_says_what_was_looked_for() -> None:
+    assert no_match(Matching("water"), zh=False) == "No reminder matches “water”."
+    assert no_match(Matching("喝水"), zh=True) == "没有找到“喝水”的提醒。"
+    assert no_match(All(), zh=False) == "You have no reminders."
+    assert no_match(All(), zh=True) == "当前没有提醒。"
+    assert no_match(ById("rem-9"), zh=False) == "No reminder matches “rem-9”."
+
+
+def test_a_reminder_without_a_time_is_asked_when_in_both_languages() -> None:
+    assert ASK_WHEN == {False: "When should I remind you?", True: "什么时候提醒你？"}
 
 
 BERLIN = {"time_zone": "Europe/Berlin"}
@@ -62,7 +103,7 @@ BERLIN = {"time_zone": "Europe/Berlin"}
     ("intent", "arguments", "english", "chinese"),
     [
         (
-            CreateAt("call mum", 1, 9, 0),
+            CreateAt("call mum", date(2026, 1, 2), 9, 0),
             {"at": "2026-01-02T09:00", **BERLIN},
             "Setting a reminder for 2026-01-02 09:00 (Europe/Berlin): “call mum”.",
             "好的，2026-01-02 09:00（Europe/Berlin）提醒你“call mum”。",
@@ -98,19 +139,19 @@ BERLIN = {"time_zone": "Europe/Berlin"}
             "好的，每隔2小时提醒你“drink water”。",
         ),
         (
-            SetPaused("rem-2", paused=True),
+            SetPaused(ById("rem-2"), paused=True),
             {},
             "Checking reminder rem-2 before pausing it.",
             "先查看提醒 rem-2，再暂停它。",
         ),
         (
-            SetPaused("rem-2", paused=False),
+            SetPaused(Matching("water"), paused=False),
             {},
-            "Checking reminder rem-2 before resuming it.",
-            "先查看提醒 rem-2，再恢复它。",
+            "Checking the “water” reminder before resuming it.",
+            "先查看“water”的提醒，再恢复它。",
         ),
         (
-            Move("rem-1", 10, 0),
+            Move(ById("rem-1"), 10, 0),
             {},
             "Checking reminder rem-1 before moving it to 10:00.",
             "先查看提醒 rem-1，再把它改到 10:00。",
@@ -127,17 +168,27 @@ def test_each_new_request_is_announced_with_its_time(
 @pytest.mark.parametrize(
     ("intent", "arguments", "english", "chinese"),
     [
-        (SetPaused("rem-2", paused=True), {}, "Pausing reminder rem-2.", "正在暂停提醒 rem-2。"),
-        (SetPaused("rem-2", paused=False), {}, "Resuming reminder rem-2.", "正在恢复提醒 rem-2。"),
         (
-            Move("rem-1", 10, 0),
-            {"at": "2026-01-02T10:00", **BERLIN},
+            SetPaused(Matching("water"), paused=True),
+            {"id": "rem-2"},
+            "Pausing reminder rem-2.",
+            "正在暂停提醒 rem-2。",
+        ),
+        (
+            SetPaused(All(), paused=False),
+            {"id": "rem-2"},
+            "Resuming reminder rem-2.",
+            "正在恢复提醒 rem-2。",
+        ),
+        (
+            Move(Matching("stretch"), 10, 0),
+            {"id": "rem-1", "at": "2026-01-02T10:00", **BERLIN},
             "Moving reminder rem-1 to 2026-01-02 10:00 (Europe/Berlin).",
             "正在把提醒 rem-1 改到 2026-01-02 10:00（Europe/Berlin）。",
         ),
         (
-            Move("rem-2", 10, 0),
-            {"cron": "0 10 * * *", **BERLIN},
+            Move(ById("rem-2"), 10, 0),
+            {"id": "rem-2", "cron": "0 10 * * *", **BERLIN},
             "Moving reminder rem-2 to 10:00 (Europe/Berlin).",
             "正在把提醒 rem-2 改到 10:00（Europe/Berlin）。",
         ),
@@ -151,11 +202,18 @@ def test_the_update_of_a_change_is_announced(
 
 
 def test_the_reasoning_says_why_a_change_lists_first_and_when_a_reminder_fires() -> None:
-    assert "an update needs its current revision, so I list the reminders first" in reasoning(
-        Move("rem-1", 10, 0), "schedule_list", zh=False
+    assert "I list the reminders first, to see which it means and its current revision" in (
+        reasoning(Move(Matching("stretch"), 10, 0), "schedule_list", zh=False)
     )
-    assert "修改需要它当前的版本号，所以先列出提醒" in reasoning(
-        SetPaused("rem-1", paused=True), "schedule_list", zh=True
+    assert "我先列出提醒，看是哪一个、当前的版本号是多少" in reasoning(
+        SetPaused(ById("rem-1"), paused=True), "schedule_list", zh=True
+    )
+    assert "The message asks to cancel reminder rem-1." in reasoning(
+        Delete(ById("rem-1")), "schedule_delete", zh=False
+    )
+    assert "这条消息要删除所有提醒。" in reasoning(Delete(All()), "schedule_delete", zh=True)
+    assert "The message asks to change the “tea” reminder." in reasoning(
+        Move(Matching("tea"), 10, 0), "schedule_update", zh=False
     )
     assert "every day at 09:00 (Europe/Berlin): “stretch”, in the person's time zone" in (
         reasoning(CreateDaily("stretch", 9, 0), "schedule_create", zh=False, arguments=BERLIN)
@@ -171,7 +229,7 @@ def test_the_help_lists_the_reminder_requests_and_says_how_to_enable_them_where_
 ) -> None:
     text = help_text(zh, reminders_enabled=True)
 
-    assert ("10秒后提醒我喝水" if zh else "remind me in 10 seconds to stretch") in text
+    assert ("10分钟后提醒我喝水" if zh else "remind me in 10 minutes to stretch") in text
     assert "UTC" in text
     assert "overlays/web-schedule" not in text  # they are enabled here
     assert "dsh web --overlay overlays/web-schedule" in help_text(zh, reminders_enabled=False)
@@ -182,4 +240,4 @@ def test_not_enabled_and_unclear_say_what_to_do_in_both_languages() -> None:
     assert not_enabled(False).endswith("dsh web --overlay overlays/web-schedule")
     assert not_enabled(True).startswith("此主机未启用提醒功能")
     assert "remind me in 10 minutes to stretch" in unclear(False)
-    assert "10秒后提醒我喝水" in unclear(True)
+    assert "10分钟后提醒我喝水" in unclear(True)

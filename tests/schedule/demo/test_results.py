@@ -1,10 +1,12 @@
 from __future__ import annotations
 
+from datetime import date
+
 import pytest
 from pydantic import JsonValue
 
 from dsh.models.base import Message
-from dsh_tool_schedule.demo.intents import CreateAt, Move, SetPaused
+from dsh_tool_schedule.demo.kinds import ById, CreateAt, Move, SetPaused
 from dsh_tool_schedule.demo.results import cannot_move, error_text, not_found, tool_result
 
 VIEW: dict[str, JsonValue] = {
@@ -35,17 +37,24 @@ def test_a_created_reminder_is_described_with_id_utc_time_and_what_a_closed_one_
 
 def test_today_at_a_passed_time_is_said_to_be_set_for_tomorrow() -> None:
     view = {**V2_VIEW, "rule": {"kind": "at", "at": "2026-01-02T08:00"}}
-    asked = CreateAt("stretch", 0, 8, 0)
+    asked = CreateAt("stretch", None, 8, 0)
     created = result("schedule_create", view)
 
     english = tool_result(created, zh=False, intent=asked, today="2026-01-01")
     chinese = tool_result(created, zh=True, intent=asked, today="2026-01-01")
+    today = CreateAt("stretch", date(2026, 1, 1), 8, 0)
 
     assert english.startswith("8:00 has already passed today, so it is set for tomorrow. Reminder")
     assert chinese.startswith("今天的 8:00 已经过去了，所以设在明天。已设置提醒")
+    assert tool_result(created, zh=False, intent=today, today="2026-01-01") == english
     for not_rolled in (
         tool_result(created, zh=False, intent=asked, today="2026-01-02"),
-        tool_result(created, zh=False, intent=CreateAt("stretch", 1, 8, 0), today="2026-01-01"),
+        tool_result(
+            created,
+            zh=False,
+            intent=CreateAt("stretch", date(2026, 1, 2), 8, 0),
+            today="2026-01-01",
+        ),
         tool_result(created, zh=False, intent=asked),
         tool_result(result("schedule_create", V2_VIEW), zh=False, intent=asked, today="2026-01-01"),
     ):
@@ -294,17 +303,17 @@ def test_a_list_names_recurring_rules_and_reminders_with_nothing_ahead() -> None
     ("intent", "english", "chinese"),
     [
         (
-            SetPaused("rem-2", paused=True),
+            SetPaused(ById("rem-2"), paused=True),
             "Reminder rem-2 is paused: “water the plants”.",
             "已暂停提醒 rem-2（“water the plants”）。",
         ),
         (
-            SetPaused("rem-2", paused=False),
+            SetPaused(ById("rem-2"), paused=False),
             "Reminder rem-2 is resumed: “water the plants”, next at 2026-01-02 08:00:00 UTC.",
             "已恢复提醒 rem-2（“water the plants”），下次：2026-01-02 08:00:00 UTC。",
         ),
         (
-            Move("rem-2", 10, 0),
+            Move(ById("rem-2"), 10, 0),
             "Reminder rem-2 now fires at 2026-01-02 08:00:00 UTC: “water the plants”.",
             "已把提醒 rem-2（“water the plants”）改到：2026-01-02 08:00:00 UTC。",
         ),

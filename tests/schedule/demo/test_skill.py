@@ -32,6 +32,7 @@ def answer(request: ModelRequest, *, now_ms: int = 0) -> ModelReply:
 def DemoModel(clock: FakeClock | None = None) -> Demo:
     return Demo(clock, skills=lambda: SKILLS)
 
+
 SCHEDULE = ("schedule_create", "schedule_list", "schedule_delete")
 
 
@@ -117,7 +118,7 @@ def test_call_ids_count_every_earlier_call_in_the_conversation() -> None:
 
 
 def test_an_unclear_reminder_request_explains_the_phrasing_when_enabled() -> None:
-    reply = answer(request("remind me to stretch"))
+    reply = answer(request("remind me at 25:00 to stretch"))
 
     assert reply.tool_calls == ()
     assert reply.text.startswith("I couldn't read that reminder.")
@@ -525,6 +526,33 @@ def test_a_change_of_a_reminder_that_is_not_listed_or_cannot_move_is_said() -> N
     assert empty.text == "没有找到进行中的提醒 rem-2 [schedule_not_found]。"
 
 
+def test_a_delete_by_words_or_of_all_says_when_nothing_matches() -> None:
+    none = step("delete all reminders", CALL_LIST, listed())
+    other = step("cancel the tea reminder", CALL_LIST, listed(DAILY_VIEW))
+    both = step(
+        "pause the water reminder",
+        CALL_LIST,
+        listed(DAILY_VIEW, {**DAILY_VIEW, "id": "rem-3", "prompt": "drink water"}),
+    )
+
+    assert (none.tool_calls, none.text) == ((), "You have no reminders.")
+    assert (other.tool_calls, other.text) == ((), "No reminder matches “tea”.")
+    assert both.tool_calls == ()
+    assert both.text == "Which one: “water the plants” (rem-2) or “drink water” (rem-3)?"
+
+
+def test_pausing_all_reminders_updates_each_with_its_own_revision() -> None:
+    second = {**DAILY_VIEW, "id": "rem-3", "revision": 4}
+
+    reply = step("pause all reminders", CALL_LIST, listed(DAILY_VIEW, second))
+
+    assert [(call.id, call.name, call.arguments) for call in reply.tool_calls] == [
+        ("call_2", "schedule_update", {"id": "rem-2", "revision": 1, "paused": True}),
+        ("call_3", "schedule_update", {"id": "rem-3", "revision": 4, "paused": True}),
+    ]
+    assert reply.text == "Pausing reminder rem-2.\nPausing reminder rem-3."
+
+
 def test_a_failed_list_or_update_is_said_not_retried() -> None:
     failed = Message(
         role="tool",
@@ -574,3 +602,53 @@ def test_the_conversation_s_language_is_the_person_s_latest_message_in_words() -
     assert in_chinese.text == "⏰ 提醒：stretch"
     assert in_english.text == "⏰ Reminder: stretch"
     assert refused.text.startswith("设置提醒失败 [limit_exceeded]：")
+
+
+def asked_when(text: str) -> list[Message]:
+    """A conversation in which the person said `text` and the demo then asked when."""
+    question = Message(role="assistant", text="When should I remind you?")
+    return [Message(role="user", text=text), question]
+
+
+def test_the_answer_to_when_completes_the_reminder_the_person_asked_for() -> None:
+    reply = answer(request("at 5pm", history=asked_when("remind me to buy milk"), time=0))
+
+    assert reply.tool_calls == (
+        ToolCall(
+            "call_1",
+            "schedule_create",
+            {"prompt": "buy milk", "at": "1970-01-01T17:00", "time_zone": "UTC"},
+        ),
+    )
+
+
+def test_an_answer_to_when_that_is_no_time_is_read_as_a_request_of_its_own() -> None:
+    listing = answer(request("list reminders", history=asked_when("remind me to buy milk")))
+    assert listing.tool_calls == (ToolCall("call_1", "schedule_list", {}),)
+    # The question followed something that was not a reminder without a time.
+    assert "I'm the dsh demo model" in answer(request("at 5pm", history=asked_when("hello"))).text
+    # Or nothing the person said: the question alone is not a conversation.
+    alone = [Message(role="assistant", text="什么时候提醒你？")]
+    assert "我是 dsh 的演示模型" in answer(request("明天", history=alone)).text
+
+
+def test_a_reminder_without_a_time_is_asked_when_or_said_to_be_unavailable() -> None:
+    assert answer(request("提醒我买牛奶")).text == "什么时候提醒你？"
+    assert answer(request("remind me to buy milk", tools=["schedule_list"])).text.startswith(
+        "Reminders are not enabled in this host"
+    )
+
+
+def test_an_answer_that_names_no_reminder_asks_again_and_a_new_request_is_its_own() -> None:
+    history = [
+        Message(role="user", text="cancel the water reminder"),
+        Message(role="assistant", text="Which one: “a” (rem-1) or “b” (rem-2)?"),
+    ]
+
+    again = answer(request("the", history=history))
+    other = answer(request("list reminders", history=history))
+
+    assert again.tool_calls == (ToolCall("call_1", "schedule_list", {}),)
+    assert "water" in again.text
+    assert other.tool_calls == (ToolCall("call_1", "schedule_list", {}),)
+    assert other.text == "Checking your reminders."

@@ -6,15 +6,17 @@ from (`message/user` `timeZone`, else UTC), so "tomorrow at 9" is a pure
 function of the request.
 
 - `Create` → `schedule_create(prompt, after_seconds)`;
-- `CreateAt` → `schedule_create(prompt, at="YYYY-MM-DDTHH:MM", time_zone)`,
-  the day counted from today in the zone ("today" at a time already passed
-  is tomorrow: the answer says so, `results`);
+- `CreateAt` → `schedule_create(prompt, at="YYYY-MM-DDTHH:MM", time_zone)`
+  (no day, or today, at a time already passed is tomorrow: the answer says
+  so, `results`);
 - `CreateDaily` → `schedule_create(prompt, cron="M H * * DAYS", time_zone)`;
 - `CreateEvery` → `schedule_create(prompt, every_seconds)`;
-- `List` → `schedule_list()`, `Delete` → `schedule_delete(id)`;
-- `SetPaused` and `Move` first call `schedule_list()` (an update needs the
-  reminder's current revision); `change_arguments` then gives the
-  `schedule_update` for the listed view: `paused`, or the new time —
+- `List` → `schedule_list()`, `Delete` of an id → `schedule_delete(id)`;
+- any other `Delete`, and every `SetPaused` and `Move`, first calls
+  `schedule_list()` (an update needs the reminder's current revision, and
+  "the water reminder" names it by its words): `matching` picks the listed
+  reminders the target means, and `change_arguments` gives the
+  `schedule_update` for one of them: `paused`, or the new time —
   a one-shot gets `at` (on its own day, or the next day when that time has
   passed; or the day the person named), a `cron` rule at one time of day
   gets that time, an `every` rule restarts at the next such time.
@@ -30,9 +32,22 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from pydantic import JsonValue
 
-from .kinds import Change, Create, CreateAt, CreateDaily, CreateEvery, Delete, List, Move
+from .kinds import (
+    All,
+    ById,
+    Change,
+    Create,
+    CreateAt,
+    CreateDaily,
+    CreateEvery,
+    Delete,
+    List,
+    Move,
+    SetPaused,
+    Target,
+)
 
-__all__ = ["Context", "change_arguments", "first_call", "load_zone"]
+__all__ = ["Context", "change_arguments", "first_call", "load_zone", "matching"]
 
 UTC_ZONE = "UTC"
 
@@ -75,32 +90,47 @@ def wall(day: date, hour: int, minute: int) -> str:
 
 
 def first_call(
-    intent: Create | CreateAt | CreateDaily | CreateEvery | List | Delete | Change, context: Context
+    intent: Create | CreateAt | CreateDaily | CreateEvery | List | Change, context: Context
 ) -> tuple[str, dict[str, Any]]:
     """The tool call that starts carrying out `intent` (module docstring)."""
     if isinstance(intent, Create):
         return "schedule_create", {"prompt": intent.prompt, "after_seconds": intent.after_seconds}
     if isinstance(intent, CreateAt):
-        day = intent.day
-        if day == 0 and (intent.hour, intent.minute) <= _clock_now(context):
-            day = 1  # "today at 8" at 9: the next 8:00 (the answer says so)
-        at = wall(context.day(day), intent.hour, intent.minute)
+        day = intent.day or context.day(0)
+        if day == context.day(0) and (intent.hour, intent.minute) <= _clock_now(context):
+            day = context.day(1)  # "today at 8" at 9: the next 8:00 (the answer says so)
+        at = wall(day, intent.hour, intent.minute)
         return "schedule_create", {"prompt": intent.prompt, "at": at, "time_zone": context.zone}
     if isinstance(intent, CreateDaily):
         cron = f"{intent.minute} {intent.hour} * * {intent.days}"
         return "schedule_create", {"prompt": intent.prompt, "cron": cron, "time_zone": context.zone}
     if isinstance(intent, CreateEvery):
         return "schedule_create", {"prompt": intent.prompt, "every_seconds": intent.seconds}
-    if isinstance(intent, Delete):
-        return "schedule_delete", {"id": intent.id}
+    if isinstance(intent, Delete) and isinstance(intent.target, ById):
+        return "schedule_delete", {"id": intent.target.id}
     return "schedule_list", {}
 
 
+def matching(target: Target, views: list[JsonValue]) -> list[dict[str, JsonValue]]:
+    """The listed reminders `target` means: its id, all, or each whose prompt has its words."""
+    found = [view for view in views if isinstance(view, dict)]
+    if isinstance(target, All):
+        return found
+    if isinstance(target, ById):
+        return [view for view in found if view.get("id") == target.id]
+    words = target.words.casefold().split()
+    return [
+        view
+        for view in found
+        if all(word in str(view.get("prompt", "")).casefold() for word in words)
+    ]
+
+
 def change_arguments(
-    intent: Change, view: dict[str, JsonValue], context: Context
+    intent: SetPaused | Move, view: dict[str, JsonValue], context: Context
 ) -> dict[str, Any] | None:
     """The `schedule_update` arguments for `view`, or None when the demo cannot move that rule."""
-    arguments: dict[str, Any] = {"id": intent.id, "revision": view.get("revision")}
+    arguments: dict[str, Any] = {"id": view.get("id"), "revision": view.get("revision")}
     if not isinstance(intent, Move):
         return {**arguments, "paused": intent.paused}
     rule = view.get("rule")
@@ -127,7 +157,7 @@ def change_arguments(
 
 def _one_shot_time(intent: Move, next_at: JsonValue, context: Context) -> str:
     if intent.day is not None:
-        return wall(context.day(intent.day), intent.hour, intent.minute)
+        return wall(intent.day, intent.hour, intent.minute)
     own = context.day(0)
     if isinstance(next_at, str):
         with contextlib.suppress(ValueError):  # not a time: the reminder's day is unknown

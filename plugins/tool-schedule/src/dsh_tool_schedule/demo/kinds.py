@@ -3,8 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+from datetime import date
 
 __all__ = [
+    "All",
+    "AskWhen",
+    "ById",
     "Change",
     "Create",
     "CreateAt",
@@ -14,8 +18,10 @@ __all__ = [
     "Delete",
     "Intent",
     "List",
+    "Matching",
     "Move",
     "SetPaused",
+    "Target",
     "Unclear",
 ]
 
@@ -29,8 +35,8 @@ class Create:
 @dataclass(frozen=True, slots=True)
 class CreateAt:
     prompt: str
-    day: int
-    """0 today, 1 tomorrow, 2 the day after, in the person's zone."""
+    day: date | None
+    """None: no day was said — today, or tomorrow once the time has passed (the answer says so)."""
     hour: int
     minute: int
 
@@ -51,27 +57,54 @@ class CreateEvery:
 
 
 @dataclass(frozen=True, slots=True)
+class AskWhen:
+    """A reminder without a time: the demo asks when (the next message may say)."""
+
+    prompt: str
+
+
+@dataclass(frozen=True, slots=True)
 class List:
     pass
 
 
 @dataclass(frozen=True, slots=True)
-class Delete:
+class ById:
     id: str
 
 
 @dataclass(frozen=True, slots=True)
+class Matching:
+    """The reminders whose prompt contains each of these words (case-insensitive)."""
+
+    words: str
+
+
+@dataclass(frozen=True, slots=True)
+class All:
+    pass
+
+
+Target = ById | Matching | All
+
+
+@dataclass(frozen=True, slots=True)
+class Delete:
+    target: Target
+
+
+@dataclass(frozen=True, slots=True)
 class SetPaused:
-    id: str
+    target: Target
     paused: bool
 
 
 @dataclass(frozen=True, slots=True)
 class Move:
-    id: str
+    target: Target
     hour: int
     minute: int
-    day: int | None = None
+    day: date | None = None
     """None: the reminder's own day (or the next one, when that time has passed)."""
 
 
@@ -81,6 +114,6 @@ class Unclear:
 
 
 Creation = Create | CreateAt | CreateDaily | CreateEvery
-Change = SetPaused | Move
-"""Intents that first read the reminder (`schedule_list`), then update it."""
-Intent = Creation | List | Delete | Change | Unclear
+Change = Delete | SetPaused | Move
+"""Intents that act on reminders: by id, or after `schedule_list` says which match."""
+Intent = Creation | AskWhen | List | Change | Unclear

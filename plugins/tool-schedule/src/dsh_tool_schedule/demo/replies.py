@@ -10,43 +10,65 @@ from __future__ import annotations
 
 from typing import Any
 
-from .kinds import Create, CreateAt, CreateDaily, CreateEvery, Delete, Intent, List, Move, SetPaused
+from pydantic import JsonValue
+
+from .kinds import (
+    All,
+    ById,
+    Create,
+    CreateAt,
+    CreateDaily,
+    CreateEvery,
+    Delete,
+    Intent,
+    List,
+    Move,
+    SetPaused,
+    Target,
+)
 from .words import span
 
 __all__ = [
+    "ASK_WHEN",
     "ENABLE_REMINDERS",
+    "WHICH_ONE",
     "calling",
+    "deleting",
     "help_text",
+    "no_match",
     "not_enabled",
     "reasoning",
     "reminder",
     "unclear",
     "updating",
+    "which_one",
 ]
 
 ENABLE_REMINDERS = "dsh web --overlay overlays/web-schedule"
+ASK_WHEN = {False: "When should I remind you?", True: "什么时候提醒你？"}
+"""The question a reminder without a time gets; the next message may answer it."""
 _EN_HELP = """\
-I understand a few reminder requests:
-- remind me in 10 seconds to stretch
-- remind me at 9:00 tomorrow to call mum
-- remind me every day at 9 to water the plants
-- every weekday at 8:30 remind me to stand up
+I understand reminder requests like these:
+- remind me in 10 minutes to stretch · remind me on Friday at 5pm to call mom
+- remind me at 9:00 on 2026-12-25 to open gifts · tomorrow at 9, remind me to call mum
+- remind me every day at 9 to water the plants · every weekday at 8:30 remind me to stand up
 - remind me every 2 hours to drink water
-- list reminders · pause reminder rem-2 · resume reminder rem-2
-- move rem-1 to 10:00 · cancel reminder rem-1
-- 明天上午9点提醒我开会 · 每天早上9点提醒我喝水 · 每隔2小时提醒我起来走走
+- remind me to buy milk (I ask when)
+- what reminders do I have? · pause the water reminder · resume reminder rem-2
+- move the stretch reminder to 5pm · cancel the water reminder · delete all reminders
+- 下周五下午5点提醒我给妈妈打电话 · 每周一早上8点提醒我开会 · 取消喝水的提醒
 Times are in your time zone (your browser tells it), else UTC."""
 
 _ZH_HELP = """\
-我能理解几种提醒请求：
-- 10秒后提醒我喝水
-- 明天上午9点提醒我开会
-- 每天早上9点提醒我喝水
-- 每个工作日8点半提醒我站会
+我能理解这样的提醒请求：
+- 10分钟后提醒我喝水 · 下周五下午5点提醒我给妈妈打电话
+- 明天早上8点提醒我开会 · 12月25日上午9点提醒我拆礼物
+- 每天晚上9点提醒我吃药 · 每周一早上8点提醒我写周报 · 每个工作日8点半提醒我站会
 - 每隔2小时提醒我起来走走
-- 列出提醒 · 暂停提醒 rem-2 · 恢复提醒 rem-2
-- 把 rem-1 改到10点 · 删除提醒 rem-1
-- remind me at 9:00 tomorrow to call mum · list reminders · cancel reminder <id>
+- 提醒我买牛奶（我会问什么时候）
+- 我有哪些提醒？ · 暂停喝水的提醒 · 恢复提醒 rem-2
+- 把拉伸的提醒改到下午5点 · 取消喝水的提醒 · 删除所有提醒
+- remind me on Friday at 5pm to call mom · what reminders do I have?
 时间按你所在的时区（浏览器会告诉主机），否则按 UTC。"""
 
 _EN_DAYS = {"*": "every day", "MON-FRI": "every weekday"}
@@ -84,14 +106,44 @@ def not_enabled(zh: bool) -> str:
 def unclear(zh: bool) -> str:
     if zh:
         return (
-            "我没看懂这个提醒。请这样说：10秒后提醒我喝水、明天上午9点提醒我开会、"
-            "每天早上9点提醒我喝水、列出提醒，或 删除提醒 <id>。"
+            "我没看懂这个提醒。请这样说：10分钟后提醒我喝水、明天上午9点提醒我开会、"
+            "每天早上9点提醒我喝水、我有哪些提醒？，或 取消喝水的提醒。"
         )
     return (
         "I couldn't read that reminder. Try: remind me in 10 minutes to stretch, "
-        "remind me at 9:00 tomorrow to call mum, remind me every day at 9 to stretch, "
-        "list reminders, or cancel reminder <id>."
+        "remind me on Friday at 5pm to call mom, remind me every day at 9 to stretch, "
+        "what reminders do I have?, or cancel the water reminder."
     )
+
+
+WHICH_ONE = {False: "Which one: ", True: "是哪一个："}
+"""How the question when several reminders match begins; the next message may answer it."""
+
+
+def which_one(views: list[dict[str, JsonValue]], zh: bool) -> str:
+    """The question when more than one reminder matches: each by its words and id."""
+    named = [f"“{view.get('prompt', '')}”（{view.get('id')}）" for view in views]
+    if zh:
+        return f"{WHICH_ONE[zh]}{'还是'.join(named)}？"
+    listed = [f"“{view.get('prompt', '')}” ({view.get('id')})" for view in views]
+    return f"{WHICH_ONE[zh]}{', '.join(listed[:-1])} or {listed[-1]}?"
+
+
+def no_match(target: Target, zh: bool) -> str:
+    """Nothing listed is what `target` names (an id says so with its code, `results`)."""
+    if isinstance(target, All):
+        return "当前没有提醒。" if zh else "You have no reminders."
+    words = target.id if isinstance(target, ById) else target.words
+    return f"没有找到“{words}”的提醒。" if zh else f"No reminder matches “{words}”."
+
+
+def _named(target: Target, zh: bool) -> str:
+    """How the person named the reminders: `rem-2`, “water”, all."""
+    if isinstance(target, ById):
+        return f"提醒 {target.id}" if zh else f"reminder {target.id}"
+    if isinstance(target, All):
+        return "所有提醒" if zh else "all reminders"
+    return f"“{target.words}”的提醒" if zh else f"the “{target.words}” reminder"
 
 
 def _clock(hour: int, minute: int) -> str:
@@ -136,41 +188,54 @@ def calling(intent: Intent, zh: bool, arguments: dict[str, Any] | None = None) -
         return f"Setting a reminder {'for ' if isinstance(intent, CreateAt) else ''}{when}: " + (
             f"“{intent.prompt}”."
         )
-    if isinstance(intent, SetPaused | Move):
-        return _checking(intent, zh)
     if isinstance(intent, List):
         return "正在查看你的提醒。" if zh else "Checking your reminders."
-    assert isinstance(intent, Delete)
-    return f"正在删除提醒 {intent.id}。" if zh else f"Cancelling reminder {intent.id}."
+    assert isinstance(intent, Delete | SetPaused | Move)
+    if isinstance(intent, Delete) and isinstance(intent.target, ById):
+        reminder_id = intent.target.id
+        return f"正在删除提醒 {reminder_id}。" if zh else f"Cancelling reminder {reminder_id}."
+    return _checking(intent, zh)
 
 
-def _checking(intent: SetPaused | Move, zh: bool) -> str:
+def _checking(intent: Delete | SetPaused | Move, zh: bool) -> str:
+    named = _named(intent.target, zh)
     if isinstance(intent, Move):
         clock = _clock(intent.hour, intent.minute)
         if zh:
-            return f"先查看提醒 {intent.id}，再把它改到 {clock}。"
-        return f"Checking reminder {intent.id} before moving it to {clock}."
+            return f"先查看{named}，再把它改到 {clock}。"
+        return f"Checking {named} before moving it to {clock}."
+    if isinstance(intent, Delete):
+        return f"先查看{named}，再删除。" if zh else f"Checking {named} before cancelling."
     verb_zh, verb = ("暂停", "pausing") if intent.paused else ("恢复", "resuming")
     if zh:
-        return f"先查看提醒 {intent.id}，再{verb_zh}它。"
-    return f"Checking reminder {intent.id} before {verb} it."
+        return f"先查看{named}，再{verb_zh}它。"
+    return f"Checking {named} before {verb} it."
 
 
 def updating(intent: SetPaused | Move, zh: bool, arguments: dict[str, Any]) -> str:
     """The text that accompanies the `schedule_update` call of a change."""
+    reminder_id = arguments.get("id")
     if isinstance(intent, SetPaused):
         if zh:
-            return f"正在{'暂停' if intent.paused else '恢复'}提醒 {intent.id}。"
-        return f"{'Pausing' if intent.paused else 'Resuming'} reminder {intent.id}."
+            return f"正在{'暂停' if intent.paused else '恢复'}提醒 {reminder_id}。"
+        return f"{'Pausing' if intent.paused else 'Resuming'} reminder {reminder_id}."
     at = arguments.get("at")
     to = str(at).replace("T", " ") if at else _clock(intent.hour, intent.minute)
     zone = arguments.get("time_zone", "UTC")
     if zh:
-        return f"正在把提醒 {intent.id} 改到 {to}（{zone}）。"
-    return f"Moving reminder {intent.id} to {to} ({zone})."
+        return f"正在把提醒 {reminder_id} 改到 {to}（{zone}）。"
+    return f"Moving reminder {reminder_id} to {to} ({zone})."
 
 
-def _asked(intent: Intent, zh: bool, arguments: dict[str, Any]) -> str:
+def deleting(ids: list[str], zh: bool) -> str:
+    """The text that accompanies the `schedule_delete` calls of a delete by words or of all."""
+    listed = "、".join(ids) if zh else ", ".join(ids)
+    if zh:
+        return f"正在删除提醒 {listed}。"
+    return f"Cancelling reminder{'s' * (len(ids) > 1)} {listed}."
+
+
+def _asked(intent: Intent, tool: str, zh: bool, arguments: dict[str, Any]) -> str:
     if isinstance(intent, Create):
         return (
             f"这条消息要我在{span(intent.after_seconds, zh)}后提醒“{intent.prompt}”。"
@@ -187,18 +252,17 @@ def _asked(intent: Intent, zh: bool, arguments: dict[str, Any]) -> str:
         )
     if isinstance(intent, List):
         return "这条消息想看现有的提醒。" if zh else "The message asks to see the reminders."
-    if isinstance(intent, Delete):
-        return (
-            f"这条消息要删除提醒 {intent.id}。"
-            if zh
-            else f"The message asks to cancel reminder {intent.id}."
-        )
-    assert isinstance(intent, SetPaused | Move)
+    assert isinstance(intent, Delete | SetPaused | Move)
+    named = _named(intent.target, zh)
+    if isinstance(intent, Delete) and tool != "schedule_list":
+        return f"这条消息要删除{named}。" if zh else f"The message asks to cancel {named}."
+    if tool != "schedule_list":
+        return f"这条消息要修改{named}。" if zh else f"The message asks to change {named}."
     if zh:
-        return f"这条消息要修改提醒 {intent.id}；修改需要它当前的版本号，所以先列出提醒。"
+        return f"这条消息要修改或删除{named}；我先列出提醒，看是哪一个、当前的版本号是多少。"
     return (
-        f"The message asks to change reminder {intent.id}; an update needs its current "
-        "revision, so I list the reminders first."
+        f"The message asks to change or cancel {named}; I list the reminders first, "
+        "to see which it means and its current revision."
     )
 
 
@@ -208,7 +272,7 @@ def reasoning(intent: Intent, tool: str, zh: bool, arguments: dict[str, Any] | N
     It exists so that the reasoning path (its own delta channel, the stored
     `reasoning`, the collapsed block in the browser) runs offline.
     """
-    asked = _asked(intent, zh, arguments or {})
+    asked = _asked(intent, tool, zh, arguments or {})
     if zh:
         return (
             f"（演示模型的固定推理，不是真正模型的思考。）{asked}这个对话提供 {tool}，所以调用它。"

@@ -112,7 +112,9 @@ def _rolled(view: dict[str, JsonValue], zh: bool, intent: Intent | None, today: 
     """Say so when "today at 8:00" had passed and the reminder is set for tomorrow."""
     rule = view.get("rule")
     at = rule.get("at") if isinstance(rule, dict) else None
-    if not isinstance(intent, CreateAt) or intent.day != 0 or today is None:
+    if not isinstance(intent, CreateAt) or today is None:
+        return ""
+    if intent.day is not None and intent.day.isoformat() != today:
         return ""
     if not isinstance(at, str) or at[:10] <= today:
         return ""

@@ -8,9 +8,17 @@ conversation alone (no network, no randomness):
   call to `schedule_create`, `schedule_list` or `schedule_delete` — if that
   tool is offered in the request; otherwise it says reminders are not enabled
   in this host and how to enable them. Pausing, resuming and moving a
-  reminder take two calls: `schedule_list` (for the reminder's revision),
-  then `schedule_update` (`calls`). Each call comes with a short reasoning,
-  labelled as the demo's canned text, so the reasoning path runs offline;
+  reminder, and deleting one named by its words ("the water reminder") or
+  all of them, take two steps: `schedule_list`, then — on its result — the
+  `schedule_update` or `schedule_delete` calls for the reminders it means
+  (`calls.matching`); when a request for one reminder matches several, it
+  asks which, naming each. Each call comes with a short reasoning, labelled as the demo's
+  canned text, so the reasoning path runs offline;
+- a reminder without a time ("remind me to buy milk") gets "When should I
+  remind you?"; the demo keeps no state, so the next message is read as the
+  answer when the message before it is that question and the person's
+  message before that asked for the reminder (`_intent`); "Which one: …?"
+  is answered the same way, by an id or the reminder's words;
 - times are the person's: "tomorrow" and "9:00" are read in the zone of
   their latest message that has one (the `timeZone` the browser sends,
   else UTC) against the time that message was stored, and every time the
@@ -36,19 +44,21 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 from dsh import Message, ModelReply, ModelRequest, ToolCall
 
 from . import replies, results
-from .calls import Context, change_arguments, first_call, load_zone
-from .intents import Change, Move, SetPaused, Unclear, has_chinese, read_intent
-from .kinds import Intent
+from .calls import Context, change_arguments, first_call, load_zone, matching
+from .intents import choose, complete, has_chinese, read_intent
+from .kinds import All, AskWhen, ById, Change, Delete, Intent, Move, SetPaused, Unclear
 
 __all__ = ["ScheduleDemoSkill"]
 
 _SCHEDULE_TOOLS = ("schedule_create", "schedule_list", "schedule_delete")
 _UPDATE = "schedule_update"
+_DELETE = "schedule_delete"
 _LATIN_WORDS = re.compile(r"[A-Za-z]{2,}")
 _REMINDER_ID = re.compile(r"\brem-\d+\b")
 
@@ -90,14 +100,19 @@ def _respond(
     text: str, offered: set[str], call_number: int, context: Context, messages: Sequence[Message]
 ) -> ModelReply | None:
     zh = _chinese(messages, fallback=text)
-    intent = read_intent(text)
+    intent = _intent(messages, context)
     if intent is None:
         return None  # not about reminders: the demo's help, which lists them
+    enabled = any(name in offered for name in _SCHEDULE_TOOLS)
     if isinstance(intent, Unclear):
-        enabled = any(name in offered for name in _SCHEDULE_TOOLS)
         return ModelReply(text=replies.unclear(zh) if enabled else replies.not_enabled(zh))
+    if isinstance(intent, AskWhen):
+        ready = _SCHEDULE_TOOLS[0] in offered
+        return ModelReply(text=replies.ASK_WHEN[zh] if ready else replies.not_enabled(zh))
     name, arguments = first_call(intent, context)
     needed = {name, _UPDATE} if isinstance(intent, SetPaused | Move) else {name}
+    if isinstance(intent, Delete):
+        needed.add(_DELETE)
     if not needed <= offered:
         return ModelReply(text=replies.not_enabled(zh))
     return ModelReply(
@@ -110,11 +125,14 @@ def _respond(
 def _after_results(messages: Sequence[Message], offered: set[str], context: Context) -> ModelReply:
     found = _trailing_results(messages)
     zh = _chinese(messages, fallback="")
-    intent = _asked(messages)
+    intent = _intent(messages, context)
     listing = next(
         (item for item in found if item.name == "schedule_list" and not item.is_error), None
     )
-    if isinstance(intent, SetPaused | Move) and listing is not None and _UPDATE in offered:
+    acting = isinstance(intent, SetPaused | Move) and _UPDATE in offered
+    acting = acting or (isinstance(intent, Delete) and not isinstance(intent.target, ById))
+    if acting and listing is not None:
+        assert isinstance(intent, Delete | SetPaused | Move)
         return _change(intent, listing, _next_call_number(messages), context, zh)
     return ModelReply(
         text="\n\n".join(
@@ -127,29 +145,54 @@ def _after_results(messages: Sequence[Message], offered: set[str], context: Cont
 def _change(
     intent: Change, listing: Message, call_number: int, context: Context, zh: bool
 ) -> ModelReply:
-    """The `schedule_update` a pause, resume or move needs, now that the list is known."""
+    """The deletes or updates a change needs, now that the list says which reminders it means."""
     content = listing.content
     listed = content.get("reminders") if isinstance(content, dict) else None
-    views = listed if isinstance(listed, list) else []
-    view = next(
-        (item for item in views if isinstance(item, dict) and item.get("id") == intent.id), None
-    )
-    if view is None:
-        return ModelReply(text=results.not_found(intent.id, zh))
-    arguments = change_arguments(intent, view, context)
-    if arguments is None:
-        return ModelReply(text=results.cannot_move(view, zh))
+    chosen = matching(intent.target, listed if isinstance(listed, list) else [])
+    if not chosen and isinstance(intent.target, ById):
+        return ModelReply(text=results.not_found(intent.target.id, zh))
+    if not chosen:
+        return ModelReply(text=replies.no_match(intent.target, zh))
+    if len(chosen) > 1 and not (isinstance(intent.target, All) and not isinstance(intent, Move)):
+        return ModelReply(text=replies.which_one(chosen, zh))
+    if isinstance(intent, Delete):
+        ids = [str(view.get("id")) for view in chosen]
+        calls = [(_DELETE, {"id": reminder_id}) for reminder_id in ids]
+        text = replies.deleting(ids, zh)
+    else:
+        changes = [change_arguments(intent, view, context) for view in chosen]
+        if changes[0] is None:  # only a move can be impossible, and a move has one reminder
+            return ModelReply(text=results.cannot_move(chosen[0], zh))
+        calls = [(_UPDATE, arguments) for arguments in changes if arguments is not None]
+        text = "\n".join(replies.updating(intent, zh, arguments) for _, arguments in calls)
     return ModelReply(
-        text=replies.updating(intent, zh, arguments),
-        tool_calls=(ToolCall(id=f"call_{call_number}", name=_UPDATE, arguments=arguments),),
-        reasoning=replies.reasoning(intent, _UPDATE, zh, arguments),
+        text=text,
+        tool_calls=tuple(
+            ToolCall(id=f"call_{call_number + index}", name=name, arguments=arguments)
+            for index, (name, arguments) in enumerate(calls)
+        ),
+        reasoning=replies.reasoning(intent, calls[0][0], zh, calls[0][1]),
     )
 
 
-def _asked(messages: Sequence[Message]) -> Intent | None:
-    """What the person's latest message asked for (the results answer it)."""
-    person = next((m for m in reversed(messages) if _from_person(m)), None)
-    return None if person is None else read_intent(person.text)
+def _intent(messages: Sequence[Message], context: Context) -> Intent | None:
+    """What the person's latest message asks for — or, when the demo's message before it
+    asked a question about their message before that, what the answer completes: the
+    time of a reminder (`replies.ASK_WHEN`), or which reminder (`replies.WHICH_ONE`)."""
+    people = [index for index, message in enumerate(messages) if _from_person(message)]
+    if not people:
+        return None
+    latest = read_intent(messages[people[-1]].text, context)
+    asked = messages[people[-1] - 1].text if people[-1] > 0 else ""
+    earlier = read_intent(messages[people[-2]].text, context) if len(people) > 1 else None
+    answer = messages[people[-1]].text
+    if asked in replies.ASK_WHEN.values() and isinstance(earlier, AskWhen):
+        return complete(earlier.prompt, answer, context) or latest
+    which = asked.startswith(tuple(replies.WHICH_ONE.values()))
+    if which and latest is None and isinstance(earlier, Delete | SetPaused | Move):
+        chosen = choose(answer)
+        return earlier if chosen is None else replace(earlier, target=chosen)
+    return latest
 
 
 def _context(messages: Sequence[Message], now_ms: int) -> Context:
