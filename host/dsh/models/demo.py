@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from functools import partial
 from typing import TYPE_CHECKING, Protocol, runtime_checkable
 
 import anyio
@@ -86,8 +87,11 @@ class DemoModel:
         self, request: ModelRequest, on_delta: DeltaSink | None = None
     ) -> ModelReply:
         """Answer deterministically from `request`; never raises `ModelError`."""
-        await anyio.lowlevel.checkpoint()
-        reply = answer(request, self.skills(), now_ms=self.clock.wall_ms())
+        # In a worker thread: a skill may load a parser's data the first time it
+        # reads a time (dateparser: 150-300 ms), which must not stall the loop.
+        reply = await anyio.to_thread.run_sync(
+            partial(answer, request, self.skills(), now_ms=self.clock.wall_ms())
+        )
         await stream_reply(reply, on_delta)
         return reply
 
