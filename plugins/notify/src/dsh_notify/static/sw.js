@@ -94,8 +94,9 @@ async function act(alert, action) {
 
 function sessionUrl(alert) {
   const fallback = new URL(`/?session=${encodeURIComponent(String(alert.sessionId ?? ""))}`, self.location.origin);
+  if (typeof alert.url !== "string") return fallback.href;
   try {
-    const given = new URL(String(alert.url), self.location.origin);
+    const given = new URL(alert.url, self.location.origin);
     if (given.origin === self.location.origin) return given.href;
   } catch {
     // A malformed url: the session's own address below.
