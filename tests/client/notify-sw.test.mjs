@@ -138,6 +138,11 @@ test("a click opens the conversation: in an open tab of this host, else at /?ses
   const messages = [];
   const tab = { url: `${ORIGIN}/#/s/other`, focused: false, focus: async () => (tab.focused = true), postMessage: (m) => messages.push(JSON.parse(JSON.stringify(m))) };
   const stranger = { url: "https://elsewhere.example/", focus: async () => assert.fail("not ours") };
+  const refusing = { url: `${ORIGIN}/`, focus: async () => { throw new Error("InvalidAccessError"); }, postMessage: (m) => messages.push(JSON.parse(JSON.stringify(m))) };
+  const stubborn = worker({ windows: [refusing] });
+  await stubborn.fire("notificationclick", { notification: note(ALERT), action: "" });
+  assert.deepEqual(stubborn.opened, []);
+  messages.length = 0;
   const w = worker({ windows: [stranger, tab] });
   await w.fire("notificationclick", { notification: note(ALERT), action: "" });
   assert.equal(tab.focused, true);

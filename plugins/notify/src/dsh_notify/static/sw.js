@@ -108,8 +108,12 @@ async function openSession(alert) {
   const windows = await self.clients.matchAll({ type: "window", includeUncontrolled: true });
   const tab = windows.find((client) => new URL(client.url).origin === self.location.origin);
   if (tab !== undefined) {
-    await tab.focus();
     tab.postMessage({ kind: "dsh.open-session", sessionId: alert.sessionId });
+    try {
+      await tab.focus();
+    } catch {
+      // Focus is the browser's to grant (only from a real click): the tab opens it anyway.
+    }
     return;
   }
   await self.clients.openWindow(sessionUrl(alert));
