@@ -205,3 +205,26 @@ def test_a_subscriptions_file_that_cannot_be_read_is_a_clear_error(tmp_path: Pat
     (tmp_path / SUBSCRIPTIONS_FILE).mkdir()
     with pytest.raises(SubscriptionStoreError, match="cannot read"):
         FileSubscriptions(tmp_path / SUBSCRIPTIONS_FILE).load()
+
+
+async def test_posts_at_once_never_pass_the_limit_nor_lose_a_write(
+    jsonl: StorageLocation, tmp_path: Path
+) -> None:
+    import anyio
+
+    answers: list[int] = []
+    async with harness(jsonl, max_subscriptions=5) as test:
+
+        async def post(number: int) -> None:
+            body = Browser().subscription(f"{ENDPOINT}/{number}")
+            answers.append(
+                (await test.client.post("/api/push/subscriptions", json=body)).status_code
+            )
+
+        async with anyio.create_task_group() as group:
+            for number in range(12):
+                group.start_soon(post, number)
+        targets = await test.push.channel.targets()
+    assert sorted(answers) == [201] * 5 + [422] * 7
+    assert len(targets) == 5
+    assert sorted(it["id"] for it in kept(tmp_path)) == sorted(targets)

@@ -22,6 +22,7 @@ from __future__ import annotations
 import time
 from pathlib import Path
 
+import anyio
 import httpx
 from starlette.routing import BaseRoute
 
@@ -64,9 +65,12 @@ class WebPush:
             opened = Opened(keys, records)
         else:
             directory = storage.data_dir if storage.kind == "jsonl" else None
-            keys = VapidKeys.new() if directory is None else load_key_file(directory)
+            if directory is None:
+                keys = VapidKeys.new()
+            else:  # file reads and an fsync'd write: off the event loop
+                keys = await anyio.to_thread.run_sync(load_key_file, directory)
             store = FileSubscriptions(None if directory is None else directory / SUBSCRIPTIONS_FILE)
-            store.load()
+            await anyio.to_thread.run_sync(store.load)
             opened = Opened(keys, store)
         self._client = httpx.AsyncClient(timeout=SEND_TIMEOUT, follow_redirects=False)
         self._channel = WebPushChannel(opened.store, opened.keys, self._client)

@@ -18,7 +18,9 @@ characters (`ID_PATTERN`): an id says nothing about its endpoint.
 
 `FileSubscriptions` keeps them in memory and, on a JSONL data dir, in
 `<data-dir>/push-subscriptions.json` (0600, rewritten atomically on each
-change: there are at most a few dozen). The PostgreSQL store is
+change, in a worker thread: there are at most a few dozen). Changes take
+turns (a lock), so two posts at once cannot both pass the limit or lose
+each other's write. The PostgreSQL store is
 `postgres.PostgresRecords`.
 """
 
@@ -33,6 +35,7 @@ from pathlib import Path
 from typing import Annotated, Protocol
 from urllib.parse import urlsplit
 
+import anyio
 from cryptography.hazmat.primitives.asymmetric import ec
 from pydantic import (
     BaseModel,
@@ -185,6 +188,7 @@ class FileSubscriptions:
     def __init__(self, path: Path | None) -> None:
         self._path = path
         self._kept: dict[str, Subscription] = {}
+        self._turn = anyio.Lock()
 
     def load(self) -> None:
         """Read the file (absent = none kept). Raises `SubscriptionStoreError` when unreadable."""
@@ -215,30 +219,32 @@ class FileSubscriptions:
         return self._kept.get(subscription_id)
 
     async def add(self, body: SubscriptionBody, limit: int) -> str:
-        same = next((it for it in self._kept.values() if it.endpoint == body.endpoint), None)
-        if same is None and len(self._kept) >= limit:
-            raise TooManySubscriptions(limit)
-        kept = Subscription(
-            id=new_id() if same is None else same.id,
-            endpoint=body.endpoint,
-            p256dh=body.keys.p256dh,
-            auth=body.keys.auth,
-        )
-        self._save({**self._kept, kept.id: kept})
-        return kept.id
+        async with self._turn:
+            same = next((it for it in self._kept.values() if it.endpoint == body.endpoint), None)
+            if same is None and len(self._kept) >= limit:
+                raise TooManySubscriptions(limit)
+            kept = Subscription(
+                id=new_id() if same is None else same.id,
+                endpoint=body.endpoint,
+                p256dh=body.keys.p256dh,
+                auth=body.keys.auth,
+            )
+            await self._save({**self._kept, kept.id: kept})
+            return kept.id
 
     async def remove(self, subscription_id: str) -> bool:
-        if subscription_id not in self._kept:
-            return False
-        self._save({key: it for key, it in self._kept.items() if key != subscription_id})
-        return True
+        async with self._turn:
+            if subscription_id not in self._kept:
+                return False
+            await self._save({key: it for key, it in self._kept.items() if key != subscription_id})
+            return True
 
-    def _save(self, kept: dict[str, Subscription]) -> None:
+    async def _save(self, kept: dict[str, Subscription]) -> None:
         """Write `kept` first, then adopt it: a failed write changes nothing."""
         if self._path is not None:
             text = json.dumps({"version": 1, "subscriptions": [asdict(it) for it in kept.values()]})
             try:
-                write_private(self._path, text.encode())
+                await anyio.to_thread.run_sync(write_private, self._path, text.encode())
             except OSError as problem:
                 raise SubscriptionStoreError(f"cannot write {self._path}: {problem}") from None
         self._kept = kept
