@@ -84,3 +84,19 @@ def test_a_restored_copy_with_loose_permissions_is_made_private_again(tmp_path: 
     os.chmod(tmp_path / KEY_FILE, 0o644)
     assert load_key_file(tmp_path).public_key == keys.public_key
     assert stat.S_IMODE(os.stat(tmp_path / KEY_FILE).st_mode) == 0o600
+
+
+async def test_open_fails_naming_the_file_when_the_kept_pair_is_unreadable(
+    jsonl: StorageLocation, tmp_path: Path
+) -> None:
+    from dsh_notify.webpush import WebPush
+
+    from .conftest import Recorder, context
+
+    (tmp_path / KEY_FILE).write_text("{}")
+    push = WebPush(context(jsonl, Recorder()))
+    with pytest.raises(VapidKeyError, match=str(tmp_path / KEY_FILE)):
+        await push.open()
+    assert (tmp_path / KEY_FILE).read_text() == "{}"
+    with pytest.raises(RuntimeError, match="open"):
+        push.channel  # noqa: B018

@@ -228,3 +228,10 @@ async def test_posts_at_once_never_pass_the_limit_nor_lose_a_write(
     assert sorted(answers) == [201] * 5 + [422] * 7
     assert len(targets) == 5
     assert sorted(it["id"] for it in kept(tmp_path)) == sorted(targets)
+
+
+async def test_a_browsers_expiration_time_is_accepted_and_ignored() -> None:
+    body = {**Browser().subscription(ENDPOINT), "expirationTime": 1_767_225_600_000}
+    async with harness() as test:
+        response = await test.client.post("/api/push/subscriptions", json=body)
+    assert response.status_code == 201
