@@ -132,6 +132,9 @@ test("a button that could not act brings the notification back, saying why", asy
   const down = worker({ answer: new TypeError("offline") });
   await down.fire("notificationclick", { notification: note(ALERT), action: "snooze" });
   assert.equal(down.shown[0].body, "Couldn't reach dsh: open the conversation instead.");
+  const refused = worker({ answer: { ok: false, status: 409 }, language: "zh-TW" });
+  await refused.fire("notificationclick", { notification: note(ALERT), action: "snooze" });
+  assert.equal(refused.shown[0].body, "操作没有成功：请打开对话。");
 });
 
 test("a click opens the conversation: in an open tab of this host, else at /?session=<id>", async () => {

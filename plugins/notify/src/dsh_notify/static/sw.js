@@ -20,6 +20,7 @@ const WORDS = {
     done: "Done",
     fallback: "A reminder",
     failed: "Couldn't reach dsh: open the conversation instead.",
+    refused: "That didn't work: open the conversation instead.",
     expired: "This notification has expired: open the conversation instead.",
   },
   zh: {
@@ -27,6 +28,7 @@ const WORDS = {
     done: "完成",
     fallback: "一条提醒",
     failed: "无法连接 dsh：请打开对话。",
+    refused: "操作没有成功：请打开对话。",
     expired: "此通知已过期：请打开对话。",
   },
 };
@@ -89,7 +91,9 @@ async function act(alert, action) {
   }
   if (response?.ok) return;
   // Not done: the notification comes back, saying why, so the reminder is not lost.
-  await showAlert(alert, response?.status === 403 ? words().expired : words().failed);
+  const text = words();
+  const why = response === null ? text.failed : response.status === 403 ? text.expired : text.refused;
+  await showAlert(alert, why);
 }
 
 function sessionUrl(alert) {
