@@ -1,7 +1,7 @@
 // The page entry point: reads the token, builds the API client and the
 // WebSocket transports (a Session's stream, every Session's alerts), applies the theme, mounts the shell on [data-role=app] and
-// follows the URL hash (#/s/<session id>). The only module that touches
-// browser globals at load.
+// follows the URL hash (#/s/<session id>; a notification opens ?session=<id>:
+// session-url.js). The only module that touches browser globals at load.
 
 import { createApi } from "./api.js";
 import { copyText } from "./clipboard.js";
@@ -10,19 +10,8 @@ import { LIST_POLL_MS, mountApp } from "./shell.js";
 import { isMac } from "./shortcuts.js";
 import { createTheme } from "./theme.js";
 import { readerZone } from "./time.js";
+import { sessionFromHash, takeSessionFromUrl } from "./session-url.js";
 import { keepToken, takeToken } from "./token.js";
-
-const SESSION_HASH = /^#\/s\/(.+)$/;
-
-function sessionFromHash(hash) {
-  const match = SESSION_HASH.exec(hash);
-  if (match === null) return null;
-  try {
-    return decodeURIComponent(match[1]);
-  } catch {
-    return null;
-  }
-}
 
 function storageOrNull(name) {
   try {
@@ -71,7 +60,7 @@ const controller = mountApp({
   matchMedia: typeof window.matchMedia === "function" ? window.matchMedia.bind(window) : null,
   saveToken: (value) => keepToken(localStorage, value),
   origin: window.location.origin,
-  initialSession: sessionFromHash(window.location.hash),
+  initialSession: takeSessionFromUrl({ location: window.location, history: window.history }),
   onNavigate: (id) => {
     const base = `${window.location.pathname}${window.location.search}`;
     const next = id ? `${base}#/s/${encodeURIComponent(id)}` : base;
