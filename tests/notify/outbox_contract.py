@@ -144,3 +144,16 @@ class OutboxContract:
             assert resumed[0].message == second.message
         finally:
             await outbox.aclose()
+
+    async def test_targets_to_skip_are_neither_claimed_nor_waited_for(self) -> None:
+        outbox = await self.make()
+        try:
+            hanging = replace(delivery(1, target="hanging"), next_at=START_MS)
+            later = replace(delivery(2, target="ok"), next_at=START_MS + 5000)
+            await outbox.add([hanging, later])
+            assert await outbox.next_due(["test"], skip=["hanging"]) == START_MS + 5000
+            assert await outbox.claim("test", START_MS, 5, skip=["hanging"]) == []
+            claimed = await outbox.claim("test", START_MS + 5000, 5, skip=["hanging"])
+            assert [d.target for d in claimed] == ["ok"]
+        finally:
+            await outbox.aclose()

@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import random
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Collection
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 
 import anyio
 import pytest
 from dsh_notify.backoff import CAP_SECONDS, retry_delay, storage_delay
-from dsh_notify.channel import Gone, Rejected, Retry
+from dsh_notify.channel import Gone, Message, Outcome, Rejected, Retry
 from dsh_notify.measures import DeliveryMeasures
 from dsh_notify.outbox import Delivery, MemoryOutbox
 from dsh_notify.sender import LOCAL_POLL_SECONDS, Sender
@@ -176,6 +176,25 @@ async def test_a_slow_channel_fills_only_its_own_slots() -> None:
         assert len(slow.sent) == 5
 
 
+async def test_a_hanging_target_holds_at_most_its_share_of_the_channel() -> None:
+    class Hanging(ScriptedChannel):
+        async def send(self, target: str, message: Message) -> Outcome:
+            if target == "hanging":
+                self.sent.append((target, message.seq))
+                await anyio.Event().wait()  # never answers
+            return await super().send(target, message)
+
+    channel = Hanging(target_ids=["hanging", "ok"])
+    async with running(channel) as run:
+        now = run.clock.wall_ms()
+        await run.outbox.add([delivery(seq, target="hanging", at=now) for seq in range(5)])
+        await run.outbox.add([delivery(seq, target="ok", at=now) for seq in range(5)])
+        run.sender.wake()
+        await until(lambda: len([s for s in channel.sent if s[0] == "ok"]) == 5, "the ok ones")
+        assert len([s for s in channel.sent if s[0] == "hanging"]) == 2
+        await until(lambda: run.clock.sleeps[-1:] == [LOCAL_POLL_SECONDS], "an idle wait")
+
+
 class FlakyOutbox(MemoryOutbox):
     """Storage that refuses the first `claims` claims and `settles` settles."""
 
@@ -183,11 +202,13 @@ class FlakyOutbox(MemoryOutbox):
         super().__init__()
         self.claims, self.settles = claims, settles
 
-    async def claim(self, channel: str, now: int, limit: int) -> list[Delivery]:
+    async def claim(
+        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
+    ) -> list[Delivery]:
         if self.claims:
             self.claims -= 1
             raise StorageError("disk on fire")
-        return await super().claim(channel, now, limit)
+        return await super().claim(channel, now, limit, skip=skip)
 
     async def settle(self, delivery: Delivery) -> bool:
         if self.settles:

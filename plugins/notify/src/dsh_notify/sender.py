@@ -5,8 +5,10 @@ the plugin's scope); the alert sink only records (`recorder`), so neither a
 reminder's dispatch nor a turn ever waits for a channel. Rules:
 
 1. Each round claims, per channel, at most as many due deliveries as that
-   channel has free send slots (`concurrency`, 4 by default): a slow or
-   failing channel fills its own slots and no other's.
+   channel has free send slots (`concurrency`, 4 by default), and none to a
+   target that already has `per_target` (2) sends in flight: a slow or
+   failing channel fills its own slots and no other's, and a slow target
+   (one Apprise URL that hangs) at most half of its channel's.
 2. A delivery is settled only after its channel answered (`channel`'s
    outcomes): `Accepted` → `done`; `Retry` → pending again after
    `backoff.retry_delay` (honouring the service's `after`), or `failed` once
@@ -32,6 +34,7 @@ from __future__ import annotations
 
 import logging
 import random
+from collections import Counter
 from typing import TYPE_CHECKING
 
 import anyio
@@ -59,6 +62,7 @@ SEND_TIMEOUT = 120.0
 LOCAL_POLL_SECONDS = 60.0
 SHARED_POLL_SECONDS = 2.0
 CONCURRENCY = 4
+PER_TARGET = 2
 
 
 class Sender:
@@ -72,6 +76,7 @@ class Sender:
         *,
         max_attempts: int,
         concurrency: int = CONCURRENCY,
+        per_target: int = PER_TARGET,
         send_timeout: float = SEND_TIMEOUT,
         rng: random.Random | None = None,
     ) -> None:
@@ -80,12 +85,14 @@ class Sender:
         self.measures = measures
         self.max_attempts = max_attempts
         self.concurrency = concurrency
+        self.per_target = per_target
         self.send_timeout = send_timeout
         self.poll_seconds = SHARED_POLL_SECONDS if outbox.shared else LOCAL_POLL_SECONDS
         self.channels: dict[str, Channel] = {}
         self.failing: dict[str, int] = {}
         self._rng = rng or random.Random()
         self._busy: dict[str, int] = {}
+        self._targets: Counter[tuple[str, str]] = Counter()
         self._wakeup = anyio.Event()
 
     def add(self, channel: Channel) -> None:
@@ -117,15 +124,24 @@ class Sender:
         for name, channel in self.channels.items():
             free = self.concurrency - self._busy[name]
             if free > 0:
-                for delivery in await self.outbox.claim(name, now, free):
+                full = [
+                    t for (c, t), n in self._targets.items() if c == name and n >= self.per_target
+                ]
+                for delivery in await self.outbox.claim(name, now, free, skip=full):
                     self._busy[name] += 1
+                    self._targets[name, delivery.target] += 1
                     sends.start_soon(self._deliver, channel, delivery)
         await self.outbox.refresh()
         open_channels = [n for n in self.channels if self._busy[n] < self.concurrency]
-        due = await self.outbox.next_due(open_channels) if open_channels else None
+        full = [target for name in open_channels for target in self._full(name)]
+        due = await self.outbox.next_due(open_channels, skip=full) if open_channels else None
         if due is None:
             return self.poll_seconds
         return min(max(due - now, 0) / 1000, self.poll_seconds)
+
+    def _full(self, channel: str) -> list[str]:
+        """The targets of `channel` with `per_target` sends in flight."""
+        return [t for (c, t), n in self._targets.items() if c == channel and n >= self.per_target]
 
     async def _nap(self, seconds: float) -> None:
         async with anyio.create_task_group() as nap:
@@ -149,6 +165,8 @@ class Sender:
             self.measures.sent(channel.name, label)
         finally:
             self._busy[channel.name] -= 1
+            self._targets[channel.name, delivery.target] -= 1
+            self._targets += Counter()  # drops the targets with nothing in flight
             self.wake()
 
     async def _send(self, channel: Channel, delivery: Delivery) -> Outcome:

@@ -7,8 +7,9 @@ The contract every backend keeps (the contract suite in
    `dsh.StorageError`, having kept none of them it reports as added). A key
    already kept (`Delivery.key`) is left as it is: the alert feed may hand an
    alert over twice, and a delivery done must stay done.
-2. `claim(channel, now, limit)` takes at most `limit` pending deliveries of
-   `channel` due at `now` (epoch ms), earliest first, that nobody holds, and
+2. `claim(channel, now, limit, skip=targets)` takes at most `limit` pending
+   deliveries of `channel` due at `now` (epoch ms), earliest first, that
+   nobody holds and whose target is not in `skip`, and
    holds them for this backend until they are settled — or, on a backend
    several hosts share, until the claim's lease runs out (a crashed host's
    claims expire, `CLAIM_LEASE_MS`). Two claimants never hold one delivery.
@@ -21,9 +22,9 @@ The contract every backend keeps (the contract suite in
    says how many ever were. Pending deliveries are never pruned.
 5. `counts` answers from memory (`/api/health` reads it): exact for a
    backend of one host; for a shared one, as of the last `refresh()`.
-6. `next_due(channels)` is the earliest `next_at` of a pending delivery of
-   those channels that could be claimed (None: none), so the sender sleeps
-   until then.
+6. `next_due(channels, skip=targets)` is the earliest `next_at` of a
+   pending delivery of those channels, to a target not in `skip`, that could
+   be claimed (None: none), so the sender sleeps until then.
 
 A backend of one host (memory, the JSONL file) holds its claims in memory:
 a restart finds every pending delivery unclaimed, which is how the outbox
@@ -74,15 +75,19 @@ class OutboxBackend(abc.ABC):
         """Keep `deliveries` (rule 1); how many were new."""
 
     @abc.abstractmethod
-    async def claim(self, channel: str, now: int, limit: int) -> list[Delivery]:
-        """Hold up to `limit` due deliveries of `channel` (rule 2)."""
+    async def claim(
+        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
+    ) -> list[Delivery]:
+        """Hold up to `limit` due deliveries of `channel`, none to a target in `skip` (rule 2)."""
 
     @abc.abstractmethod
     async def settle(self, delivery: Delivery) -> bool:
         """Record a claimed delivery's new state and release it (rule 3)."""
 
     @abc.abstractmethod
-    async def next_due(self, channels: Collection[str]) -> int | None:
+    async def next_due(
+        self, channels: Collection[str], *, skip: Collection[str] = ()
+    ) -> int | None:
         """When the next delivery of `channels` may be claimed (rule 6)."""
 
     @property

@@ -154,9 +154,11 @@ class JsonlOutbox(OutboxBackend):
                 self.state.put(delivery)
         return len(fresh)
 
-    async def claim(self, channel: str, now: int, limit: int) -> list[Delivery]:
+    async def claim(
+        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
+    ) -> list[Delivery]:
         await self.open()
-        return self.state.claim(channel, now, limit)
+        return self.state.claim(channel, now, limit, skip)
 
     async def settle(self, delivery: Delivery) -> bool:
         if not self.state.settles(delivery):
@@ -168,8 +170,10 @@ class JsonlOutbox(OutboxBackend):
             await self._run(self._replace)
         return True
 
-    async def next_due(self, channels: Collection[str]) -> int | None:
-        return self.state.next_due(channels)
+    async def next_due(
+        self, channels: Collection[str], *, skip: Collection[str] = ()
+    ) -> int | None:
+        return self.state.next_due(channels, skip)
 
     @property
     def counts(self) -> Counts:

@@ -25,8 +25,10 @@ class MemoryOutbox(OutboxBackend):
             self.state.put(delivery)
         return len(fresh)
 
-    async def claim(self, channel: str, now: int, limit: int) -> list[Delivery]:
-        return self.state.claim(channel, now, limit)
+    async def claim(
+        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
+    ) -> list[Delivery]:
+        return self.state.claim(channel, now, limit, skip)
 
     async def settle(self, delivery: Delivery) -> bool:
         if not self.state.settles(delivery):
@@ -35,8 +37,10 @@ class MemoryOutbox(OutboxBackend):
         self.state.prune()
         return True
 
-    async def next_due(self, channels: Collection[str]) -> int | None:
-        return self.state.next_due(channels)
+    async def next_due(
+        self, channels: Collection[str], *, skip: Collection[str] = ()
+    ) -> int | None:
+        return self.state.next_due(channels, skip)
 
     @property
     def counts(self) -> Counts:

@@ -93,6 +93,7 @@ WHERE key IN (
     SELECT key FROM notify_deliveries
     WHERE state = 'pending' AND channel = %(channel)s AND next_at <= %(now)s
       AND (claimed_until IS NULL OR claimed_until <= %(now)s)
+      AND NOT (target = ANY(%(skip)s::text[]))
     ORDER BY next_at, created, key LIMIT %(limit)s
     FOR UPDATE SKIP LOCKED)
 RETURNING {_COLUMNS}
@@ -107,7 +108,7 @@ WHERE key = %s AND claimed_by = %s AND state = 'pending'
 
 _NEXT_DUE = """
 SELECT min(greatest(next_at, coalesce(claimed_until, 0))) FROM notify_deliveries
-WHERE state = 'pending' AND channel = ANY(%s::text[])
+WHERE state = 'pending' AND channel = ANY(%s::text[]) AND NOT (target = ANY(%s::text[]))
 """
 
 _COUNTS = """
@@ -184,8 +185,11 @@ class PostgresOutbox(OutboxBackend):
         self._counts = Counts(counts.pending + added, counts.failed, counts.pruned)
         return added
 
-    async def claim(self, channel: str, now: int, limit: int) -> list[Delivery]:
+    async def claim(
+        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
+    ) -> list[Delivery]:
         arguments = {
+            "skip": list(skip),
             "me": self.owner,
             "until": now + self.lease_ms,
             "channel": channel,
@@ -208,9 +212,11 @@ class PostgresOutbox(OutboxBackend):
             self._counts = Counts(pending - 1, failed + (d.state == "failed"), pruned)
         return settled
 
-    async def next_due(self, channels: Collection[str]) -> int | None:
+    async def next_due(
+        self, channels: Collection[str], *, skip: Collection[str] = ()
+    ) -> int | None:
         async with self._use("could not read deliveries") as connection:
-            due = await _scalar(connection, _NEXT_DUE, (list(channels),))
+            due = await _scalar(connection, _NEXT_DUE, (list(channels), list(skip)))
         return None if due is None else int(due)
 
     @property

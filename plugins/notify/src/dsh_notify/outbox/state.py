@@ -60,7 +60,9 @@ class OutboxState:
             if delivery.state == "failed":
                 self._failed += step
 
-    def claim(self, channel: str, now: int, limit: int) -> list[Delivery]:
+    def claim(
+        self, channel: str, now: int, limit: int, skip: Collection[str] = ()
+    ) -> list[Delivery]:
         due = (
             delivery
             for key, delivery in self.deliveries.items()
@@ -68,6 +70,7 @@ class OutboxState:
             and delivery.channel == channel
             and delivery.next_at <= now
             and key not in self.claimed
+            and delivery.target not in skip
         )
         taken = heapq.nsmallest(limit, due, key=lambda d: (d.next_at, d.created, d.key))
         self.claimed.update(delivery.key for delivery in taken)
@@ -81,13 +84,14 @@ class OutboxState:
         self.claimed.discard(delivery.key)
         self.put(delivery)
 
-    def next_due(self, channels: Collection[str]) -> int | None:
+    def next_due(self, channels: Collection[str], skip: Collection[str] = ()) -> int | None:
         due = [
             delivery.next_at
             for key, delivery in self.deliveries.items()
             if delivery.state == "pending"
             and delivery.channel in channels
             and key not in self.claimed
+            and delivery.target not in skip
         ]
         return min(due, default=None)
 
