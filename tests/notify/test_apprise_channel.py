@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from dataclasses import replace
 
 import pytest
@@ -73,12 +74,17 @@ def test_an_unset_variable_is_a_config_error_naming_the_key() -> None:
     )
 
 
-@pytest.mark.parametrize("url", ["nosuch://s3cret@host/path", "s3cret-without-scheme"])
-def test_a_url_apprise_cannot_use_is_a_config_error_without_the_secret(url: str) -> None:
-    with pytest.raises(PluginConfigError) as caught:
+@pytest.mark.parametrize(
+    "url", ["nosuch://s3cret@host/path", "s3cret-without-scheme", "tgram://s3cretTOKEN/"]
+)
+def test_a_url_apprise_cannot_use_is_a_config_error_without_the_secret(
+    url: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.DEBUG), pytest.raises(PluginConfigError) as caught:
         AppriseChannel.from_urls("notify", [url], {})
     assert caught.value.fields == ("plugins.notify.urls[0]",)
     assert "s3cret" not in str(caught.value)
+    assert "s3cret" not in caplog.text  # Apprise's own log hides it too
     assert "Apprise cannot use this URL" in str(caught.value)
 
 

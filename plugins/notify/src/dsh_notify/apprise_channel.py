@@ -7,7 +7,10 @@ in the overlay file. Rules:
 1. Every URL is checked when the plugin starts: an unset `${NAME}`, or a URL
    Apprise cannot use, is a `dsh.PluginConfigError` naming its overlay key
    (`plugins.notify.urls[2]`). A message shows a URL only as its scheme
-   (`tgram://…`): the rest may be a secret.
+   (`tgram://…`): the rest may be a secret. Apprise's own log lines about a
+   URL it cannot use are dropped while it is checked: they quote the URL,
+   and its masking misses secrets in some places (a user name, a URL with
+   an unknown scheme).
 2. Each URL is one target, `apprise:<index>:<8 hex of the URL as written>`
    — the id names no secret (`${NAME}` is hashed unexpanded) and changes
    when the URL does, so a delivery recorded for a URL since removed from
@@ -21,6 +24,7 @@ in the overlay file. Rules:
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import re
 from collections.abc import Mapping, Sequence
@@ -60,6 +64,22 @@ def _shown(url: str) -> str:
     return f"{match.group(1)}://…" if match else "a URL without a scheme"
 
 
+class _Drop(logging.Filter):
+    def filter(self, record: logging.LogRecord) -> bool:
+        return False
+
+
+def _quietly_added(service: apprise.Apprise, url: str) -> bool:
+    """`service.add(url)` without Apprise's log lines (rule 1)."""
+    logger = logging.getLogger("apprise")
+    drop = _Drop()
+    logger.addFilter(drop)
+    try:
+        return bool(service.add(url))
+    finally:
+        logger.removeFilter(drop)
+
+
 @dataclass(frozen=True, slots=True)
 class AppriseTarget:
     """One configured URL: its id (rule 2), scheme and Apprise instance."""
@@ -91,7 +111,7 @@ class AppriseChannel:
             if unset:
                 names = ", ".join(f"${{{name}}}" for name in unset)
                 problems.append(f"{key}: {names} is not set in the environment")
-            elif not service.add(url):
+            elif not _quietly_added(service, url):
                 problems.append(f"{key}: Apprise cannot use this URL ({_shown(written)})")
             else:
                 digest = hashlib.sha256(written.encode()).hexdigest()[:8]
