@@ -768,6 +768,33 @@ def _search(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     return rows
 
 
+def _notify(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    healthy, failing = r.get("healthy") or {}, r.get("one_failing") or {}
+    shape = f"{_num(healthy.get('alerts'))} alerts over {_num(healthy.get('window_s'))} s"
+    sent, kept = healthy.get("alert_to_received_ms"), healthy.get("outbox_record_ms")
+    sent_failing = failing.get("alert_to_received_ms")
+    return [
+        _row(
+            f"18 notify ({shape})",
+            "alert durable → json:// webhook received it (median / p99)",
+            _mp(sent, digits=2),
+            f"the outbox's record of it: {_mp(kept, digits=2)}",
+            _ratio(_div((sent or {}).get("median"), (kept or {}).get("median"))),
+            "",
+            None,
+        ),
+        _row(
+            f"18 notify ({shape})",
+            "the same, another channel hanging 5 s per send (median / p99)",
+            _mp(sent_failing, digits=2),
+            f"all channels healthy: {_mp(sent, digits=2)}",
+            _ratio(_div((sent_failing or {}).get("p99"), (sent or {}).get("p99"))),
+            "",
+            None,
+        ),
+    ]
+
+
 def _store_copy(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     shape = f"{r.get('sessions', 0):,} Sessions × {r.get('events_per_session', 0)} events"
     rows = []
@@ -812,6 +839,7 @@ def _store_copy(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row
 _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "store-copy": _store_copy,
     "alerts": _alerts,
+    "notify": _notify,
     "hostile": _hostile,
     "codec": _codec,
     "demo": _demo,

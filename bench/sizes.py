@@ -61,6 +61,9 @@ class Size:
     alert_rounds: int = 1_000
     alert_sessions: int = 50
     attention_sessions: int = 10_000
+    # 17. notify: alerts spread over a window, each sent to a local json:// webhook
+    notify_alerts: int = 1_000
+    notify_window: float = 10.0
     # 3d. catch-up: `* * * * *` reminders in one Session, owed since `catchup_days` ago
     catchup_reminders: int = 40
     catchup_days: float = 80.0
@@ -137,6 +140,8 @@ PROFILES: dict[str, Size] = {
         wake_rounds=2,
         hibernate_sessions=500,
         alert_rounds=300,
+        notify_alerts=200,
+        notify_window=3.0,
         attention_sessions=2_000,
         catchup_reminders=10,
         catchup_days=80.0,
@@ -175,6 +180,8 @@ PROFILES: dict[str, Size] = {
         hibernate_sessions=20,
         alert_rounds=20,
         alert_sessions=5,
+        notify_alerts=20,
+        notify_window=1.0,
         attention_sessions=50,
         catchup_reminders=3,
         catchup_days=2.0,

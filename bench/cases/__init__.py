@@ -35,6 +35,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "hostile": ("hostile", "hostile", {}),
     "codec": ("codec", "codec", {}),
     "alerts": ("alerts", "alerts", {}),
+    "notify": ("notify", "notify", {}),
     "store-copy": ("transfer", "store_copy", {}),
     "search": ("search", "search", {}),
     "demo": ("demo", "demo", {}),

@@ -9,7 +9,7 @@ from tests.lanes.installs import SOURCE, Install, build_wheels_install
 
 @pytest.fixture(scope="session")
 def wheels_install(tmp_path_factory: pytest.TempPathFactory) -> Install:
-    """The three distributions built as wheels and installed into a fresh venv (once per run)."""
+    """The four distributions built as wheels and installed into a fresh venv (once per run)."""
     return build_wheels_install(tmp_path_factory.mktemp("wheels-lane"))
 
 

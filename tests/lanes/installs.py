@@ -1,7 +1,7 @@
 """Where a lane's `dsh` command comes from: this checkout, or wheels built from it.
 
 `SOURCE` runs the checkout's interpreter (`python -m dsh.cli`, the editable
-installs of `.venv`). `build_wheels_install(workdir)` builds the three
+installs of `.venv`). `build_wheels_install(workdir)` builds the four
 distributions with `pip wheel --no-deps`, creates a fresh virtual environment
 with `python -m venv`, and installs the wheels into it (their dependencies come
 from the package index), so the lane runs `<venv>/bin/dsh` exactly as a user
@@ -33,6 +33,7 @@ DISTRIBUTIONS = {
     "dsh-host": REPO,
     "dsh-tool-schedule": REPO / "plugins" / "tool-schedule",
     "dsh-client-ui-schedule": REPO / "plugins" / "client-ui-schedule",
+    "dsh-notify": REPO / "plugins" / "notify",
 }
 """Each distribution of this repository and the directory it is built from."""
 
@@ -82,7 +83,7 @@ SOURCE = Install(name="source", python=sys.executable)
 
 
 def build_wheels_install(workdir: Path) -> Install:
-    """Build the three wheels and install them into a fresh venv under `workdir`."""
+    """Build the four wheels and install them into a fresh venv under `workdir`."""
     wheel_dir = workdir / "wheels"
     run(
         [

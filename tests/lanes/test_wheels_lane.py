@@ -1,9 +1,9 @@
-"""The built-wheels lane: the three distributions install from their wheels, separately.
+"""The built-wheels lane: the four distributions install from their wheels, separately.
 
 The wheels are built from this checkout and installed into a fresh virtual
 environment (the `wheels_install` fixture); the restart lane and the
 default-tree test then run `<venv>/bin/dsh` (their `install` fixture). This
-file checks the installation itself: three separate distributions, each
+file checks the installation itself: four separate distributions, each
 shipping only its own package and data, with their entry points discoverable
 and nothing imported from the checkout.
 """
@@ -27,6 +27,7 @@ PACKAGES = {
     "dsh-host": "dsh",
     "dsh-tool-schedule": "dsh_tool_schedule",
     "dsh-client-ui-schedule": "dsh_client_ui_schedule",
+    "dsh-notify": "dsh_notify",
 }
 
 # Runs in the venv's interpreter: what importlib.metadata says about each
@@ -59,11 +60,12 @@ def probe(install: Install, cwd: Path) -> dict[str, Any]:
     return report
 
 
-def test_three_wheels_are_built_one_per_distribution(wheels_install: Install) -> None:
+def test_four_wheels_are_built_one_per_distribution(wheels_install: Install) -> None:
     names = sorted(wheel.name for wheel in wheels_install.wheels)
     assert names == [
         "dsh_client_ui_schedule-0.1.0-py3-none-any.whl",
         "dsh_host-0.1.0-py3-none-any.whl",
+        "dsh_notify-0.1.0-py3-none-any.whl",
         "dsh_tool_schedule-0.1.0-py3-none-any.whl",
     ]
     assert set(DISTRIBUTIONS) == set(PACKAGES)
@@ -90,7 +92,7 @@ def test_each_distribution_installs_separately_from_its_wheel(
     # The plugins depend on the host; the host does not depend on them.
     host_requires = report["distributions"]["dsh-host"]["requires"]
     assert not any(req.startswith("dsh-") for req in host_requires)
-    for plugin in ("dsh-tool-schedule", "dsh-client-ui-schedule"):
+    for plugin in ("dsh-tool-schedule", "dsh-client-ui-schedule", "dsh-notify"):
         assert any(
             req.startswith("dsh-host") for req in report["distributions"][plugin]["requires"]
         )
@@ -110,6 +112,11 @@ def test_the_plugin_entry_points_are_discoverable_from_their_own_distributions(
             "name": "client-ui-schedule",
             "value": "dsh_client_ui_schedule.plugin:ScheduleUiPlugin",
             "distribution": "dsh-client-ui-schedule",
+        },
+        {
+            "name": "notify",
+            "value": "dsh_notify.plugin:NotifyPlugin",
+            "distribution": "dsh-notify",
         },
         {
             "name": "tool-schedule",
