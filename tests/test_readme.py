@@ -85,11 +85,14 @@ def test_the_wake_example_parses_and_is_what_the_wake_overlay_sets() -> None:
     assert (wake.wake_cold_sessions, wake.idle_seconds) == (True, 300.0)
     plain = load_overlay(REPO / "overlays" / "web-schedule")
     assert plain.host.wake_cold_sessions is False
-    # The same plugins, the same configuration: only the lifecycle differs.
+    # The same plugins, the same configuration: only the lifecycle differs, and the
+    # wake overlay adds notify (Web Push only), which the note's overlay never loads.
+    woken = load_overlay(REPO / "overlays" / "web-schedule-wake").plugins
     assert plain.plugins == tuple(
-        replace(spec, source=plain.path)
-        for spec in load_overlay(REPO / "overlays" / "web-schedule-wake").plugins
+        replace(spec, source=plain.path) for spec in woken if spec.name != "notify"
     )
+    notify = [spec for spec in woken if spec.name == "notify"]
+    assert [dict(spec.config) for spec in notify] == [{"web_push": True}]
 
 
 def test_the_model_settings_example_is_valid_and_configures_deepseek_thinking() -> None:
