@@ -743,7 +743,7 @@ def _search(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     every = r.get("all_ms") or {}
     rows = [
         _row(
-            f"16 search ({shape})",
+            f"19 search ({shape})",
             "a search, every query (median / p99)",
             _mp(every),
             f"built at {_num(r.get('build_messages_per_s'))} messages/s, "
@@ -756,7 +756,7 @@ def _search(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     for text, figures in (r.get("queries") or {}).items():
         rows.append(
             _row(
-                f"16 search `{text}`",
+                f"19 search `{text}`",
                 f"found {figures.get('sessions')} Sessions (median / p99)",
                 _mp(figures.get("ms")),
                 "",
