@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import pytest
 from dsh_notify.plugin import NotifyPlugin
-from prometheus_client.parser import text_string_to_metric_families
 
 from dsh.testing import FakeClock, FakeModel, load_plugin, plugin_host, settled
 from dsh_tool_schedule import SchedulePlugin
 from tests.schedule.conftest import START_MS, dispatches
 from tests.support.deadlines import until
+from tests.support.metrics import samples
 
 from .receivers import webhook
 
@@ -55,11 +55,7 @@ async def test_a_scripted_day_counts_a_failing_channel_on_the_metrics_page() -> 
             await settled(agent)
             response = await client.get("/metrics")
     assert hook.received[0]["title"] == "stretch"
-    found: dict[str, float] = {}
-    for family in text_string_to_metric_families(response.text):
-        for sample in family.samples:
-            labels = ",".join(f"{key}={value}" for key, value in sorted(sample.labels.items()))
-            found[f"{sample.name}{{{labels}}}"] = sample.value
+    found = samples(response.text)
     assert found["dsh_reminders_dispatched_total{}"] == 1
     assert found["dsh_notify_deliveries_total{channel=apprise,outcome=retried}"] == 1
     assert found["dsh_notify_deliveries_total{channel=apprise,outcome=accepted}"] == 1

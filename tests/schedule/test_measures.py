@@ -8,6 +8,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from dsh.testing import FakeClock, FakeModel, plugin_host, settled
 from dsh_tool_schedule import SchedulePlugin
 from tests.support.deadlines import until
+from tests.support.metrics import samples
 
 from .conftest import START_MS, Harness, dispatches, settle
 from .test_owner import follow
@@ -79,11 +80,7 @@ async def test_a_scripted_day_is_counted_on_the_metrics_page() -> None:
         await settled(agent)
         response = await client.get("/metrics")
     assert response.status_code == 200
-    found: dict[str, float] = {}
-    for family in text_string_to_metric_families(response.text):
-        for sample in family.samples:
-            labels = ",".join(f"{key}={value}" for key, value in sorted(sample.labels.items()))
-            found[f"{sample.name}{{{labels}}}"] = sample.value
+    found = samples(response.text)
     assert found["dsh_reminders_dispatched_total{}"] == 1
     assert found["dsh_reminder_dispatch_lateness_seconds_count{}"] == 1
     assert found["dsh_reminders_overdue{}"] == 0
