@@ -36,6 +36,7 @@ if TYPE_CHECKING:
     from ..agents.agent import Agent
     from ..models.demo import DemoSkill
     from ..models.registry import Build
+    from ..persistence.location import StorageLocation
     from ..session.event import SessionEvent
     from ..session.log import SessionLog
     from .commands import CommandContext
@@ -174,6 +175,30 @@ def dsh_health() -> Mapping[str, JsonLike] | None:
 
     Failures are contained per plugin: a plugin that raises, or returns
     something that is not a mapping of JSON values, adds nothing.
+    """
+
+
+@hookspec
+def dsh_store_copy(
+    source: StorageLocation, target: StorageLocation
+) -> Awaitable[str | None] | None:
+    """Copy this plugin's own records kept beside the Sessions from `source` to `target`.
+
+    Called by `dsh store copy SRC DST` for each plugin of the overlay (its
+    `--overlay`, else the one the source data dir remembers), after the
+    host's own records (Sessions, trash, wake entries, alerts) are copied,
+    while no `dsh web` holds either store. The plugin is loaded into a Host
+    that runs nothing: read and write the two stores through the locations
+    given (`dsh.StorageLocation`: a data dir, or a database URL and schema),
+    never through `PluginContext.storage`. Return an awaitable (call an
+    `async def`) resolving to one line for the person (`"notify: 3
+    deliveries, the Web Push key, 2 subscriptions"`) or None when there was
+    nothing to copy; return None from the hook for a plugin that keeps no
+    records. Idempotent and resumable, like the host's copy: a record the
+    target already holds is left as it is, so a second run changes nothing.
+
+    Its failures are not contained: an exception stops the copy with exit 1,
+    naming the plugin (what was copied stays; running it again continues).
     """
 
 

@@ -22,7 +22,7 @@ def specs() -> list[tuple[str, object]]:
     ]
 
 
-def test_there_are_the_fourteen_documented_hooks() -> None:
+def test_there_are_the_fifteen_documented_hooks() -> None:
     assert [name for name, _ in specs()] == [
         "dsh_agent_published",
         "dsh_cli_commands",
@@ -37,6 +37,7 @@ def test_there_are_the_fourteen_documented_hooks() -> None:
         "dsh_session_state",
         "dsh_session_summary",
         "dsh_session_wake_at",
+        "dsh_store_copy",
         "dsh_web_routes",
     ]
 
