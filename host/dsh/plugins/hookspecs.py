@@ -197,8 +197,9 @@ def dsh_store_copy(
     records. Idempotent and resumable, like the host's copy: a record the
     target already holds is left as it is, so a second run changes nothing.
 
-    Its failures are not contained: an exception stops the copy with exit 1,
-    naming the plugin (what was copied stays; running it again continues).
+    Since a plugin's records must not silently stay behind, its failures are
+    not contained: an exception stops the copy with exit 1, naming the plugin
+    (what was copied stays; running it again continues).
     """
 
 

@@ -3,16 +3,23 @@ its progress on stderr."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+from typing import Any
 
 import anyio
 import psycopg
 import pytest
 
+from dsh import StorageLocation, hookimpl
+from dsh.cli.transfer.plugins import copy_plugin_records
 from dsh.persistence.jsonl import DataDirLock, JsonlBackend
 from dsh.persistence.postgres.notify import channel
+from dsh.plugins.overlay import Overlay
+from dsh.web.running import remember_overlay
 from tests.host.persistence.contract import events, header
 
+from ..fixtures.distributions import FakeSite
 from .conftest import Cli
 
 
@@ -108,3 +115,99 @@ def test_a_postgresql_store_a_host_uses_is_refused_naming_it(
     assert (tmp_path / "c" / "sessions" / "s1.jsonl").read_bytes() == (
         tmp_path / "a" / "sessions" / "s1.jsonl"
     ).read_bytes()
+
+
+# -- the plugins' own records (dsh_store_copy) -------------------------------------------
+
+
+def copier_overlay(tmp_path: Path, *names: str) -> Path:
+    path = tmp_path / "overlay.toml"
+    path.write_text("".join(f"[plugins.{name}]\n" for name in names), encoding="utf-8")
+    return path
+
+
+def test_the_overlays_plugins_copy_their_own_records_and_say_so(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("copier", "RecordsCopier")
+    site.plugin("quiet", "QuietCopier")
+    source = jsonl_store(tmp_path / "a")
+    layout = copier_overlay(tmp_path, "copier", "quiet")
+    done = dsh("store", "copy", source, f"jsonl:{tmp_path / 'b'}", "--overlay", str(layout))
+    assert done.code == 0, done.err
+    assert done.out.splitlines()[-1] == "copier: 1 record"
+    asked = json.loads((tmp_path / "b" / "copier.json").read_text(encoding="utf-8"))
+    assert asked == {"source": str(tmp_path / "a"), "kind": "jsonl"}
+    assert "were not copied" not in done.err
+
+
+def test_the_overlay_the_source_remembers_is_used_without_one_given(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("copier", "RecordsCopier")
+    source = jsonl_store(tmp_path / "a")
+    remember_overlay(tmp_path / "a", copier_overlay(tmp_path, "copier"))
+    done = dsh("store", "copy", source, f"jsonl:{tmp_path / 'b'}")
+    assert done.code == 0, done.err
+    assert "copier: 1 record" in done.out
+    assert (tmp_path / "b" / "copier.json").exists()
+
+
+def test_without_an_overlay_the_person_is_told_what_stays_behind(dsh: Cli, tmp_path: Path) -> None:
+    done = dsh("store", "copy", jsonl_store(tmp_path / "a"), f"jsonl:{tmp_path / 'b'}")
+    assert done.code == 0, done.err
+    assert "records plugins keep beside the Sessions" in done.err
+    assert "pass --overlay PATH" in done.err
+
+
+def test_a_plugin_that_cannot_copy_stops_the_copy_naming_it(
+    dsh: Cli, site: FakeSite, tmp_path: Path
+) -> None:
+    site.plugin("copier", "BrokenCopier")
+    source = jsonl_store(tmp_path / "a")
+    layout = copier_overlay(tmp_path, "copier")
+    failed = dsh("store", "copy", source, f"jsonl:{tmp_path / 'b'}", "--overlay", str(layout))
+    assert failed.code == 1
+    assert "plugin 'copier' could not copy its own records" in failed.err
+    assert "the copier's file is unreadable" in failed.err
+    assert "run the copy again" in failed.err
+    assert (tmp_path / "b" / "sessions" / "s1.jsonl").exists()  # the host's records are there
+
+
+def test_a_broken_overlay_is_one_line(dsh: Cli, tmp_path: Path) -> None:
+    broken = tmp_path / "overlay.toml"
+    broken.write_text("[plugins\n", encoding="utf-8")
+    source = jsonl_store(tmp_path / "a")
+    refused = dsh("store", "copy", source, f"jsonl:{tmp_path / 'b'}", "--overlay", str(broken))
+    assert refused.code == 1
+    assert str(broken) in refused.err
+
+
+class Counting:
+    """Counts the copies it was asked for, in-process."""
+
+    def __init__(self, context: object) -> None:
+        self.asked: list[tuple[str, str]] = []
+
+    @hookimpl
+    def dsh_store_copy(self, source: StorageLocation, target: StorageLocation) -> Any:
+        self.asked.append((source.kind, target.kind))
+        return None
+
+
+def test_copy_plugin_records_asks_each_plugin_once_with_both_locations(tmp_path: Path) -> None:
+    async def main() -> None:
+        source = StorageLocation("jsonl", data_dir=tmp_path / "a")
+        target = StorageLocation("postgresql", url="postgresql://h/db", schema="dsh")
+        assert await copy_plugin_records(Overlay.default(), source, target) == []
+        from dsh.host.host import Host
+        from dsh.models.absent import AbsentModel
+        from dsh.persistence.memory import MemoryBackend
+
+        async with Host(backend=MemoryBackend(), model=AbsentModel()) as host:
+            counting = Counting(None)
+            host.pm.register(counting, name="counting")
+            answer = host.pm.hook.dsh_store_copy(source=source, target=target)
+            assert answer == [] and counting.asked == [("jsonl", "postgresql")]
+
+    anyio.run(main)
