@@ -132,12 +132,10 @@ async def test_jsonl_to_jsonl_moves_every_record_through_the_plugin_hook(tmp_pat
     records = Source()
     await records.put(source)
     async with plugin_host(NotifyPlugin) as test:
-        plugin = test.plugin
-        assert isinstance(plugin, NotifyPlugin)
-        copying = plugin.dsh_store_copy(source=source, target=target)
-        assert copying is not None
+        # As `dsh store copy` calls it: through the plugin manager, one awaitable per plugin.
+        [copying] = test.host.pm.hook.dsh_store_copy(source=source, target=target)
         assert await copying == "notify: 4 deliveries, the Web Push key, 2 subscriptions"
-        assert plugin.dsh_store_copy(source=StorageLocation(), target=target) is None
+        assert test.host.pm.hook.dsh_store_copy(source=StorageLocation(), target=target) == []
     assert await kept(target) == (
         records.deliveries,
         records.keys.to_record(),
