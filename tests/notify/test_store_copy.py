@@ -7,7 +7,7 @@ from dataclasses import replace
 from pathlib import Path
 
 import pytest
-from dsh_notify.outbox import Delivery
+from dsh_notify.outbox import Delivery, JsonlOutbox
 from dsh_notify.plugin import NotifyPlugin
 from dsh_notify.store_copy import KeyConflict, Records, records_at, store_copy
 from dsh_notify.webpush.keys import VapidKeys
@@ -75,8 +75,8 @@ async def kept(
         await records.outbox.aclose()
 
 
-async def copy(source: StorageLocation, target: StorageLocation) -> str | None:
-    copying = store_copy(source, target)
+async def copy(source: StorageLocation, target: StorageLocation, keep: int = 1000) -> str | None:
+    copying = store_copy(source, target, keep=keep)
     assert copying is not None
     return await copying
 
@@ -174,6 +174,31 @@ async def test_what_the_target_holds_wins_and_the_same_key_is_not_copied(tmp_pat
     assert deliveries == [done, delivery(2)]
     assert kept_keys == keys.to_record()
     assert subscriptions[0] == same_endpoint
+
+
+async def test_finished_deliveries_the_target_would_prune_at_once_are_left_out(
+    tmp_path: Path,
+) -> None:
+    source, target = jsonl(tmp_path / "a"), jsonl(tmp_path / "b")
+
+    def done(seq: int, updated: int) -> Delivery:
+        return replace(delivery(seq), state="done", attempts=1, updated=updated)
+
+    theirs = [done(1, 10), done(3, 30), done(5, 50), done(7, 70), delivery(9)]
+    ours = [done(2, 20), done(6, 60)]
+    await seed(source, theirs)
+    await seed(target, ours)
+    assert await copy(source, target, keep=4) == "notify: 4 deliveries"
+    assert await copy(source, target, keep=4) is None
+    reopened = JsonlOutbox(tmp_path / "b", keep=4)  # what the target's host does on start
+    await reopened.open()
+    try:
+        kept_seqs = sorted(d.message.seq for d in await reopened.records())
+        # Only the target's own oldest went: none of what was copied is pruned at once.
+        assert (kept_seqs, reopened.counts.pruned) == ([3, 5, 6, 7, 9], 1)
+    finally:
+        await reopened.aclose()
+    assert await copy(source, target, keep=4) is None
 
 
 async def test_one_subscription_alone_is_copied_without_the_target_s_limit(

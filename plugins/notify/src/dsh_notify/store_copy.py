@@ -15,15 +15,16 @@ after. In this order, so that a refusal leaves the target as it was:
 2. The outbox: every delivery of the source in its state, attempts, next
    attempt time and last error, added unless the target holds its key
    (`OutboxBackend.add`: the target's wins). A pending one stays pending,
-   so the target's host sends it; a claim is not copied.
+   so the target's host sends it; a claim is not copied. Pruning still
+   applies: a finished one that the target's pruning would drop at once
+   (beyond `keep` finished ones with the target's own, oldest first by
+   `updated`) is left out — else a second run would copy it again.
 3. The push subscriptions, by endpoint (one the target has is kept as it
    is), each under its id — the deliveries name it as their target —
    and without the target's `max_subscriptions`: they were accepted once,
    and leaving some behind would silently end a browser's notifications.
 
-A second run finds every record there and changes nothing. (One exception:
-finished deliveries the target's host pruned beyond `KEEP_FINISHED` since
-are copied again, and pruned again at its next start.)
+A second run finds every record there and changes nothing.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ import anyio
 
 from dsh import StorageLocation
 
-from .outbox import OutboxBackend, outbox_for
+from .outbox import KEEP_FINISHED, Delivery, OutboxBackend, outbox_for
 from .webpush.keys import KEY_FILE, VapidKeys, read_key_file, write_key_file
 from .webpush.subscriptions import SUBSCRIPTIONS_FILE, FileSubscriptions, Subscription
 
@@ -57,26 +58,31 @@ class KeyConflict(Exception):
         )
 
 
-def store_copy(source: StorageLocation, target: StorageLocation) -> Awaitable[str | None] | None:
+def store_copy(
+    source: StorageLocation, target: StorageLocation, *, keep: int = KEEP_FINISHED
+) -> Awaitable[str | None] | None:
     """Copy from `source` to `target` (see the module docstring); None when either keeps nothing.
+
+    `keep` is the outboxes' bound on finished deliveries (`KEEP_FINISHED`).
 
     The awaitable resolves to one line for the person, or None when nothing
     needed copying; it raises `KeyConflict`, `dsh.StorageError`,
     `VapidKeyError` or `SubscriptionStoreError` naming the store.
     """
-    source_records, target_records = records_at(source), records_at(target)
+    source_records, target_records = records_at(source, keep), records_at(target, keep)
     if source_records is None or target_records is None:
         return None
-    return _copy(source_records, target_records)
+    return _copy(source_records, target_records, keep)
 
 
-async def _copy(source: Records, target: Records) -> str | None:
+async def _copy(source: Records, target: Records, keep: int) -> str | None:
     async with AsyncExitStack() as stack:
         for records in (source, target):
             stack.push_async_callback(records.outbox.aclose)
             await records.open()
         key = await _copy_key(source, target)
-        deliveries = await target.outbox.add(await source.outbox.records())
+        theirs, ours = await source.outbox.records(), await target.outbox.records()
+        deliveries = await target.outbox.add(_worth_copying(theirs, ours, keep))
         subscriptions = await target.keep(await source.subscriptions())
     parts = [
         *([_counted(deliveries, "delivery", "deliveries")] if deliveries else []),
@@ -98,6 +104,15 @@ async def _copy_key(source: Records, target: Records) -> bool:
     if ours.to_record() != theirs.to_record():
         raise KeyConflict(source, target)
     return False
+
+
+def _worth_copying(theirs: list[Delivery], ours: list[Delivery], keep: int) -> list[Delivery]:
+    """Those of `theirs` the target lacks, less the finished ones its pruning would drop."""
+    held = {d.key for d in ours}
+    new = [d for d in theirs if d.key not in held]
+    finished = sorted((d for d in [*ours, *new] if d.finished), key=lambda d: (d.updated, d.key))
+    dropped = {d.key for d in finished[: max(len(finished) - keep, 0)]}
+    return [d for d in new if d.key not in dropped]
 
 
 def _counted(count: int, one: str, many: str) -> str:
@@ -134,24 +149,24 @@ class Records(abc.ABC):
         """Keep those of `subscriptions` whose endpoint is not kept, as they are; how many."""
 
 
-def records_at(location: StorageLocation) -> Records | None:
+def records_at(location: StorageLocation, keep: int = KEEP_FINISHED) -> Records | None:
     """The records kept at `location`; None for `memory` (nothing outlives a process)."""
     if location.kind == "jsonl" and location.data_dir is not None:
-        return FileRecords(location)
+        return FileRecords(location, keep)
     if location.kind == "postgresql" and location.url is not None:
-        return PostgresRecordsAt(location)
+        return PostgresRecordsAt(location, keep)
     return None
 
 
 class FileRecords(Records):
     """The records of a JSONL data dir: three files in it."""
 
-    def __init__(self, location: StorageLocation) -> None:
+    def __init__(self, location: StorageLocation, keep: int) -> None:
         assert location.data_dir is not None  # records_at checked
         self.data_dir: Path = location.data_dir
         self.name = f"jsonl:{self.data_dir}"
         self.key_place = str(self.data_dir / KEY_FILE)
-        self.outbox = outbox_for(location)
+        self.outbox = outbox_for(location, keep=keep)
         self._subscriptions = FileSubscriptions(self.data_dir / SUBSCRIPTIONS_FILE)
 
     async def open(self) -> None:
@@ -174,14 +189,14 @@ class FileRecords(Records):
 class PostgresRecordsAt(Records):
     """The records of a PostgreSQL store: the `notify_*` tables in its schema."""
 
-    def __init__(self, location: StorageLocation) -> None:
+    def __init__(self, location: StorageLocation, keep: int) -> None:
         # psycopg is there: the host copies this store's Sessions with it.
         from .webpush.postgres import PostgresRecords
 
         schema = location.schema or "public"  # PostgresRecords' own default
         self.name = f"{location.redacted_url} (schema {schema})"
         self.key_place = f'the one row of "{schema}".notify_vapid'
-        self.outbox = outbox_for(location)
+        self.outbox = outbox_for(location, keep=keep)
         self._records = PostgresRecords(location)
 
     async def open(self) -> None:
