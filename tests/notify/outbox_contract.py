@@ -157,3 +157,33 @@ class OutboxContract:
             assert [d.target for d in claimed] == ["ok"]
         finally:
             await outbox.aclose()
+
+    async def test_records_are_every_delivery_kept_a_claimed_one_read_as_pending(self) -> None:
+        outbox = await self.make()
+        try:
+            await outbox.add([delivery(1), delivery(2, at=START_MS + 1)])
+            first, second = await outbox.claim("test", START_MS + 1, 2)
+            failed = first.moved("failed", attempts=8, next_at=START_MS, error="no", now=START_MS)
+            assert await outbox.settle(failed)
+            assert await outbox.records() == [failed, second]
+            outbox = await self.reopen(outbox)
+            assert await outbox.records() == [failed, second]
+        finally:
+            await outbox.aclose()
+
+    async def test_added_deliveries_are_kept_in_the_state_given_and_counted_by_it(self) -> None:
+        outbox = await self.make()
+        try:
+            failed = replace(delivery(1), state="failed", attempts=8, error="no", updated=7)
+            gone = replace(delivery(2), state="gone", attempts=1)
+            retry = replace(delivery(3), attempts=2, next_at=START_MS + 60_000, error="down")
+            assert await outbox.add([failed, gone, retry]) == 3
+            assert (outbox.counts.pending, outbox.counts.failed) == (1, 1)
+            await outbox.refresh()
+            assert (outbox.counts.pending, outbox.counts.failed) == (1, 1)
+            outbox = await self.reopen(outbox)
+            assert await outbox.records() == [failed, gone, retry]
+            assert await outbox.claim("test", START_MS + 59_999, 5) == []
+            assert await outbox.claim("test", START_MS + 60_000, 5) == [retry]
+        finally:
+            await outbox.aclose()

@@ -19,13 +19,15 @@ every channel: a bad Apprise URL or an unset `${NAME}` is a
   ms}}}`, from memory.
 - `dsh_web_routes`, `dsh_client_modules`: Web Push's, when it is on.
 - `/metrics`: `dsh_notify_deliveries_total{channel,outcome}` (`measures`).
+- `dsh_store_copy`: `dsh store copy SRC DST` moves the outbox, the Web Push
+  key pair and the subscriptions too (`store_copy`).
 """
 
 from __future__ import annotations
 
 import importlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Awaitable, Sequence
 from typing import TYPE_CHECKING, ClassVar, Protocol
 
 from dsh import JsonLike, StorageError, TaskSet, hookimpl
@@ -42,7 +44,7 @@ from .sender import Sender
 if TYPE_CHECKING:
     from starlette.routing import BaseRoute
 
-    from dsh import ClientModule, PluginContext
+    from dsh import ClientModule, PluginContext, StorageLocation
 
     from .channel import Channel
 
@@ -134,3 +136,12 @@ class NotifyPlugin:
     @hookimpl
     def dsh_client_modules(self) -> list[ClientModule]:
         return [] if self.web_push is None else self.web_push.client_modules()
+
+    @hookimpl
+    def dsh_store_copy(
+        self, source: StorageLocation, target: StorageLocation
+    ) -> Awaitable[str | None] | None:
+        # Imported here: only `dsh store copy` needs it, and it loads Web Push's dependencies.
+        from .store_copy import store_copy
+
+        return store_copy(source, target)

@@ -6,7 +6,10 @@ The contract every backend keeps (the contract suite in
 1. `add(deliveries)` returns once they are durable (or raises
    `dsh.StorageError`, having kept none of them it reports as added). A key
    already kept (`Delivery.key`) is left as it is: the alert feed may hand an
-   alert over twice, and a delivery done must stay done.
+   alert over twice, and a delivery done must stay done. Each new one is
+   kept as given, in whatever state: the recorder adds pending ones, `dsh
+   store copy` (`copy.py`) finished ones too, with their attempts, times
+   and last error. `counts` follows their states.
 2. `claim(channel, now, limit, skip=targets)` takes at most `limit` pending
    deliveries of `channel` due at `now` (epoch ms), earliest first, that
    nobody holds and whose target is not in `skip`, and
@@ -25,6 +28,9 @@ The contract every backend keeps (the contract suite in
 6. `next_due(channels, skip=targets)` is the earliest `next_at` of a
    pending delivery of those channels, to a target not in `skip`, that could
    be claimed (None: none), so the sender sleeps until then.
+7. `records()` is every delivery kept, in every state, claims left out (a
+   claimed delivery is read as the pending one it is), ordered by `created`
+   then key: what `dsh store copy` moves.
 
 A backend of one host (memory, the JSONL file) holds its claims in memory:
 a restart finds every pending delivery unclaimed, which is how the outbox
@@ -89,6 +95,10 @@ class OutboxBackend(abc.ABC):
         self, channels: Collection[str], *, skip: Collection[str] = ()
     ) -> int | None:
         """When the next delivery of `channels` may be claimed (rule 6)."""
+
+    @abc.abstractmethod
+    async def records(self) -> list[Delivery]:
+        """Every delivery kept (rule 7)."""
 
     @property
     @abc.abstractmethod

@@ -42,6 +42,9 @@ class MemoryOutbox(OutboxBackend):
     ) -> int | None:
         return self.state.next_due(channels, skip)
 
+    async def records(self) -> list[Delivery]:
+        return self.state.records()
+
     @property
     def counts(self) -> Counts:
         return self.state.counts

@@ -111,6 +111,8 @@ SELECT min(greatest(next_at, coalesce(claimed_until, 0))) FROM notify_deliveries
 WHERE state = 'pending' AND channel = ANY(%s::text[]) AND NOT (target = ANY(%s::text[]))
 """
 
+_RECORDS = f"SELECT {_COLUMNS} FROM notify_deliveries ORDER BY created, key"
+
 _COUNTS = """
 SELECT count(*) FILTER (WHERE state = 'pending'), count(*) FILTER (WHERE state = 'failed'),
        count(*) FILTER (WHERE state <> 'pending'),
@@ -172,18 +174,20 @@ class PostgresOutbox(OutboxBackend):
              d.attempts, d.next_at, d.error, d.created, d.updated)
             for d in deliveries
         ]  # fmt: skip
-        added = 0
+        added: list[Delivery] = []
         async with (
             self._use("could not keep deliveries") as connection,
             connection.transaction(),
             connection.cursor() as cursor,
         ):
-            for row in rows:
+            for delivery, row in zip(deliveries, rows, strict=True):
                 await cursor.execute(_ADD, row)
-                added += cursor.rowcount
+                added.extend([delivery] * cursor.rowcount)
         counts = self._counts
-        self._counts = Counts(counts.pending + added, counts.failed, counts.pruned)
-        return added
+        pending = sum(d.state == "pending" for d in added)
+        failed = sum(d.state == "failed" for d in added)
+        self._counts = Counts(counts.pending + pending, counts.failed + failed, counts.pruned)
+        return len(added)
 
     async def claim(
         self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
@@ -218,6 +222,12 @@ class PostgresOutbox(OutboxBackend):
         async with self._use("could not read deliveries") as connection:
             due = await _scalar(connection, _NEXT_DUE, (list(channels), list(skip)))
         return None if due is None else int(due)
+
+    async def records(self) -> list[Delivery]:
+        async with self._use("could not read deliveries") as connection:
+            cursor = await connection.execute(_RECORDS)
+            rows = await cursor.fetchall()
+        return [_row(row) for row in rows]
 
     @property
     def counts(self) -> Counts:

@@ -44,6 +44,10 @@ class OutboxState:
                 fresh.append(delivery)
         return fresh
 
+    def records(self) -> list[Delivery]:
+        """Every delivery kept, by `created` then key."""
+        return sorted(self.deliveries.values(), key=lambda d: (d.created, d.key))
+
     def put(self, delivery: Delivery) -> None:
         """Keep `delivery` under its key, replacing what was there."""
         old = self.deliveries.get(delivery.key)

@@ -33,7 +33,14 @@ from cryptography.hazmat.primitives.serialization import Encoding, PublicFormat
 from .encoding import b64url, unb64url
 from .files import write_private
 
-__all__ = ["KEY_FILE", "VapidKeyError", "VapidKeys", "load_key_file"]
+__all__ = [
+    "KEY_FILE",
+    "VapidKeyError",
+    "VapidKeys",
+    "load_key_file",
+    "read_key_file",
+    "write_key_file",
+]
 
 KEY_FILE = "vapid.json"
 SECRET_BYTES = 32
@@ -92,16 +99,24 @@ def load_key_file(data_dir: Path) -> VapidKeys:
     Raises `VapidKeyError` when the file exists but cannot be read or parsed
     (it is left as it is), or when a new one cannot be written.
     """
+    keys = read_key_file(data_dir)
+    if keys is None:
+        keys = VapidKeys.new()
+        write_key_file(data_dir, keys)
+    return keys
+
+
+def read_key_file(data_dir: Path) -> VapidKeys | None:
+    """The pair kept in `data_dir/vapid.json`, None when there is none.
+
+    Raises `VapidKeyError` when the file exists but cannot be read or parsed
+    (it is left as it is).
+    """
     path = data_dir / KEY_FILE
     try:
         text = path.read_bytes()
     except FileNotFoundError:
-        keys = VapidKeys.new()
-        try:
-            write_private(path, json.dumps(keys.to_record()).encode())
-        except OSError as problem:
-            raise VapidKeyError(f"cannot write the Web Push key pair {path}: {problem}") from None
-        return keys
+        return None
     except OSError as problem:
         raise VapidKeyError(f"cannot read the Web Push key pair {path}: {problem}") from None
     try:
@@ -115,3 +130,12 @@ def load_key_file(data_dir: Path) -> VapidKeys:
     if os.stat(path).st_mode & 0o077:
         os.chmod(path, 0o600)  # a copy restored with looser permissions is private again
     return keys
+
+
+def write_key_file(data_dir: Path, keys: VapidKeys) -> None:
+    """Make `data_dir/vapid.json` hold `keys` (0600, atomically); `VapidKeyError` if it cannot."""
+    path = data_dir / KEY_FILE
+    try:
+        write_private(path, json.dumps(keys.to_record()).encode())
+    except OSError as problem:
+        raise VapidKeyError(f"cannot write the Web Push key pair {path}: {problem}") from None

@@ -84,21 +84,37 @@ class PostgresRecords:
 
     async def keys(self) -> VapidKeys:
         """The kept pair, made by whichever host asked first. `StorageError` if unreadable."""
-        fresh = VapidKeys.new().to_record()
+        return await self.keep_keys(VapidKeys.new())
+
+    async def keep_keys(self, keys: VapidKeys) -> VapidKeys:
+        """Keep `keys` unless a pair is kept; the pair kept now. `StorageError` if unreadable."""
         async with self._transaction() as connection:
             await connection.execute(
                 sql.SQL("INSERT INTO {} (id, record) VALUES (1, %s) ON CONFLICT DO NOTHING").format(
                     self._vapid
                 ),
-                (Jsonb(fresh),),
+                (Jsonb(keys.to_record()),),
             )
-            cursor = await connection.execute(
-                sql.SQL("SELECT record FROM {} WHERE id = 1").format(self._vapid)
-            )
-            row = await cursor.fetchone()
-        assert row is not None  # inserted above or already there; rows are never deleted
+            record = await self._record(connection)
+        assert record is not None  # inserted above or already there; rows are never deleted
+        return self._parse(record)
+
+    async def kept_keys(self) -> VapidKeys | None:
+        """The kept pair, None when there is none. `StorageError` if unreadable."""
+        async with self._transaction() as connection:
+            record = await self._record(connection)
+        return None if record is None else self._parse(record)
+
+    async def _record(self, connection: psycopg.AsyncConnection[Any]) -> object | None:
+        cursor = await connection.execute(
+            sql.SQL("SELECT record FROM {} WHERE id = 1").format(self._vapid)
+        )
+        row = await cursor.fetchone()
+        return None if row is None else row[0]
+
+    def _parse(self, record: object) -> VapidKeys:
         try:
-            return VapidKeys.from_record(row[0])
+            return VapidKeys.from_record(record)
         except ValueError as problem:
             raise StorageError(
                 f"the Web Push key pair in {self._where} is unreadable ({problem})"
@@ -154,6 +170,24 @@ class PostgresRecords:
                 (subscription_id, body.endpoint, body.keys.p256dh, body.keys.auth),
             )
         return subscription_id
+
+    async def keep(self, subscriptions: Sequence[Subscription]) -> int:
+        """Keep each of `subscriptions` whose endpoint (and id) is not kept yet, as it is.
+
+        No limit: `dsh store copy` moves subscriptions another store accepted. How many were kept.
+        """
+        added = 0
+        async with self._transaction() as connection:
+            for it in subscriptions:
+                cursor = await connection.execute(
+                    sql.SQL(
+                        "INSERT INTO {} (id, endpoint, p256dh, auth) VALUES (%s, %s, %s, %s)"
+                        " ON CONFLICT DO NOTHING"
+                    ).format(self._subscriptions),
+                    (it.id, it.endpoint, it.p256dh, it.auth),
+                )
+                added += cursor.rowcount
+        return added
 
     async def remove(self, subscription_id: str) -> bool:
         async with self._transaction() as connection:

@@ -232,6 +232,24 @@ class FileSubscriptions:
             await self._save({**self._kept, kept.id: kept})
             return kept.id
 
+    async def keep(self, subscriptions: Sequence[Subscription]) -> int:
+        """Keep each of `subscriptions` whose endpoint (and id) is not kept yet, as it is.
+
+        No limit: `dsh store copy` moves subscriptions another store accepted.
+        How many were kept; `SubscriptionStoreError` (keeping none) if the file cannot be written.
+        """
+        async with self._turn:
+            kept = dict(self._kept)
+            endpoints = {it.endpoint for it in kept.values()}
+            for it in subscriptions:
+                if it.endpoint not in endpoints and it.id not in kept:
+                    kept[it.id] = it
+                    endpoints.add(it.endpoint)
+            added = len(kept) - len(self._kept)
+            if added:
+                await self._save(kept)
+            return added
+
     async def remove(self, subscription_id: str) -> bool:
         async with self._turn:
             if subscription_id not in self._kept:
