@@ -14,7 +14,7 @@ from dsh_notify.webpush.keys import VapidKeys
 from dsh_notify.webpush.subscriptions import Subscription, new_id
 
 from dsh import StorageLocation
-from dsh.testing import plugin_host
+from dsh.testing import arun_cli, plugin_host
 from tests.support.postgres import PostgresServer
 
 from .support import START_MS, delivery
@@ -253,3 +253,24 @@ def test_a_store_in_memory_keeps_nothing_to_copy(tmp_path: Path) -> None:
     assert store_copy(memory, memory) is None
     assert store_copy(jsonl(tmp_path), memory) is None
     assert store_copy(memory, jsonl(tmp_path)) is None
+
+
+async def test_dsh_store_copy_moves_notify_records_with_the_overlay(tmp_path: Path) -> None:
+    """The command a person types: the host's records, then notify's, a line for each."""
+    source, target = jsonl(tmp_path / "a"), jsonl(tmp_path / "b")
+    records = Source()
+    await records.put(source)
+    argv = ("store", "copy", f"jsonl:{tmp_path / 'a'}", f"jsonl:{tmp_path / 'b'}")
+    result = await arun_cli(*argv, plugins={"notify": {"web_push": True}})
+    assert result.code == 0, result.err
+    assert result.out.splitlines()[-1] == (
+        "notify: 4 deliveries, the Web Push key, 2 subscriptions"
+    )
+    assert await kept(target) == (
+        records.deliveries,
+        records.keys.to_record(),
+        records.subscriptions,
+    )
+    again = await arun_cli(*argv, plugins={"notify": {"web_push": True}})
+    assert again.code == 0, again.err
+    assert "notify:" not in again.out  # nothing left to copy
