@@ -46,6 +46,7 @@ async def main(data_dir: str, seed: int) -> None:
     )
     host.pm.register(Announcing(), name="alarm")
     async with host:
+        say("READY")  # the parent's kill timer starts here, not at the interpreter's start
         while True:
             choice = rng.random()
             if choice < 0.4 or (not host.agents() and choice < 0.7):

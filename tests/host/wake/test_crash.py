@@ -64,6 +64,13 @@ class Child:
         self.process.wait(timeout=10)
         self.reader.join(timeout=10)
 
+    def wait_ready(self, timeout: float = 30.0) -> None:
+        """Until the child's Host runs (a loaded machine can take seconds to import it)."""
+        deadline = time.monotonic() + timeout
+        while "READY" not in self.lines and self.process.poll() is None:
+            assert time.monotonic() < deadline, "\n".join(["the child never started:", *self.lines])
+            time.sleep(0.01)
+
     def woken(self) -> int:
         return sum(1 for line in list(self.lines) if line.startswith("LIVE "))
 
@@ -97,6 +104,7 @@ def test_sigkill_around_wakes_loses_no_alarm_and_rings_none_twice(tmp_path: Path
     kills = Counter[str]()
     for number in range(ROUNDS):
         child = Child(data, seed + number)
+        child.wait_ready()
         deadline = time.monotonic() + rng.uniform(0.8, 2.5)
         at_wake = rng.random() < 0.4
         while time.monotonic() < deadline and child.process.poll() is None:
