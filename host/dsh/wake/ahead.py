@@ -17,13 +17,14 @@ inverse of the mean cost over the last `samples` resumes. Until the first
 resume is measured, `prior_seconds` per resume stands in (a start-up storm
 is then re-planned as soon as real resumes have been measured: `replan`).
 
-**Bounded by memory.** At most `cap` Sessions are made live ahead of the
-lead for one second's storm (beyond the `cap` the extra time stops growing:
-the rest are woken with the lead as before, just after the first `cap`).
-An armed Session that is live costs the RSS the bench's `storm-hot` case
-reports per Session (about 40 KiB with its storm turn on the 2-core
-development machine), so the default cap of 5,000 bounds the storm's
-early Sessions to about 200 MB.
+**Bounded by memory.** The extra time counts at most `cap` Sessions of one
+second, so at the measured rate about `cap` of them are live before the
+plain lead begins; the lead then wakes the rest as it always did. (The
+bound rests on the rate: a rate measured too low makes more live early
+until the first resumes re-plan it.) A live Session costs the RSS the
+bench's `storm-hot` case reports per Session (about 40 KiB with its storm
+turn on the 2-core development machine), so the default cap of 5,000 keeps
+what a storm makes live ahead of the lead to about 200 MB.
 
 Waking early only makes a Session live: its plugins' owners still deliver
 at each reminder's own time, so nothing fires early.
