@@ -608,6 +608,64 @@ def _hibernate(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]
     ]
 
 
+def _storm(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    """Issue 36's storm: p99 of each lateness against N × fsync of the same run, the
+    peer firing as many jobs at one instant beside it."""
+    hot = name == "storm-hot"
+    limit = 2.0 if hot else 3.0
+    sessions = r.get("sessions")
+    fsync = r.get("fsync_files_ms") or {}
+    bound = (
+        f"N × fsync = {_num(r.get('fsync_bound_ms'), ' ms')} "
+        f"({_num(fsync.get('median'), ' ms', 3)} each)"
+    )
+    peers = "; ".join(
+        text
+        for text in (
+            _peer_text(cases.get("storm-peer") or {}, "APScheduler SQLite"),
+            _peer_text(cases.get("storm-peer-memory") or {}, "in memory"),
+        )
+        if text
+    )
+    ratio = r.get("durable_p99_to_bound")
+    lost = r.get("missing") or r.get("stored_missing") or r.get("duplicated")
+    rss = r.get("rss_mb") or {}
+    label = "hot (all live)" if hot else "cold, woken by the index"
+    return [
+        _row(
+            f"10b storm, {label} ({_num(sessions)} at once)",
+            "durable dispatch after target, p50 / p99 / max",
+            f"{_mp(r.get('durable_ms'), '')} / {_num((r.get('durable_ms') or {}).get('max'))} ms"
+            + _late_start(r),
+            bound + (f"; {peers}" if peers else ""),
+            _ratio(ratio),
+            f"p99 ≤ {limit:.0f}× the fsync bound; 0 missing, 0 duplicated",
+            None if ratio is None else ratio <= limit and not lost,
+        ),
+        _row(
+            "",
+            "follow-up message after target, p50 / p99 / max",
+            f"{_mp(r.get('followup_ms'), '')} / {_num((r.get('followup_ms') or {}).get('max'))} ms",
+            bound,
+            _ratio(r.get("followup_p99_to_bound")),
+            "",
+            None,
+        ),
+        _row(
+            "",
+            "missing (probe / stored), duplicated; peak RSS, peak descriptors",
+            f"{_num(r.get('missing'))} / {_num(r.get('stored_missing'))}, "
+            f"{_num(r.get('duplicated'))}; {_num(rss.get('before'))} → "
+            f"{_num(rss.get('peak'))} MB ({_num(r.get('rss_kib_per_session'))} KiB per "
+            f"Session), {_num(r.get('peak_descriptors'))} fds",
+            "",
+            "",
+            "0, 0",
+            None if r.get("missing") is None else not lost,
+        ),
+    ]
+
+
 _HOSTILE = {
     "calls": "a reply with {calls:,} schedule_create calls",
     "deep": "arguments nested 250 deep, beside a good call",
@@ -859,6 +917,8 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "pg": _pg,
     "wake": _wake,
     "hibernate": _hibernate,
+    "storm": _storm,
+    "storm-hot": _storm,
 }
 
 

@@ -56,6 +56,9 @@ class Size:
     wake_window: float = 60.0
     wake_rounds: int = 3
     hibernate_sessions: int = 5_000
+    # 10b. storm: Sessions (cold after a restart, and hot) each holding one reminder, all
+    #      due at the same instant; the peer fires as many jobs at one instant
+    storm: int = 10_000
     # 12. alerts: flushes carrying an alert (spread over `alert_sessions` live Sessions);
     #     Sessions with unread alerts in the attention file a start-up opens
     alert_rounds: int = 1_000
@@ -139,6 +142,7 @@ PROFILES: dict[str, Size] = {
         wake_window=10.0,
         wake_rounds=2,
         hibernate_sessions=500,
+        storm=2_000,
         alert_rounds=300,
         notify_alerts=200,
         notify_window=3.0,
@@ -178,6 +182,7 @@ PROFILES: dict[str, Size] = {
         wake_window=1.0,
         wake_rounds=1,
         hibernate_sessions=20,
+        storm=40,
         alert_rounds=20,
         alert_sessions=5,
         notify_alerts=20,

@@ -39,6 +39,7 @@ __all__ = [
     "create_data",
     "format_ms",
     "fsync_cost_ms",
+    "fsync_files_ms",
     "resume_all",
     "turn_events",
     "write_session",
@@ -281,6 +282,37 @@ def fsync_cost_ms(directory: Path, rounds: int = 200) -> dict[str, float]:
         os.close(fd)
         path.unlink()
     return summary(samples, 4)  # type: ignore[return-value]
+
+
+def fsync_files_ms(directory: Path, count: int) -> dict[str, float]:
+    """N separately durable files: one small `write` + fdatasync on each of `count` files
+    in `directory` (made if missing), one after another — the disk's bound for `count`
+    dispatches each made durable in its own Session's log. The files are created and
+    opened before the clock runs (a Session's log exists before its dispatch);
+    `total_ms` is the sum, beside the per-file summary."""
+    from .stats import summary
+
+    directory.mkdir(parents=True, exist_ok=True)
+    line = json.dumps({"seq": 1, "type": "schedule/change", "data": {"id": "rem-1"}}).encode()
+    paths = [directory / f"fsync-{index:05d}.jsonl" for index in range(count)]
+    for path in paths:
+        path.write_bytes(b"")
+    os.sync()
+    samples: list[float] = []
+    for path in paths:
+        fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+        try:
+            start = time.perf_counter()
+            os.write(fd, line + b"\n")
+            _datasync(fd)
+            samples.append((time.perf_counter() - start) * 1000)
+        finally:
+            os.close(fd)
+    for path in paths:
+        path.unlink()
+    figures: dict[str, float] = summary(samples, 4)  # type: ignore[assignment]
+    figures["total_ms"] = round(sum(samples), 3)
+    return figures
 
 
 @dataclass

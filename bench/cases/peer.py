@@ -10,6 +10,9 @@ durable store: the nearest counterpart of a dsh dispatch becoming durable
 `spread-peer-memory` runs the same jobs with APScheduler's `MemoryDataStore`
 (nothing durable: the fastest the peer can be), so the table shows both.
 
+`storm-peer` and `storm-peer-memory` are the peer for `storm` (issue 36): the
+same, with `storm` jobs all due at one instant (a window of zero).
+
 Jobs still not started `peer_patience` seconds after the window are counted
 with the lateness they had reached then (`censored`: a lower bound).
 
@@ -30,7 +33,7 @@ import anyio
 from ..sizes import Size
 from ..stats import summary
 
-__all__ = ["spread_peer", "spread_peer_memory"]
+__all__ = ["spread_peer", "spread_peer_memory", "storm_peer", "storm_peer_memory"]
 
 
 class _Recorder:
@@ -51,13 +54,10 @@ async def fire(index: int) -> None:
 async def spread_peer(size: Size, data_dir: Path) -> dict[str, Any]:
     """The peer with its SQLAlchemy data store on a SQLite file (durable)."""
     try:
-        from apscheduler.datastores.sqlalchemy import SQLAlchemyDataStore
+        store = _sqlite_store(data_dir)
     except ImportError as error:
         return {"skipped": f"APScheduler 4 is not installed ({error}); pip install -e '.[bench]'"}
-    store = SQLAlchemyDataStore(f"sqlite+aiosqlite:///{data_dir / 'apscheduler.sqlite'}")
-    return await _run_peer(
-        size, store, "APScheduler 4.0.0a6, SQLAlchemyDataStore on sqlite+aiosqlite"
-    )
+    return await _run_peer(size, store, _SQLITE, size.spread, size.spread_window)
 
 
 async def spread_peer_memory(size: Size, data_dir: Path) -> dict[str, Any]:
@@ -66,15 +66,45 @@ async def spread_peer_memory(size: Size, data_dir: Path) -> dict[str, Any]:
         from apscheduler.datastores.memory import MemoryDataStore
     except ImportError as error:
         return {"skipped": f"APScheduler 4 is not installed ({error}); pip install -e '.[bench]'"}
-    return await _run_peer(size, MemoryDataStore(), "APScheduler 4.0.0a6, MemoryDataStore")
+    return await _run_peer(size, MemoryDataStore(), _MEMORY, size.spread, size.spread_window)
 
 
-async def _run_peer(size: Size, store: Any, name: str) -> dict[str, Any]:
+async def storm_peer(size: Size, data_dir: Path) -> dict[str, Any]:
+    """`size.storm` jobs due at one instant, on the SQLite data store (durable)."""
+    try:
+        store = _sqlite_store(data_dir)
+    except ImportError as error:
+        return {"skipped": f"APScheduler 4 is not installed ({error}); pip install -e '.[bench]'"}
+    return await _run_peer(size, store, _SQLITE, size.storm, 0.0)
+
+
+async def storm_peer_memory(size: Size, data_dir: Path) -> dict[str, Any]:
+    """`size.storm` jobs due at one instant, in memory (not durable: its best case)."""
+    try:
+        from apscheduler.datastores.memory import MemoryDataStore
+    except ImportError as error:
+        return {"skipped": f"APScheduler 4 is not installed ({error}); pip install -e '.[bench]'"}
+    return await _run_peer(size, MemoryDataStore(), _MEMORY, size.storm, 0.0)
+
+
+_SQLITE = "APScheduler 4.0.0a6, SQLAlchemyDataStore on sqlite+aiosqlite"
+_MEMORY = "APScheduler 4.0.0a6, MemoryDataStore"
+
+
+def _sqlite_store(data_dir: Path) -> Any:
+    from apscheduler.datastores.sqlalchemy import SQLAlchemyDataStore
+
+    data_dir.mkdir(parents=True, exist_ok=True)
+    return SQLAlchemyDataStore(f"sqlite+aiosqlite:///{data_dir / 'apscheduler.sqlite'}")
+
+
+async def _run_peer(size: Size, store: Any, name: str, count: int, window: float) -> dict[str, Any]:
+    """`count` one-shot jobs with targets spread evenly over `window` seconds (all at one
+    instant when it is 0); lateness from each target to its job's start."""
     from apscheduler import AsyncScheduler
     from apscheduler.triggers.date import DateTrigger
 
     logging.getLogger("apscheduler").setLevel(logging.WARNING)
-    count, window = size.spread, size.spread_window
     _Recorder.started = {}
     _Recorder.expected = count
     _Recorder.done = anyio.Event()

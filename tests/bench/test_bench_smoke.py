@@ -84,3 +84,17 @@ def test_the_smoke_suite_exits_zero_and_reports_every_case_as_well_formed_json(
     assert len(copies) == 3, copies
     ceilings = [row for row in rows if row["figure"].startswith("ceiling: each event checked")]
     assert len(ceilings) == 2, ceilings
+    # The storm (issue 36): cold and hot, each against N × fsync of its own run, every
+    # reminder dispatched once; the peer fired the same jobs at one instant.
+    for name in ("storm", "storm-hot"):
+        storm = report["cases"][name]
+        assert storm["sessions"] == PROFILES["smoke"].storm, name
+        assert (storm["missing"], storm["stored_missing"], storm["duplicated"]) == (0, 0, 0)
+        assert storm["fsync_files_ms"]["n"] == storm["sessions"], name
+        assert storm["durable_p99_to_bound"] > 0, name
+        assert storm["peak_descriptors"] > 0, name
+    assert report["cases"]["storm"]["woken"] == PROFILES["smoke"].storm
+    for name in ("storm-peer", "storm-peer-memory"):
+        assert report["cases"][name]["window_s"] == 0.0, name
+    storms = [row for row in rows if row["case"].startswith("10b storm")]
+    assert len(storms) == 2, storms

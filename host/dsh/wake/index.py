@@ -49,6 +49,12 @@ Session that might need it:
 Writes are group-committed: everything recorded while one write is under
 way goes into the next, so a shutdown closing a thousand Sessions writes a
 handful of batches.
+
+**A storm** (many entries due in the same second) is woken ahead of the
+lead, by as much as the workers need to make that second's Sessions live at
+the rate this host's own recent resumes sustained (`dsh.wake.ahead`); the
+Sessions woken early stay live until their lead begins (`lead_for`), and
+their owners still deliver at each reminder's own time.
 """
 
 from __future__ import annotations
@@ -67,6 +73,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from ..base.backoff import Backoff
 from ..base.clock import Clock
 from ..persistence.errors import SessionNotFound
+from .ahead import WakeAhead
 from .backend import Change, LoadedIndex, WakeBackend, WakeEntry
 from .errors import WakeBackendError, WakeIndexUnavailable
 from .timer import WakeTimer
@@ -129,15 +136,20 @@ class WakeIndex:
         retry_first: float = RETRY_FIRST_SECONDS,
         retry_max: float = RETRY_MAX_SECONDS,
         lead_seconds: float = LEAD_SECONDS,
+        ahead: WakeAhead | None = None,
     ) -> None:
         self.backend = backend
         self.lead_ms = round(lead_seconds * 1000)
-        """How long before its time a Session is woken (see `LEAD_SECONDS`)."""
+        """How long before its time a lone Session is woken (see `LEAD_SECONDS`)."""
+        self.ahead = ahead or WakeAhead()
+        """The measured resume rate and the storm's extra lead (`lead_for`)."""
         self._host = host
         self._clock = clock
         self._workers = workers
         self._retry = Backoff(retry_first, retry_max)
         self._entries: dict[str, WakeEntry] = {}
+        self._by_second: dict[int, set[str]] = {}  # entries by their wake time's second
+        self._resuming = 0
         self._live: set[str] = set()
         self._timer = WakeTimer(clock, self._on_due)
         self._due_ids: set[str] = set()
@@ -179,6 +191,11 @@ class WakeIndex:
             if entry.wake_at is not None and entry.wake_at <= now and session_id not in self._live
         )
 
+    def lead_for(self, wake_at: int) -> int:
+        """How long before `wake_at` its Session is woken (ms): the lead, and for a
+        crowded second the time the workers need for it (`WakeAhead.extra_ms`)."""
+        return self.lead_ms + self.ahead.extra_ms(len(self._by_second.get(wake_at // 1000, ())))
+
     def armed_at(self, session_id: str) -> int | None:
         """When the timer will wake `session_id` (its wake time less the lead), or None."""
         return self._timer.at(session_id)
@@ -205,7 +222,8 @@ class WakeIndex:
             await self._start_rebuild(group, loaded)
             return
         self.rebuilt = False
-        self._entries = dict(loaded.entries)
+        for session_id, entry in loaded.entries.items():
+            self._put(session_id, entry)  # every second's count first, then arm with it
         for session_id, entry in self._entries.items():
             self._arm(session_id, entry)
         if self.backend.sweep_seconds is not None:
@@ -309,6 +327,7 @@ class WakeIndex:
             if known
             else WakeEntry(previous.wake_at if previous else None, dirty=True)
         )
+        self._put(session_id, entry)  # counted in its second before it is armed
         self._arm(session_id, entry)
         await self._record([(session_id, entry)])
 
@@ -318,7 +337,32 @@ class WakeIndex:
         if entry.wake_at is None or session_id in self._live:
             self._timer.disarm(session_id)
         else:
-            self._timer.arm(session_id, entry.wake_at - self.lead_ms)
+            self._timer.arm(session_id, entry.wake_at - self.lead_for(entry.wake_at))
+
+    def _put(self, session_id: str, entry: WakeEntry) -> None:
+        """Set (or, when `entry` is empty, drop) `session_id`'s entry in memory."""
+        previous = self._entries.get(session_id)
+        if previous is not None and previous.wake_at is not None:
+            second = previous.wake_at // 1000
+            crowd = self._by_second[second]  # every entry with a time is in its second's
+            crowd.discard(session_id)
+            if not crowd:
+                del self._by_second[second]
+        if entry.empty:
+            self._entries.pop(session_id, None)
+            return
+        self._entries[session_id] = entry
+        if entry.wake_at is not None:
+            self._by_second.setdefault(entry.wake_at // 1000, set()).add(session_id)
+
+    def _rearm_crowded(self) -> None:
+        """Arm again, with today's rate, every armed Session that shares its second."""
+        for crowd in self._by_second.values():
+            if len(crowd) < 2:
+                continue
+            for session_id in crowd:
+                if session_id in self._timer and session_id not in self._retries:
+                    self._arm(session_id, self._entries[session_id])
 
     def _on_due(self, session_ids: list[str]) -> None:
         assert self._due is not None  # the timer runs only after `start`
@@ -355,11 +399,13 @@ class WakeIndex:
             return  # a person made it live first
         if not await self.backend.claim(session_id):
             return  # another host wakes it
+        began, running = self._clock.wall_ms(), self._resuming + 1
+        self._resuming = running
         try:
             await self._host.resume(session_id)
         except SessionNotFound:
             log.info("wake index: session %s is no longer stored; forgetting it", session_id)
-            self._entries.pop(session_id, None)
+            self._put(session_id, WakeEntry())
             await self._record_quietly([(session_id, WakeEntry())])
             return
         except Exception as error:
@@ -376,8 +422,13 @@ class WakeIndex:
             if not self._host.is_live(session_id):
                 self._timer.arm(session_id, self._clock.wall_ms() + round(delay * 1000))
             return
+        finally:
+            self._resuming -= 1
         self._retries.pop(session_id, None)
         self.woken += 1
+        self.ahead.observe((self._clock.wall_ms() - began) / 1000, running)
+        if self.ahead.replan():
+            self._rearm_crowded()
 
     async def _sweep_forever(self, scope: anyio.CancelScope) -> None:
         """Rule 5: hand what other hosts left due (or dirty, and no host holds) to the
@@ -405,7 +456,7 @@ class WakeIndex:
         for session_id, entry in found:
             if session_id in self._live or session_id in self._due_ids:
                 continue  # this host's own, or being woken already
-            self._entries[session_id] = entry
+            self._put(session_id, entry)
             if entry.dirty:
                 # Nobody holds it, yet it may hold reminders only its log knows: make it
                 # live now (its plugins' owners deliver what is due, then it goes cold).
@@ -434,10 +485,7 @@ class WakeIndex:
                     return
             derived = await self._derive_many(ids)
             for session_id, entry in derived:
-                if entry.empty:
-                    self._entries.pop(session_id, None)
-                else:
-                    self._entries[session_id] = entry
+                self._put(session_id, entry)
             self._rebuilding = False
             self._touched = None
             try:
@@ -468,15 +516,13 @@ class WakeIndex:
                 if self._touched is not None and session_id in self._touched:
                     continue
                 derived.append((session_id, entry))
-                if entry.empty:
-                    self._entries.pop(session_id, None)
-                else:
-                    self._entries[session_id] = entry
+                self._put(session_id, entry)
                 self._arm(session_id, entry)
 
         async with anyio.create_task_group() as group:
             for _ in range(self._workers):
                 group.start_soon(worker)
+        self._rearm_crowded()  # each was armed with its second's count so far
         return derived
 
     async def _derive(self, session_id: str) -> WakeEntry:
@@ -502,10 +548,7 @@ class WakeIndex:
     async def _record(self, changes: list[Change]) -> None:
         """Apply `changes` in memory and return once storage holds them (module docstring)."""
         for session_id, entry in changes:
-            if entry.empty:
-                self._entries.pop(session_id, None)
-            else:
-                self._entries[session_id] = entry
+            self._put(session_id, entry)
         if self._rebuilding:
             return  # no usable stored index: a crash now rebuilds from the logs anyway
         self._queue.extend(changes)

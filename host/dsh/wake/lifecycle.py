@@ -37,7 +37,7 @@ from ..session.log import Session, SessionLog
 from .backend import WakeBackend
 from .errors import WakeIndexUnavailable
 from .hibernation import Hibernator
-from .index import WakeIndex
+from .index import DEFAULT_WORKERS, WakeIndex
 
 if TYPE_CHECKING:
     from ..agents.agent import Agent
@@ -93,8 +93,12 @@ class SessionLifecycle:
         self._observers: Listeners[LifecycleObserver] = Listeners()
         self.index: WakeIndex | None = None
         if wake_backend is not None:
-            options = {} if wake_workers is None else {"workers": wake_workers}
-            self.index = WakeIndex(wake_backend, _Port(host), clock=host.clock, **options)
+            self.index = WakeIndex(
+                wake_backend,
+                _Port(host),
+                clock=host.clock,
+                workers=DEFAULT_WORKERS if wake_workers is None else wake_workers,
+            )
         self.hibernator: Hibernator | None = None
         if idle_seconds:
             self.hibernator = Hibernator(
@@ -210,8 +214,9 @@ class SessionLifecycle:
         wake_at = host.wake_at(session.prefix(durable))
         if self.index is None:
             return wake_at is None  # without wake, reminders fire only while live
-        # Due (or about to be: it would be woken again at once): left to its owner.
-        return wake_at is None or wake_at > host.clock.wall_ms() + self.index.lead_ms
+        # Due, or about to be (it would be woken again at once; a storm's Session woken
+        # ahead stays live until its lead): left to its owner.
+        return wake_at is None or wake_at > host.clock.wall_ms() + self.index.lead_for(wake_at)
 
 
 class _Port:

@@ -12,6 +12,7 @@ import pytest
 from dsh.persistence.errors import SessionNotFound, StorageError
 from dsh.testing import FakeClock
 from dsh.wake import MemoryWakeBackend, WakeEntry, WakeIndex
+from dsh.wake.ahead import WakeAhead
 from dsh.wake.backend import LoadedIndex
 from dsh.wake.errors import WakeBackendError, WakeIndexUnavailable
 from tests.support.deadlines import until
@@ -70,7 +71,7 @@ class StandIn:
 
 @asynccontextmanager
 async def running(
-    wake: MemoryWakeBackend, host: StandIn, **options: float
+    wake: MemoryWakeBackend, host: StandIn, **options: float | WakeAhead
 ) -> AsyncIterator[WakeIndex]:
     options.setdefault("lead_seconds", 0)  # most tests wake at the time itself
     index = WakeIndex(wake, host, clock=host.clock, workers=2, **options)
@@ -363,6 +364,88 @@ async def test_a_session_is_woken_its_lead_before_its_time() -> None:
         assert host.resumed == []
         clock.advance(0.1)
         await until(lambda: host.resumed == ["a"])
+
+
+def storm(clock: FakeClock, count: int, seconds: float) -> dict[str, int | None]:
+    """`count` Sessions due at the same instant, `seconds` from now."""
+    return {f"s{number:03d}": now(clock, seconds) for number in range(count)}
+
+
+class SlowStandIn(StandIn):
+    """Each resume takes `resume_seconds` of wall time."""
+
+    def __init__(self, clock: FakeClock, stored: dict[str, int | None], seconds: float) -> None:
+        super().__init__(clock, stored)
+        self.resume_seconds = seconds
+
+    async def resume(self, session_id: str) -> None:
+        self.clock.jump_wall(self.resume_seconds)
+        await super().resume(session_id)
+
+
+async def test_a_storm_is_woken_ahead_by_the_time_its_resumes_need_a_lone_session_is_not() -> None:
+    clock = FakeClock()
+    stored = {**storm(clock, 101, 100), "lone": now(clock, 50)}
+    wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
+    host = SlowStandIn(clock, stored, 0.01)  # as fast as the prior says: no new plan
+    ahead = WakeAhead(prior_seconds=0.01)
+    async with running(wake, host, lead_seconds=2, ahead=ahead) as index:
+        # 100 resumes at 10 ms each before the lead begins, all armed with the full count.
+        assert {index.armed_at(sid) for sid in storm(clock, 101, 100)} == {now(clock, 97)}
+        assert index.lead_for(now(clock, 100)) == 3_000
+        assert index.armed_at("lone") == now(clock, 48)
+        clock.advance(96.9)
+        await until(lambda: host.resumed == ["lone"])
+        await until(lambda: clock.sleeping >= 1)
+        assert host.resumed == ["lone"]  # the storm not yet
+        clock.advance(0.1)
+        await until(lambda: len(host.resumed) == 102)
+        assert index.woken == 102
+
+
+async def test_the_cap_bounds_how_far_ahead_a_storm_is_woken() -> None:
+    clock = FakeClock()
+    stored = storm(clock, 101, 100)
+    wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
+    host = StandIn(clock, stored)
+    async with running(wake, host, ahead=WakeAhead(prior_seconds=0.01, cap=20)) as index:
+        assert index.armed_at("s000") == now(clock, 100) - 200
+
+
+async def test_the_storm_is_planned_again_with_the_rate_this_hosts_resumes_show() -> None:
+    clock = FakeClock()
+    stored = {**storm(clock, 11, 1_000), "first": now(clock, 1), "retry": now(clock, 500)}
+    wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
+    host = SlowStandIn(clock, stored, 0.05)
+    ahead = WakeAhead(prior_seconds=0.001)
+    async with running(wake, host, ahead=ahead) as index:
+        assert index.armed_at("s000") == now(clock, 1_000) - 10
+        clock.advance(1)
+        await until(lambda: host.resumed == ["first"])
+        # One resume took 50 ms here: ten others need 500 ms before the lead.
+        await until(lambda: index.armed_at("s000") == stored["s000"] - 500)  # type: ignore[operator]
+        assert ahead.measured == 1 and ahead.rate == pytest.approx(20)
+        assert index.armed_at("retry") == stored["retry"]  # alone in its second
+
+
+async def test_an_entry_moving_to_another_second_leaves_its_old_crowd() -> None:
+    clock = FakeClock()
+    stored = storm(clock, 3, 100)
+    wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
+    host = StandIn(clock, stored)
+    async with running(wake, host, ahead=WakeAhead(prior_seconds=0.01)) as index:
+        assert index.lead_for(now(clock, 100)) == 20
+        await index.going_live("s000")
+        host.live.add("s000")
+        host.stored["s000"] = now(clock, 200)
+        await host.close("s000")
+        assert index.lead_for(now(clock, 100)) == 10
+        assert index.armed_at("s000") == now(clock, 200)
+        host.stored["s001"] = None
+        await index.going_live("s001")
+        await host.close("s001")
+        assert index.lead_for(now(clock, 100)) == 0
+        assert index.armed_at("s002") == now(clock, 100) - 20  # armed with the count it had
 
 
 class SharedStore(MemoryWakeBackend):

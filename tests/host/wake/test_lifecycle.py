@@ -13,6 +13,7 @@ from dsh.host.host import Host
 from dsh.persistence.jsonl import JsonlBackend
 from dsh.testing import FakeClock
 from dsh.wake import JsonlWakeBackend, MemoryWakeBackend, WakeEntry
+from dsh.wake.ahead import WakeAhead
 from tests.support.deadlines import until
 
 from .alarm_plugin import AlarmPlugin, rung, set_alarm
@@ -326,3 +327,37 @@ async def test_a_go_live_the_index_cannot_record_fails_and_the_session_stays_arm
         wake.fail_writes = wake.fail_discard = False
         clock.advance(30)
         await until(lambda: host.agent(session_id) is not None)
+
+
+async def test_a_storm_is_woken_ahead_stays_live_until_its_time_and_rings_only_then() -> None:
+    clock, plugin = FakeClock(), AlarmPlugin()
+    async with alarm_host(
+        clock, wake_backend=MemoryWakeBackend({}), idle_seconds=5, plugin=plugin
+    ) as host:
+        index, hibernator = host.lifecycle.index, host.lifecycle.hibernator
+        assert index is not None and hibernator is not None
+        index.ahead = WakeAhead(prior_seconds=20)  # a slow host: 20 s per resume
+        alarms = [await make_alarm(host, clock, 300) for _ in range(3)]
+        at = alarms[0][1]
+        for session_id, _ in alarms:
+            await host.close_session(session_id)
+        # Each is armed with its second's count so far: the last one 2 × 20 s + the lead.
+        assert index.lead_for(at) == index.lead_ms + 40_000
+        assert index.armed_at(alarms[2][0]) == at - index.lead_ms - 40_000
+        clock.advance(300 - 42)
+        await until(lambda: host.agent(alarms[2][0]) is not None)
+        # That resume took no time on this clock: the others are planned again with it.
+        await until(lambda: index.armed_at(alarms[1][0]) == at - index.lead_ms)
+        clock.advance(20)  # idle for four times `idle_seconds`, yet its time is ahead
+        await until(lambda: clock.sleeping >= 1)
+        early = host.agent(alarms[2][0])
+        assert early is not None and rung(early.session) == []
+        assert hibernator.hibernated == 0  # not the one woken ahead, idle as it is
+        clock.advance(20)
+        await until(lambda: all(host.agent(session_id) is not None for session_id, _ in alarms))
+        assert rung(early.session) == []  # live early, nothing rung early
+        clock.advance(2)  # the time itself: every owner rings
+        for session_id, _ in alarms:
+            agent = host.agent(session_id)
+            assert agent is not None
+            await until(lambda agent=agent: rung(agent.session) == [at])  # type: ignore[misc]

@@ -1,0 +1,105 @@
+"""`WakeAhead`: how much earlier than `LEAD_SECONDS` to wake the Sessions due in one second.
+
+DESIGN §7 "Waking cold Sessions" (a storm). When many reminders fall due in
+the same second (every day at 9), waking each Session only the fixed lead
+before its time leaves the wake workers to resume all of them while their
+owners are already dispatching. The index knows how many entries it holds
+for each second, so it starts that second's Sessions early enough for the
+workers to make them all live before the lead ends: `(K - 1) / rate`
+seconds more (the lead itself covers one resume), where `K` is the number of
+entries due in that second (`K - 1` at most `cap`) and `rate` the resumes per
+second this host sustained recently. A lone Session keeps the plain lead.
+
+The rate is measured, never assumed: each wake worker reports how long its
+resume took and how many resumes were running beside it (`observe`); one
+resume then cost `seconds / running` of the host's time, and the rate is the
+inverse of the mean cost over the last `samples` resumes. Until the first
+resume is measured, `prior_seconds` per resume stands in (a start-up storm
+is then re-planned as soon as real resumes have been measured: `replan`).
+
+**Bounded by memory.** The extra time counts at most `cap` Sessions of one
+second, so at the measured rate about `cap` of them are live before the
+plain lead begins; the lead then wakes the rest as it always did. (The
+bound rests on the rate: a rate measured too low makes more live early
+until the first resumes re-plan it.) A live Session costs the RSS the
+bench's `storm-hot` case reports per Session (about 40 KiB with its storm
+turn on the 2-core development machine), so the default cap of 5,000 keeps
+what a storm makes live ahead of the lead to about 200 MB.
+
+Waking early only makes a Session live: its plugins' owners still deliver
+at each reminder's own time, so nothing fires early.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+__all__ = ["AHEAD_CAP", "PRIOR_RESUME_SECONDS", "WakeAhead"]
+
+AHEAD_CAP = 5_000
+# The host's cost of one resume before any was measured here: the issue-36
+# storm (10,000 cold Sessions woken by 8 workers in about 15 s, dispatches
+# included) spent 1.5 ms per resume; twice that is a cautious start.
+PRIOR_RESUME_SECONDS = 0.003
+SAMPLES = 64
+REPLAN_CHANGE = 0.25
+
+
+class WakeAhead:
+    """The measured resume rate, and the extra lead it gives a crowded second."""
+
+    def __init__(
+        self,
+        *,
+        cap: int = AHEAD_CAP,
+        prior_seconds: float = PRIOR_RESUME_SECONDS,
+        samples: int = SAMPLES,
+    ) -> None:
+        if cap < 0:
+            raise ValueError(f"the wake-ahead cap must not be negative, not {cap}")
+        if not prior_seconds > 0:
+            raise ValueError(f"prior_seconds must be positive, not {prior_seconds}")
+        self.cap = cap
+        self._prior = prior_seconds
+        self._costs: deque[float] = deque(maxlen=samples)
+        self._total = 0.0
+        self._planned_with = prior_seconds
+
+    @property
+    def measured(self) -> int:
+        """How many of the recent resumes the rate rests on (0: the prior stands in)."""
+        return len(self._costs)
+
+    @property
+    def cost_seconds(self) -> float:
+        """The host's time one resume costs: the mean of the recent ones, else the prior."""
+        return self._total / len(self._costs) if self._costs else self._prior
+
+    @property
+    def rate(self) -> float:
+        """Resumes per second this host sustained recently."""
+        return 1 / self.cost_seconds
+
+    def observe(self, seconds: float, running: int) -> None:
+        """One resume took `seconds` with `running` resumes under way (itself included)."""
+        if seconds < 0 or running < 1:
+            return  # a wall clock stepped back mid-resume: no sample
+        if len(self._costs) == self._costs.maxlen:
+            self._total -= self._costs[0]
+        cost = seconds / running
+        self._costs.append(cost)
+        self._total += cost
+
+    def extra_ms(self, due: int) -> int:
+        """How much earlier than the lead to wake a second holding `due` entries: the
+        lead covers one resume, the others (at most `cap`) need this much more."""
+        return round(min(max(due - 1, 0), self.cap) * self.cost_seconds * 1000)
+
+    def replan(self) -> bool:
+        """True (once) when the rate moved by more than a quarter since the last plan:
+        the caller re-arms what it armed with the old one."""
+        cost = self.cost_seconds
+        if abs(cost - self._planned_with) <= REPLAN_CHANGE * self._planned_with:
+            return False
+        self._planned_with = cost
+        return True
