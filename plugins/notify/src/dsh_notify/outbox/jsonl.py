@@ -47,9 +47,9 @@ from pydantic import ValidationError
 
 from dsh import StorageError
 
-from .backend import KEEP_FINISHED, Counts, OutboxBackend
+from .backend import KEEP_FINISHED
 from .delivery import Delivery
-from .state import OutboxState
+from .state import OutboxState, StateOutbox
 
 __all__ = ["COMPACT_FACTOR", "FILE_NAME", "FORMAT", "VERSION", "JsonlOutbox"]
 
@@ -119,7 +119,7 @@ def snapshot(state: OutboxState) -> bytes:
     return b"".join(parts)
 
 
-class JsonlOutbox(OutboxBackend):
+class JsonlOutbox(StateOutbox):
     """Deliveries in `<data_dir>/notify-outbox.jsonl` (see the module docstring).
 
     `sync` replaces every fsync (file and directory), for tests that inject
@@ -169,18 +169,6 @@ class JsonlOutbox(OutboxBackend):
             self.state.prune()
             await self._run(self._replace)
         return True
-
-    async def next_due(
-        self, channels: Collection[str], *, skip: Collection[str] = ()
-    ) -> int | None:
-        return self.state.next_due(channels, skip)
-
-    async def records(self) -> list[Delivery]:
-        return self.state.records()
-
-    @property
-    def counts(self) -> Counts:
-        return self.state.counts
 
     async def aclose(self) -> None:
         await self._run(self._close)

@@ -2,16 +2,16 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
 
-from .backend import KEEP_FINISHED, Counts, OutboxBackend
+from .backend import KEEP_FINISHED
 from .delivery import Delivery
-from .state import OutboxState
+from .state import OutboxState, StateOutbox
 
 __all__ = ["MemoryOutbox"]
 
 
-class MemoryOutbox(OutboxBackend):
+class MemoryOutbox(StateOutbox):
     """Deliveries in memory only: nothing outlives the process, as with the Sessions."""
 
     description = "the notify outbox in memory"
@@ -25,26 +25,9 @@ class MemoryOutbox(OutboxBackend):
             self.state.put(delivery)
         return len(fresh)
 
-    async def claim(
-        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
-    ) -> list[Delivery]:
-        return self.state.claim(channel, now, limit, skip)
-
     async def settle(self, delivery: Delivery) -> bool:
         if not self.state.settles(delivery):
             return False
         self.state.settle(delivery)
         self.state.prune()
         return True
-
-    async def next_due(
-        self, channels: Collection[str], *, skip: Collection[str] = ()
-    ) -> int | None:
-        return self.state.next_due(channels, skip)
-
-    async def records(self) -> list[Delivery]:
-        return self.state.records()
-
-    @property
-    def counts(self) -> Counts:
-        return self.state.counts

@@ -11,10 +11,10 @@ from __future__ import annotations
 import heapq
 from collections.abc import Collection, Sequence
 
-from .backend import KEEP_FINISHED, Counts
+from .backend import KEEP_FINISHED, Counts, OutboxBackend
 from .delivery import Delivery
 
-__all__ = ["OutboxState"]
+__all__ = ["OutboxState", "StateOutbox"]
 
 
 class OutboxState:
@@ -114,3 +114,27 @@ class OutboxState:
             self._count(delivery, -1)
         self.pruned += extra
         return extra
+
+
+class StateOutbox(OutboxBackend):
+    """An outbox whose truth, while open, is an `OutboxState` in this process (the memory
+    and JSONL outboxes): what it answers from that state, shared."""
+
+    state: OutboxState
+
+    async def claim(
+        self, channel: str, now: int, limit: int, *, skip: Collection[str] = ()
+    ) -> list[Delivery]:
+        return self.state.claim(channel, now, limit, skip)
+
+    async def next_due(
+        self, channels: Collection[str], *, skip: Collection[str] = ()
+    ) -> int | None:
+        return self.state.next_due(channels, skip)
+
+    async def records(self) -> list[Delivery]:
+        return self.state.records()
+
+    @property
+    def counts(self) -> Counts:
+        return self.state.counts
