@@ -106,7 +106,7 @@ async def test_a_retry_backs_off_exponentially_then_fails_at_max_attempts() -> N
             waits.append(wait)
             assert run.sender.failing == {"test": START_MS}
             run.clock.advance(wait - 0.001)
-            await anyio.sleep(0.01)
+            await anyio.wait_all_tasks_blocked()  # the sender had every chance to send
             assert len(run.channel.sent) == attempt  # not a moment early
             run.clock.advance(0.001)
         await until(lambda: run.state().state == "failed", "failed")
