@@ -11,6 +11,8 @@
   cold and that its reminder waits, and a message sent from that same tab is
   stored (and delivers the reminder). After `--new-token` the same tab says
   the token was refused and takes the new address without a reload.
+- The reminder plugin's module arrives only after the person opened a
+  conversation (a loaded host): its panel still joins that conversation.
 """
 
 from __future__ import annotations
@@ -21,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from playwright.sync_api import Browser, Page, expect
+from playwright.sync_api import Browser, Page, Route, expect
 
 from tests.support.webhost import WebHost, wait_for
 
@@ -414,3 +416,32 @@ def test_the_reminder_texts_keep_wcag_aa_contrast_in_both_themes(
         figures.write_text(json.dumps(report, indent=2), encoding="utf-8")
         artifact(figures)
         assert only_network_complaints(watch) == []
+
+
+def test_a_plugin_module_that_arrives_late_still_gives_the_open_conversation_its_panel(
+    page: Page, tmp_path: Path
+) -> None:
+    held: list[Route] = []
+    released = False
+
+    def hold(route: Route) -> None:
+        if released:
+            route.continue_()
+        else:
+            held.append(route)  # answered below, once the conversation is open
+
+    page.route("**/plugins/**", hold)
+    with WebHost.start(tmp_path / "data", model="demo") as web:
+        new_session(page, web)
+        send(page, "remind me in 10 minutes to stretch")
+        expect(page.locator("[data-role=transcript]")).to_contain_text(
+            "Reminder rem-1 is set", timeout=WAIT_MS
+        )
+        assert held, "the page asked for the plugin's module"
+        assert page.locator("[data-role=reminders]").count() == 0
+        released = True
+        for route in held:
+            route.continue_()
+        rows = page.locator("[data-role=reminders] [data-reminder-id]")
+        expect(rows).to_have_count(1, timeout=WAIT_MS)
+        expect(rows).to_contain_text("stretch")

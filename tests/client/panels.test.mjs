@@ -114,3 +114,37 @@ test("each panel keeps small choices under its own keys", () => {
   assert.equal(brokenKeys.get("open"), null);
   brokenKeys.set("open", "closed");
 });
+
+test("a panel registered after its Session was opened joins it in order, with the last props, once", () => {
+  const log = [];
+  const document = new FakeDocument();
+  let registry = null;
+  const { slot, errors } = setup((given) => {
+    registry = given;
+    given.registerPanel("b", recorder(document, log, "b"));
+  });
+  slot.adopt();
+  assert.equal(slot.active, false, "no Session open: nothing is adopted");
+  slot.open("s");
+  const props = { sessionId: "s", now: 1 };
+  slot.update(props);
+  // A UI plugin's module arrives late: one panel before "b", one that fails.
+  registry.forPlugin("late").registerPanel("a", { ...recorder(document, log, "a"), order: -1 });
+  registry.forPlugin("broken").registerPanel("c", { mount: () => { throw new Error("mount failed"); } });
+  slot.adopt();
+  assert.deepEqual(slot.element.children.map((el) => el.getAttribute("data-panel")), ["a", "b"]);
+  assert.deepEqual(log.filter(([name]) => name === "a").map(([, what, given]) => [what, what === "update" ? given : null]), [
+    ["mount", null],
+    ["update", props],
+  ]);
+  assert.equal(log.filter(([name, what]) => name === "b" && what === "mount").length, 1, "b kept, not mounted again");
+  slot.adopt();
+  assert.deepEqual(errors, ["mount failed"], "a failed panel is not tried again for this Session");
+  assert.equal(log.filter(([, what]) => what === "mount").length, 2);
+  slot.open("t");
+  assert.deepEqual(errors, ["mount failed", "mount failed"], "a new Session tries every panel again");
+  // Adopted before any props: mounted, and given props with the next update.
+  registry.forPlugin("later").registerPanel("d", recorder(document, log, "d"));
+  slot.adopt();
+  assert.deepEqual(log.filter(([name]) => name === "d").map(([, what]) => what), ["mount"]);
+});

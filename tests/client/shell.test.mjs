@@ -414,11 +414,25 @@ test("a Session opened before the UI plugins have loaded shows their views once 
   controller.openSession("a");
   await pump(host, timers);
   assert.ok(root.querySelector("[data-view=note/pin] [data-role=json-fallback]"), "no renderer yet");
-  loaded(demoPlugin());
+  assert.equal(root.querySelector("[data-panel=pins]"), null);
+  const late = demoPlugin();
+  const register = late.register;
+  late.register = (registry) => {
+    register(registry);
+    registry.registerPanel("pins", {
+      mount: ({ document: doc }) => {
+        const element = doc.createElement("section");
+        return { element, update: (props) => element.setAttribute("data-for", props.sessionId) };
+      },
+    });
+  };
+  loaded(late);
   await started;
-  await pump(host, timers);
+  await pump(host, timers, { fire: false }); // a panel ticks for its countdowns
   assert.equal(root.querySelector("[data-view=note/pin] [data-role=pin]").textContent, "en:pinned");
   assert.equal(root.querySelector("[data-role=json-fallback]"), null);
+  // Its panel joins the Session already open, fed like the others.
+  assert.equal(root.querySelector("[data-panel=pins]").getAttribute("data-for"), "a");
   controller.destroy();
 });
 

@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 
 from tests.lanes.observe import LiveFrames, changes, iso_ms, now_ms
+from tests.support.deadlines import WAIT
 from tests.support.postgres import PostgresServer
 from tests.support.webhost import REPO, WebHost, wait_for
 
@@ -96,7 +97,7 @@ def test_hosts_share_sessions_one_owner_at_a_time_and_a_survivor_takes_over(
         return b.post(f"/api/sessions/{session_id}/resume").status_code == 200
 
     # How soon is the bench's question (`pg` takeover); here: that it happens at all.
-    wait_for(taken, timeout=TTL + 10, interval=0.05, what="B to take the Session over")
+    wait_for(taken, timeout=TTL + WAIT, interval=0.05, what="B to take the Session over")
     on_b = b.all_events(session_id)["events"]
     assert on_b[: len(acknowledged)] == acknowledged  # nothing acknowledged is lost
     assert types({"events": on_b[len(acknowledged) :]}) == ["session/end-seed"]
@@ -134,13 +135,21 @@ def test_a_partitioned_host_gives_its_sessions_up_before_another_may_take_them(
         cut_at = time.monotonic()
         gave_up: float | None = None
         taken: float | None = None
-        while taken is None and time.monotonic() - cut_at < TTL + 10:
+        answered = ""
+        # A deadline, not a speed: on a loaded machine the hosts and PostgreSQL share
+        # two cores with the rest of the suite (the order below is what is checked).
+        while taken is None and time.monotonic() - cut_at < TTL + WAIT:
             if gave_up is None and any("this host lost it" in line for line in c.output):
                 gave_up = time.monotonic()
-            if b.post(f"/api/sessions/{session_id}/resume").status_code == 200:
+            resumed = b.post(f"/api/sessions/{session_id}/resume")
+            if resumed.status_code == 200:
                 taken = time.monotonic()
+            answered = f"{resumed.status_code} {resumed.text[:300]}"
             time.sleep(0.02)
-        assert gave_up is not None and taken is not None, "".join(c.output)
+        assert gave_up is not None and taken is not None, (
+            f"after {time.monotonic() - cut_at:.1f} s B's resume answered {answered};"
+            f" C said:\n{''.join(c.output)}\nB said:\n{''.join(b.output[-40:])}"
+        )
         assert gave_up < taken  # C stopped before B could take over
         posted = c.post(f"/api/sessions/{session_id}/messages", {"text": "from the cut host"})
         assert posted.status_code in (409, 503)  # C cannot make it live, nor store it

@@ -1,7 +1,8 @@
 // The panels slot: `[data-role=panels]`, above the transcript, where UI
 // plugins' panels (registry.registerPanel) show the open Session's plugin
 // state — the reminders panel is one. Each panel is mounted when a Session
-// is opened and destroyed when another one is; `update(props)` is called
+// is opened (or when its plugin's module arrives, if later: `adopt()`) and
+// destroyed when another one is; `update(props)` is called
 // whenever the facts, the language or the clock change. A panel that throws
 // costs only itself: it is removed and the error reported.
 
@@ -14,8 +15,10 @@ export class PanelSlot {
   #onError;
   #storage;
   #mounted = [];
+  #tried = new Set(); // ids of the panels mounted (or that failed to) for this Session
   #sessionId = null;
   #signature = null;
+  #props = null;
 
   /**
    * `registry` lists the panels; `host` is what each panel's `mount` gets
@@ -48,6 +51,28 @@ export class PanelSlot {
   open(sessionId) {
     this.clear();
     this.#sessionId = sessionId;
+    this.#mountNew();
+  }
+
+  /**
+   * Mount the panels registered since the Session was opened (a UI plugin
+   * whose module arrived after the reader opened a conversation), in the
+   * registry's order among the ones already there, and give them the last
+   * props. Panels already mounted keep their state; one that failed is not
+   * tried again for this Session.
+   */
+  adopt() {
+    if (this.#sessionId === null) return;
+    const fresh = this.#mountNew();
+    if (this.#props === null) return;
+    for (const entry of fresh) this.#give(entry, this.#props);
+    this.#show();
+  }
+
+  /** Mount the registered panels not tried yet for this Session; returns the new entries. */
+  #mountNew() {
+    const sessionId = this.#sessionId;
+    const fresh = [];
     const session = {
       document: this.#doc,
       act: (plugin, action, args) => this.#host.act(sessionId, plugin, action, args),
@@ -55,20 +80,26 @@ export class PanelSlot {
       matches: (query) => this.#host.matches?.(query) === true,
       onError: (err) => this.#onError(err),
     };
-    for (const panel of this.#registry?.panels?.() ?? []) {
+    const registered = this.#registry?.panels?.() ?? [];
+    for (const panel of registered) {
+      if (this.#tried.has(panel.id)) continue;
+      this.#tried.add(panel.id);
       try {
         const mounted = panel.mount({ ...session, storage: this.#keys(panel.id) });
         if (!mounted || typeof mounted.update !== "function" || typeof mounted.element?.nodeType !== "number") {
           throw new TypeError(`${panel.owner}: panel ${panel.id} mount() must return {element, update(props)}`);
         }
         mounted.element.setAttribute("data-panel", panel.id);
-        this.#mounted.push({ panel, mounted });
+        fresh.push({ panel, mounted });
       } catch (err) {
         this.#onError(err);
       }
     }
+    const order = new Map(registered.map((panel, index) => [panel.id, index]));
+    this.#mounted = [...this.#mounted, ...fresh].sort((a, b) => order.get(a.panel.id) - order.get(b.panel.id));
     this.element.replaceChildren(...this.#mounted.map(({ mounted }) => mounted.element));
     this.#show();
+    return fresh;
   }
 
   /**
@@ -80,23 +111,28 @@ export class PanelSlot {
     const signature = JSON.stringify(props);
     if (signature === this.#signature) return;
     this.#signature = signature;
-    for (const entry of [...this.#mounted]) {
-      try {
-        entry.mounted.update(props);
-      } catch (err) {
-        this.#onError(err);
-        this.#drop(entry);
-      }
-    }
+    this.#props = props;
+    for (const entry of [...this.#mounted]) this.#give(entry, props);
     this.#show();
+  }
+
+  #give(entry, props) {
+    try {
+      entry.mounted.update(props);
+    } catch (err) {
+      this.#onError(err);
+      this.#drop(entry);
+    }
   }
 
   /** Destroy every panel (no Session is open). */
   clear() {
     for (const entry of this.#mounted) this.#destroy(entry);
     this.#mounted = [];
+    this.#tried = new Set();
     this.#sessionId = null;
     this.#signature = null;
+    this.#props = null;
     this.element.replaceChildren();
     this.#show();
   }

@@ -364,6 +364,11 @@ export function mountApp({
     } catch (err) {
       report(err);
     }
+    // The reader may have opened a conversation before the modules arrived
+    // (a slow host, a big module): its new panels join it now, and the
+    // transcript redraws with the new views.
+    surface.panels.adopt();
+    requestRender();
   }
 
   function refreshSessions(options) {
