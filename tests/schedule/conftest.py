@@ -27,6 +27,7 @@ from pydantic import JsonValue
 
 from dsh.agents.agent import Agent
 from dsh.agents.tools import ToolContext, ToolOutcome, invoke_tool
+from dsh.base.background import Background
 from dsh.base.scope import Scope
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from dsh.plugins import hookspecs
@@ -152,6 +153,8 @@ class Harness:
         self.plugin = SchedulePlugin(self.context)
         self.pm.register(self.plugin, name="tool-schedule")
         self.agents: list[Agent] = []
+        # One per host: every agent's follow-up turns wait for the dispatches in flight.
+        self.background = Background(patience=3600)
         self.listeners: dict[Session, DurableListener] = {}
         self._ids = 0
 
@@ -180,6 +183,7 @@ class Harness:
             group=self.group,
             clock=self.clock,
             parent=parent,
+            background=self.background,
         )
         self.agents.append(agent)
         if publish:

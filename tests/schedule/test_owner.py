@@ -211,6 +211,30 @@ async def test_an_overdue_reminder_fires_once_right_after_a_resume(harness: Harn
     assert len(dispatches(agent.session)) == 1
 
 
+async def test_in_a_storm_no_follow_up_turn_starts_before_every_due_dispatch_is_stored(
+    harness: Harness,
+) -> None:
+    first, second = (
+        harness.open(
+            resume(session(create("rem-1", 10, prompt=name), session_id=name), at_ms=START_MS)
+        )
+        for name in ("first", "second")
+    )
+    await settle()
+    held = harness.listener(second).hold()  # the second's store is slow
+    harness.clock.advance(10)
+    await settle()
+    assert held.entered.is_set()
+    assert len(dispatches(first.session)) == 1 and harness.listener(first).flushes >= 2
+    # The first dispatch is durable, yet its turn waits: the second is not stored yet.
+    assert reminder_messages(first.session) == [] and first.pending == 1
+    assert harness.background.urgent_now == 1
+    held.release()
+    await settle()
+    assert [len(reminder_messages(agent.session)) for agent in (first, second)] == [1, 1]
+    assert harness.background.urgent_now == 0
+
+
 async def test_due_reminders_fire_earliest_first_each_in_its_own_turn(harness: Harness) -> None:
     stored = session(create("rem-1", 20, prompt="second"), create("rem-2", 10, prompt="first"))
     harness.clock.jump_wall(60)

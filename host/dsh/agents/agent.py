@@ -27,12 +27,21 @@ Phases: `idle`, `turn`, `maintenance`, `closed` (DESIGN §5).
    agent before any queued input — a user who keeps typing cannot keep a
    due reminder waiting;
 2. input queued *during* maintenance with `followup()` (a reminder's
-   message) runs right after the task, ahead of input queued before it;
+   message) runs right after the task, ahead of input queued before it
+   (behind follow-ups of earlier tasks still waiting to start: below);
 3. then queued input runs in order.
 
 So a reminder that falls due during a turn is delivered (dispatched and its
 message taken) right after that turn, before the first message queued
 behind it; one that falls due while the agent is idle is delivered at once.
+
+**Background turns wait their turn on the host.** A turn whose message is
+not a person's (`source.kind` other than `"user"`: a plugin's follow-up)
+starts inside `background.turn()` (`dsh.base.background`, one per Host): it
+waits while the host does urgent work (a storm's dispatches) and for one of
+the host's background-turn slots. It waits still queued and with the agent
+idle, so a maintenance claim takes the agent first and the message is
+counted in `pending`.
 
 The driver is started on demand in the Agent's `TaskSet`, so an idle agent
 holds no task. Closing cancels the driver and every task the agent's plugins
@@ -52,6 +61,7 @@ import anyio
 from anyio.abc import TaskGroup
 from pydantic import JsonValue, ValidationError
 
+from ..base.background import Background
 from ..base.clock import Clock
 from ..base.deprecation import deprecated
 from ..base.errors import LimitExceeded
@@ -104,6 +114,11 @@ class _Input:
     time_zone: str | None = None
 
 
+def _background(item: _Input) -> bool:
+    """A plugin's follow-up, not a person's message: its turn is background work."""
+    return item.source.get("kind") != "user"
+
+
 class Agent:
     """Drives one live Session."""
 
@@ -117,6 +132,7 @@ class Agent:
         clock: Clock | None = None,
         parent: Agent | None = None,
         max_steps: int = DEFAULT_MAX_STEPS,
+        background: Background | None = None,
     ) -> None:
         if max_steps < 1:
             raise ValueError("max_steps must be at least 1")
@@ -131,6 +147,8 @@ class Agent:
         self.clock: Clock = clock or live.clock
         self.parent = parent
         self.max_steps = max_steps
+        # The host's, shared by every agent; an agent made alone gets its own.
+        self.background = background or Background()
         self.tools = ToolRegistry()
         name = f"agent {session.id}"
         self.scope = Scope(name)
@@ -300,7 +318,12 @@ class Agent:
         if self._phase is not AgentPhase.MAINTENANCE:
             return
         parked, self._maintenance_input = self._maintenance_input, []
-        self._inbox[:0] = parked
+        # Ahead of queued input, behind the follow-ups still waiting for a background
+        # slot (queued by an earlier maintenance): follow-ups keep their order.
+        waiting = 0
+        while waiting < len(self._inbox) and _background(self._inbox[waiting]):
+            waiting += 1
+        self._inbox[waiting:waiting] = parked
         self._enter_idle()
         self._kick()
 
@@ -309,17 +332,29 @@ class Agent:
     async def _drive(self) -> None:
         try:
             while self._phase is AgentPhase.IDLE and self._inbox:
-                item = self._inbox.pop(0)
-                self._phase = AgentPhase.TURN
-                try:
-                    await self._turn(item)
-                finally:
-                    if self._phase is AgentPhase.TURN:
-                        self._enter_idle()
+                if not _background(self._inbox[0]):
+                    await self._take_turn()
+                else:
+                    # A plugin's follow-up waits for the host's urgent work and a
+                    # background slot, still queued (so `pending` counts it) and
+                    # idle (so a due reminder's maintenance may go first).
+                    async with self.background.turn():
+                        if self._phase is not AgentPhase.IDLE or not self._inbox:
+                            break  # claimed meanwhile: its end starts the driver again
+                        await self._take_turn()
                 # Let woken idle waiters (e.g. a due reminder) run before the next turn.
                 await anyio.lowlevel.checkpoint()
         finally:
             self._driving = False
+
+    async def _take_turn(self) -> None:
+        item = self._inbox.pop(0)
+        self._phase = AgentPhase.TURN
+        try:
+            await self._turn(item)
+        finally:
+            if self._phase is AgentPhase.TURN:
+                self._enter_idle()
 
     async def _turn(self, item: _Input) -> None:
         message = UserMessage(

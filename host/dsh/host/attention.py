@@ -52,6 +52,7 @@ from pydantic import JsonValue
 from ..attention.alert import Alert, AlertContent
 from ..attention.backend import AttentionBackend
 from ..attention.feed import AlertSink
+from ..base.background import Background
 from ..base.backoff import Backoff
 from ..base.listeners import Listeners
 from ..base.scope import Disposer, Scope
@@ -95,11 +96,13 @@ class Attention:
         alert_of: AlertOf,
         *,
         retry: Backoff = RETRY,
+        background: Background | None = None,
     ) -> None:
         self.backend = backend
         self._live = live
         self._alert_of = alert_of
         self._retry = retry
+        self._background = background or Background()
         self._looked: WeakKeyDictionary[Session, int] = WeakKeyDictionary()
         self._watchers: Listeners[Watcher] = Listeners()
         self._sinks: Listeners[AlertSink] = Listeners()
@@ -218,7 +221,10 @@ class Attention:
     # -- jobs ------------------------------------------------------------------------
 
     async def _derive(self, session: Session, through: int, attempt: int) -> None:
-        """Find and keep the alerts of `session`'s events up to `through`, then announce them."""
+        """Find and keep the alerts of `session`'s events up to `through`, then announce them.
+
+        Background work: it waits while the host does urgent work (a storm's dispatches)."""
+        await self._background.yield_to_urgent()
         try:
             start = self._looked.get(session)
             if start is None:

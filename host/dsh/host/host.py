@@ -37,6 +37,7 @@ from pydantic import BaseModel, JsonValue
 from ..agents.agent import DEFAULT_MAX_STEPS, Agent
 from ..attention.backend import AttentionBackend
 from ..attention.backends import attention_backend_for
+from ..base.background import Background
 from ..base.clock import Clock, SystemClock
 from ..base.metrics import Metrics
 from ..base.scope import Scope
@@ -105,6 +106,7 @@ class Host:
             self.host_id, ttl=self.lease_settings.ttl_seconds
         )
         self.live = LiveSessions(self.clock)
+        self.background = Background()  # what waits while a storm's dispatches are stored
         self.pm = pluggy.PluginManager(hookspecs.PROJECT)
         self.pm.add_hookspecs(hookspecs)
         self.hooks = Hooks(self.pm)
@@ -137,11 +139,14 @@ class Host:
             clock=self.clock, leases=self.leases, lease_settings=self.lease_settings,
             lifecycle=self.lifecycle, contributions=self.contributions, catalogue=self.catalogue,
             max_steps=max_steps, clean_empty_sessions=clean_empty_sessions, heap=heap,
+            background=self.background,
         )  # fmt: skip
         self.attention = Attention(
-            attention or attention_backend_for(backend), self.live, self.contributions.alert
-        )
-        self.search = Search(search_index_for(backend), self.live, backend, self.durable_length)
+            attention or attention_backend_for(backend), self.live, self.contributions.alert,
+            background=self.background,
+        )  # fmt: skip
+        self.search = Search(search_index_for(backend), self.live, backend, self.durable_length,
+                             background=self.background)  # fmt: skip
         self.sessions = Sessions(
             self.liveness, self.catalogue, self.attention, self.search, cwd=self.cwd
         )

@@ -34,6 +34,7 @@ import anyio
 from anyio.abc import TaskGroup
 
 from ..agents.agent import Agent
+from ..base.background import Background
 from ..base.clock import Clock
 from ..base.locks import KeyedLock
 from ..base.scope import dispose
@@ -84,6 +85,7 @@ class Liveness:
         max_steps: int,
         clean_empty_sessions: bool = False,
         heap: HeapPolicy | None = None,
+        background: Background | None = None,
     ) -> None:
         self.live = live
         self.backend = backend
@@ -97,6 +99,7 @@ class Liveness:
         self._max_steps = max_steps
         self._clean_empty_sessions = clean_empty_sessions
         self._heap = heap
+        self._background = background
         self._agents: dict[str, Agent] = {}
         self._closing: dict[str, anyio.Event] = {}
         self.lock = KeyedLock()
@@ -249,6 +252,7 @@ class Liveness:
             clock=self.clock,
             parent=parent,
             max_steps=self._max_steps,
+            background=self._background,
         )
         agent.scope.add(detach)
         self._agents[session.id] = agent

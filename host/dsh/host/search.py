@@ -42,6 +42,7 @@ from anyio.abc import TaskGroup
 from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from pydantic import JsonValue
 
+from ..base.background import Background
 from ..base.scope import Disposer
 from ..persistence.backend import Backend
 from ..persistence.errors import SessionNotFound, StorageError
@@ -97,11 +98,14 @@ class Search:
         live: LiveSessions,
         backend: Backend,
         durable: Callable[[Session], int],
+        *,
+        background: Background | None = None,
     ) -> None:
         self.index = index
         self._live = live
         self._backend = backend
         self._durable = durable
+        self._background = background or Background()
         self._marks: dict[str, int] = {}
         # Sessions that appended a message not yet indexed, by id (their live object).
         self._waiting: dict[str, Session] = {}
@@ -228,6 +232,8 @@ class Search:
         try:
             async with jobs:
                 async for job in jobs:
+                    # Background work: a storm's dispatches are stored first.
+                    await self._background.yield_to_urgent()
                     batch = [job]
                     # What queued up meanwhile is taken together (closed: the rest, then done).
                     with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream):

@@ -12,6 +12,7 @@ from pydantic import JsonValue
 from dsh.agents.agent import DEFAULT_MAX_STEPS, Agent, AgentPhase
 from dsh.agents.errors import AgentBusy, AgentClosed
 from dsh.agents.tools import Tool, ToolArguments, ToolContext
+from dsh.base.background import Background
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall, reasoning_channel
 from dsh.models.errors import ModelError
@@ -1303,3 +1304,121 @@ async def test_closing_the_agent_while_a_stop_waits_still_ends_the_turn_once(
 
     assert types(agent) == ["message/user", "turn/end"]
     assert data(agent, "turn/end")[0]["error"]["code"] == "cancelled"
+
+
+# -- background turns ----------------------------------------------------------
+
+
+async def test_a_follow_up_waits_for_the_host_s_urgent_work_queued_and_idle(
+    harness: Harness,
+) -> None:
+    background = Background(patience=3600)
+    agent = harness.agent(FakeModel(), background=background)
+    with background.urgent():  # e.g. another Session's dispatch being stored
+        agent.followup("reminder", {"kind": "schedule"})
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        assert types(agent) == []
+        assert (agent.phase, agent.pending) == (AgentPhase.IDLE, 1)
+        # A due reminder of this agent may still go first: it is idle.
+        assert await agent.run_maintenance(_returns("claimed")) == "claimed"
+        # A person's message is not background work, but it queues behind the follow-up.
+        agent.submit("typed")
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        assert types(agent) == []
+    await until(lambda: types(agent).count("turn/end") == 2)
+    assert [item["text"] for item in data(agent, "message/user")] == ["reminder", "typed"]
+
+
+async def test_a_person_s_message_does_not_wait_for_urgent_work(harness: Harness) -> None:
+    background = Background(patience=3600)
+    agent = harness.agent(FakeModel(), background=background)
+    with background.urgent():
+        await turn(agent, "hello")
+    assert types(agent) == ["message/user", "message/assistant", "turn/end"]
+
+
+async def test_follow_ups_of_successive_deliveries_keep_their_order_while_they_wait(
+    harness: Harness,
+) -> None:
+    background = Background(patience=3600)
+    agent = harness.agent(FakeModel(), background=background)
+    agent.submit("typed before")
+    with background.urgent():
+
+        async def deliver(text: str) -> None:
+            agent.followup(text, {"kind": "schedule"})
+
+        # The first turn ("typed before") runs: a person's message.
+        await until(lambda: types(agent).count("turn/end") == 1)
+        agent.submit("typed after")
+        await agent.run_maintenance(lambda: deliver("first"))
+        await agent.run_maintenance(lambda: deliver("second"))
+        assert agent.pending == 3
+    await until(lambda: types(agent).count("turn/end") == 4)
+    assert [item["text"] for item in data(agent, "message/user")] == [
+        "typed before",
+        "first",
+        "second",
+        "typed after",
+    ]
+
+
+async def test_at_most_the_host_s_background_turns_run_at_once_and_each_still_runs(
+    harness: Harness,
+) -> None:
+    background = Background(turns=2, patience=3600)
+    gates = [Gate() for _ in range(4)]
+    agents = [
+        harness.agent(FakeModel(gate), session_id=f"s{index}", background=background)
+        for index, gate in enumerate(gates)
+    ]
+    for agent in agents:
+        agent.followup("reminder", {"kind": "schedule"})
+    await until(lambda: gates[0].entered.is_set() and gates[1].entered.is_set())
+    for _ in range(20):
+        await anyio.lowlevel.checkpoint()
+    assert [gate.entered.is_set() for gate in gates] == [True, True, False, False]
+    assert [agent.pending for agent in agents] == [0, 0, 1, 1]
+    for gate in gates:
+        gate.release.set()
+    await until(lambda: all(types(agent).count("turn/end") == 1 for agent in agents))
+    assert background.turns_running == 0
+
+
+async def test_a_follow_up_whose_agent_was_claimed_while_it_waited_runs_after_the_claim(
+    harness: Harness,
+) -> None:
+    background = Background(turns=1, patience=3600)
+    gate = Gate()
+    busy = harness.agent(FakeModel(gate), session_id="busy", background=background)
+    agent = harness.agent(FakeModel(), background=background)
+    busy.followup("holds the only slot", {"kind": "schedule"})
+    await until(lambda: gate.entered.is_set())
+    agent.followup("reminder", {"kind": "schedule"})
+    for _ in range(20):
+        await anyio.lowlevel.checkpoint()
+    claimed = anyio.Event()
+    finish = anyio.Event()
+
+    async def maintenance() -> None:
+        claimed.set()
+        await finish.wait()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(agent.run_maintenance, maintenance)
+        await until(lambda: claimed.is_set())
+        gate.release.set()  # the slot frees while the agent is in maintenance
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        assert types(agent) == [] and agent.pending == 1
+        finish.set()
+    await until(lambda: types(agent).count("turn/end") == 1)
+
+
+def _returns(value: str) -> Callable[[], Awaitable[str]]:
+    async def task() -> str:
+        return value
+
+    return task

@@ -381,3 +381,19 @@ async def test_an_alert_found_again_after_a_crash_is_handed_over_again() -> None
         await host.resume(session_id)
         await host.attention.settled()
         assert [(a.session_id, a.seq) for a in again.batches[0]] == [(session_id, seq)]
+
+
+async def test_alerts_are_background_work_they_wait_while_the_host_does_urgent_work() -> None:
+    async with host_on(MemoryBackend()) as host:
+        host.background.patience = 3600
+        agent = await host.create_session()
+        watcher = Watcher()
+        await host.attention.watch(watcher)
+        with host.background.urgent():  # a storm's dispatches being stored
+            host.live.append(agent.session, "note/ring", "stretch")
+            assert await host.live.flush(agent.session)
+            for _ in range(50):
+                await anyio.lowlevel.checkpoint()
+            assert watcher.kinds() == ["hello"]
+        await host.attention.settled()
+        assert watcher.kinds() == ["hello", "alert", "unread"]

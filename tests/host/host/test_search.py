@@ -165,3 +165,15 @@ def test_the_list_shows_title_matches_first_then_messages_best_first() -> None:
     assert [(r.id, m.seq if m else None) for r, m in chosen] == [("aaaa", 1), ("cccc", 4)]
     assert [r.id for r, _ in ranked_rows(rows, "meeting", None)] == ["aaaa"]
     assert Match(4, "s", 0.0).to_dict() == {"seq": 4, "snippet": "s"}
+
+
+async def test_indexing_is_background_work_it_waits_while_the_host_does_urgent_work() -> None:
+    async with host_on(MemoryBackend()) as host:
+        host.background.patience = 3600
+        session_id = (await host.create_session()).session.id
+        with host.background.urgent():  # a storm's dispatches being stored
+            await say(host, session_id, "water the plants")
+            for _ in range(200):
+                await anyio.lowlevel.checkpoint()
+            assert await host.search.find("plants") == {}
+        assert set(await found(host, "plants", expect=1)) == {session_id}

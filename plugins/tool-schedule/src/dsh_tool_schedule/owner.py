@@ -37,6 +37,10 @@ When a target is due:
    holding the lock (a failure is logged: storage retries its retained batch
    at the next flush), then start over.
 
+Steps 2 to 4 are the host's urgent work (`agent.background.urgent()`): in a
+storm the dispatches are stored before the follow-up turns they queued, the
+search index and the alerts take the event loop (`dsh.base.background`).
+
 **A reminder's turn is never lost.** The follow-up lives in the agent's
 inbox until its turn stores it as a `message/user`; a process that dies, or
 an agent that closes, in between keeps the durable dispatch (the receipt)
@@ -65,6 +69,7 @@ starts again at the next `recompute()`.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -408,27 +413,37 @@ class ReminderOwner:
 
     async def _attempt(self) -> _Attempt:
         agent = self._agent
-        try:
-            attempt = await agent.run_maintenance(self._locked_dispatch, wait=True)
-        except AgentClosed:
-            return _Attempt.BUSY
-        # `_locked_dispatch` returns holding the ledger lock; nothing awaits before
-        # the dispatch barrier, so it covers exactly what the task appended.
-        try:
-            if attempt is _Attempt.DISPATCHED:
-                try:
-                    await self._ledger.barrier()
-                except BarrierFailed as failure:
-                    log.warning(
-                        "session %s: a reminder dispatch was appended but not confirmed (%s)",
-                        agent.session.id,
-                        failure,
-                    )
-                else:
-                    self._measures.dispatched(self._delivering, agent.clock.wall_ms())
-        finally:
-            self._ledger.lock.release()
-        return attempt
+        # From the moment the agent is ours until the dispatch is durable, this is
+        # the host's urgent work: its background work (follow-up turns, the search
+        # index, alerts) waits for it — not while we wait for a busy agent.
+        with contextlib.ExitStack() as urgency:
+
+            async def urgent_dispatch() -> _Attempt:
+                urgency.enter_context(agent.background.urgent())
+                return await self._locked_dispatch()
+
+            try:
+                attempt = await agent.run_maintenance(urgent_dispatch, wait=True)
+            except AgentClosed:
+                return _Attempt.BUSY
+            # `_locked_dispatch` returns holding the ledger lock; nothing awaits before
+            # the dispatch barrier, so it covers exactly what the task appended.
+            try:
+                if attempt is _Attempt.DISPATCHED:
+                    try:
+                        await self._ledger.barrier()
+                    except BarrierFailed as failure:
+                        log.warning(
+                            "session %s: a reminder dispatch was appended but not confirmed"
+                            " (%s)",
+                            agent.session.id,
+                            failure,
+                        )
+                    else:
+                        self._measures.dispatched(self._delivering, agent.clock.wall_ms())
+            finally:
+                self._ledger.lock.release()
+            return attempt
 
     async def _locked_dispatch(self) -> _Attempt:
         """Take the ledger lock (`_attempt` releases it after the dispatch barrier), preflight,

@@ -1,0 +1,103 @@
+"""`Background`: what a host puts off while it does what cannot wait.
+
+Some work is the promise itself and is due at an instant: a reminder's
+durable dispatch (the receipt the person sees). Other work follows from it or
+loses nothing by coming a little later: the follow-up turn the dispatch
+queued, the search index of what was stored, the alerts derived from it. On a
+quiet host the order never shows. In a storm — 10,000 reminders due in the
+same second — it decides how late the last dispatch is stored, since every
+unit of background work the event loop runs between two dispatches pushes
+every later one back. One `Background` per Host keeps that order:
+
+1. `urgent()` marks work that goes first for as long as it runs (a plain
+   context manager; holds nest and are counted, so a storm of dispatches is
+   one long urgent stretch).
+2. `await yield_to_urgent()` is what a unit of background work calls before
+   it starts. It returns at once while nothing urgent runs; otherwise when
+   the last urgent hold ends, or after `patience` seconds, whichever comes
+   first. Background work is delayed, never starved: a host whose urgent
+   work never pauses still moves each waiting unit on after `patience`.
+3. `turn()` is the slot a background turn (a plugin's follow-up, never a
+   person's message) runs in: it yields to urgent work, then takes one of
+   `turns` slots, in the order asked. However many follow-ups a storm
+   queues, at most `turns` run at once — so they cannot crowd out the
+   dispatches still to come, and each of them still runs.
+
+The patience is real time, not the host's clock: this is about sharing one
+event loop, which a fake clock does not run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+
+import anyio
+
+__all__ = ["BACKGROUND_TURNS", "PATIENCE_SECONDS", "Background"]
+
+# A follow-up turn mostly waits on its model; 64 at once keeps a storm's
+# model calls within what one provider connection pool serves (httpx's
+# default is 100), and a queued one holds only its message.
+BACKGROUND_TURNS = 64
+# Long enough for a storm's dispatches to go first (10,000 took 0.5–2 s to be
+# stored on the development machine), short enough that a host never busy
+# for less than this still answers a follow-up within a second or so.
+PATIENCE_SECONDS = 1.0
+
+
+class Background:
+    """The order between urgent work and background work on one host."""
+
+    def __init__(
+        self, *, turns: int = BACKGROUND_TURNS, patience: float = PATIENCE_SECONDS
+    ) -> None:
+        if turns < 1:
+            raise ValueError(f"background turns must be at least 1, not {turns}")
+        if not patience >= 0:
+            raise ValueError(f"patience must not be negative, not {patience}")
+        self.turns = turns
+        self.patience = patience
+        self._holds = 0
+        self._quiet: anyio.Event | None = None  # made when someone waits
+        self._slots: anyio.CapacityLimiter | None = None  # made in the event loop
+
+    @property
+    def urgent_now(self) -> int:
+        """How many urgent holds are running."""
+        return self._holds
+
+    @property
+    def turns_running(self) -> int:
+        """How many background turns hold a slot now."""
+        return 0 if self._slots is None else int(self._slots.borrowed_tokens)
+
+    @contextmanager
+    def urgent(self) -> Iterator[None]:
+        """Run the body as urgent work: background work waits for it (rule 2)."""
+        self._holds += 1
+        try:
+            yield
+        finally:
+            self._holds -= 1
+            if self._holds == 0 and self._quiet is not None:
+                self._quiet.set()
+                self._quiet = None
+
+    async def yield_to_urgent(self) -> None:
+        """Return once no urgent work runs, or after `patience` seconds (rule 2)."""
+        if self._holds == 0:
+            return
+        if self._quiet is None:
+            self._quiet = anyio.Event()
+        with anyio.move_on_after(self.patience):
+            await self._quiet.wait()
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold one background turn's slot for the body (rule 3)."""
+        await self.yield_to_urgent()
+        if self._slots is None:
+            self._slots = anyio.CapacityLimiter(self.turns)
+        async with self._slots:
+            yield
