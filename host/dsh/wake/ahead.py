@@ -19,12 +19,16 @@ is then re-planned as soon as real resumes have been measured: `replan`).
 
 **Bounded by memory.** The extra time counts at most `cap` Sessions of one
 second, so at the measured rate about `cap` of them are live before the
-plain lead begins; the lead then wakes the rest as it always did. (The
-bound rests on the rate: a rate measured too low makes more live early
-until the first resumes re-plan it.) A live Session costs the RSS the
-bench's `storm-hot` case reports per Session (about 40 KiB with its storm
-turn on the 2-core development machine), so the default cap of 5,000 keeps
-what a storm makes live ahead of the lead to about 200 MB.
+plain lead begins; the lead then wakes the rest as it always did. The
+count is also a hard bound (`admit`): however the rate was measured and
+however many crowded seconds follow each other, at most `cap` Sessions are
+live *ahead of their plain lead* at once — one more is refused and waits
+for its plain lead. A Session counts from its admission until its plain
+lead begins (a wake that then fails still counts: the bound errs on the
+side of memory). A live Session costs the RSS the bench's `storm-hot` case
+reports per Session (about 40 KiB with its storm turn on the 2-core
+development machine), so the default cap of 5,000 keeps what a storm makes
+live ahead of the lead to about 200 MB.
 
 Waking early only makes a Session live: its plugins' owners still deliver
 at each reminder's own time, so nothing fires early.
@@ -32,6 +36,7 @@ at each reminder's own time, so nothing fires early.
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 
 __all__ = ["AHEAD_CAP", "PRIOR_RESUME_SECONDS", "WakeAhead"]
@@ -64,6 +69,7 @@ class WakeAhead:
         self._costs: deque[float] = deque(maxlen=samples)
         self._total = 0.0
         self._planned_with = prior_seconds
+        self._ahead: list[int] = []  # a heap: the plain lead of each Session live ahead
 
     @property
     def measured(self) -> int:
@@ -94,6 +100,20 @@ class WakeAhead:
         """How much earlier than the lead to wake a second holding `due` entries: the
         lead covers one resume, the others (at most `cap`) need this much more."""
         return round(min(max(due - 1, 0), self.cap) * self.cost_seconds * 1000)
+
+    def live_ahead(self, now_ms: int) -> int:
+        """How many admitted Sessions have not reached their plain lead at `now_ms`."""
+        while self._ahead and self._ahead[0] <= now_ms:
+            heapq.heappop(self._ahead)
+        return len(self._ahead)
+
+    def admit(self, plain_ms: int, now_ms: int) -> bool:
+        """May one more Session be made live now, ahead of its plain lead at `plain_ms`?
+        If so it counts until then; at `cap` the answer is no (it waits for that lead)."""
+        if self.live_ahead(now_ms) >= self.cap:
+            return False
+        heapq.heappush(self._ahead, plain_ms)
+        return True
 
     def replan(self) -> bool:
         """True (once) when the rate moved by more than a quarter since the last plan:

@@ -54,7 +54,9 @@ handful of batches.
 lead, by as much as the workers need to make that second's Sessions live at
 the rate this host's own recent resumes sustained (`dsh.wake.ahead`); the
 Sessions woken early stay live until their lead begins (`lead_for`), and
-their owners still deliver at each reminder's own time.
+their owners still deliver at each reminder's own time. At most
+`ahead.cap` Sessions are live ahead of their plain lead at once; one more
+waits for its plain lead (`WakeAhead.admit`).
 """
 
 from __future__ import annotations
@@ -397,6 +399,13 @@ class WakeIndex:
             return  # it changed since it was armed
         if self._host.is_live(session_id):
             return  # a person made it live first
+        if entry.wake_at is not None:
+            plain_ms, now = entry.wake_at - self.lead_ms, self._clock.wall_ms()
+            if plain_ms > now and not self.ahead.admit(plain_ms, now):
+                # As many are live ahead of their lead as memory allows: this one
+                # waits for its own plain lead.
+                self._timer.arm(session_id, plain_ms)
+                return
         if not await self.backend.claim(session_id):
             return  # another host wakes it
         began, running = self._clock.wall_ms(), self._resuming + 1

@@ -572,3 +572,31 @@ async def test_an_unusable_index_is_rebuilt_with_a_warning_even_without_logs(
     assert warnings == [
         "the wake index cannot be used: line 2 is torn; rebuilding it from the Session logs"
     ]
+
+
+async def test_no_more_than_the_cap_are_live_ahead_the_rest_wait_for_their_plain_lead() -> None:
+    clock = FakeClock()
+    first = {f"a{number}": now(clock, 100) for number in range(5)}
+    second = {f"b{number}": now(clock, 101) for number in range(5)}
+    stored = {**first, **second}
+    wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
+    host = StandIn(clock, stored)
+    ahead = WakeAhead(prior_seconds=1.0, cap=3)
+    async with running(wake, host, lead_seconds=2, ahead=ahead) as index:
+        # Each crowded second is armed cap × 1 s before its lead (95 s and 96 s):
+        # all ten come due early, but only three may be live ahead of their lead.
+        assert {index.armed_at(sid) for sid in first} == {now(clock, 95)}
+        clock.advance(96.5)
+        await until(lambda: len(host.resumed) == 3)
+        waiting = [sid for sid in stored if sid not in host.resumed]
+        # Each refused one waits for its own plain lead.
+        await until(
+            lambda: [index.armed_at(sid) for sid in waiting]
+            == [stored[sid] - 2_000 for sid in waiting]  # type: ignore[operator]
+        )
+        assert len(host.resumed) == 3 and ahead.live_ahead(clock.wall_ms()) == 3
+        clock.advance(1.5)  # the first second's plain lead
+        await until(lambda: set(first) <= set(host.resumed))
+        clock.advance(1.0)  # the second's
+        await until(lambda: len(host.resumed) == 10)
+        assert index.woken == 10
