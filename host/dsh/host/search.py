@@ -54,6 +54,10 @@ from ..session.log import Session
 from ..session.summary import SessionSummary
 from ..session.types import ASSISTANT_MESSAGE, USER_MESSAGE
 
+# How long closing waits for the worker to index what is queued (the rest waits
+# for the next start's catch-up).
+CLOSE_GRACE_SECONDS = 5.0
+
 __all__ = ["HITS", "MAX_SESSIONS", "Match", "Search", "ranked_rows"]
 
 log = logging.getLogger(__name__)
@@ -113,6 +117,7 @@ class Search:
         self._send: MemoryObjectSendStream[_Job] | None = None
         self._stop_observing: Disposer | None = None
         self._drained = anyio.Event()
+        self._working = anyio.CancelScope()  # the worker's: cut at close after the grace
 
     async def start(self, group: TaskGroup) -> None:
         """Open the index, observe the live Sessions and start the worker and the catch-up."""
@@ -135,8 +140,12 @@ class Search:
             self._stop_observing()
         if self._send is not None:
             self._send.close()
-            with anyio.move_on_after(5):
+            with anyio.move_on_after(CLOSE_GRACE_SECONDS):
                 await self._drained.wait()
+            # Whatever is left is caught up at the next start: stop before the index
+            # closes under the worker (each job would fail on a closed index).
+            self._working.cancel()
+            await self._drained.wait()
         await self.index.aclose()
 
     # -- what the host tells it ----------------------------------------------------
@@ -230,19 +239,23 @@ class Search:
 
     async def _work(self, jobs: MemoryObjectReceiveStream[_Job]) -> None:
         try:
-            async with jobs:
-                async for job in jobs:
-                    # Background work: a storm's dispatches are stored first.
-                    await self._background.yield_to_urgent()
-                    batch = [job]
-                    # What queued up meanwhile is taken together (closed: the rest, then done).
-                    with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream):
-                        while len(batch) < 1000:
-                            batch.append(jobs.receive_nowait())
-                    for merged in _merged(batch):
-                        await self._run(merged)
+            with self._working:
+                await self._take(jobs)
         finally:
             self._drained.set()
+
+    async def _take(self, jobs: MemoryObjectReceiveStream[_Job]) -> None:
+        async with jobs:
+            async for job in jobs:
+                # Background work: a storm's dispatches are stored first.
+                await self._background.yield_to_urgent()
+                batch = [job]
+                # What queued up meanwhile is taken together (closed: the rest, then done).
+                with contextlib.suppress(anyio.WouldBlock, anyio.EndOfStream):
+                    while len(batch) < 1000:
+                        batch.append(jobs.receive_nowait())
+                for merged in _merged(batch):
+                    await self._run(merged)
 
     async def _run(self, job: _Job) -> None:
         try:

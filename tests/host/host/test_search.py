@@ -5,10 +5,12 @@ from __future__ import annotations
 
 import logging
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
 
+from dsh.host import search as search_module
 from dsh.host.host import Host
 from dsh.host.search import Match, ranked_rows
 from dsh.persistence.errors import StorageError
@@ -18,7 +20,7 @@ from dsh.search.sqlite import FILE_NAME
 from dsh.session.summary import SessionSummary
 from dsh.session.types import ASSISTANT_MESSAGE, USER_MESSAGE
 from dsh.testing import FakeClock, FakeModel
-from tests.support.deadlines import WAIT
+from tests.support.deadlines import WAIT, until
 
 pytestmark = pytest.mark.anyio
 
@@ -177,3 +179,37 @@ async def test_indexing_is_background_work_it_waits_while_the_host_does_urgent_w
                 await anyio.lowlevel.checkpoint()
             assert await host.search.find("plants") == {}
         assert set(await found(host, "plants", expect=1)) == {session_id}
+
+
+async def test_closing_stops_a_worker_still_behind_after_the_grace_without_errors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setattr(search_module, "CLOSE_GRACE_SECONDS", 0.01)
+    host = host_on(JsonlBackend(tmp_path))
+    async with host:
+        first = (await host.create_session()).session.id
+        second = (await host.create_session()).session.id
+        index = host.search.index
+        real_add, real_close = index.add, index.aclose
+        adding, closed = anyio.Event(), anyio.Event()
+
+        async def add(*args: Any, **kwargs: Any) -> Any:
+            adding.set()
+            await closed.wait()  # slower than the grace: the index closes meanwhile
+            return await real_add(*args, **kwargs)
+
+        async def aclose() -> None:
+            closed.set()
+            await anyio.lowlevel.checkpoint()  # the worker, if it still ran, runs here
+            await real_close()
+
+        monkeypatch.setattr(index, "add", add)
+        monkeypatch.setattr(index, "aclose", aclose)
+        await say(host, first, "water the plants")
+        await say(host, second, "feed the cat")
+        await until(adding.is_set)
+    assert "search could not index" not in caplog.text
+    # What was not indexed is caught up at the next start.
+    async with host_on(JsonlBackend(tmp_path)) as again:
+        assert set(await found(again, "plants", expect=1)) == {first}
+        assert set(await found(again, "cat", expect=1)) == {second}
