@@ -285,6 +285,20 @@ test("a queued message is not stored when the host comes back with the Session c
   assert.ok(host.requests.some(([m, path]) => m === "GET" && path === "/api/sessions/a"));
 });
 
+test("a list read after a reconnect that finds the host away again reports nothing", async () => {
+  const host = fakeHost();
+  const server = host.addSession("a");
+  const app = await mount({ host, initialSession: "a" });
+  const reported = app.errors.length;
+  // The stream comes back, and the host goes away again before the list is read.
+  host.failNext("GET", "^/api/sessions$", "network");
+  server.drop(server.connections[0], false);
+  await pump(host, app.timers, { take: false });
+  assert.ok(host.requests.filter(([m, path]) => m === "GET" && path === "/api/sessions").length >= 2);
+  assert.equal(app.errors.length, reported, "the connection state already says it");
+  assert.equal(app.$("[data-role=banner]")?.hidden ?? true, true);
+});
+
 test("a queued message stays pending across a reconnect while the Session is still live", async () => {
   const host = fakeHost();
   const server = host.addSession("a");

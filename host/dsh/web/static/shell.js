@@ -302,7 +302,7 @@ export function mountApp({
     // A conversation made elsewhere since the list was read (another tab, a
     // phone, the API) has no entry to show its count or to open it from.
     if (listed && directory.query === "" && ids.some((id) => everywhere.count(id) > 0 && directory.find(id) === undefined)) {
-      refreshSessions();
+      refreshSessions({ background: true });
     }
     renderSessions();
     // Now, not at the next frame: a hidden tab gets no frames, and its title
@@ -746,7 +746,7 @@ export function mountApp({
     if (listChanged) renderSessions();
     // The host names an untitled Session after its first stored message:
     // ask again while the list still knows it by its id only.
-    if (grew && !directory.title(target.id)) refreshSessions();
+    if (grew && !directory.title(target.id)) refreshSessions({ background: true });
     // The facts may have moved with the window (a cold log that grew).
     surface.updatePanels({ lang, time });
     surface.tell(arrived, { lang, time });
@@ -754,7 +754,9 @@ export function mountApp({
     // stale, the Session may be cold now and a message it had only queued
     // may be gone.
     if (recovered) {
-      refreshSessions();
+      // A live stream's news, not the reader's request: if the host is away
+      // again already, the connection state says so (sessions.js `refresh`).
+      refreshSessions({ background: true });
       target.recover(api, t("lostRestart")).then(
         (changed) => {
           if (changed) requestRender();
