@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import weakref
+
 import pytest
 
 from dsh_tool_schedule import series as series_module
@@ -118,14 +120,8 @@ class _Asked:
 
 def test_a_following_occurrence_is_looked_up_once_and_only_when_asked() -> None:
     asked = _Asked(Every(START_MS, MINUTE))
-    built: list[int] = []
-
-    def series() -> Series:
-        built.append(1)
-        return asked
-
-    following = Following(series, START_MS)
-    assert built == []
+    following = Following(asked, START_MS)
+    assert asked.asked == []
     assert following.ms() == START_MS + MINUTE
     assert following.ms() == START_MS + MINUTE
     assert asked.asked == ["next_after"]
@@ -134,22 +130,32 @@ def test_a_following_occurrence_is_looked_up_once_and_only_when_asked() -> None:
     assert repr(following) == f"Following(after_ms={START_MS})"
 
 
+def test_an_answered_following_lets_its_series_go() -> None:
+    asked = _Asked(Every(START_MS, MINUTE))
+    following = Following(asked, START_MS)
+    held = weakref.ref(asked)
+    del asked
+    assert held() is not None
+    following.ms()
+    assert held() is None
+
+
 def test_an_occurrence_after_it_proves_a_following_one_exists_without_looking_it_up() -> None:
     asked = _Asked(Every(START_MS, MINUTE))
-    assert Following(lambda: asked, START_MS).exists(START_MS + 3 * MINUTE)
+    assert Following(asked, START_MS).exists(START_MS + 3 * MINUTE)
     assert asked.asked == ["occurs_at"]
     # Not an occurrence, none given, or not after it: it is looked up.
     for hint in (START_MS + 3 * MINUTE + 1, None, START_MS):
         asked.asked.clear()
-        assert Following(lambda: asked, START_MS).exists(hint)
+        assert Following(asked, START_MS).exists(hint)
         assert asked.asked[-1] == "next_after"
     bounded = Bounded(Every(START_MS, MINUTE), START_MS + MINUTE)
-    assert not Following(lambda: bounded, START_MS + MINUTE).exists(START_MS + 2 * MINUTE)
+    assert not Following(bounded, START_MS + MINUTE).exists(START_MS + 2 * MINUTE)
 
 
 def test_followings_are_equal_when_they_answer_the_same() -> None:
     minute, other = Every(START_MS, MINUTE), Every(START_MS + MINUTE, 2 * MINUTE)
-    assert Following(lambda: minute, START_MS) == Following(lambda: other, START_MS - 1)
-    assert Following(lambda: minute, START_MS) != Following(lambda: minute, START_MS + MINUTE)
-    assert Following(lambda: minute, START_MS) != START_MS + MINUTE
-    assert hash(Following(lambda: minute, START_MS)) == hash(START_MS + MINUTE)
+    assert Following(minute, START_MS) == Following(other, START_MS - 1)
+    assert Following(minute, START_MS) != Following(minute, START_MS + MINUTE)
+    assert Following(minute, START_MS) != START_MS + MINUTE
+    assert hash(Following(minute, START_MS)) == hash(START_MS + MINUTE)

@@ -185,7 +185,7 @@ class _State:
     `owed` is the occurrence it owes: the record's `nextAt` (an int), or after
     a dispatch the rule's next occurrence, looked up when first asked
     (`Following`); while that is not known the state may be one whose rule
-    had no occurrence left, which is finished (`active`).
+    had no occurrence left, which is finished (`finished`).
     """
 
     __slots__ = (
@@ -223,10 +223,13 @@ class _State:
         owed = self.owed
         return owed if isinstance(owed, int) else owed.ms()
 
-    def active(self, hint_ms: int | None = None) -> bool:
-        """Whether it owes an occurrence (`Following.exists`: `hint_ms` may save the walk)."""
+    def finished(self, change: PlainChange) -> bool:
+        """Whether its last dispatch delivered its rule's last occurrence, found out only when
+        `change` names it (a dispatch's own occurrence may answer: `Following.exists`)."""
         owed = self.owed
-        return isinstance(owed, int) or owed.exists(hint_ms)
+        if isinstance(owed, int):
+            return False
+        return not owed.exists(change.occurrence_ms if isinstance(change, PlainDispatch) else None)
 
     def reminder(self) -> Reminder | None:
         """The `Reminder`, or None when it is finished."""
@@ -364,9 +367,8 @@ class ScheduleFold:
             return self._create(change, seq)
         target = change.id
         state = self._active.get(target)
-        hint = change.occurrence_ms if isinstance(change, PlainDispatch) else None
-        if state is not None and not state.active(hint):
-            del self._active[target]  # its last dispatch had delivered its rule's last occurrence
+        if state is not None and state.finished(change):
+            del self._active[target]
             state = None
         if state is None:
             known = "already finished" if target in self._seen else "never created in this fold"
@@ -423,8 +425,9 @@ class ScheduleFold:
         problem = _dispatch_problem(state, change)
         if problem is not None:
             return FoldError(seq, f"dispatch of {change.id} {problem}")
-        occurrence = state.owed if change.occurrence_ms is None else change.occurrence_ms
-        assert isinstance(occurrence, int), "a v1 dispatch follows a v1 one-shot's own nextAt"
+        occurrence = change.occurrence_ms
+        if occurrence is None:  # v1: of a v1 one-shot (`_dispatch_problem`), at its own nextAt
+            occurrence = state.record.plain.next_ms
         following = _following(state, occurrence)
         if change.missed is not None:
             self._followups.dispatched(
@@ -453,7 +456,7 @@ def _following(state: _State, occurrence_ms: int) -> Following | None:
         return None
     if plain.count is not None and state.delivered + 1 >= plain.count:
         return None
-    return Following(state.record.series, occurrence_ms)
+    return Following(state.record.series(), occurrence_ms)
 
 
 def _dispatch_problem(state: _State, change: PlainDispatch) -> str | None:

@@ -20,7 +20,7 @@ milliseconds.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from typing import Final, Protocol
 
 from .cron import CronExpression, CronSeries
@@ -152,26 +152,27 @@ class Bounded:
 
 
 class Following:
-    """The first occurrence of a series after `after_ms` (None: it has none), looked up once,
-    when first asked; `series` builds the series when that needs it.
+    """The first occurrence of `series` after `after_ms` (None: it has none), looked up once,
+    when first asked; the series is let go then (what holds a `Following` — a fold's
+    unanswered dispatch — does not keep a walk alive).
 
     Two compare equal when they answer the same. Readers in several threads
     may ask at once: each answer is the same, so the one kept does not matter.
     """
 
-    __slots__ = ("_answer", "_known", "_series", "after_ms")
+    __slots__ = ("_answer", "_series", "after_ms")
 
-    def __init__(self, series: Callable[[], Series], after_ms: int) -> None:
-        self._series = series
+    def __init__(self, series: Series, after_ms: int) -> None:
+        self._series: Series | None = series
         self.after_ms = after_ms
         self._answer: int | None = None
-        self._known = False
 
     def ms(self) -> int | None:
         """The occurrence (None: there is none)."""
-        if not self._known:
-            self._answer = self._series().next_after(self.after_ms)
-            self._known = True
+        series = self._series
+        if series is not None:
+            self._answer = series.next_after(self.after_ms)
+            self._series = None
         return self._answer
 
     def exists(self, hint_ms: int | None = None) -> bool:
@@ -182,11 +183,12 @@ class Following:
         one: an occurrence up to it exists. A cron series then matches one wall
         time instead of walking its fields from `after_ms`.
         """
+        series = self._series
         if (
-            not self._known
+            series is not None
             and hint_ms is not None
             and hint_ms > self.after_ms
-            and self._series().occurs_at(hint_ms)
+            and series.occurs_at(hint_ms)
         ):
             return True
         return self.ms() is not None
