@@ -41,12 +41,13 @@ keeps each active reminder as that plain record. The `Reminder` (with its
 pydantic `Record`) is built when `reminders()` or `get()` first asks for it,
 once per state; a rule's series once per record, when first needed, from
 the fold's `CronCache` (each distinct cron text is parsed once). After a
-dispatch of a recurring record, the occurrence it owes is looked up only
-when someone asks (`series.Following`): a reader, or a later update or
-delete of it. A later dispatch needs only to know that one was owed, and a
-dispatch of one of the rule's occurrences proves it — for a cron rule, one
-wall time matched against the fields instead of a walk through them (about
-40 µs a step in cronsim, which was most of a cron log's fold).
+dispatch of a cron record, the occurrence it owes is looked up only when
+someone asks (`series.Following`): a reader, or a later update or delete
+of it. A later dispatch needs only to know that one was owed, and a
+dispatch of one of the rule's occurrences proves it by matching one wall
+time against the fields instead of walking through them (about 40 µs a
+step in cronsim, which was most of a cron log's fold). An `every` rule's
+next occurrence is arithmetic, so it is known at once.
 """
 
 from __future__ import annotations
@@ -182,10 +183,11 @@ class _Record:
 class _State:
     """A reminder inside the fold (what `Reminder` is built from, once).
 
-    `owed` is the occurrence it owes: the record's `nextAt` (an int), or after
-    a dispatch the rule's next occurrence, looked up when first asked
-    (`Following`); while that is not known the state may be one whose rule
-    had no occurrence left, which is finished (`finished`).
+    `owed` is the occurrence it owes: the record's `nextAt`, or after a
+    dispatch the rule's next occurrence — an `every` rule's at once, a cron
+    rule's looked up when first asked (`Following`); while that is not known
+    the state may be one whose rule had no occurrence left, which is
+    finished (`finished`).
     """
 
     __slots__ = (
@@ -448,15 +450,18 @@ class ScheduleFold:
         return None
 
 
-def _following(state: _State, occurrence_ms: int) -> Following | None:
-    """`following_occurrence` of the reminder `state` stands for, looked up when first asked
-    (None: known at once to be none)."""
+def _following(state: _State, occurrence_ms: int) -> int | Following | None:
+    """`following_occurrence` of the reminder `state` stands for: at once when that is
+    arithmetic (None: there is none), a cron rule's looked up when first asked (a walk)."""
     plain = state.record.plain
     if not plain.recurring:
         return None
     if plain.count is not None and state.delivered + 1 >= plain.count:
         return None
-    return Following(state.record.series(), occurrence_ms)
+    series = state.record.series()
+    if plain.kind == "every":
+        return series.next_after(occurrence_ms)
+    return Following(series, occurrence_ms)
 
 
 def _dispatch_problem(state: _State, change: PlainDispatch) -> str | None:

@@ -54,9 +54,9 @@ class Unanswered:
     """The record the dispatch followed (its plain form)."""
     occurrence_ms: int
     missed: int
-    following: Following | None
-    """What the reminder owed after this delivery (None: it was the last by its `count`, or
-    a one-shot), looked up when first asked."""
+    following: int | Following | None
+    """What the reminder owed after this delivery (None: it was the last), a cron rule's
+    looked up when first asked."""
 
     @property
     def reminder_id(self) -> str:
@@ -65,7 +65,8 @@ class Unanswered:
     @property
     def following_ms(self) -> int | None:
         """What the reminder owed after this delivery (None: it was the last)."""
-        return None if self.following is None else self.following.ms()
+        following = self.following
+        return following.ms() if isinstance(following, Following) else following
 
     def record(self) -> Record:
         """The record the dispatch followed, as the model."""
