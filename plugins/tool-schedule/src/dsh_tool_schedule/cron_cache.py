@@ -1,8 +1,8 @@
 """`CronCache`: each distinct cron expression of a fold parsed once, not once per record.
 
 A log's cron reminders mostly share a few expressions, and a parse (the
-plugin's field checks, then cronsim's) costs about as much as reading four
-whole `schedule/change` events. The fold keeps one cache: its plain check
+plugin's field checks, then cronsim's) costs ≈ 15–20 µs, what `json.loads`
+of six or so whole `schedule/change` events costs. The fold keeps one cache: its plain check
 asks it whether a record's cron text is valid and written normally, and
 each cron record's series is built from the expression it hands out.
 
