@@ -323,6 +323,47 @@ def test_a_minute_rule_missed_for_80_days_is_counted_to_the_minute() -> None:
     assert series.count_between(start, stop, 100_000) == 100_000
 
 
+# -- whether an instant is an occurrence, without walking -------------------------------
+
+
+@st.composite
+def probe_situations(draw: st.DrawFn) -> tuple[str, str, int]:
+    minute, hour, dom = draw(FIELDS_MINUTE), draw(FIELDS_HOUR), draw(COUNT_DOM)
+    expression = f"{minute} {hour} {dom} * {draw(FIELDS_DOW)}"
+    zone, near = draw(st.sampled_from(COUNT_TRANSITIONS))
+    return expression, zone, utc(near) + draw(st.integers(-30 * 3600, 30 * 3600)) * 1000
+
+
+@settings(max_examples=150, deadline=None)
+@given(probe_situations())
+def test_an_instant_is_an_occurrence_exactly_when_the_walk_reaches_it(
+    situation: tuple[str, str, int],
+) -> None:
+    expression, zone_name, instant = situation
+    series = CronSeries(expression, load_zone(zone_name))
+    low, high = instant - 6 * 3_600_000, instant + 6 * 3_600_000
+    walked = set(itertools.takewhile(lambda x: x < high, series.after(low)))
+    # Each occurrence, and instants a millisecond, a minute, half an hour and an hour off.
+    offsets = (0, 1, -1, 60_000, -60_000, 1_800_000, -1_800_000, 3_600_000, -3_600_000)
+    probes = {instant, instant - instant % 60_000} | {x + d for x in walked for d in offsets}
+    for probe in sorted(x for x in probes if low < x < high):
+        assert series.occurs_at(probe) == (probe in walked), format_timestamp(probe)
+
+
+def test_an_occurrence_in_a_gap_is_found_where_it_lands() -> None:
+    series = CronSeries("30 2 * * *", load_zone("Europe/Berlin"))
+    assert series.occurs_at(utc("2026-03-29T01:30:00.000Z"))  # 02:30 read as 03:30 CEST
+    assert not series.occurs_at(utc("2026-03-29T00:30:00.000Z"))  # 01:30 CET
+    assert series.occurs_at(utc("2026-10-25T00:30:00.000Z"))  # 02:30 CEST, the first pass
+    assert not series.occurs_at(utc("2026-10-25T01:30:00.000Z"))  # 02:30 CET, the second
+
+
+def test_an_instant_whose_wall_time_is_past_the_year_9999_is_no_occurrence() -> None:
+    assert not CronSeries("* * * * *", load_zone("Pacific/Kiritimati")).occurs_at(
+        MAX_TIMESTAMP_MS - 59_999
+    )
+
+
 def test_a_count_near_the_ends_of_time_stops_there() -> None:
     leap = CronSeries("0 0 29 2 *", load_zone("Europe/Berlin"))
     assert leap.count_between(utc("9980-01-01T00:00:00.000Z"), MAX_TIMESTAMP_MS, 100) == 5

@@ -6,6 +6,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dsh_tool_schedule.cron import CronSeries
 from dsh_tool_schedule.fold import ScheduleFold, following_occurrence
 from dsh_tool_schedule.ids import MAX_REMINDER_NUMBER
 from dsh_tool_schedule.plan import plan
@@ -33,6 +34,8 @@ from .logs import (
     user,
 )
 from .reference import ReferenceReminder, cron_occurrences, every_occurrences
+
+DAY = 86_400_000
 
 
 def active_ids(fold: ScheduleFold) -> list[str]:
@@ -190,6 +193,69 @@ def test_count_and_until_finish_a_recurring_record() -> None:
     log = session(create2(bounded), dispatch2("rem-1", anchor, 0))
     assert active_ids(ScheduleFold.of(log)) == ["rem-1"]
     assert ScheduleFold.of(extend(log, dispatch2("rem-1", anchor + 60_000, 0))).reminders() == []
+
+
+def test_a_change_after_the_rules_last_occurrence_finds_the_reminder_finished() -> None:
+    anchor = START_MS + 60_000
+    bounded = every(60, first_ms=anchor, until_ms=anchor + 90_000)
+    # The occurrence after anchor + 60 s is after `until`: that dispatch finished the reminder.
+    delivered = [
+        create2(bounded),
+        dispatch2("rem-1", anchor, 0),
+        dispatch2("rem-1", anchor + 60_000, 0),
+    ]
+    for late, change in [
+        (dispatch2("rem-1", anchor + 120_000, 0), "dispatch"),
+        (update2({**bounded, "revision": 2}), "update"),
+        (delete2("rem-1"), "delete"),
+    ]:
+        assert error_of(*delivered, late) == (3, f"{change} of rem-1, which is already finished")
+    nine = START_MS + 9 * 3_600_000
+    daily = create2(cron("0 9 * * *", nine, until_ms=nine + DAY + 1))
+    log = session(daily, dispatch2("rem-1", nine, 0), dispatch2("rem-1", nine + DAY, 0))
+    assert ScheduleFold.of(log).reminders() == []
+    assert error_of(
+        daily,
+        dispatch2("rem-1", nine, 0),
+        dispatch2("rem-1", nine + DAY, 0),
+        dispatch2("rem-1", nine + 2 * DAY, 0),
+    ) == (
+        3,
+        "dispatch of rem-1, which is already finished",
+    )
+
+
+def test_a_dispatch_of_an_instant_off_the_rule_is_accepted_while_one_is_owed() -> None:
+    anchor = START_MS + 60_000
+    log = session(
+        create2(every(60, first_ms=anchor)),
+        dispatch2("rem-1", anchor, 0),
+        dispatch2("rem-1", anchor + 90_000, 0),
+    )
+    reminder = ScheduleFold.of(log).get("rem-1")
+    assert reminder is not None and (reminder.delivered, reminder.next_ms) == (2, anchor + 120_000)
+
+
+def test_the_fold_looks_up_a_rules_next_occurrence_only_when_asked(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    walked: list[int] = []
+    walk = CronSeries.next_after
+
+    def counted(series: CronSeries, epoch_ms: int) -> int | None:
+        walked.append(epoch_ms)
+        return walk(series, epoch_ms)
+
+    monkeypatch.setattr(CronSeries, "next_after", counted)
+    nine = START_MS + 9 * 3_600_000
+    days = [nine + day * DAY for day in range(5)]
+    log = session(create2(cron("0 9 * * *", nine)), *(dispatch2("rem-1", at, 0) for at in days))
+    fold = ScheduleFold.of(log)
+    assert fold.error is None and walked == []  # each dispatch's occurrence proved one was owed
+    reminder = fold.get("rem-1")
+    assert reminder is not None and reminder.next_ms == nine + 5 * DAY
+    assert walked == [days[-1]]
+    assert [item.following_ms for item in fold.unanswered()] == [*days[1:], nine + 5 * DAY]
 
 
 def test_an_update_replaces_the_record_and_keeps_the_delivered_count() -> None:

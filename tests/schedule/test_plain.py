@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from dsh_tool_schedule.cron_cache import CronCache
 from dsh_tool_schedule.fold import _plain_of
 from dsh_tool_schedule.protocol import ProtocolError, decode_change
 from dsh_tool_schedule.protocol.plain import PlainDispatch, PlainRecord, plain_change
@@ -32,8 +33,7 @@ Data = dict[str, Any]
 
 def agrees(data: object) -> str:
     """Assert the plain check agrees with the models on `data`; say what happened."""
-    crons: set[str] = set()
-    plain = plain_change(data, crons)
+    plain = plain_change(data, CronCache())
     try:
         decoded = decode_change(data)  # type: ignore[arg-type]
     except ProtocolError:
@@ -154,29 +154,31 @@ def test_anything_else_is_left_to_the_models(
     base: object, path: tuple[str, ...], value: object
 ) -> None:
     data = _mutated(base, path, value)
-    assert plain_change(data, set()) is None
+    assert plain_change(data, CronCache()) is None
     assert agrees(data) in ("rejected", "unsure")
 
 
 def test_non_objects_and_unknown_versions_are_left_to_the_models() -> None:
     for data in ([], "x", None, {"change": "delete", "id": "rem-1"}, {"version": 3}):
-        assert plain_change(data, set()) is None
+        assert plain_change(data, CronCache()) is None
         assert agrees(data) == "rejected"
 
 
 def test_a_v1_create_reads_as_the_v2_record_it_stands_for() -> None:
-    plain = plain_change(V1_CREATE, set())
+    plain = plain_change(V1_CREATE, CronCache())
     assert isinstance(plain, PlainRecord) and plain.v1 and not plain.recurring
     assert plain.data["rule"] == {"kind": "after", "seconds": 10}
     assert plain.next_ms == plain.first_ms == START_MS + 10_000
-    assert plain_change(V1_DISPATCH, set()) == PlainDispatch("rem-3")  # type: ignore[arg-type]
+    assert plain_change(V1_DISPATCH, CronCache()) == PlainDispatch("rem-3")  # type: ignore[arg-type]
 
 
-def test_a_cron_text_is_parsed_once_per_set_of_known_texts() -> None:
-    crons: set[str] = set()
+def test_a_cron_text_is_parsed_once_per_cache() -> None:
+    crons = CronCache()
     assert plain_change(V2_CRON, crons) is not None
-    assert crons == {"0 9 * * 1-5"}
+    parsed = crons.parse("0 9 * * 1-5")
+    assert len(crons) == 1
     assert plain_change(V2_CRON, crons) is not None
+    assert crons.parse("0 9 * * 1-5") is parsed
 
 
 ODD = st.one_of(

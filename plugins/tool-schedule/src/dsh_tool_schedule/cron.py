@@ -45,7 +45,7 @@ from cronsim import CronSim, CronSimError
 from .timefmt import MIN_TIMESTAMP_MS
 from .zones import is_gap, offset_ms, resolve_wall, wall_of
 
-__all__ = ["CronError", "CronSeries", "normalize_cron"]
+__all__ = ["CronError", "CronExpression", "CronSeries", "normalize_cron"]
 
 MAX_CRON_CHARS = 200
 _FIELD = re.compile(r"[0-9A-Za-z*/,#?-]+")
@@ -70,6 +70,33 @@ class CronError(ValueError):
 
 def normalize_cron(text: str) -> str:
     """`text` with single spaces between exactly five valid fields; `CronError` otherwise."""
+    return CronExpression(text).text
+
+
+class CronExpression:
+    """A valid cron expression, parsed once: its normal `text` (`normalize_cron`) and its
+    `fields` as cronsim reads them (their sets and day test are read, the walker never
+    advanced, so one can be shared). `CronError` for an expression not accepted."""
+
+    __slots__ = ("fields", "text")
+
+    def __init__(self, text: str) -> None:
+        self.text, self.fields = _parse(text)
+
+    def matches(self, wall: datetime) -> bool:
+        """Whether the naive `wall` time is one the fields match (a whole minute)."""
+        fields = self.fields
+        return (
+            wall.second == 0
+            and wall.microsecond == 0
+            and wall.minute in fields.minutes
+            and wall.hour in fields.hours
+            and wall.month in fields.months
+            and fields.match_day(wall.date())
+        )
+
+
+def _parse(text: str) -> tuple[str, CronSim]:
     if len(text) > MAX_CRON_CHARS:
         raise CronError(f"a cron expression has at most {MAX_CRON_CHARS} characters")
     fields = text.split()
@@ -83,10 +110,9 @@ def normalize_cron(text: str) -> str:
             raise CronError(f"{text!r}: the field {field!r} has characters cron does not use")
     normal = " ".join(fields)
     try:
-        CronSim(normal, _START)
+        return normal, CronSim(normal, _START)
     except CronSimError as error:
         raise CronError(f"{text!r} is not a valid cron expression: {error}") from None
-    return normal
 
 
 def _walls(expression: str, start: datetime, *, reverse: bool = False) -> Iterator[datetime]:
@@ -127,16 +153,22 @@ class CronSeries:
     """The occurrences (epoch ms) of one cron expression in one zone.
 
     `next_after` keeps the walk that gave its last answer: asked next for the
-    occurrence after that answer (what a fold asks at each dispatch of a
+    occurrence after that answer (what a plan asks after each delivery of a
     recurring reminder) it continues that walk instead of parsing the fields
     and walking from the start again. Only one thread continues it at a time;
     another asking meanwhile walks afresh (the answers are the same).
+    `occurs_at` walks nothing: it matches one wall time against the fields.
+    `expression` may come parsed already (`CronExpression`, e.g. from a
+    `CronCache`), so that many series of one expression parse it once.
     """
 
-    __slots__ = ("_lock", "_walk", "expression", "zone")
+    __slots__ = ("_cron", "_lock", "_walk", "expression", "zone")
 
-    def __init__(self, expression: str, zone: ZoneInfo) -> None:
-        self.expression = normalize_cron(expression)
+    def __init__(self, expression: str | CronExpression, zone: ZoneInfo) -> None:
+        if not isinstance(expression, CronExpression):
+            expression = CronExpression(expression)
+        self._cron = expression
+        self.expression = expression.text
         self.zone = zone
         self._walk: tuple[int, Iterator[int]] | None = None
         self._lock = threading.Lock()
@@ -196,6 +228,29 @@ class CronSeries:
         finally:
             self._lock.release()
 
+    def occurs_at(self, epoch_ms: int) -> bool:
+        """Whether `epoch_ms` is an occurrence: the instant of a matching wall time.
+
+        That wall time is `epoch_ms`'s own (unless it is a fold's second pass:
+        its wall times are the first pass's instants), or one inside a DST gap
+        that ended within the day before, which lands a gap later.
+        """
+        try:
+            wall = wall_of(epoch_ms, self.zone)
+        except ValueError:
+            return False
+        if wall.fold == 0 and self._cron.matches(wall):
+            return True
+        gap = self._shift(epoch_ms)
+        if gap <= 0:
+            return False
+        early = wall.replace(fold=0) - timedelta(milliseconds=gap)
+        return (
+            is_gap(early, self.zone)
+            and self._cron.matches(early)
+            and self._instant(early) == epoch_ms
+        )
+
     def last_at_or_before(self, epoch_ms: int) -> int | None:
         """The latest occurrence at or before `epoch_ms`, or None when there is none."""
         # A fold that ended within a day: wall times up to one fold after ours
@@ -247,8 +302,8 @@ class CronSeries:
 
     def min_spacing_seconds(self) -> int:
         """The shortest wall-clock distance between two matches (at most a day)."""
-        walker = CronSim(self.expression, _START)
-        minutes = sorted(hour * 60 + minute for hour in walker.hours for minute in walker.minutes)
+        fields = self._cron.fields
+        minutes = sorted(hour * 60 + minute for hour in fields.hours for minute in fields.minutes)
         gaps = [later - earlier for earlier, later in itertools.pairwise(minutes)]
         gaps.append(minutes[0] + 24 * 60 - minutes[-1])
         return min(gaps) * 60
@@ -256,7 +311,7 @@ class CronSeries:
     def explain(self) -> str:
         """The expression in English words (cronsim's), e.g. `At 09:00 on Monday through Friday`."""
         try:
-            return CronSim(self.expression, _START).explain()
+            return self._cron.fields.explain()
         except Exception:  # an explanation is a nicety: never let it cost a view
             return f"on the cron schedule {self.expression!r}"
 
@@ -315,7 +370,7 @@ class _Count:
         self.start = start_ms
         self.stop = stop_ms
         self.limit = limit
-        self.walker = walker = CronSim(series.expression, _START)
+        self.walker = walker = series._cron.fields
         self.minutes = sorted(h * 60 + m for h in walker.hours for m in walker.minutes)
         # (month, weekday of the 1st, length) → its matching days: at most 12 × 7 × 4 of them
         self.months: dict[tuple[int, int, int], tuple[int, ...]] = {}

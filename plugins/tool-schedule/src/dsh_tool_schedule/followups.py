@@ -35,6 +35,7 @@ from dsh import USER_MESSAGE
 
 from .protocol import Record
 from .protocol.plain import PlainRecord
+from .series import Following
 
 if TYPE_CHECKING:
     from dsh import SessionEvent, SessionLog
@@ -53,12 +54,19 @@ class Unanswered:
     """The record the dispatch followed (its plain form)."""
     occurrence_ms: int
     missed: int
-    following_ms: int | None
-    """What the reminder owed after this delivery (None: it was the last)."""
+    following: int | Following | None
+    """What the reminder owed after this delivery (None: it was the last), a cron rule's
+    looked up when first asked."""
 
     @property
     def reminder_id(self) -> str:
         return self.plain.id
+
+    @property
+    def following_ms(self) -> int | None:
+        """What the reminder owed after this delivery (None: it was the last)."""
+        following = self.following
+        return following.ms() if isinstance(following, Following) else following
 
     def record(self) -> Record:
         """The record the dispatch followed, as the model."""
