@@ -63,11 +63,12 @@ def encode_header(header: SessionHeader) -> bytes:
 
 def encode_events(events: Sequence[SessionEvent]) -> EncodedBatch:
     # An event holds its data as canonical bytes: a line is those bytes in their envelope.
+    # Comprehensions and `map`, not generators: every batch of every Session passes here.
     parts = [event.to_bytes() + b"\n" for event in events]
     return EncodedBatch(
         b"".join(parts),
-        tuple(len(part) for part in parts),
-        tuple(event.type for event in events),
+        tuple(map(len, parts)),
+        tuple([event.type for event in events]),
     )
 
 

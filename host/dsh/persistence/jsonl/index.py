@@ -146,6 +146,10 @@ class LineIndex:
                 self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
         ends = list(accumulate(batch.lengths, initial=self.end))
         self.bounds.extend(ends[1:])  # one extend: readers see all of the batch or none
+        if SESSION_TITLE not in types and (
+            self.facts.preview is not None or USER_MESSAGE not in types
+        ):
+            return  # nothing here can change the summary (most batches)
         for position, name in enumerate(types):
             if name == SESSION_TITLE or (name == USER_MESSAGE and self.facts.preview is None):
                 self.facts.add(events[position])
