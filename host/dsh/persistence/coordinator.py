@@ -220,18 +220,19 @@ class PersistenceCoordinator:
         if controller is not None:
             await controller.close(retry_seconds=0.0, write=False)
 
-    def _want_writer(self, controller: _Controller) -> None:
-        """Have `controller`'s writer started on the starter's next pass (rule 2)."""
-        wanting = self._wanting
-        if wanting and wanting[-1] is controller:
-            return  # the same Session appending again before the pass
-        wanting.append(controller)
+    def _want_writer(self, controller: _Controller) -> bool:
+        """Have `controller`'s writer started on the starter's next pass (rule 2); False
+        once the coordinator's tasks are closed (no writer can start any more)."""
+        if self._tasks.closed:
+            return False
+        self._wanting.append(controller)
         if self._wake_starter is not None:
             self._wake_starter.set()
             self._wake_starter = None
-        elif not self._starter_running and not self._tasks.closed:
+        elif not self._starter_running:
             self._starter_running = True
             self._tasks.start_soon(self._start_writers, name="persistence writer starter")
+        return True
 
     async def _start_writers(self) -> None:
         """The starter (rule 2): once per loop iteration in which Sessions appended, start
@@ -243,10 +244,14 @@ class PersistenceCoordinator:
                     await wake.wait()
                 wanting, self._wanting = self._wanting, []
                 for controller in wanting:
+                    controller.asked = False
                     controller.start_writer()
         finally:
             self._starter_running = False
             self._wake_starter = None
+            for controller in self._wanting:
+                controller.asked = False
+            self._wanting.clear()
 
     def is_attached(self, session: Session) -> bool:
         return session in self._controllers
@@ -330,6 +335,7 @@ class _Controller:
         # Made only when someone waits (an idle Session holds no event objects).
         self._changed: anyio.Event | None = None
         self._writer_done: anyio.Event | None = None  # set while a writer task runs
+        self.asked = False  # waiting for the starter's pass (rule 2)
         self._stopped = False
         self.stop_listening: Disposer = lambda: None
 
@@ -354,9 +360,10 @@ class _Controller:
         )
 
     def on_append(self, session: Session, event: SessionEvent) -> None:
-        # A writer or a flush writing now takes this event in as well (`_drive`).
-        if self._writer_done is None and not self._writing:
-            self._owner._want_writer(self)
+        # A writer or a flush writing now takes this event in as well (`_drive`), and a
+        # Session that asked for the starter's pass already need not ask again.
+        if not (self.asked or self._writing or self._writer_done is not None):
+            self.asked = self._owner._want_writer(self)
 
     async def flush(self, session: Session) -> bool:
         boundary = len(self.session)

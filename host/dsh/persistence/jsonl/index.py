@@ -140,7 +140,11 @@ class LineIndex:
             self.proven = first + len(batch.lengths)
         types = batch.types
         if types and types.count(types[0]) == len(types):  # one type: one extend
-            self.by_type.setdefault(types[0], array(_SEQ)).extend(range(first, first + len(types)))
+            seqs = self.by_type.get(types[0])
+            if seqs is None:
+                self.by_type[types[0]] = array(_SEQ, range(first, first + len(types)))
+            else:
+                seqs.extend(range(first, first + len(types)))
         else:
             for offset, name in enumerate(types):
                 self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
