@@ -160,7 +160,10 @@ class LiveSessions:
         Raises `SessionClosed` if the Session is not live, or
         `pydantic.ValidationError` if the type or data is not valid.
         """
-        listeners = self._listeners_of(session)
+        # `_listeners_of`, inlined: every append of every Session passes here.
+        listeners = self._listeners.get(session)
+        if listeners is None or self._live.get(session.header.id) is not session:
+            raise SessionClosed(f"session {session.id} is not live here")
         event = session._append(type, data, self.clock.wall_ms())
         for listener in listeners:
             try:
