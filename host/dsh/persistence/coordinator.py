@@ -247,11 +247,10 @@ class PersistenceCoordinator:
                     controller.asked = False
                     controller.start_writer()
         finally:
+            # Only `aclose()` ends it; a Session still in `_wanting` is served by the
+            # next starter, should one ever start.
             self._starter_running = False
             self._wake_starter = None
-            for controller in self._wanting:
-                controller.asked = False
-            self._wanting.clear()
 
     def is_attached(self, session: Session) -> bool:
         return session in self._controllers

@@ -1247,6 +1247,22 @@ async def test_a_flush_right_after_appends_writes_them_itself_and_no_writer_star
         await assert_stored_exactly(backend, session)
 
 
+async def test_an_append_once_the_writer_tasks_are_closed_starts_nothing() -> None:
+    backend = WhoWrites()
+    async with running(backend) as (live, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        live.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await live.flush(session) is True
+        await coordinator._tasks.aclose()  # what `aclose()` ends with
+        add(live, session)
+        await settle()
+        assert len(coordinator._tasks) == 0
+        assert backend.writers == []  # nothing was written eagerly
+        assert await live.flush(session) is True  # a flush still writes, itself
+        assert backend.writers == [anyio.get_current_task().name]
+
+
 class Refusing(MemoryBackend):
     """Storage whose types cannot hold an event with `"poison"` in its data (as
     PostgreSQL's `text` cannot hold NUL): a batch holding one is refused whole."""
