@@ -31,25 +31,38 @@ T = TypeVar("T")
 class Listeners(Generic[T]):
     """Registered listeners in registration order."""
 
-    __slots__ = ("_entries", "_next")
+    __slots__ = ("_entries", "_next", "_snapshot")
 
     def __init__(self) -> None:
         self._entries: dict[int, T] = {}
         self._next = 0  # an int, not an itertools.count: every live Session keeps a few
+        # What iterating gives until the next change: an append iterates a Session's
+        # listeners and every observer, and registrations change rarely.
+        self._snapshot: tuple[T, ...] | None = None
 
     def add(self, listener: T) -> Disposer:
         """Register `listener`; returns the disposer that removes this registration."""
         key = self._next
         self._next = key + 1
         self._entries[key] = listener
-        return _Removal(self._entries, key)
+        self._snapshot = None
+        return _Removal(self, key)
 
     def clear(self) -> None:
         """Forget every listener (their disposers become no-ops)."""
         self._entries.clear()
+        self._snapshot = None
+
+    def _remove(self, key: int) -> None:
+        if key in self._entries:
+            del self._entries[key]
+            self._snapshot = None
 
     def __iter__(self) -> Iterator[T]:
-        return iter(list(self._entries.values()))
+        snapshot = self._snapshot
+        if snapshot is None:
+            snapshot = self._snapshot = tuple(self._entries.values())
+        return iter(snapshot)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -61,14 +74,14 @@ class Listeners(Generic[T]):
 class _Removal:
     """The disposer of one registration (a callable: `Scope`s take it as is)."""
 
-    __slots__ = ("_entries", "_key")
+    __slots__ = ("_key", "_listeners")
 
-    def __init__(self, entries: dict[int, Any], key: int) -> None:
-        self._entries = entries
+    def __init__(self, listeners: Listeners[Any], key: int) -> None:
+        self._listeners = listeners
         self._key = key
 
     def __call__(self) -> None:
-        self._entries.pop(self._key, None)
+        self._listeners._remove(self._key)
 
     def __repr__(self) -> str:
         return f"<remove listener {self._key}>"

@@ -9,14 +9,17 @@ writes eagerly and acknowledges durability only for what the backend has confirm
    is copied, and a failed batch is "retained" simply because the confirmed
    cursor did not move.
 2. Writing is eager but holds no task while there is nothing to write: an
-   append starts the Session's writer task unless it runs; the task writes
+   append asks the coordinator's one *starter* task for the Session's writer,
+   and on its next pass (one loop iteration later, after the tasks the same
+   append woke: the live-stream senders, whose frames so go out before the
+   fsync) the starter starts that writer task unless a writer or a flush is
+   writing the Session by then — a flush that follows its appends at once
+   writes them itself, and no task is started for nothing. The writer writes
    everything pending as one batch (one backend call) — events appended
    meanwhile form the next — and ends when nothing is left (or keeps
-   retrying, see 5). It starts after the tasks the same append woke (the
-   live-stream senders), so their frames go out before the fsync. A flush
-   writes inline instead when no writer is busy, and never waits for more
-   than two batches. An idle Session therefore costs no task and no event
-   object.
+   retrying, see 5). A flush writes inline instead when no writer is busy,
+   and never waits for more than two batches. An idle Session therefore
+   costs no task and no event object; the starter lives until `aclose()`.
 3. The first write creates the Session in storage with exactly the immutable
    prefix `[0, seed_end)` (the controller keeps only that scalar). If storage
    already holds the id — a resumed Session, or an earlier creation whose
@@ -161,6 +164,11 @@ class PersistenceCoordinator:
         self._tasks = TaskSet(group, "persistence")
         self._controllers: dict[Session, _Controller] = {}
         self._closed = False
+        # Rule 2: the controllers whose appends asked for a writer since the starter's
+        # last pass, and the event that wakes it (None unless it waits for one).
+        self._wanting: list[_Controller] = []
+        self._wake_starter: anyio.Event | None = None
+        self._starter_running = False
 
     def attach(
         self, session: Session, *, seed_end: int, stored: LogMark | None = None
@@ -211,6 +219,38 @@ class PersistenceCoordinator:
         controller = self._controllers.pop(session, None)
         if controller is not None:
             await controller.close(retry_seconds=0.0, write=False)
+
+    def _want_writer(self, controller: _Controller) -> bool:
+        """Have `controller`'s writer started on the starter's next pass (rule 2); False
+        once the coordinator's tasks are closed (no writer can start any more)."""
+        if self._tasks.closed:
+            return False
+        self._wanting.append(controller)
+        if self._wake_starter is not None:
+            self._wake_starter.set()
+            self._wake_starter = None
+        elif not self._starter_running:
+            self._starter_running = True
+            self._tasks.start_soon(self._start_writers, name="persistence writer starter")
+        return True
+
+    async def _start_writers(self) -> None:
+        """The starter (rule 2): once per loop iteration in which Sessions appended, start
+        the writer of each that still needs one. It lives until `aclose()`."""
+        try:
+            while True:
+                if not self._wanting:
+                    wake = self._wake_starter = anyio.Event()
+                    await wake.wait()
+                wanting, self._wanting = self._wanting, []
+                for controller in wanting:
+                    controller.asked = False
+                    controller.start_writer()
+        finally:
+            # Only `aclose()` ends it; a Session still in `_wanting` is served by the
+            # next starter, should one ever start.
+            self._starter_running = False
+            self._wake_starter = None
 
     def is_attached(self, session: Session) -> bool:
         return session in self._controllers
@@ -294,6 +334,7 @@ class _Controller:
         # Made only when someone waits (an idle Session holds no event objects).
         self._changed: anyio.Event | None = None
         self._writer_done: anyio.Event | None = None  # set while a writer task runs
+        self.asked = False  # waiting for the starter's pass (rule 2)
         self._stopped = False
         self.stop_listening: Disposer = lambda: None
 
@@ -318,7 +359,10 @@ class _Controller:
         )
 
     def on_append(self, session: Session, event: SessionEvent) -> None:
-        self.start_writer()
+        # A writer or a flush writing now takes this event in as well (`_drive`), and a
+        # Session that asked for the starter's pass already need not ask again.
+        if not (self.asked or self._writing or self._writer_done is not None):
+            self.asked = self._owner._want_writer(self)
 
     async def flush(self, session: Session) -> bool:
         boundary = len(self.session)

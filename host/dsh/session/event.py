@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import builtins
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 from pydantic import JsonValue, ValidationError
@@ -30,6 +30,8 @@ _CANONICAL_LINE = re.compile(
 # A whole canonical line, newline included: the envelope, then the data (group 4).
 _CANONICAL_LINES = re.compile(_CANONICAL_LINE.pattern + rb"([^\n]*)\}\n")
 _MAX_TYPE_LENGTH = 128
+_FORM = b'{"seq":%d,"type":"%s","time":%d,"data":%s}'
+_LINE = _FORM + b"\n"
 _CLOSE = ord("}")
 Problems = list[tuple[str, str, object]]
 
@@ -102,12 +104,15 @@ class SessionEvent:
 
     def to_bytes(self) -> bytes:
         """The canonical one-line JSON form as UTF-8 bytes (no newline)."""
-        return b'{"seq":%d,"type":"%s","time":%d,"data":%s}' % (
-            self.seq,
-            self.type.encode(),
-            self.time,
-            self._data,
-        )
+        return _FORM % (self.seq, self.type.encode(), self.time, self._data)
+
+    @staticmethod
+    def lines(events: Iterable[SessionEvent]) -> list[bytes]:
+        """Each event's canonical form with its newline: the lines a log holds."""
+        line = _LINE
+        return [
+            line % (event.seq, event.type.encode(), event.time, event._data) for event in events
+        ]
 
     def to_json(self) -> str:
         """The canonical one-line JSON form (no spaces, non-ASCII kept)."""
@@ -290,4 +295,3 @@ def _invalid(problems: Problems) -> ValidationError:
             for where, message, given in problems
         ],
     )
-

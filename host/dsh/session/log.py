@@ -230,9 +230,14 @@ class Session:
     # -- appending (LiveSessions only) -----------------------------------
 
     def _append(self, type: str, data: JsonValue, time: int) -> SessionEvent:
-        event = SessionEvent(seq=len(self._events), type=type, time=time, data=data)
+        seq = len(self._events)
+        event = SessionEvent(seq=seq, type=type, time=time, data=data)
         self._events.append(event)
-        self._by_type.setdefault(type, []).append(event.seq)
+        seqs = self._by_type.get(type)
+        if seqs is None:
+            self._by_type[type] = [seq]
+        else:
+            seqs.append(seq)
         return event
 
 

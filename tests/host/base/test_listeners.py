@@ -68,3 +68,19 @@ def test_clear_forgets_everything_and_old_disposers_stay_harmless() -> None:
 
     assert not listeners
     assert list(listeners) == []
+
+
+def test_every_change_shows_in_the_next_iteration() -> None:
+    listeners: Listeners[int] = Listeners()
+    remove_one = listeners.add(1)
+    assert list(listeners) == [1]
+    listeners.add(2)
+    assert list(listeners) == [1, 2]
+    remove_one()
+    assert list(listeners) == [2]
+    remove_one()  # already removed: nothing changes
+    assert list(listeners) == [2]
+    listeners.clear()
+    assert list(listeners) == []
+    listeners.add(3)
+    assert list(listeners) == [3]

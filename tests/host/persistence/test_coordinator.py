@@ -1184,14 +1184,83 @@ async def test_idle_sessions_hold_no_writer_task_and_appends_are_still_written_e
         for session in sessions:
             assert await live.flush(session) is True
         await eventually(lambda: len(coordinator._tasks) == 0, "the writers to finish")
-        # No task is left; an append starts a writer that stores it and ends.
+        # No task is left; an append starts a writer that stores it and ends. What
+        # stays is the coordinator's one starter, however many Sessions appended.
         add(live, sessions[2], 3)
         await eventually(
             lambda: coordinator.durable_length(sessions[2]) == 3, "the eager write to land"
         )
-        await eventually(lambda: len(coordinator._tasks) == 0, "the writer to end")
+        await eventually(lambda: len(coordinator._tasks) == 1, "the writer to end")
         stored = await memory.inner.inspect("s2")
         assert stored is not None and len(stored.events) == 3
+        for session in sessions:
+            add(live, session, 2)
+        await eventually(
+            lambda: all(coordinator.durable_length(s) == len(s) for s in sessions),
+            "every eager write to land",
+        )
+        await eventually(lambda: len(coordinator._tasks) == 1, "the writers to end")
+
+
+class WhoWrites(MemoryBackend):
+    """Storage that notes the name of the task making each append."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.writers: list[str] = []
+
+    async def append(self, session_id: str, events: Sequence[SessionEvent]) -> None:
+        self.writers.append(anyio.get_current_task().name)
+        await super().append(session_id, events)
+
+
+async def test_a_flush_right_after_appends_writes_them_itself_and_no_writer_starts() -> None:
+    backend = WhoWrites()
+    async with running(backend) as (live, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        live.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await live.flush(session) is True
+        await settle()
+        started: list[str | None] = []
+        start_soon = coordinator._tasks.start_soon
+
+        def recording(
+            func: Callable[..., Awaitable[object]], *args: object, name: str | None = None
+        ) -> anyio.CancelScope:
+            started.append(name)
+            return start_soon(func, *args, name=name)
+
+        coordinator._tasks.start_soon = recording  # type: ignore[method-assign]
+        for _ in range(3):
+            add(live, session, 2)
+            assert await live.flush(session) is True
+        await settle()
+        flusher = anyio.get_current_task().name
+        assert backend.writers == [flusher] * 3
+        assert "persistence writer s1" not in started
+        # Appends nobody flushes are still written, by the Session's writer task.
+        add(live, session, 2)
+        await eventually(lambda: coordinator.durable_length(session) == 8, "the eager write")
+        assert backend.writers[3:] == ["persistence writer s1"]
+        assert started.count("persistence writer s1") == 1
+        await assert_stored_exactly(backend, session)
+
+
+async def test_an_append_once_the_writer_tasks_are_closed_starts_nothing() -> None:
+    backend = WhoWrites()
+    async with running(backend) as (live, coordinator):
+        session = Session.new("s1", cwd="/", created_at=0)
+        live.open(session)
+        coordinator.attach(session, seed_end=0)
+        assert await live.flush(session) is True
+        await coordinator._tasks.aclose()  # what `aclose()` ends with
+        add(live, session)
+        await settle()
+        assert len(coordinator._tasks) == 0
+        assert backend.writers == []  # nothing was written eagerly
+        assert await live.flush(session) is True  # a flush still writes, itself
+        assert backend.writers == [anyio.get_current_task().name]
 
 
 class Refusing(MemoryBackend):

@@ -321,16 +321,17 @@ async def test_a_stored_line_whose_fsync_has_not_returned_gets_no_view(tmp_path:
             except Exception as error:
                 outcome.append(type(error).__name__)
 
+        # The eager writer, started by the append, is in the hanging fsync.
+        await anyio.to_thread.run_sync(entered.wait, 10)
         async with anyio.create_task_group() as group:
             group.start_soon(flush)
-            await anyio.to_thread.run_sync(entered.wait, 10)
             page = await History(host).page(session.id, PageRequest())
             release.set()
 
     assert [event["seq"] for event in page["events"]] == [0, 1]
     assert set(page["views"]) == {"0"}
-    # The attempt whose fsync failed was the eager writer's, started by the append;
-    # the flush came after it, so it retried the batch and answers for the retry.
+    # The attempt whose fsync failed was the eager writer's; the flush was called
+    # while it was in flight, so it retried the batch and answers for the retry.
     assert outcome == [True]
     stored = (tmp_path / "sessions" / f"{session.id}.jsonl").read_text("utf-8").splitlines()
     assert [json.loads(line).get("data") for line in stored[1:]] == [{"n": 0}, {"n": 1}]

@@ -157,8 +157,9 @@ class JsonlBackend(Backend):
             for batch in batches:
                 batch.done = batch.processed
             self._committing = False
-            finished, self._committed = self._round_finished(), None
-            finished.set()
+            finished, self._committed = self._committed, None
+            if finished is not None:  # made only when an append waits for this round
+                finished.set()
 
     def _round_finished(self) -> anyio.Event:
         if self._committed is None:

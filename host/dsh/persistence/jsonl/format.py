@@ -20,6 +20,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import NamedTuple
 
 from pydantic import ValidationError
 
@@ -47,9 +48,11 @@ _CANONICAL = re.compile(rb'\{"seq":(0|[1-9][0-9]*),"type":"([^"\\\n]{1,128})",[^
 _TYPE = re.compile(EVENT_TYPE_PATTERN.encode())
 
 
-@dataclass(frozen=True, slots=True)
-class EncodedBatch:
-    """Events as the bytes of their lines, with each line's length (newline included)."""
+class EncodedBatch(NamedTuple):
+    """Events as the bytes of their lines, with each line's length (newline included).
+
+    A named tuple: one is made for every batch of every Session, and a tuple is
+    the cheapest immutable record to make."""
 
     payload: bytes
     lengths: tuple[int, ...]
@@ -63,11 +66,12 @@ def encode_header(header: SessionHeader) -> bytes:
 
 def encode_events(events: Sequence[SessionEvent]) -> EncodedBatch:
     # An event holds its data as canonical bytes: a line is those bytes in their envelope.
-    parts = [event.to_bytes() + b"\n" for event in events]
+    # Comprehensions and `map`, not generators: every batch of every Session passes here.
+    parts = SessionEvent.lines(events)
     return EncodedBatch(
         b"".join(parts),
-        tuple(len(part) for part in parts),
-        tuple(event.type for event in events),
+        tuple(map(len, parts)),
+        tuple([event.type for event in events]),
     )
 
 

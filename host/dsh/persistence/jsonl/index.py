@@ -140,12 +140,20 @@ class LineIndex:
             self.proven = first + len(batch.lengths)
         types = batch.types
         if types and types.count(types[0]) == len(types):  # one type: one extend
-            self.by_type.setdefault(types[0], array(_SEQ)).extend(range(first, first + len(types)))
+            seqs = self.by_type.get(types[0])
+            if seqs is None:
+                self.by_type[types[0]] = array(_SEQ, range(first, first + len(types)))
+            else:
+                seqs.extend(range(first, first + len(types)))
         else:
             for offset, name in enumerate(types):
                 self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
         ends = list(accumulate(batch.lengths, initial=self.end))
         self.bounds.extend(ends[1:])  # one extend: readers see all of the batch or none
+        if SESSION_TITLE not in types and (
+            self.facts.preview is not None or USER_MESSAGE not in types
+        ):
+            return  # nothing here can change the summary (most batches)
         for position, name in enumerate(types):
             if name == SESSION_TITLE or (name == USER_MESSAGE and self.facts.preview is None):
                 self.facts.add(events[position])

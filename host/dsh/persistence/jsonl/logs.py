@@ -205,8 +205,11 @@ class LogFiles:
             self._park_idle()  # at most once per round: its files stay open until it ends
 
     def _append_round(self, batches: Sequence[PendingBatch]) -> None:
+        if len(batches) == 1:  # one Session flushing alone: the common case
+            self._append(batches[0])
+            return
         sessions = {batch.session_id for batch in batches}
-        if len(batches) < 2 or len(sessions) < len(batches) or self._sync_file is not datasync:
+        if len(sessions) < len(batches) or self._sync_file is not datasync:
             for batch in batches:
                 self._append(batch)
             return

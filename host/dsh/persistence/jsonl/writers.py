@@ -39,7 +39,7 @@ class Writer:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-@dataclass(eq=False)
+@dataclass(eq=False, slots=True)
 class PendingBatch:
     """One append waiting for the I/O worker (see `JsonlBackend.append`)."""
 
