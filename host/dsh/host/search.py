@@ -117,7 +117,7 @@ class Search:
         self._send: MemoryObjectSendStream[_Job] | None = None
         self._stop_observing: Disposer | None = None
         self._drained = anyio.Event()
-        self._working = anyio.CancelScope()  # the worker's: cut at close after the grace
+        self._working: anyio.CancelScope | None = None  # the worker's: cut at close
 
     async def start(self, group: TaskGroup) -> None:
         """Open the index, observe the live Sessions and start the worker and the catch-up."""
@@ -144,7 +144,8 @@ class Search:
                 await self._drained.wait()
             # Whatever is left is caught up at the next start: stop before the index
             # closes under the worker (each job would fail on a closed index).
-            self._working.cancel()
+            if self._working is not None:
+                self._working.cancel()
             await self._drained.wait()
         await self.index.aclose()
 
@@ -239,7 +240,7 @@ class Search:
 
     async def _work(self, jobs: MemoryObjectReceiveStream[_Job]) -> None:
         try:
-            with self._working:
+            with anyio.CancelScope() as self._working:
                 await self._take(jobs)
         finally:
             self._drained.set()
