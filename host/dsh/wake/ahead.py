@@ -27,8 +27,10 @@ for its plain lead. A Session counts from its admission until its plain
 lead begins (a wake that then fails still counts: the bound errs on the
 side of memory). A live Session costs the RSS the bench's `storm-hot` case
 reports per Session (about 40 KiB with its storm turn on the 2-core
-development machine), so the default cap of 5,000 keeps what a storm makes
-live ahead of the lead to about 200 MB.
+development machine), so the default cap of 10,000 keeps what a storm makes
+live ahead of the lead to about 400 MB. (At 5,000 the bench's 10,000-Session
+storm woke half its Sessions only at their lead, and its p99 went from 4.0
+to 14.9 s: a storm larger than the cap pays for the rest in lateness.)
 
 Waking early only makes a Session live: its plugins' owners still deliver
 at each reminder's own time, so nothing fires early.
@@ -41,7 +43,7 @@ from collections import deque
 
 __all__ = ["AHEAD_CAP", "PRIOR_RESUME_SECONDS", "WakeAhead"]
 
-AHEAD_CAP = 5_000
+AHEAD_CAP = 10_000
 # The host's cost of one resume before any was measured here: the issue-36
 # storm (10,000 cold Sessions woken by 8 workers in about 15 s, dispatches
 # included) spent 1.5 ms per resume; twice that is a cautious start.
@@ -69,7 +71,10 @@ class WakeAhead:
         self._costs: deque[float] = deque(maxlen=samples)
         self._total = 0.0
         self._planned_with = prior_seconds
-        self._ahead: list[int] = []  # a heap: the plain lead of each Session live ahead
+        # The Sessions admitted ahead, with their plain lead; a heap of the same to
+        # let them go once it begins (an entry whose lead moved is skipped then).
+        self._ahead: dict[str, int] = {}
+        self._leads: list[tuple[int, str]] = []
 
     @property
     def measured(self) -> int:
@@ -103,16 +108,23 @@ class WakeAhead:
 
     def live_ahead(self, now_ms: int) -> int:
         """How many admitted Sessions have not reached their plain lead at `now_ms`."""
-        while self._ahead and self._ahead[0] <= now_ms:
-            heapq.heappop(self._ahead)
+        while self._leads and self._leads[0][0] <= now_ms:
+            plain_ms, session_id = heapq.heappop(self._leads)
+            if self._ahead.get(session_id) == plain_ms:
+                del self._ahead[session_id]
         return len(self._ahead)
 
-    def admit(self, plain_ms: int, now_ms: int) -> bool:
-        """May one more Session be made live now, ahead of its plain lead at `plain_ms`?
-        If so it counts until then; at `cap` the answer is no (it waits for that lead)."""
-        if self.live_ahead(now_ms) >= self.cap:
+    def admit(self, session_id: str, plain_ms: int, now_ms: int) -> bool:
+        """May `session_id` be made live now, ahead of its plain lead at `plain_ms`?
+
+        If so it counts until then (once, however often it is asked: a wake
+        tried again after a failure is the same Session); at `cap` the answer
+        is no, and it waits for that lead."""
+        if self.live_ahead(now_ms) >= self.cap and session_id not in self._ahead:
             return False
-        heapq.heappush(self._ahead, plain_ms)
+        if self._ahead.get(session_id) != plain_ms:
+            self._ahead[session_id] = plain_ms
+            heapq.heappush(self._leads, (plain_ms, session_id))
         return True
 
     def replan(self) -> bool:

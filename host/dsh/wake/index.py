@@ -401,7 +401,7 @@ class WakeIndex:
             return  # a person made it live first
         if entry.wake_at is not None:
             plain_ms, now = entry.wake_at - self.lead_ms, self._clock.wall_ms()
-            if plain_ms > now and not self.ahead.admit(plain_ms, now):
+            if plain_ms > now and not self.ahead.admit(session_id, plain_ms, now):
                 # As many are live ahead of their lead as memory allows: this one
                 # waits for its own plain lead.
                 self._timer.arm(session_id, plain_ms)

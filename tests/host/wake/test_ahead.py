@@ -78,12 +78,16 @@ def test_nonsense_settings_are_refused(options: dict[str, float], message: str) 
 
 def test_at_most_cap_sessions_are_admitted_ahead_until_their_plain_lead_begins() -> None:
     ahead = WakeAhead(cap=2)
-    assert ahead.admit(plain_ms=5_000, now_ms=0)
-    assert ahead.admit(plain_ms=3_000, now_ms=0)
-    assert not ahead.admit(plain_ms=4_000, now_ms=0), "two are live ahead: the cap"
+    assert ahead.admit("a", plain_ms=5_000, now_ms=0)
+    assert ahead.admit("b", plain_ms=3_000, now_ms=0)
+    assert not ahead.admit("c", plain_ms=4_000, now_ms=0), "two are live ahead: the cap"
+    assert ahead.admit("a", plain_ms=5_000, now_ms=0), "asked again (a retried wake): counted once"
     assert ahead.live_ahead(now_ms=2_999) == 2
-    # The first one's plain lead begins: it no longer counts as ahead.
+    # b's plain lead begins: it no longer counts as ahead.
     assert ahead.live_ahead(now_ms=3_000) == 1
-    assert ahead.admit(plain_ms=4_000, now_ms=3_000)
+    assert ahead.admit("c", plain_ms=4_000, now_ms=3_000)
+    # a's lead moved later: it counts until the new one, once.
+    assert ahead.admit("a", plain_ms=6_000, now_ms=3_000)
+    assert ahead.live_ahead(now_ms=5_500) == 1
     assert ahead.live_ahead(now_ms=10_000) == 0
-    assert not WakeAhead(cap=0).admit(plain_ms=1, now_ms=0)
+    assert not WakeAhead(cap=0).admit("a", plain_ms=1, now_ms=0)
