@@ -323,15 +323,7 @@ class ReminderOwner:
                 format_timestamp(until),
             )
             self._ledger.append_deferred(limit, size, until)
-            try:
-                await self._ledger.barrier()
-            except BarrierFailed as failure:
-                log.warning(
-                    "session %s: the notice of deferred reminders was appended but not "
-                    "confirmed (%s)",
-                    agent.session.id,
-                    failure,
-                )
+            await self._confirm("the notice of deferred reminders")
 
     async def _report(self, error: FoldError) -> None:
         """Tell the person once that this Session's schedule log was rejected."""
@@ -347,15 +339,7 @@ class ReminderOwner:
             if noticed(agent.session, error):
                 return
             self._ledger.append_notice(error)
-            try:
-                await self._ledger.barrier()
-            except BarrierFailed as failure:
-                log.warning(
-                    "session %s: the notice of the invalid schedule log was appended but "
-                    "not confirmed (%s)",
-                    agent.session.id,
-                    failure,
-                )
+            await self._confirm("the notice of the invalid schedule log")
 
     # -- follow-ups an earlier lifecycle lost ------------------------------
 
@@ -429,21 +413,26 @@ class ReminderOwner:
             # `_locked_dispatch` returns holding the ledger lock; nothing awaits before
             # the dispatch barrier, so it covers exactly what the task appended.
             try:
-                if attempt is _Attempt.DISPATCHED:
-                    try:
-                        await self._ledger.barrier()
-                    except BarrierFailed as failure:
-                        log.warning(
-                            "session %s: a reminder dispatch was appended but not confirmed"
-                            " (%s)",
-                            agent.session.id,
-                            failure,
-                        )
-                    else:
-                        self._measures.dispatched(self._delivering, agent.clock.wall_ms())
+                if attempt is _Attempt.DISPATCHED and await self._confirm("a reminder dispatch"):
+                    self._measures.dispatched(self._delivering, agent.clock.wall_ms())
             finally:
                 self._ledger.lock.release()
             return attempt
+
+    async def _confirm(self, what: str) -> bool:
+        """Await the barrier for `what`, just appended; False (logged) when storage did not
+        confirm it — the store retries its retained batch at the next flush."""
+        try:
+            await self._ledger.barrier()
+        except BarrierFailed as failure:
+            log.warning(
+                "session %s: %s was appended but not confirmed (%s)",
+                self._agent.session.id,
+                what,
+                failure,
+            )
+            return False
+        return True
 
     async def _locked_dispatch(self) -> _Attempt:
         """Take the ledger lock (`_attempt` releases it after the dispatch barrier), preflight,
