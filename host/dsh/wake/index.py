@@ -406,11 +406,13 @@ class WakeIndex:
                 # waits for its own plain lead.
                 self._timer.arm(session_id, plain_ms)
                 return
-        if not await self.backend.claim(session_id):
-            return  # another host wakes it
+        # A wake costs its claim too (a round trip on a shared store): the rate the
+        # storm is planned with counts it (`WakeAhead.observe`).
         began, running = self._clock.wall_ms(), self._resuming + 1
         self._resuming = running
         try:
+            if not await self.backend.claim(session_id):
+                return  # another host wakes it
             await self._host.resume(session_id)
         except SessionNotFound:
             log.info("wake index: session %s is no longer stored; forgetting it", session_id)

@@ -239,6 +239,30 @@ async def test_another_host_that_claims_a_session_first_wakes_it() -> None:
         assert host.resumed == []
 
 
+async def test_a_claim_the_store_cannot_answer_is_tried_again_like_a_failed_wake(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    class Away(MemoryWakeBackend):
+        away = True
+
+        async def claim(self, session_id: str) -> bool:
+            if self.away:
+                raise WakeBackendError("the shared index cannot be reached")
+            return True
+
+    clock = FakeClock()
+    wake = Away({"a": WakeEntry(now(clock, 1))})
+    host = StandIn(clock, {"a": now(clock, 1)})
+    async with running(wake, host, retry_first=2, retry_max=5) as index:
+        start = now(clock)
+        clock.advance(1)
+        await until(lambda: index.armed_at("a") == start + 1_000 + 2_000)
+        assert "could not wake session a (WakeBackendError" in caplog.text
+        wake.away = False
+        clock.advance(2)
+        await until(lambda: host.resumed == ["a"])
+
+
 async def test_a_failed_write_discards_the_stored_copy_and_the_next_write_is_a_snapshot() -> None:
     clock = FakeClock()
     wake = MemoryWakeBackend({"a": WakeEntry(now(clock, 9))})
@@ -426,6 +450,24 @@ async def test_the_storm_is_planned_again_with_the_rate_this_hosts_resumes_show(
         await until(lambda: index.armed_at("s000") == stored["s000"] - 500)  # type: ignore[operator]
         assert ahead.measured == 1 and ahead.rate == pytest.approx(20)
         assert index.armed_at("retry") == stored["retry"]  # alone in its second
+
+
+async def test_the_rate_counts_each_wake_s_claim_as_well_as_its_resume() -> None:
+    class SlowClaims(MemoryWakeBackend):
+        async def claim(self, session_id: str) -> bool:
+            clock.jump_wall(0.03)  # a round trip to a shared index
+            return True
+
+    clock = FakeClock()
+    stored = {"first": now(clock, 1)}
+    wake = SlowClaims({sid: WakeEntry(at) for sid, at in stored.items()})
+    host = SlowStandIn(clock, stored, 0.02)
+    ahead = WakeAhead(prior_seconds=0.001)
+    async with running(wake, host, ahead=ahead):
+        clock.advance(1)
+        await until(lambda: host.resumed == ["first"])
+        await until(lambda: ahead.measured == 1)
+        assert ahead.cost_seconds == pytest.approx(0.05)
 
 
 async def test_an_entry_moving_to_another_second_leaves_its_old_crowd() -> None:
