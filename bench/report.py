@@ -666,6 +666,48 @@ def _storm(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
     ]
 
 
+def _storm_pg(name: str, r: dict[str, Any], cases: dict[str, Any]) -> list[Row]:
+    """Issue 36, item 6: the storm on PostgreSQL, two hosts beside one, against N × commit."""
+    bound = f"N × (INSERT + COMMIT) = {_num(r.get('commit_bound_ms'), ' ms')}"
+    rows: list[Row] = []
+    for key, label in (("two_hosts", "two hosts"), ("one_host", "one host")):
+        run = r.get(key) or {}
+        durable = run.get("durable_ms") or {}
+        lost = run.get("missing") or run.get("stored_missing") or run.get("duplicated")
+        shares = ", ".join(f"{n}" for n in (run.get("by_host") or {}).values())
+        server = run.get("server") or {}
+        rows.append(
+            _row(
+                f"10c storm on PostgreSQL, {label} ({_num(run.get('sessions'))} at once)"
+                if key == "two_hosts"
+                else "",
+                f"{label}: durable dispatch p50 / p99 / max; follow-up p50 / p99",
+                f"{_mp(durable, '')} / {_num(durable.get('max'))} ms; "
+                f"{_mp(run.get('followup_ms'))}",
+                f"{bound}; dispatched by each host {shares}; "
+                f"missing {_num(run.get('stored_missing'))}, "
+                f"duplicated {_num(run.get('duplicated'))}; "
+                f"{_num(server.get('wal_syncs_per_session'), '', 2)} WAL flushes per Session",
+                _ratio(run.get("durable_p99_to_bound")),
+                "0 missing, 0 duplicated",
+                None if run.get("missing") is None else not lost,
+            )
+        )
+    ratio = (r.get("two_to_one") or {}).get("p99")
+    rows.append(
+        _row(
+            "",
+            "two hosts ÷ one host, durable dispatch p99",
+            _ratio(ratio),
+            "one host on the same database, same run",
+            _ratio(ratio),
+            "–",
+            None,
+        )
+    )
+    return rows
+
+
 _HOSTILE = {
     "calls": "a reply with {calls:,} schedule_create calls",
     "deep": "arguments nested 250 deep, beside a good call",
@@ -919,6 +961,7 @@ _ROWS: dict[str, Callable[[str, dict[str, Any], dict[str, Any]], list[Row]]] = {
     "hibernate": _hibernate,
     "storm": _storm,
     "storm-hot": _storm,
+    "storm-pg": _storm_pg,
 }
 
 

@@ -59,6 +59,10 @@ class Size:
     # 10b. storm: Sessions (cold after a restart, and hot) each holding one reminder, all
     #      due at the same instant; the peer fires as many jobs at one instant
     storm: int = 10_000
+    # 10c. storm-pg: the same storm with the store on PostgreSQL (one host, then two);
+    #      seconds allowed for the host processes to start before the storm's margin
+    storm_pg: int = 10_000
+    storm_pg_start: float = 8.0
     # 12. alerts: flushes carrying an alert (spread over `alert_sessions` live Sessions);
     #     Sessions with unread alerts in the attention file a start-up opens
     alert_rounds: int = 1_000
@@ -143,6 +147,7 @@ PROFILES: dict[str, Size] = {
         wake_rounds=2,
         hibernate_sessions=500,
         storm=2_000,
+        storm_pg=2_000,
         alert_rounds=300,
         notify_alerts=200,
         notify_window=3.0,
@@ -183,6 +188,8 @@ PROFILES: dict[str, Size] = {
         wake_rounds=1,
         hibernate_sessions=20,
         storm=40,
+        storm_pg=40,
+        storm_pg_start=4.0,
         alert_rounds=20,
         alert_sessions=5,
         notify_alerts=20,

@@ -34,6 +34,7 @@ CASES: dict[str, tuple[str, str, dict[str, Any]]] = {
     "hibernate": ("wake", "hibernate", {}),
     "storm": ("storm", "storm", {}),
     "storm-hot": ("storm", "storm_hot", {}),
+    "storm-pg": ("storm_pg", "storm_pg", {}),
     "storm-peer": ("peer", "storm_peer", {}),
     "storm-peer-memory": ("peer", "storm_peer_memory", {}),
     "hostile": ("hostile", "hostile", {}),
