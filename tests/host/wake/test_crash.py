@@ -50,6 +50,7 @@ class Child:
             env={**os.environ, "PYTHONUNBUFFERED": "1"},
         )
         self.lines: list[str] = []
+        self.ready = threading.Event()  # READY printed, or the child's output ended
         self.reader = threading.Thread(target=self._read, daemon=True)
         self.reader.start()
 
@@ -58,6 +59,9 @@ class Child:
         with self.process.stdout:
             for line in self.process.stdout:
                 self.lines.append(line.rstrip("\n"))
+                if line.startswith("READY"):
+                    self.ready.set()
+        self.ready.set()
 
     def kill(self) -> None:
         self.process.send_signal(signal.SIGKILL)
@@ -66,10 +70,8 @@ class Child:
 
     def wait_ready(self, timeout: float = 30.0) -> None:
         """Until the child's Host runs (a loaded machine can take seconds to import it)."""
-        deadline = time.monotonic() + timeout
-        while "READY" not in self.lines and self.process.poll() is None:
-            assert time.monotonic() < deadline, "\n".join(["the child never started:", *self.lines])
-            time.sleep(0.01)
+        self.ready.wait(timeout)
+        assert "READY" in self.lines, "\n".join(["the child never started:", *self.lines])
 
     def woken(self) -> int:
         return sum(1 for line in list(self.lines) if line.startswith("LIVE "))
