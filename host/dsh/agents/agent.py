@@ -41,7 +41,9 @@ starts inside `background.turn()` (`dsh.base.background`, one per Host): it
 waits while the host does urgent work (a storm's dispatches) and for one of
 the host's background-turn slots. It waits still queued and with the agent
 idle, so a maintenance claim takes the agent first and the message is
-counted in `pending`.
+counted in `pending`; while the host's urgent work runs, its driver is not
+even started (`Background.later`), so a storm's follow-ups cost no task each
+until the dispatches are stored.
 
 The driver is started on demand in the Agent's `TaskSet`, so an idle agent
 holds no task. Closing cancels the driver and every task the agent's plugins
@@ -161,6 +163,7 @@ class Agent:
         # Made when someone waits: an idle agent nobody waits on holds no event.
         self._idle: anyio.Event | None = None
         self._driving = False
+        self._held_back = False  # the driver's start waits in `background.later`
         self._turn_scope: anyio.CancelScope | None = None
         self._turn_done: anyio.Event | None = None
         self._delta_listeners: dict[DeltaChannel, Listeners[DeltaListener]] = {}
@@ -242,9 +245,26 @@ class Agent:
         self._kick()
 
     def _kick(self) -> None:
+        if self._phase is not AgentPhase.IDLE or not self._inbox:
+            return
+        if self._driving or self._held_back:
+            return
+        # A follow-up first in line while the host does urgent work: its driver is not
+        # even started until that work lets it go (`Background.later`).
+        if _background(self._inbox[0]) and self.background.later(self._let_go):
+            self._held_back = True
+            return
+        self._start_driver(waited=False)
+
+    def _let_go(self) -> None:
+        """`background.later` let the held-back driver start."""
+        self._held_back = False
         if self._phase is AgentPhase.IDLE and self._inbox and not self._driving:
-            self._driving = True
-            self.tasks.start_soon(self._drive, name=f"turns {self.session.id}")
+            self._start_driver(waited=True)
+
+    def _start_driver(self, *, waited: bool) -> None:
+        self._driving = True
+        self.tasks.start_soon(self._drive, waited, name=f"turns {self.session.id}")
 
     # -- phases -----------------------------------------------------------
 
@@ -329,7 +349,8 @@ class Agent:
 
     # -- the turn driver --------------------------------------------------
 
-    async def _drive(self) -> None:
+    async def _drive(self, waited: bool) -> None:
+        """Take queued turns in order; `waited`: the first one's start was held back already."""
         try:
             while self._phase is AgentPhase.IDLE and self._inbox:
                 if not _background(self._inbox[0]):
@@ -338,10 +359,11 @@ class Agent:
                     # A plugin's follow-up waits for the host's urgent work and a
                     # background slot, still queued (so `pending` counts it) and
                     # idle (so a due reminder's maintenance may go first).
-                    async with self.background.turn():
+                    async with self.background.turn(waited=waited):
                         if self._phase is not AgentPhase.IDLE or not self._inbox:
                             break  # claimed meanwhile: its end starts the driver again
                         await self._take_turn()
+                waited = False
                 # Let woken idle waiters (e.g. a due reminder) run before the next turn.
                 await anyio.lowlevel.checkpoint()
         finally:

@@ -22,6 +22,14 @@ every later one back. One `Background` per Host keeps that order:
    `turns` slots, in the order asked. However many follow-ups a storm
    queues, at most `turns` run at once — so they cannot crowd out the
    dispatches still to come, and each of them still runs.
+4. `later(start)` holds back the *start* of background work: while urgent
+   work runs, `start()` is called (in the order asked) once the last urgent
+   hold ends, or `patience` seconds after `later`, whichever comes first —
+   the same wait as rule 2, without a task per waiter. A storm's thousands
+   of follow-ups so cost a list entry each until the dispatches are stored,
+   not a task, a cancel scope and a timer each started between two
+   dispatches. It returns False (start now) while nothing is urgent, and
+   until the Host has given the Background its tasks (`start`).
 
 The patience is real time, not the host's clock: this is about sharing one
 event loop, which a fake clock does not run.
@@ -29,10 +37,14 @@ event loop, which a fake clock does not run.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Iterator
+import logging
+from collections import deque
+from collections.abc import AsyncIterator, Callable, Iterator
 from contextlib import asynccontextmanager, contextmanager
 
 import anyio
+
+from .tasks import TaskSet
 
 __all__ = ["BACKGROUND_TURNS", "PATIENCE_SECONDS", "Background"]
 
@@ -44,6 +56,8 @@ BACKGROUND_TURNS = 64
 # stored on the development machine), short enough that a host never busy
 # for less than this still answers a follow-up within a second or so.
 PATIENCE_SECONDS = 1.0
+
+log = logging.getLogger(__name__)
 
 
 class Background:
@@ -61,11 +75,24 @@ class Background:
         self._holds = 0
         self._quiet: anyio.Event | None = None  # made when someone waits
         self._slots: anyio.CapacityLimiter | None = None  # made in the event loop
+        self._tasks: TaskSet | None = None
+        # Rule 4: (when asked, on the loop's clock; start), oldest first.
+        self._later: deque[tuple[float, Callable[[], None]]] = deque()
+        self._releasing = False
+
+    def start(self, tasks: TaskSet) -> None:
+        """Let `later` hold work back, releasing it from a task of `tasks` (rule 4)."""
+        self._tasks = tasks
 
     @property
     def urgent_now(self) -> int:
         """How many urgent holds are running."""
         return self._holds
+
+    @property
+    def held_back(self) -> int:
+        """How many starts `later` holds back now."""
+        return len(self._later)
 
     @property
     def turns_running(self) -> int:
@@ -94,10 +121,48 @@ class Background:
             await self._quiet.wait()
 
     @asynccontextmanager
-    async def turn(self) -> AsyncIterator[None]:
-        """Hold one background turn's slot for the body (rule 3)."""
-        await self.yield_to_urgent()
+    async def turn(self, *, waited: bool = False) -> AsyncIterator[None]:
+        """Hold one background turn's slot for the body (rule 3). `waited`: the turn's
+        start was already held back by `later`, so it does not yield to urgent work again."""
+        if not waited:
+            await self.yield_to_urgent()
         if self._slots is None:
             self._slots = anyio.CapacityLimiter(self.turns)
         async with self._slots:
             yield
+
+    def later(self, start: Callable[[], None]) -> bool:
+        """Call `start()` once urgent work lets background work go (rule 4); False, without
+        calling it, when it may start now."""
+        tasks = self._tasks
+        if self._holds == 0 or tasks is None or tasks.closed:
+            return False
+        self._later.append((anyio.current_time(), start))
+        if not self._releasing:
+            self._releasing = True
+            tasks.start_soon(self._release, name="background starts held back")
+        return True
+
+    async def _release(self) -> None:
+        """The one task behind rule 4: start what waited its patience, or all once quiet."""
+        waiting = self._later
+        try:
+            while waiting:
+                if self._holds:
+                    remaining = waiting[0][0] + self.patience - anyio.current_time()
+                    if remaining > 0:
+                        if self._quiet is None:
+                            self._quiet = anyio.Event()
+                        with anyio.move_on_after(remaining):
+                            await self._quiet.wait()
+                        continue
+                now = anyio.current_time()
+                while waiting and (not self._holds or waiting[0][0] + self.patience <= now):
+                    _, start = waiting.popleft()
+                    try:
+                        start()
+                    except Exception:
+                        log.exception("background: starting %r failed", start)
+        finally:
+            self._releasing = False
+            waiting.clear()  # cancelled: the host is closing, and so is what waited

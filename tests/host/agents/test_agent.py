@@ -14,6 +14,7 @@ from dsh.agents.errors import AgentBusy, AgentClosed
 from dsh.agents.tools import Tool, ToolArguments, ToolContext
 from dsh.base.background import Background
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
+from dsh.base.tasks import TaskSet
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall, reasoning_channel
 from dsh.models.errors import ModelError
 from dsh.session.event import SessionEvent
@@ -1329,6 +1330,55 @@ async def test_a_follow_up_waits_for_the_host_s_urgent_work_queued_and_idle(
         assert types(agent) == []
     await until(lambda: types(agent).count("turn/end") == 2)
     assert [item["text"] for item in data(agent, "message/user")] == ["reminder", "typed"]
+
+
+async def test_a_follow_up_s_driver_is_not_even_started_while_the_host_s_urgent_work_runs(
+    harness: Harness,
+) -> None:
+    background = Background(patience=3600)
+    background.start(TaskSet(harness.group, name="background"))
+    agent = harness.agent(FakeModel(), background=background)
+    with background.urgent():
+        agent.followup("reminder", {"kind": "schedule"})
+        agent.submit("typed")  # queued behind it, as with a driver waiting
+        for _ in range(20):
+            await anyio.lowlevel.checkpoint()
+        assert (len(agent.tasks), background.held_back) == (0, 1)
+        assert (agent.phase, agent.pending) == (AgentPhase.IDLE, 2)
+        # Still idle: a due reminder's maintenance takes the agent first, and its end
+        # starts no driver either.
+        assert await agent.run_maintenance(_returns("claimed")) == "claimed"
+        assert (len(agent.tasks), background.held_back) == (0, 1)
+    await until(lambda: types(agent).count("turn/end") == 2)
+    assert [item["text"] for item in data(agent, "message/user")] == ["reminder", "typed"]
+
+
+async def test_a_held_back_follow_up_runs_after_the_patience_though_urgent_work_goes_on(
+    harness: Harness,
+) -> None:
+    background = Background(patience=0.05)
+    background.start(TaskSet(harness.group, name="background"))
+    agent = harness.agent(FakeModel(), background=background)
+    with background.urgent():
+        agent.followup("reminder", {"kind": "schedule"})
+        assert background.held_back == 1
+        # Its wait was the patience: the turn does not wait for a second one.
+        await until(lambda: types(agent).count("turn/end") == 1)
+
+
+async def test_an_agent_closed_while_its_follow_up_is_held_back_starts_nothing(
+    harness: Harness,
+) -> None:
+    background = Background(patience=3600)
+    background.start(TaskSet(harness.group, name="background"))
+    agent = harness.agent(FakeModel(), background=background)
+    with background.urgent():
+        agent.followup("reminder", {"kind": "schedule"})
+        await agent.aclose()
+    await until(lambda: background.held_back == 0)
+    for _ in range(20):
+        await anyio.lowlevel.checkpoint()
+    assert types(agent) == [] and len(agent.tasks) == 0
 
 
 async def test_a_person_s_message_does_not_wait_for_urgent_work(harness: Harness) -> None:

@@ -6,6 +6,7 @@ import anyio
 import pytest
 
 from dsh.base.background import Background
+from dsh.base.tasks import TaskSet
 from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
@@ -93,3 +94,88 @@ async def test_at_most_turns_background_turns_run_at_once_in_the_order_asked() -
 def test_bad_settings_are_refused_naming_the_value(options: dict[str, float], message: str) -> None:
     with pytest.raises(ValueError, match=message):
         Background(**options)  # type: ignore[arg-type]
+
+
+# -- rule 4: starts held back ---------------------------------------------------
+
+
+async def test_later_holds_nothing_back_while_nothing_is_urgent_or_before_it_is_started() -> None:
+    background = Background(patience=3600)
+    started: list[str] = []
+    with background.urgent():
+        assert background.later(lambda: started.append("a")) is False  # not started yet
+    async with anyio.create_task_group() as group:
+        tasks = TaskSet(group, name="background")
+        background.start(tasks)
+        assert background.later(lambda: started.append("b")) is False  # nothing urgent
+        await tasks.aclose()
+        with background.urgent():
+            assert background.later(lambda: started.append("c")) is False  # tasks closed
+    assert started == [] and background.held_back == 0
+
+
+async def test_held_back_starts_run_in_the_order_asked_once_the_last_hold_ends() -> None:
+    background = Background(patience=3600)
+    started: list[int] = []
+    async with anyio.create_task_group() as group:
+        background.start(TaskSet(group, name="background"))
+        with background.urgent():
+            with background.urgent():
+                for number in range(3):
+                    assert background.later(lambda number=number: started.append(number))
+                for _ in range(20):
+                    await anyio.lowlevel.checkpoint()
+            for _ in range(20):
+                await anyio.lowlevel.checkpoint()
+            assert started == [] and background.held_back == 3, "one hold still runs"
+        await until(lambda: started == [0, 1, 2], "every start, in order, once quiet")
+        assert background.held_back == 0
+        # A later urgent stretch holds back again (its own releasing task).
+        with background.urgent():
+            assert background.later(lambda: started.append(3))
+        await until(lambda: started == [0, 1, 2, 3])
+
+
+async def test_a_start_held_back_goes_after_the_patience_while_urgent_work_never_ends() -> None:
+    background = Background(patience=0.05)
+    started: list[str] = []
+    async with anyio.create_task_group() as group:
+        background.start(TaskSet(group, name="background"))
+        with background.urgent():
+            assert background.later(lambda: started.append("first"))
+            await until(lambda: started == ["first"], "patience lets it go")
+            assert background.urgent_now == 1
+            assert background.later(lambda: started.append("second"))
+            await until(lambda: started == ["first", "second"])
+
+
+async def test_a_start_that_fails_is_logged_and_the_next_still_runs(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    background = Background(patience=3600)
+    started: list[str] = []
+
+    def broken() -> None:
+        raise RuntimeError("the agent is gone")
+
+    async with anyio.create_task_group() as group:
+        background.start(TaskSet(group, name="background"))
+        with background.urgent():
+            background.later(broken)
+            background.later(lambda: started.append("next"))
+        await until(lambda: started == ["next"])
+    assert "background: starting" in caplog.text and "the agent is gone" in caplog.text
+
+
+async def test_closing_the_tasks_drops_what_was_held_back() -> None:
+    background = Background(patience=3600)
+    started: list[str] = []
+    async with anyio.create_task_group() as group:
+        tasks = TaskSet(group, name="background")
+        background.start(tasks)
+        with background.urgent():
+            assert background.later(lambda: started.append("never"))
+            await anyio.lowlevel.checkpoint()
+            await tasks.aclose()
+            assert background.held_back == 0
+    assert started == []
