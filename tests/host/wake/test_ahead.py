@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from dsh.wake.ahead import AHEAD_CAP, PRIOR_RESUME_SECONDS, WakeAhead
+from dsh.wake.ahead import AHEAD_CAP, MARGIN, PRIOR_RESUME_SECONDS, WakeAhead
 
 
 def test_before_any_resume_the_prior_stands_in() -> None:
@@ -17,7 +17,7 @@ def test_before_any_resume_the_prior_stands_in() -> None:
 
 
 def test_a_lone_session_keeps_the_plain_lead_and_a_crowd_needs_one_cost_per_other() -> None:
-    ahead = WakeAhead(prior_seconds=0.01)
+    ahead = WakeAhead(prior_seconds=0.01, margin=1)
     assert ahead.extra_ms(0) == 0
     assert ahead.extra_ms(1) == 0
     assert ahead.extra_ms(2) == 10
@@ -25,9 +25,17 @@ def test_a_lone_session_keeps_the_plain_lead_and_a_crowd_needs_one_cost_per_othe
 
 
 def test_the_cap_bounds_the_sessions_woken_ahead() -> None:
-    ahead = WakeAhead(prior_seconds=0.01, cap=50)
+    ahead = WakeAhead(prior_seconds=0.01, cap=50, margin=1)
     assert ahead.extra_ms(51) == 500
     assert ahead.extra_ms(10_000) == 500
+
+
+def test_a_crowd_is_planned_with_half_again_the_measured_cost() -> None:
+    ahead = WakeAhead(prior_seconds=0.01)
+    assert ahead.margin == MARGIN == 1.5
+    assert ahead.extra_ms(1) == 0  # a lone Session still keeps the plain lead
+    assert ahead.extra_ms(101) == 1_500
+    assert WakeAhead(prior_seconds=0.01, margin=2).extra_ms(101) == 2_000
 
 
 def test_each_resume_costs_its_time_shared_among_those_running_beside_it() -> None:
@@ -69,6 +77,8 @@ def test_a_replan_is_asked_for_only_when_the_rate_moved_by_more_than_a_quarter()
     [
         ({"cap": -1}, "cap must not be negative"),
         ({"prior_seconds": 0}, "prior_seconds must be positive"),
+        ({"margin": 0.9}, "margin must be at least 1, not 0.9"),
+        ({"margin": float("nan")}, "margin must be at least 1, not nan"),
     ],
 )
 def test_nonsense_settings_are_refused(options: dict[str, float], message: str) -> None:

@@ -412,7 +412,7 @@ async def test_a_storm_is_woken_ahead_by_the_time_its_resumes_need_a_lone_sessio
     stored = {**storm(clock, 101, 100), "lone": now(clock, 50)}
     wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
     host = SlowStandIn(clock, stored, 0.01)  # as fast as the prior says: no new plan
-    ahead = WakeAhead(prior_seconds=0.01)
+    ahead = WakeAhead(prior_seconds=0.01, margin=1)
     async with running(wake, host, lead_seconds=2, ahead=ahead) as index:
         # 100 resumes at 10 ms each before the lead begins, all armed with the full count.
         assert {index.armed_at(sid) for sid in storm(clock, 101, 100)} == {now(clock, 97)}
@@ -432,7 +432,7 @@ async def test_the_cap_bounds_how_far_ahead_a_storm_is_woken() -> None:
     stored = storm(clock, 101, 100)
     wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
     host = StandIn(clock, stored)
-    async with running(wake, host, ahead=WakeAhead(prior_seconds=0.01, cap=20)) as index:
+    async with running(wake, host, ahead=WakeAhead(prior_seconds=0.01, cap=20, margin=1)) as index:
         assert index.armed_at("s000") == now(clock, 100) - 200
 
 
@@ -441,7 +441,7 @@ async def test_the_storm_is_planned_again_with_the_rate_this_hosts_resumes_show(
     stored = {**storm(clock, 11, 1_000), "first": now(clock, 1), "retry": now(clock, 500)}
     wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
     host = SlowStandIn(clock, stored, 0.05)
-    ahead = WakeAhead(prior_seconds=0.001)
+    ahead = WakeAhead(prior_seconds=0.001, margin=1)
     async with running(wake, host, ahead=ahead) as index:
         assert index.armed_at("s000") == now(clock, 1_000) - 10
         clock.advance(1)
@@ -462,7 +462,7 @@ async def test_the_rate_counts_each_wake_s_claim_as_well_as_its_resume() -> None
     stored = {"first": now(clock, 1)}
     wake = SlowClaims({sid: WakeEntry(at) for sid, at in stored.items()})
     host = SlowStandIn(clock, stored, 0.02)
-    ahead = WakeAhead(prior_seconds=0.001)
+    ahead = WakeAhead(prior_seconds=0.001, margin=1)
     async with running(wake, host, ahead=ahead):
         clock.advance(1)
         await until(lambda: host.resumed == ["first"])
@@ -475,7 +475,7 @@ async def test_an_entry_moving_to_another_second_leaves_its_old_crowd() -> None:
     stored = storm(clock, 3, 100)
     wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
     host = StandIn(clock, stored)
-    async with running(wake, host, ahead=WakeAhead(prior_seconds=0.01)) as index:
+    async with running(wake, host, ahead=WakeAhead(prior_seconds=0.01, margin=1)) as index:
         assert index.lead_for(now(clock, 100)) == 20
         await index.going_live("s000")
         host.live.add("s000")
@@ -623,7 +623,7 @@ async def test_no_more_than_the_cap_are_live_ahead_the_rest_wait_for_their_plain
     stored = {**first, **second}
     wake = MemoryWakeBackend({sid: WakeEntry(at) for sid, at in stored.items()})
     host = StandIn(clock, stored)
-    ahead = WakeAhead(prior_seconds=1.0, cap=3)
+    ahead = WakeAhead(prior_seconds=1.0, cap=3, margin=1)
     async with running(wake, host, lead_seconds=2, ahead=ahead) as index:
         # Each crowded second is armed cap × 1 s before its lead (95 s and 96 s):
         # all ten come due early, but only three may be live ahead of their lead.

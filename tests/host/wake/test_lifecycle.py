@@ -336,7 +336,7 @@ async def test_a_storm_is_woken_ahead_stays_live_until_its_time_and_rings_only_t
     ) as host:
         index, hibernator = host.lifecycle.index, host.lifecycle.hibernator
         assert index is not None and hibernator is not None
-        index.ahead = WakeAhead(prior_seconds=20)  # a slow host: 20 s per resume
+        index.ahead = WakeAhead(prior_seconds=20, margin=1)  # a slow host: 20 s per resume
         alarms = [await make_alarm(host, clock, 300) for _ in range(3)]
         at = alarms[0][1]
         for session_id, _ in alarms:
