@@ -41,7 +41,6 @@ from ..base.background import Background
 from ..base.clock import Clock, SystemClock
 from ..base.metrics import Metrics
 from ..base.scope import Scope
-from ..base.tasks import TaskSet
 from ..models.base import ModelAdapter
 from ..models.registry import ModelContext, ModelSpec
 from ..persistence.backend import Backend
@@ -161,7 +160,7 @@ class Host:
             if self.heap is not None:
                 stack.enter_context(self.heap.installed(self.live))
             group = self._group = await stack.enter_async_context(anyio.create_task_group())
-            self.background.start(TaskSet(group, name="background"))
+            self.background.start(group)
             self._coordinator = PersistenceCoordinator(
                 self.live, self.backend, group, clock=self.clock,
                 close_retry_seconds=self.close_retry_seconds,

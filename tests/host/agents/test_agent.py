@@ -14,7 +14,6 @@ from dsh.agents.errors import AgentBusy, AgentClosed
 from dsh.agents.tools import Tool, ToolArguments, ToolContext
 from dsh.base.background import Background
 from dsh.base.limits import MAX_ARGUMENTS_BYTES, MAX_DEPTH, MAX_TEXT_BYTES, MAX_TOOL_CALLS
-from dsh.base.tasks import TaskSet
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall, reasoning_channel
 from dsh.models.errors import ModelError
 from dsh.session.event import SessionEvent
@@ -1336,7 +1335,7 @@ async def test_a_follow_up_s_driver_is_not_even_started_while_the_host_s_urgent_
     harness: Harness,
 ) -> None:
     background = Background(patience=3600)
-    background.start(TaskSet(harness.group, name="background"))
+    background.start(harness.group)
     agent = harness.agent(FakeModel(), background=background)
     with background.urgent():
         agent.followup("reminder", {"kind": "schedule"})
@@ -1357,7 +1356,7 @@ async def test_a_held_back_follow_up_runs_after_the_patience_though_urgent_work_
     harness: Harness,
 ) -> None:
     background = Background(patience=0.05)
-    background.start(TaskSet(harness.group, name="background"))
+    background.start(harness.group)
     agent = harness.agent(FakeModel(), background=background)
     with background.urgent():
         agent.followup("reminder", {"kind": "schedule"})
@@ -1370,7 +1369,7 @@ async def test_an_agent_closed_while_its_follow_up_is_held_back_starts_nothing(
     harness: Harness,
 ) -> None:
     background = Background(patience=3600)
-    background.start(TaskSet(harness.group, name="background"))
+    background.start(harness.group)
     agent = harness.agent(FakeModel(), background=background)
     with background.urgent():
         agent.followup("reminder", {"kind": "schedule"})

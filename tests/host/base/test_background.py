@@ -6,7 +6,6 @@ import anyio
 import pytest
 
 from dsh.base.background import Background
-from dsh.base.tasks import TaskSet
 from tests.support.deadlines import until
 
 pytestmark = pytest.mark.anyio
@@ -105,8 +104,7 @@ async def test_later_holds_nothing_back_while_nothing_is_urgent_or_before_it_is_
     with background.urgent():
         assert background.later(lambda: started.append("a")) is False  # not started yet
     async with anyio.create_task_group() as group:
-        tasks = TaskSet(group, name="background")
-        background.start(tasks)
+        tasks = background.start(group)
         assert background.later(lambda: started.append("b")) is False  # nothing urgent
         await tasks.aclose()
         with background.urgent():
@@ -118,7 +116,7 @@ async def test_held_back_starts_run_in_the_order_asked_once_the_last_hold_ends()
     background = Background(patience=3600)
     started: list[int] = []
     async with anyio.create_task_group() as group:
-        background.start(TaskSet(group, name="background"))
+        background.start(group)
         with background.urgent():
             with background.urgent():
                 for number in range(3):
@@ -140,7 +138,7 @@ async def test_a_start_held_back_goes_after_the_patience_while_urgent_work_never
     background = Background(patience=0.05)
     started: list[str] = []
     async with anyio.create_task_group() as group:
-        background.start(TaskSet(group, name="background"))
+        background.start(group)
         with background.urgent():
             assert background.later(lambda: started.append("first"))
             await until(lambda: started == ["first"], "patience lets it go")
@@ -159,7 +157,7 @@ async def test_a_start_that_fails_is_logged_and_the_next_still_runs(
         raise RuntimeError("the agent is gone")
 
     async with anyio.create_task_group() as group:
-        background.start(TaskSet(group, name="background"))
+        background.start(group)
         with background.urgent():
             background.later(broken)
             background.later(lambda: started.append("next"))
@@ -171,8 +169,7 @@ async def test_closing_the_tasks_drops_what_was_held_back() -> None:
     background = Background(patience=3600)
     started: list[str] = []
     async with anyio.create_task_group() as group:
-        tasks = TaskSet(group, name="background")
-        background.start(tasks)
+        tasks = background.start(group)
         with background.urgent():
             assert background.later(lambda: started.append("never"))
             await anyio.lowlevel.checkpoint()
