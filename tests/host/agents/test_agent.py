@@ -1331,12 +1331,17 @@ async def test_a_follow_up_waits_for_the_host_s_urgent_work_queued_and_idle(
     assert [item["text"] for item in data(agent, "message/user")] == ["reminder", "typed"]
 
 
+def _holding_back(harness: Harness, patience: float) -> tuple[Background, Agent]:
+    """An agent whose host's `Background` is started: it holds follow-ups' drivers back."""
+    background = Background(patience=patience)
+    background.start(harness.group)
+    return background, harness.agent(FakeModel(), background=background)
+
+
 async def test_a_follow_up_s_driver_is_not_even_started_while_the_host_s_urgent_work_runs(
     harness: Harness,
 ) -> None:
-    background = Background(patience=3600)
-    background.start(harness.group)
-    agent = harness.agent(FakeModel(), background=background)
+    background, agent = _holding_back(harness, patience=3600)
     with background.urgent():
         agent.followup("reminder", {"kind": "schedule"})
         agent.submit("typed")  # queued behind it, as with a driver waiting
@@ -1355,9 +1360,7 @@ async def test_a_follow_up_s_driver_is_not_even_started_while_the_host_s_urgent_
 async def test_a_held_back_follow_up_runs_after_the_patience_though_urgent_work_goes_on(
     harness: Harness,
 ) -> None:
-    background = Background(patience=0.05)
-    background.start(harness.group)
-    agent = harness.agent(FakeModel(), background=background)
+    background, agent = _holding_back(harness, patience=0.05)
     with background.urgent():
         agent.followup("reminder", {"kind": "schedule"})
         assert background.held_back == 1
@@ -1368,9 +1371,7 @@ async def test_a_held_back_follow_up_runs_after_the_patience_though_urgent_work_
 async def test_an_agent_closed_while_its_follow_up_is_held_back_starts_nothing(
     harness: Harness,
 ) -> None:
-    background = Background(patience=3600)
-    background.start(harness.group)
-    agent = harness.agent(FakeModel(), background=background)
+    background, agent = _holding_back(harness, patience=3600)
     with background.urgent():
         agent.followup("reminder", {"kind": "schedule"})
         await agent.aclose()
