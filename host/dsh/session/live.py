@@ -90,6 +90,10 @@ class LiveSessions:
     def __init__(self, clock: Clock | None = None) -> None:
         self.clock: Clock = clock or SystemClock()
         self._live: dict[str, Session] = {}
+        # Keyed by the live Session objects, and only by them: `open` adds the entry
+        # for a Session it makes live (no other one of its id is), `close` removes it
+        # with it. A Session has an entry exactly while it is live, so finding its
+        # entry is the live check.
         self._listeners: dict[Session, Listeners[SessionListener]] = {}
         self._observers: Listeners[Observer] = Listeners()
 
@@ -141,7 +145,7 @@ class LiveSessions:
 
     def _listeners_of(self, session: Session) -> Listeners[SessionListener]:
         listeners = self._listeners.get(session)
-        if listeners is None or not self.is_live(session):
+        if listeners is None:
             raise SessionClosed(f"session {session.id} is not live here")
         return listeners
 
@@ -160,17 +164,19 @@ class LiveSessions:
         Raises `SessionClosed` if the Session is not live, or
         `pydantic.ValidationError` if the type or data is not valid.
         """
-        # `_listeners_of`, inlined: every append of every Session passes here.
+        # Every append of every Session passes here: one lookup is the live check (a
+        # Session has listeners exactly while it is live), and the listeners and
+        # observers are read as the tuples `Listeners` keeps, without a call.
         listeners = self._listeners.get(session)
-        if listeners is None or self._live.get(session.header.id) is not session:
+        if listeners is None:
             raise SessionClosed(f"session {session.id} is not live here")
         event = session._append(type, data, self.clock.wall_ms())
-        for listener in listeners:
+        for listener in listeners.snapshot:
             try:
                 listener.on_append(session, event)
             except Exception:
                 log.exception("listener %r failed on append to %s", listener, session.id)
-        if self._observers:  # every append passes here: build nothing nobody reads
+        if self._observers.snapshot:  # build nothing nobody reads
             self._publish(SessionEventObserved(session, event))
         return event
 
@@ -178,9 +184,9 @@ class LiveSessions:
         """The durability barrier; see the module docstring for every rule."""
         through = len(session)
         registered = self._listeners.get(session)
-        if not registered:
+        listeners = () if registered is None else registered.snapshot
+        if not listeners:
             return False
-        listeners = list(registered)
         results: list[bool | None] = [None] * len(listeners)
         errors: list[Exception] = []
 
@@ -203,6 +209,6 @@ class LiveSessions:
                 raise FlushRefused(session, errors)
             raise FlushError(session, errors)
         durable = any(result is True for result in results)
-        if durable and self._observers:
+        if durable and self._observers.snapshot:
             self._publish(SessionFlushed(session, through))
         return durable

@@ -84,3 +84,20 @@ def test_every_change_shows_in_the_next_iteration() -> None:
     assert list(listeners) == []
     listeners.add(3)
     assert list(listeners) == [3]
+
+
+def test_the_snapshot_follows_every_change_and_one_handed_out_never_changes() -> None:
+    listeners: Listeners[int] = Listeners()
+    assert listeners.snapshot == ()
+    remove_one = listeners.add(1)
+    listeners.add(2)
+    before = listeners.snapshot
+    assert before == (1, 2)
+
+    remove_one()
+    listeners.add(3)
+
+    assert before == (1, 2)  # what a caller iterates is not altered under it
+    assert listeners.snapshot == (2, 3)
+    listeners.clear()
+    assert listeners.snapshot == ()
