@@ -166,17 +166,24 @@ class LiveSessions:
         """
         # Every append of every Session passes here: one lookup is the live check (a
         # Session has listeners exactly while it is live), and the listeners and
-        # observers are read as the tuples `Listeners` keeps, without a call.
-        listeners = self._listeners.get(session)
-        if listeners is None:
+        # observers are read as the tuples `Listeners` keeps, without a call while
+        # nobody registered anything since the last append.
+        registered = self._listeners.get(session)
+        if registered is None:
             raise SessionClosed(f"session {session.id} is not live here")
         event = session._append(type, data, self.clock.wall_ms())
-        for listener in listeners.snapshot:
+        listeners = registered.snapshot
+        if listeners is None:
+            listeners = registered.current()
+        for listener in listeners:
             try:
                 listener.on_append(session, event)
             except Exception:
                 log.exception("listener %r failed on append to %s", listener, session.id)
-        if self._observers.snapshot:  # build nothing nobody reads
+        observers = self._observers.snapshot
+        if observers is None:
+            observers = self._observers.current()
+        if observers:  # build nothing nobody reads
             self._publish(SessionEventObserved(session, event))
         return event
 
@@ -184,7 +191,7 @@ class LiveSessions:
         """The durability barrier; see the module docstring for every rule."""
         through = len(session)
         registered = self._listeners.get(session)
-        listeners = () if registered is None else registered.snapshot
+        listeners = () if registered is None else registered.current()
         if not listeners:
             return False
         results: list[bool | None] = [None] * len(listeners)
@@ -209,6 +216,6 @@ class LiveSessions:
                 raise FlushRefused(session, errors)
             raise FlushError(session, errors)
         durable = any(result is True for result in results)
-        if durable and self._observers.snapshot:
+        if durable and self._observers:
             self._publish(SessionFlushed(session, through))
         return durable
