@@ -13,7 +13,9 @@ undone by the disposer it returned (which goes into a `Scope`):
 
 Adding the same callback twice makes two registrations; each disposer removes
 its own. Calling listeners (and containing their failures) stays with the
-owner, which knows what a failure means.
+owner, which knows what a failure means. A hot path reads the tuple
+`snapshot` (or, when it is None, `current()`) without the call that
+iterating costs.
 """
 
 from __future__ import annotations
@@ -29,40 +31,49 @@ T = TypeVar("T")
 
 
 class Listeners(Generic[T]):
-    """Registered listeners in registration order."""
+    """Registered listeners in registration order.
 
-    __slots__ = ("_entries", "_next", "_snapshot")
+    `snapshot` is a tuple of them, or None after a change until `current()`
+    builds the next one (lazily: a registry nobody iterates holds no copy,
+    and every live Session keeps a few). A tuple handed out never changes,
+    so iterating it is safe while listeners add or remove others. Read it;
+    never assign it.
+    """
+
+    __slots__ = ("_entries", "_next", "snapshot")
 
     def __init__(self) -> None:
         self._entries: dict[int, T] = {}
         self._next = 0  # an int, not an itertools.count: every live Session keeps a few
-        # What iterating gives until the next change: an append iterates a Session's
-        # listeners and every observer, and registrations change rarely.
-        self._snapshot: tuple[T, ...] | None = None
+        self.snapshot: tuple[T, ...] | None = ()
 
     def add(self, listener: T) -> Disposer:
         """Register `listener`; returns the disposer that removes this registration."""
         key = self._next
         self._next = key + 1
         self._entries[key] = listener
-        self._snapshot = None
+        self.snapshot = None
         return _Removal(self, key)
 
     def clear(self) -> None:
         """Forget every listener (their disposers become no-ops)."""
         self._entries.clear()
-        self._snapshot = None
+        self.snapshot = ()
 
     def _remove(self, key: int) -> None:
         if key in self._entries:
             del self._entries[key]
-            self._snapshot = None
+            self.snapshot = None
+
+    def current(self) -> tuple[T, ...]:
+        """The listeners as they are now (`snapshot`, built if a change made it None)."""
+        snapshot = self.snapshot
+        if snapshot is None:
+            snapshot = self.snapshot = tuple(self._entries.values())
+        return snapshot
 
     def __iter__(self) -> Iterator[T]:
-        snapshot = self._snapshot
-        if snapshot is None:
-            snapshot = self._snapshot = tuple(self._entries.values())
-        return iter(snapshot)
+        return iter(self.current())
 
     def __len__(self) -> int:
         return len(self._entries)

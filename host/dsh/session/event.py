@@ -54,6 +54,11 @@ class SessionEvent:
     `pydantic.ValidationError` naming the field and the problem. Events are
     frozen (assigning raises `AttributeError`), equal when their JSON is, and
     hashable.
+
+    The fields may be passed by keyword (`SessionEvent(seq=…, type=…,
+    time=…, data=…)`, the readable form) or in that order: a class called
+    with keywords packs them into a dict first, which costs ≈ 0.15 µs of an
+    event's ≈ 2 µs, so the Session's append passes them in order.
     """
 
     __slots__ = ("_data", "seq", "time", "type")
@@ -63,7 +68,7 @@ class SessionEvent:
     time: int
     _data: bytes
 
-    def __init__(self, *, seq: int, type: str, time: int, data: object) -> None:
+    def __init__(self, seq: int, type: str, time: int, data: object) -> None:
         problems: Problems = []
         if builtins.type(seq) is not int or seq < 0:
             problems.append(("seq", "expected an integer of at least 0", seq))

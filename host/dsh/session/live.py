@@ -90,6 +90,10 @@ class LiveSessions:
     def __init__(self, clock: Clock | None = None) -> None:
         self.clock: Clock = clock or SystemClock()
         self._live: dict[str, Session] = {}
+        # Keyed by the live Session objects, and only by them: `open` adds the entry
+        # for a Session it makes live (no other one of its id is), `close` removes it
+        # with it. A Session has an entry exactly while it is live, so finding its
+        # entry is the live check.
         self._listeners: dict[Session, Listeners[SessionListener]] = {}
         self._observers: Listeners[Observer] = Listeners()
 
@@ -141,7 +145,7 @@ class LiveSessions:
 
     def _listeners_of(self, session: Session) -> Listeners[SessionListener]:
         listeners = self._listeners.get(session)
-        if listeners is None or not self.is_live(session):
+        if listeners is None:
             raise SessionClosed(f"session {session.id} is not live here")
         return listeners
 
@@ -160,17 +164,26 @@ class LiveSessions:
         Raises `SessionClosed` if the Session is not live, or
         `pydantic.ValidationError` if the type or data is not valid.
         """
-        # `_listeners_of`, inlined: every append of every Session passes here.
-        listeners = self._listeners.get(session)
-        if listeners is None or self._live.get(session.header.id) is not session:
+        # Every append of every Session passes here: one lookup is the live check (a
+        # Session has listeners exactly while it is live), and the listeners and
+        # observers are read as the tuples `Listeners` keeps, without a call while
+        # nobody registered anything since the last append.
+        registered = self._listeners.get(session)
+        if registered is None:
             raise SessionClosed(f"session {session.id} is not live here")
         event = session._append(type, data, self.clock.wall_ms())
+        listeners = registered.snapshot
+        if listeners is None:
+            listeners = registered.current()
         for listener in listeners:
             try:
                 listener.on_append(session, event)
             except Exception:
                 log.exception("listener %r failed on append to %s", listener, session.id)
-        if self._observers:  # every append passes here: build nothing nobody reads
+        observers = self._observers.snapshot
+        if observers is None:
+            observers = self._observers.current()
+        if observers:  # build nothing nobody reads
             self._publish(SessionEventObserved(session, event))
         return event
 
@@ -178,9 +191,9 @@ class LiveSessions:
         """The durability barrier; see the module docstring for every rule."""
         through = len(session)
         registered = self._listeners.get(session)
-        if not registered:
+        listeners = () if registered is None else registered.current()
+        if not listeners:
             return False
-        listeners = list(registered)
         results: list[bool | None] = [None] * len(listeners)
         errors: list[Exception] = []
 

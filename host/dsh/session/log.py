@@ -231,7 +231,7 @@ class Session:
 
     def _append(self, type: str, data: JsonValue, time: int) -> SessionEvent:
         seq = len(self._events)
-        event = SessionEvent(seq=seq, type=type, time=time, data=data)
+        event = SessionEvent(seq, type, time, data)  # in order, not by keyword: see the class
         self._events.append(event)
         seqs = self._by_type.get(type)
         if seqs is None:

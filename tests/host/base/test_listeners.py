@@ -84,3 +84,23 @@ def test_every_change_shows_in_the_next_iteration() -> None:
     assert list(listeners) == []
     listeners.add(3)
     assert list(listeners) == [3]
+
+
+def test_the_snapshot_follows_every_change_and_one_handed_out_never_changes() -> None:
+    listeners: Listeners[int] = Listeners()
+    assert listeners.snapshot == () and listeners.current() == ()
+    remove_one = listeners.add(1)
+    assert listeners.snapshot is None  # built again only when someone reads it
+    listeners.add(2)
+    before = listeners.current()
+    assert before == (1, 2) and listeners.snapshot is before
+
+    remove_one()
+    listeners.add(3)
+
+    assert before == (1, 2)  # what a caller iterates is not altered under it
+    assert listeners.snapshot is None
+    assert listeners.current() == (2, 3) == listeners.snapshot
+    assert list(listeners) == [2, 3]
+    listeners.clear()
+    assert listeners.snapshot == () and listeners.current() == ()

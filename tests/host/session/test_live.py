@@ -99,14 +99,40 @@ async def test_open_returns_a_disposer_that_closes(live: LiveSessions) -> None:
 async def test_a_reopened_id_is_a_new_lifecycle_that_the_old_object_cannot_close(
     live: LiveSessions, session: Session
 ) -> None:
+    old_listener = Listener()
+    live.add_listener(session, old_listener)
     live.close(session)
     again = Session.new("s1", cwd="/", created_at=0)
     live.open(again)
+    new_listener = Listener()
+    live.add_listener(again, new_listener)
     live.close(session)
     assert live.get("s1") is again
     assert not live.is_live(session)
     with pytest.raises(SessionClosed):
         live.append(session, "message/user", {})
+    with pytest.raises(SessionClosed):
+        live.add_listener(session, Listener())
+    assert not await live.flush(session)
+    assert old_listener.appended == [] and new_listener.appended == []
+    assert len(session) == 0
+
+    live.append(again, "message/user", {})  # the live one still appends and is heard
+    assert new_listener.appended == [0]
+    assert old_listener.appended == []
+
+
+async def test_a_closed_session_object_opened_again_appends_and_is_heard_again(
+    live: LiveSessions, session: Session
+) -> None:
+    live.close(session)
+    live.open(session)
+    listener = Listener()
+    live.add_listener(session, listener)
+
+    live.append(session, "message/user", {})
+
+    assert listener.appended == [0]
 
 
 # -- append ---------------------------------------------------------------------

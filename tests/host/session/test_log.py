@@ -539,6 +539,26 @@ def test_every_problem_is_named_with_its_field() -> None:
         SessionEvent.from_json("[1]")
 
 
+def test_fields_passed_in_order_are_the_same_event_and_checked_the_same() -> None:
+    in_order = SessionEvent(3, "message/user", 1_000, {"text": "hi"})
+    assert in_order == SessionEvent(seq=3, type="message/user", time=1_000, data={"text": "hi"})
+    assert in_order.to_json() == '{"seq":3,"type":"message/user","time":1000,"data":{"text":"hi"}}'
+    with pytest.raises(ValidationError) as info:
+        SessionEvent(-1, "not a type", 1.5, {"x": float("nan")})  # type: ignore[arg-type]
+    assert {error["loc"][0] for error in info.value.errors()} == {"seq", "type", "time", "data"}
+
+
+def test_a_session_append_checks_every_event_it_builds() -> None:
+    session = Session.new("s1", cwd="/", created_at=0)
+    with pytest.raises(ValidationError):
+        session._append("message/user", {"x": float("inf")}, 1)
+    with pytest.raises(ValidationError):
+        session._append("Not/A Type", {}, 1)
+    assert len(session) == 0
+    event = session._append("message/user", {"x": 1}, 5)
+    assert (event.seq, event.type, event.time, event.data) == (0, "message/user", 5, {"x": 1})
+
+
 @pytest.mark.parametrize(
     "line",
     [

@@ -38,7 +38,7 @@ from array import array
 from bisect import bisect_left
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
-from itertools import accumulate
+from itertools import accumulate, islice
 from pathlib import Path
 from typing import Any
 
@@ -148,8 +148,8 @@ class LineIndex:
         else:
             for offset, name in enumerate(types):
                 self.by_type.setdefault(name, array(_SEQ)).append(first + offset)
-        ends = list(accumulate(batch.lengths, initial=self.end))
-        self.bounds.extend(ends[1:])  # one extend: readers see all of the batch or none
+        # One extend, and no Python code runs inside it: readers see all of the batch or none.
+        self.bounds.extend(islice(accumulate(batch.lengths, initial=self.end), 1, None))
         if SESSION_TITLE not in types and (
             self.facts.preview is not None or USER_MESSAGE not in types
         ):
