@@ -152,3 +152,21 @@ async def test_a_round_the_server_fails_as_a_whole_fails_every_append_in_it(
     assert outcomes[first] is None  # sent alone before the others queued
     for session_id in rest:
         assert await one_round.cursor(session_id) == 3
+
+
+async def test_an_append_failing_in_a_round_for_another_reason_names_its_session_and_state(
+    one_round: PostgresBackend,
+) -> None:
+    async with one_round.database.connection() as connection:
+        await connection.execute(
+            "ALTER TABLE events ADD CONSTRAINT short CHECK (seq < 3) NOT VALID"
+        )
+
+    outcomes = await _append_all(one_round, {sid: events(3, 4) for sid in IDS})
+
+    assert one_round.rounds.grouped == len(IDS) - 1
+    for session_id, error in outcomes.items():
+        assert isinstance(error, StorageError)
+        assert not isinstance(error, IntegrityError | LeaseLost | StorageRefused)
+        assert f"did not store session {session_id}" in str(error)
+    assert "(SQLSTATE 23514)" in str(outcomes["r05"])

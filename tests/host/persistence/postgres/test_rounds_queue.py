@@ -112,3 +112,24 @@ async def test_rounds_need_room_for_one_append() -> None:
     store = FakeStore()
     with pytest.raises(ValueError, match="at least 1, not 0 and 64"):
         Rounds(store.one, store.several, in_flight=0)
+
+
+async def test_a_waiting_append_that_is_cancelled_is_never_written_and_the_next_leads() -> None:
+    store = FakeStore()
+    rounds = Rounds(store.one, store.several, in_flight=1)
+    waiting = anyio.CancelScope()
+
+    async def give_up() -> None:
+        with waiting:
+            await rounds.commit(_append("b"))
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(rounds.commit, _append("a"))
+        await store.started.wait()
+        group.start_soon(give_up)
+        await anyio.wait_all_tasks_blocked()
+        waiting.cancel()  # b gives up while a's round commits
+        group.start_soon(rounds.commit, _append("c"))
+        await anyio.wait_all_tasks_blocked()
+        store.release()
+    assert store.rounds == [[("a", 0)], [("c", 0)]]
