@@ -17,14 +17,16 @@ hand-over and transaction. `Rounds` gathers them instead:
   one transaction. Each Session's append in it is fenced and checked as
   alone (its lease epoch, its cursor) in a subtransaction of its own, so a
   refused one (`LeaseLost`, `IntegrityError`, a refused value) fails alone
-  and the others commit. Items go in Session-id order, so two rounds lock
-  rows in the same order.
+  and the others commit. Items go in Session-id order, the order a lease
+  renewal locks its rows in too (`leases`), so neither can deadlock the
+  other.
 - A round that fails as a whole (the connection, the server) fails every
   append in it with the same `StorageError`: whether it committed is
   unknown, as for any failed append, and the coordinator's recovery reads
   back what is stored (rule 4 of `dsh.persistence.coordinator`). A round
-  whose values psycopg refused before sending stored nothing; each append
-  is then written alone, so the refusal stays with its Session.
+  with a value refused — by psycopg before sending, or by the server for
+  the statement as a whole (SQLSTATE class 22 or 54) — stored nothing;
+  each append is then written alone, so the refusal stays with its Session.
 - A leader cancelled while its round is committing leaves the round's
   outcome unknown: the other appends in it fail with a `StorageError`
   saying so (and are recovered as above); the leader's own is cancelled.
