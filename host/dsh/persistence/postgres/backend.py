@@ -17,8 +17,7 @@ The same `Backend` contract as the JSONL store, over the tables of
   (`dsh_append_round`) and one transaction, each Session's append fenced
   and checked as alone in a subtransaction of its own, so one refusal
   fails alone. An append that meets no other is sent alone as above. At
-  most `rounds_in_flight` rounds are committed at once (default: half the
-  pool).
+  most half the pool's connections commit rounds at once.
 - Reads are one statement: `header`, `cursor` and `mark` read the Session's
   row; `read` selects a seq range, type-filtered through an index on
   `(log_id, type, seq)`; `list` reads only the `sessions` table.
@@ -117,13 +116,7 @@ _REMEMBERED = 4  # full reads kept for a second `inspect` (see `inspect`)
 class PostgresBackend(Backend):
     """Session logs in a PostgreSQL database (see the module docstring)."""
 
-    def __init__(
-        self,
-        settings: PostgresSettings,
-        *,
-        database: Database | None = None,
-        rounds_in_flight: int | None = None,
-    ) -> None:
+    def __init__(self, settings: PostgresSettings, *, database: Database | None = None) -> None:
         self.settings = settings
         self.database = database or Database(settings)
         self._leases: PostgresLeases | None = None
@@ -137,7 +130,7 @@ class PostgresBackend(Backend):
         self.rounds = Rounds(
             self._append_one,
             self._append_round,
-            in_flight=rounds_in_flight or max(1, settings.pool_size // 2),
+            in_flight=max(1, settings.pool_size // 2),
         )
 
     def describe(self) -> str:

@@ -170,3 +170,11 @@ async def test_an_append_failing_in_a_round_for_another_reason_names_its_session
         assert not isinstance(error, IntegrityError | LeaseLost | StorageRefused)
         assert f"did not store session {session_id}" in str(error)
     assert "(SQLSTATE 23514)" in str(outcomes["r05"])
+
+
+@pytest.mark.parametrize(("pool_size", "in_flight"), [(10, 5), (4, 2), (1, 1)])
+def test_rounds_commit_on_at_most_half_the_pool(
+    pg_url: str, pool_size: int, in_flight: int
+) -> None:
+    backend = _backend(f"{pg_url}&pool_size={pool_size}")
+    assert backend.rounds.in_flight == in_flight
