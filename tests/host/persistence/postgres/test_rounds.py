@@ -52,9 +52,10 @@ async def _append_all(
         else:
             outcomes[session_id] = None
 
-    async with anyio.create_task_group() as group:
-        for session_id, batch in batches.items():
-            group.start_soon(one, session_id, batch)
+    with anyio.fail_after(60):  # a lost wake-up fails the test, never hangs the run
+        async with anyio.create_task_group() as group:
+            for session_id, batch in batches.items():
+                group.start_soon(one, session_id, batch)
     return outcomes
 
 
