@@ -12,6 +12,12 @@ The same `Backend` contract as the JSONL store, over the tables of
   the rest of an append's client side. A batch that
   does not continue at the cursor raises `IntegrityError`; a writer whose
   lease lapsed gets `LeaseLost`; nothing is stored in either case.
+- **Group commit.** Appends of several Sessions that meet while others
+  are being committed go together (`rounds`, `rounds.py`): one statement
+  (`dsh_append_round`) and one transaction, each Session's append fenced
+  and checked as alone in a subtransaction of its own, so one refusal
+  fails alone. An append that meets no other is sent alone as above. At
+  most half the pool's connections commit rounds at once.
 - Reads are one statement: `header`, `cursor` and `mark` read the Session's
   row; `read` selects a seq range, type-filtered through an index on
   `(log_id, type, seq)`; `list` reads only the `sessions` table.
@@ -65,6 +71,7 @@ from .feed import PostgresEventFeed
 from .inbox import PostgresInbox
 from .leases import PostgresLeases
 from .remote_actions import PostgresRemoteActions
+from .rounds import Append, Rounds
 from .schema import ERRORS
 from .settings import PostgresSettings
 from .text import shown
@@ -118,6 +125,13 @@ class PostgresBackend(Backend):
         self._feed: PostgresEventFeed | None = None
         # The latest full reads (a few; dropped when the Session's writer releases it).
         self._inspected: dict[str, tuple[LogMark, StoredSession]] = {}
+        # Appends of several Sessions committed together (`rounds`); half the pool at
+        # most, so reads, leases and the wake index keep connections of their own.
+        self.rounds = Rounds(
+            self._append_one,
+            self._append_round,
+            in_flight=max(1, settings.pool_size // 2),
+        )
 
     def describe(self) -> str:
         return self.database.where
@@ -220,22 +234,18 @@ class PostgresBackend(Backend):
         titles = [event for event in events if event.type == SESSION_TITLE]
         preview = SummaryFacts().add_all(events).preview
         owner, epoch = self._fence(session_id)
-        await self._write(
+        pending = Append(
             session_id,
-            "SELECT dsh_append(%s, %s, %b, %b, %s, %s, %s, %s, %s)",
-            (
-                session_id,
-                start,
-                [event.type for event in events],
-                [event.to_json() for event in events],
-                bool(titles),
-                shown(title_of(titles[-1].data) if titles else None),
-                shown(preview),
-                owner,
-                epoch,
-            ),
-            start=start,
+            start,
+            [event.type for event in events],
+            [event.to_json() for event in events],
+            bool(titles),
+            shown(title_of(titles[-1].data) if titles else None),
+            shown(preview),
+            owner,
+            epoch,
         )
+        await self.rounds.commit(pending)
 
     async def _write(
         self, session_id: str, statement: str, params: Sequence[Any], *, start: int | None = None
@@ -252,8 +262,15 @@ class PostgresBackend(Backend):
         self, session_id: str, error: psycopg.Error, start: int | None
     ) -> StorageError | None:
         """The contract's exception for a refusal of `dsh_create`/`dsh_append`, or None."""
-        state = error.sqlstate
         message = error.diag.message_primary or str(error)
+        return self._refused(
+            session_id, error.sqlstate, message, start, isinstance(error, psycopg.DataError)
+        )
+
+    def _refused(
+        self, session_id: str, state: str | None, message: str, start: int | None, data: bool
+    ) -> StorageError | None:
+        """`_refusal` from the SQLSTATE and message (`data`: psycopg refused a value)."""
         if state == ERRORS["cursor"]:
             return IntegrityError(session_id, int(message), start)
         if state == ERRORS["not_found"]:
@@ -265,7 +282,7 @@ class PostgresBackend(Backend):
         if state == ERRORS["lease_held"]:
             owner = message.rpartition(" ")[2]
             return LeaseHeld(session_id, owner, None)
-        if isinstance(error, psycopg.DataError) or (state or "").startswith(_REFUSED_CLASSES):
+        if data or (state or "").startswith(_REFUSED_CLASSES):
             # A value a type refuses (psycopg's dumpers raise DataError before sending;
             # the server's data exceptions and program limits): the same batch fails
             # the same way every time, so the coordinator must not retry it.
@@ -274,6 +291,68 @@ class PostgresBackend(Backend):
                 f"session {session_id}: {self.describe()} refused {where}: {message}"
             )
         return None
+
+    # -- group commit (`rounds`) --------------------------------------------------
+
+    async def _append_one(self, pending: Append) -> None:
+        """One Session's append alone: `dsh_append`, its own statement and transaction."""
+        await self._write(
+            pending.session_id,
+            "SELECT dsh_append(%s, %s, %b, %b, %s, %s, %s, %s, %s)",
+            pending.arguments(),
+            start=pending.start,
+        )
+
+    async def _append_round(self, round_: Sequence[Append]) -> bool:
+        """Several Sessions' appends in one statement and one transaction
+        (`dsh_append_round`); each one's refusal is set on it (`error`).
+
+        Returns False if a value was refused, by psycopg before sending or by
+        the server for the statement as a whole (nothing was stored: the
+        caller writes each alone, so the refusal stays with its Session); raises
+        the `StorageError` the round as a whole met (whether it committed is
+        unknown).
+        """
+        arguments = (
+            [item.session_id for item in round_],
+            [item.start for item in round_],
+            [len(item.types) for item in round_],
+            [kind for item in round_ for kind in item.types],
+            [body for item in round_ for body in item.bodies],
+            [item.set_title for item in round_],
+            [item.title for item in round_],
+            [item.preview for item in round_],
+            [item.owner for item in round_],
+            [item.epoch for item in round_],
+        )
+        async with self.database.connection() as connection:
+            try:
+                cursor = await connection.execute(
+                    "SELECT item, failed, reason FROM dsh_append_round(%s::text[],"
+                    " %s::bigint[], %s::integer[], %b, %b, %s::boolean[], %s::text[],"
+                    " %s::text[], %s::text[], %s::bigint[])",
+                    arguments,
+                    prepare=True,
+                )
+                rows = await cursor.fetchall()
+            except psycopg.Error as error:
+                if isinstance(error, psycopg.DataError) or (error.sqlstate or "").startswith(
+                    _REFUSED_CLASSES
+                ):
+                    return False  # the round stored nothing: each is written alone
+                raise self.database.failure(
+                    error, f"did not store the appends of {len(round_)} sessions"
+                ) from error
+        for number, state, reason in rows:
+            item = round_[number - 1]
+            if state is not None:
+                item.error = self._refused(
+                    item.session_id, state, reason or "", item.start, False
+                ) or StorageError(
+                    f"PostgreSQL at {self.describe()} did not store session "
+                    f"{item.session_id}: {reason} (SQLSTATE {state})"
+                )
+        return True
 
     # -- reads --------------------------------------------------------------------
 

@@ -9,7 +9,9 @@ the hosts' clocks never need to agree. Each call is one statement:
   a row over waits for a write that holds it (`dsh_fence` locks it FOR
   SHARE), so a write the old owner committed is always visible to the new
   owner's reads.
-- `renew` extends every still-valid lease of this owner, in one UPDATE.
+- `renew` extends every still-valid lease of this owner, in one UPDATE,
+  locking their rows in Session-id order (the order a round of appends
+  fences them in, so the two never deadlock).
 - `release` expires the lease now, keeping its row (epochs only grow).
 - `held_elsewhere` lists the valid leases of other hosts (a Session live
   on some other host).
@@ -45,11 +47,20 @@ SELECT owner, extract(epoch FROM expires_at - clock_timestamp())::float8
 FROM leases WHERE session_id = %s
 """
 
+# The rows are locked in Session-id order first (as a round of appends fences them:
+# `rounds`), so a renewal and a round waiting for each other's rows cannot deadlock.
 _RENEW = """
+WITH mine AS (
+    SELECT l.session_id FROM leases l
+    JOIN unnest(%(ids)s::text[], %(epochs)s::bigint[]) AS w (session_id, epoch)
+      ON l.session_id = w.session_id AND l.epoch = w.epoch
+    WHERE l.owner = %(owner)s AND l.expires_at > clock_timestamp()
+    ORDER BY l.session_id COLLATE "C"
+    FOR UPDATE OF l
+)
 UPDATE leases SET expires_at = clock_timestamp() + make_interval(secs => %(ttl)s)
-WHERE owner = %(owner)s AND expires_at > clock_timestamp()
-  AND (session_id, epoch) IN (SELECT * FROM unnest(%(ids)s::text[], %(epochs)s::bigint[]))
-RETURNING session_id
+FROM mine WHERE leases.session_id = mine.session_id
+RETURNING leases.session_id
 """
 
 _RELEASE = """

@@ -64,6 +64,11 @@ the cursor while updating the Session's row (which locks it), insert the
 events and update the summary. They raise
 SQLSTATEs of their own (`ERRORS`), which the backend turns into the
 `Backend` contract's exceptions.
+
+Version 10 adds `dsh_append_round`: the appends of several Sessions in one
+statement and one transaction (the backend's group commit), each
+`dsh_append` in a subtransaction of its own whose error is returned, not
+raised, so one Session's refusal does not undo the others'.
 """
 
 from __future__ import annotations
@@ -377,6 +382,41 @@ CREATE TABLE search_indexed (
 );
 """
 
+# One round of appends of several Sessions (`PostgresBackend`'s group commit): each is
+# `dsh_append` in a subtransaction of its own (a PL/pgSQL block with an EXCEPTION
+# clause), so one refused append rolls back alone and the others commit together.
+# Item `n` takes `p_counts[n]` events from the flattened `p_types`/`p_bodies`; one
+# row per item answers, with the SQLSTATE and message of its error or NULLs.
+# (`OTHERS` does not catch a cancellation: that aborts the whole round.)
+_V10 = """
+CREATE FUNCTION dsh_append_round(
+    p_ids text[], p_starts bigint[], p_counts integer[], p_types text[], p_bodies text[],
+    p_set_titles boolean[], p_titles text[], p_previews text[], p_owners text[],
+    p_epochs bigint[]
+) RETURNS TABLE (item integer, failed text, reason text)
+LANGUAGE plpgsql SET search_path FROM CURRENT AS $$
+DECLARE
+    first integer := 1;
+    last integer;
+BEGIN
+    FOR i IN 1 .. coalesce(cardinality(p_ids), 0) LOOP
+        last := first + p_counts[i] - 1;
+        item := i;
+        failed := NULL;
+        reason := NULL;
+        BEGIN
+            PERFORM dsh_append(p_ids[i], p_starts[i], p_types[first:last],
+                               p_bodies[first:last], p_set_titles[i], p_titles[i],
+                               p_previews[i], p_owners[i], p_epochs[i]);
+        EXCEPTION WHEN OTHERS THEN
+            GET STACKED DIAGNOSTICS failed = RETURNED_SQLSTATE, reason = MESSAGE_TEXT;
+        END;
+        RETURN NEXT;
+        first := last + 1;
+    END LOOP;
+END $$;
+"""
+
 MIGRATIONS: tuple[Migration, ...] = (
     Migration(1, "sessions, events and leases", _V1),
     Migration(2, "the wake index", _V2),
@@ -387,6 +427,7 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(7, "alerts and read marks", _V7),
     Migration(8, "inbox messages of any character", _V8),
     Migration(9, "the search index", _V9),
+    Migration(10, "appends of several Sessions in one transaction", _V10),
 )
 SCHEMA_VERSION = MIGRATIONS[-1].version
 

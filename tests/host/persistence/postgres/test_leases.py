@@ -170,3 +170,33 @@ async def test_a_backend_keeps_one_lease_store_per_owner(hosts: Hosts) -> None:
     assert hosts.a.lease_backend("host-a") is hosts.leases_a
     assert hosts.a.lease_backend("host-c") is not hosts.leases_a
     assert isinstance(hosts.a, PostgresBackend)
+
+
+async def test_a_renewal_waits_for_a_round_of_appends_in_flight_and_never_deadlocks(
+    hosts: Hosts,
+) -> None:
+    """A round of appends fences its Sessions' lease rows in Session-id order and holds
+    them until it commits; the renewal of the same host's leases locks them in that
+    order too, so it waits holding none rather than holding the round's next one."""
+    ids = [f"s{number:03d}" for number in range(200)]
+    leases = {}
+    for session_id in reversed(ids):  # the rows lie in the table in reverse id order
+        leases[session_id] = await hosts.leases_a.acquire(session_id)
+    renewed: list[set[str]] = []
+
+    async def renew() -> None:
+        renewed.append(await hosts.leases_a.renew(list(leases.values())))
+
+    async with (
+        hosts.a.database.connection() as round_,
+        anyio.create_task_group() as group,
+        round_.transaction(),
+    ):
+        await round_.execute("SET LOCAL lock_timeout = '5s'")
+        fence = "SELECT dsh_fence(%s, 'host-a', %s)"
+        await round_.execute(fence, (ids[0], leases[ids[0]].epoch))
+        group.start_soon(renew)
+        await wait_for_lock_waiter(hosts)
+        await round_.execute(fence, (ids[-1], leases[ids[-1]].epoch))  # not held
+        assert renewed == []  # the renewal waits for the round to commit
+    assert renewed == [set(ids)]
