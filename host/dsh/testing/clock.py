@@ -27,6 +27,7 @@ class FakeClock:
         self._elapsed = 0.0
         self._sleepers: list[tuple[float, int, anyio.Event]] = []
         self._order = itertools.count()
+        self._waking = 0  # sleepers `advance` woke whose task has not run since
         self.sleeps: list[float] = []
 
     def wall_ms(self) -> int:
@@ -45,6 +46,12 @@ class FakeClock:
         """How many sleeps are pending."""
         return sum(1 for _, _, event in self._sleepers if not event.is_set())
 
+    @property
+    def waking(self) -> int:
+        """How many sleepers were woken and have not returned from their sleep yet:
+        0 once every task an `advance` woke has run (a test stepping time waits for it)."""
+        return self._waking
+
     async def sleep(self, seconds: float) -> None:
         """Wait until `advance()` has moved elapsed time `seconds` past now.
 
@@ -60,7 +67,9 @@ class FakeClock:
         try:
             await event.wait()
         finally:
-            if not event.is_set():
+            if event.is_set():
+                self._waking -= 1
+            else:
                 self._sleepers.remove(entry)
                 heapq.heapify(self._sleepers)
 
@@ -83,4 +92,5 @@ class FakeClock:
     def _wake(self) -> None:
         while self._sleepers and self._sleepers[0][0] <= self._elapsed:
             _, _, event = heapq.heappop(self._sleepers)
+            self._waking += 1
             event.set()

@@ -141,3 +141,27 @@ def test_advance_refuses_to_move_elapsed_time_backwards() -> None:
     with pytest.raises(ValueError, match="cannot go back"):
         clock.advance(-1)
     assert clock.elapsed == 0
+
+
+async def test_waking_counts_the_sleepers_woken_whose_task_has_not_run_yet() -> None:
+    clock = FakeClock()
+    woke: list[str] = []
+
+    async def sleeper(name: str, seconds: float) -> None:
+        await clock.sleep(seconds)
+        woke.append(name)
+
+    with anyio.fail_after(WAIT):
+        async with anyio.create_task_group() as group:
+            group.start_soon(sleeper, "a", 1)
+            group.start_soon(sleeper, "b", 1)
+            group.start_soon(sleeper, "c", 5)
+            await settle()
+            clock.advance(1)
+            # Woken, not yet run: what a test stepping time must wait for.
+            assert (clock.waking, clock.sleeping, woke) == (2, 1, [])
+            await settle()
+            assert (clock.waking, sorted(woke)) == (0, ["a", "b"])
+            clock.advance(4)
+            group.cancel_scope.cancel()  # woken and cancelled before it ran
+    assert clock.waking == 0

@@ -251,10 +251,14 @@ async def test_a_dead_hosts_due_reminder_is_delivered_once_by_a_survivor(pg_url:
         await until(lambda: b.agent(session_id) is not None, "B to take the Session over")
         keeper = b._keeper
         assert keeper is not None
-        # The time comes, 3 s at a time: a jump past the lease TTL while a renewal is
-        # on its way would make B give the Session up too (no real clock jumps so).
+        # The time comes, a second at a time: a jump past the lease TTL while a renewal
+        # is on its way would make B give the Session up too (no real clock jumps so).
+        # Each step waits until every task the last one woke has run and B's keeper is
+        # asleep again — its renewal landed (a woken keeper still holds its old scope).
         for _ in range(54):
-            await until(lambda: keeper._sleeping is not None, "B's renewal to land")
+            await until(
+                lambda: clock.waking == 0 and keeper._sleeping is not None, "B's renewal to land"
+            )
             clock.advance(1)
         # Both owners tried; only B's write is accepted (B may have hibernated it since).
         await until(lambda: a.agent(session_id) is None, "A to give the Session up")
