@@ -171,6 +171,8 @@ class LeaseKeeper:
                 self._sleeping = None
                 if self._closed:
                     break
+                if not self._held:
+                    continue  # all released while it slept: nothing to renew, nothing can run out
                 async with anyio.create_task_group() as bounded:
                     # A renewal that hangs (a partitioned network) must not keep this
                     # host writing past its leases: it is abandoned at the deadline.
@@ -186,16 +188,15 @@ class LeaseKeeper:
         return max(0.0, min(self.settings.renew_seconds, earliest - self._now()))
 
     async def _abandon_at_deadline(self, scope: anyio.CancelScope) -> None:
-        if self._held:
-            earliest = min(held.valid_until for held in self._held.values())
-            await self._clock.sleep(max(0.0, earliest - self._now()))
+        if not self._held:
+            return  # all released since the renewal started: no lease can run out
+        earliest = min(held.valid_until for held in self._held.values())
+        await self._clock.sleep(max(0.0, earliest - self._now()))
         self._failed_renewal("it did not answer before a lease ran out")
         scope.cancel()
 
     async def _renew(self) -> None:
-        snapshot = dict(self._held)
-        if not snapshot:
-            return
+        snapshot = dict(self._held)  # not empty: `_run` renews only while something is held
         started = self._now()
         try:
             kept = await self.backend.renew([held.lease for held in snapshot.values()])

@@ -178,6 +178,18 @@ async def test_released_leases_are_ended_and_no_longer_renewed(running: Running)
     assert running.backend.renewals == [{"s2"}]
 
 
+async def test_a_period_that_ends_with_nothing_held_renews_nothing_and_warns_of_nothing(
+    running: Running, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, "dsh.host.leases")
+    await running.acquire("s1")
+    await running.tick(1)
+    await running.keeper.release("s1")  # released while the renewal task sleeps
+    await running.tick(5)  # its period ends with nothing held
+    assert running.backend.renewals == [] and running.lost == []
+    assert [record.message for record in caplog.records] == []
+
+
 async def test_a_release_that_fails_is_logged_and_the_lease_left_to_expire(
     running: Running, caplog: pytest.LogCaptureFixture
 ) -> None:
