@@ -25,7 +25,7 @@ ANSWER = f"See https://evil.example/{RLO}fdp.exe and [{RLO}odd](https://ok.examp
 
 # Where each character of an element's text is drawn: (character, left edge, top edge,
 # whether it is inside an element matching `inside`), in the text's logical order.
-_GLYPHS = """([element, inside]) => {
+_GLYPHS = """(element, inside) => {
   const glyphs = [];
   const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
   for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
@@ -43,9 +43,17 @@ _GLYPHS = """([element, inside]) => {
 
 
 def glyphs(locator: Locator, inside: str = "") -> list[tuple[str, float, int, bool]]:
-    handle = locator.element_handle()
-    assert handle is not None
-    found: list[Any] = locator.page.evaluate(_GLYPHS, [handle, inside])
+    """The glyphs of the element `locator` finds, once it is drawn.
+
+    Found again on each try: the session list may redraw its rows (a new count, a
+    title) between an assertion and this, and a replaced row's old element is drawn
+    nowhere (it would read as no glyphs at all)."""
+
+    def drawn() -> list[Any] | None:
+        found: list[Any] = locator.evaluate(_GLYPHS, inside)
+        return found or None
+
+    found = wait_for(drawn, timeout=WAIT_MS / 1000, what=f"{locator} to be drawn")
     return [(str(c), float(x), int(y), bool(w)) for c, x, y, w in found]
 
 
