@@ -53,13 +53,14 @@ _PLANNED = {"postgresql": "PostgreSQL", "postgres": "PostgreSQL"}
 
 
 class JsonlSettings(BaseModel):
-    """`jsonl:DIR[?sidecars=yes|no][&open_logs=N]`."""
+    """`jsonl:DIR[?sidecars=yes|no][&open_logs=N][&syncfs=yes|no]`."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     directory: Path
     sidecars: bool = True
     open_logs: int = Field(DEFAULT_OPEN_LOGS, ge=1)
+    syncfs: bool = True
 
 
 class MemorySettings(BaseModel):
@@ -172,7 +173,7 @@ def backend_kinds() -> dict[str, BackendKind]:
             settings=JsonlSettings,
             fields=_jsonl_fields,
             open=lambda s: JsonlBackend(
-                s.directory, sidecars=s.sidecars, max_open_logs=s.open_logs
+                s.directory, sidecars=s.sidecars, max_open_logs=s.open_logs, syncfs=s.syncfs
             ),
             lock=lambda s: DataDirLock(s.directory),
             describe=lambda s: str(s.directory),

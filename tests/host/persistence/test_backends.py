@@ -42,6 +42,10 @@ def test_jsonl_settings_come_from_the_query_and_an_empty_location_is_the_data_di
     capped = choose_backend("jsonl:?open_logs=16", tmp_path, environ={})
     assert capped.settings == JsonlSettings(directory=tmp_path, open_logs=16)
     assert JsonlSettings(directory=tmp_path).open_logs == 256
+    whole = choose_backend("jsonl:?syncfs=no", tmp_path, environ={})
+    assert whole.settings == JsonlSettings(directory=tmp_path, syncfs=False)
+    assert whole.open()._files._syncers.filesystem is False  # type: ignore[attr-defined]
+    assert JsonlSettings(directory=tmp_path).syncfs is True
     home = choose_backend("jsonl:~/somewhere", tmp_path, environ={})
     assert home.settings == JsonlSettings(directory=Path("~/somewhere").expanduser())
 

@@ -30,7 +30,7 @@ from dsh.persistence.errors import (
     StorageError,
 )
 from dsh.persistence.jsonl import index as line_index
-from dsh.persistence.jsonl import logs
+from dsh.persistence.jsonl import logs, syncing
 from dsh.session.errors import InvalidSessionId
 from dsh.session.event import SessionEvent
 from dsh.session.log import Session
@@ -1506,20 +1506,25 @@ async def stored_sessions(backend: JsonlBackend, tmp_path: Path, count: int) -> 
     return {f"s{index}": log_path(tmp_path, f"s{index}").stat().st_size for index in range(count)}
 
 
+@pytest.fixture
+def no_syncfs(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A filesystem where one syncfs may not stand for each file's fdatasync."""
+    monkeypatch.setattr(syncing, "syncfs_reports_errors", lambda fd: False)
+
+
+@pytest.mark.usefixtures("no_syncfs")
 async def test_a_round_of_several_sessions_syncs_their_files_side_by_side(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.jsonl import writers
-
     ids = list(await stored_sessions(backend, tmp_path, 6))
     synced_on: list[str] = []
-    real_sync_one = writers._sync_one
+    real_sync_one = syncing._sync_one
 
     def sync_one(fd: int) -> Exception | None:
         synced_on.append(threading.current_thread().name)
         return real_sync_one(fd)
 
-    monkeypatch.setattr(writers, "_sync_one", sync_one)
+    monkeypatch.setattr(syncing, "_sync_one", sync_one)
     assert await concurrent_appends(backend, ids) == {}
 
     assert len(synced_on) >= 2 and all(name.startswith("dsh-fsync") for name in synced_on)
@@ -1531,24 +1536,23 @@ async def test_a_round_of_several_sessions_syncs_their_files_side_by_side(
     assert backend._files._syncers.threads is None  # the sync threads end with the backend
 
 
+@pytest.mark.usefixtures("no_syncfs")
 async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its_file_back(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.jsonl import writers
-
     sizes = await stored_sessions(backend, tmp_path, 5)
     ids = list(sizes)
     doomed = os.open(log_path(tmp_path, "s3"), os.O_RDONLY)
     doomed_inode = os.fstat(doomed).st_ino
     os.close(doomed)
-    real_sync_one = writers._sync_one
+    real_sync_one = syncing._sync_one
 
     def sync_one(fd: int) -> Exception | None:
         if os.fstat(fd).st_ino == doomed_inode:
             return OSError(5, "Input/output error")
         return real_sync_one(fd)
 
-    monkeypatch.setattr(writers, "_sync_one", sync_one)
+    monkeypatch.setattr(syncing, "_sync_one", sync_one)
     failures = await concurrent_appends(backend, ids)
 
     assert list(failures) == ["s3"]
@@ -1559,7 +1563,7 @@ async def test_a_failed_sync_in_a_shared_round_fails_only_its_batch_and_cuts_its
     for session_id in set(ids) - {"s3"}:
         assert await backend.read(session_id) == events(0, 2)
 
-    monkeypatch.setattr(writers, "_sync_one", real_sync_one)
+    monkeypatch.setattr(syncing, "_sync_one", real_sync_one)
     await backend.append("s3", events(1, 2))  # the next append works from what is stored
     assert await backend.read("s3") == events(0, 2)
 
@@ -1577,12 +1581,10 @@ async def test_a_shared_round_keeps_each_batchs_own_refusal(
 
 
 def test_a_parallel_sync_reports_its_failure_rather_than_raising() -> None:
-    from dsh.persistence.jsonl import writers
-
     read, write = os.pipe()
     os.close(read)
     os.close(write)
-    failure = writers._sync_one(write)  # a closed descriptor
+    failure = syncing._sync_one(write)  # a closed descriptor
     assert isinstance(failure, OSError)
 
 
@@ -1613,15 +1615,13 @@ async def test_a_batch_whose_bookkeeping_fails_reports_it_and_the_log_reads_back
 async def test_a_shared_round_whose_sync_threads_cannot_start_fails_each_batch_alone(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from dsh.persistence.jsonl import writers
-
     sizes = await stored_sessions(backend, tmp_path, 4)
     ids = list(sizes)
 
-    def no_threads(self: writers.SyncPool, fds: list[int]) -> list[Exception | None]:
+    def no_threads(self: syncing.RoundSync, writers: list[Any]) -> list[Exception | None]:
         raise RuntimeError("can't start new thread")
 
-    monkeypatch.setattr(writers.SyncPool, "sync_all", no_threads)
+    monkeypatch.setattr(syncing.RoundSync, "sync_all", no_threads)
     failures = await concurrent_appends(backend, ids)
 
     shared = set(ids) - {"s0"}  # the first append had a round of its own

@@ -18,7 +18,7 @@ Group commit. A worker-thread round trip costs about as much as an fsync
 (≈ 0.05–0.25 ms on the project's machines), so appends are handed over in
 rounds: while one round is being written, every append that arrives (from any
 Session) joins the next, which is written by one trip to the worker with one
-write and one fdatasync per Session. `bench/persistence_throughput.py`
+write per Session and one making-durable of them all (`syncing`). `bench/persistence_throughput.py`
 measures what the hand-over costs a single Session.
 
 This backend assumes one writing process per data directory; `dsh web`
@@ -77,6 +77,9 @@ class JsonlBackend(Backend):
       `max_open_logs` bounds the logs held open for appending, however many
       Sessions are live (the least recently used idle one is closed and
       reopened on its next append, still refused if it changed meanwhile).
+    - `syncfs=False` makes a group commit's files durable by their own
+      fdatasyncs even where one syncfs of the filesystem would do
+      (`dsh.persistence.jsonl.syncing` says when it does, and what it costs).
     """
 
     def __init__(
@@ -88,6 +91,7 @@ class JsonlBackend(Backend):
         readers: int = DEFAULT_READERS,
         max_index_lines: int = DEFAULT_INDEX_LINES,
         max_open_logs: int = DEFAULT_OPEN_LOGS,
+        syncfs: bool = True,
     ) -> None:
         self.data_dir = Path(data_dir)
         self._files = LogFiles(
@@ -96,6 +100,7 @@ class JsonlBackend(Backend):
             sidecars=sidecars,
             max_index_lines=max_index_lines,
             max_open=max_open_logs,
+            syncfs=syncfs,
         )
         self.directory = self._files.directory
         self.trash_directory = self._files.trash_directory

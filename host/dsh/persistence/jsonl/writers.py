@@ -1,5 +1,5 @@
-"""What the JSONL I/O worker writes with: an open log (`Writer`), a batch waiting for it
-(`PendingBatch`), and the threads that fdatasync a round's files side by side (`SyncPool`).
+"""What the JSONL I/O worker writes with: an open log (`Writer`) and a batch waiting for
+it (`PendingBatch`); `syncing` makes a round's files durable.
 
 See `dsh.persistence.jsonl.logs` for the rules the worker keeps.
 """
@@ -9,7 +9,6 @@ from __future__ import annotations
 import os
 import threading
 from collections.abc import Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -18,10 +17,9 @@ from .files import FileState, Sync
 from .format import EncodedBatch
 from .index import LineIndex
 
-__all__ = ["SYNC_THREADS", "PendingBatch", "SyncPool", "Writer", "datasync"]
+__all__ = ["PendingBatch", "Writer", "datasync"]
 
 datasync: Sync = getattr(os, "fdatasync", os.fsync)
-SYNC_THREADS = 8  # measured best of 4, 8, 16, 32 for 100 files (ext4, 2 cores)
 
 
 @dataclass(eq=False)
@@ -50,29 +48,3 @@ class PendingBatch:
     processed: bool = False
     taken: bool = False
     done: bool = False
-
-
-def _sync_one(fd: int) -> Exception | None:
-    try:
-        datasync(fd)
-    except Exception as error:
-        return error
-    return None
-
-
-class SyncPool:
-    """`SYNC_THREADS` threads, made by the first round that needs them, ended by `close`."""
-
-    def __init__(self) -> None:
-        self.threads: ThreadPoolExecutor | None = None
-
-    def sync_all(self, fds: list[int]) -> list[Exception | None]:
-        """fdatasync every fd side by side; each one's failure, or None."""
-        if self.threads is None:
-            self.threads = ThreadPoolExecutor(SYNC_THREADS, thread_name_prefix="dsh-fsync")
-        return list(self.threads.map(_sync_one, fds))
-
-    def close(self) -> None:
-        if self.threads is not None:
-            self.threads.shutdown()
-            self.threads = None

@@ -108,7 +108,6 @@ class PostgresInbox(Inbox):
         return self._listener.listening
 
 
-
 def _posted(message: str | None, text: str) -> str:
     """The posted text: the JSON string this version writes, or an older host's `text`."""
     if message is None:
