@@ -1,0 +1,176 @@
+"""Which appends share a group commit (`JsonlBackend`'s rule 2: gathering a crowded round)."""
+
+from __future__ import annotations
+
+import itertools
+import threading
+import time
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import anyio
+import anyio.lowlevel
+import pytest
+
+from dsh.persistence import JsonlBackend
+from dsh.persistence.jsonl import backend as backend_module
+from dsh.persistence.jsonl import logs
+from tests.support.deadlines import WAIT, until
+
+from .contract import events
+from .test_jsonl import stored_sessions
+
+pytestmark = pytest.mark.anyio
+
+
+class Rounds:
+    """The number of batches in each round the I/O worker writes; the first round waits
+    in the worker until `gate` is set."""
+
+    def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
+        self.sizes: list[int] = []
+        self.gate = threading.Event()
+        real = logs.LogFiles.append_round
+
+        def recording(files: logs.LogFiles, batches: list[object]) -> None:
+            self.sizes.append(len(batches))
+            if len(self.sizes) == 1:
+                self.gate.wait(WAIT)
+            real(files, batches)  # type: ignore[arg-type]
+
+        monkeypatch.setattr(logs.LogFiles, "append_round", recording)
+
+
+@pytest.fixture
+async def backend(tmp_path: Path) -> AsyncIterator[JsonlBackend]:
+    backend = JsonlBackend(tmp_path)
+    yield backend
+    await backend.aclose()
+
+
+class Stream:
+    """Appends two more Sessions each pass of the event loop, after a first round (of s0)
+    that is held in the worker until the stream runs; stops `after` passes once the
+    next round has begun."""
+
+    def __init__(self, backend: JsonlBackend, ids: list[str], rounds: Rounds) -> None:
+        self.backend = backend
+        self.ids = ids
+        self.rounds = rounds
+        self.done: set[str] = set()
+        self.streamed: list[str] = []
+
+    async def _one(self, session_id: str) -> None:
+        await self.backend.append(session_id, events(1, 2))
+        self.done.add(session_id)
+
+    def next_round_begun(self) -> bool:
+        return "s0" in self.done and self.backend._committing
+
+    async def run(self, *, after: int) -> None:
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._one, "s0")
+            await until(lambda: self.rounds.sizes == [1], "the first round in the worker")
+            self.rounds.gate.set()
+            begun_at: int | None = None
+            waiting = iter(self.ids[1:])
+            for passes in itertools.count():
+                # Two each pass: whichever slot of the pass the gathering task has,
+                # one of them lands between two of its looks.
+                for session_id in itertools.islice(waiting, 2):
+                    group.start_soon(self._one, session_id)  # queued next pass
+                    self.streamed.append(session_id)
+                # The work of a busy host between two appends: it lets go of the GIL,
+                # so the I/O worker makes progress while the loop never goes idle.
+                time.sleep(0.0002)  # noqa: ASYNC251 (deliberately blocking, as said)
+                await anyio.lowlevel.checkpoint()
+                if begun_at is None and self.next_round_begun():
+                    begun_at = passes
+                if begun_at is not None and passes - begun_at >= after:
+                    break
+                if len(self.streamed) == len(self.ids) - 1:
+                    pytest.fail("the stream ran out before it could end")
+        assert self.done == {"s0", *self.streamed}
+
+
+async def test_appends_that_crowd_in_pass_by_pass_are_gathered_into_one_round(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = list(await stored_sessions(backend, tmp_path, 200))
+    rounds = Rounds(monkeypatch)
+    stream = Stream(backend, ids, rounds)
+
+    await stream.run(after=5)
+
+    # The round after s0's began while appends kept arriving: it took every one of them.
+    assert rounds.sizes == [1, len(stream.streamed)]
+    for session_id in ["s0", *stream.streamed]:
+        assert await backend.read(session_id) == events(0, 2)
+
+
+async def test_a_round_gathers_for_at_most_its_passes(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = list(await stored_sessions(backend, tmp_path, 200))
+    monkeypatch.setattr(backend_module, "GATHER_PASSES", 3)
+    rounds = Rounds(monkeypatch)
+    stream = Stream(backend, ids, rounds)
+
+    await stream.run(after=40)
+
+    assert len(rounds.sizes) >= 3  # a stream that never pauses does not hold rounds back
+    assert sum(rounds.sizes) == 1 + len(stream.streamed)
+
+
+async def test_a_lone_append_goes_at_once(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    await stored_sessions(backend, tmp_path, 1)
+    gathered: list[int] = []
+    real_gather = JsonlBackend._gather
+
+    async def gather(self: JsonlBackend) -> None:
+        gathered.append(len(self._queue))
+        await real_gather(self)
+
+    monkeypatch.setattr(JsonlBackend, "_gather", gather)
+    for seq in range(1, 6):  # one Session, each append after the last: never crowded
+        await backend.append("s0", events(seq, seq + 1))
+    assert gathered == []
+    assert await backend.read("s0") == events(0, 6)
+
+
+async def test_a_gathering_append_that_is_cancelled_leaves_the_round_to_the_others(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes = await stored_sessions(backend, tmp_path, 3)
+    rounds = Rounds(monkeypatch)
+    done: set[str] = set()
+    cancelled: list[str] = []
+
+    async def one(session_id: str, scope: anyio.CancelScope | None = None) -> None:
+        with scope or anyio.CancelScope():
+            await backend.append(session_id, events(1, 2))
+            done.add(session_id)
+            return
+        cancelled.append(session_id)
+
+    s1_scope = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+        group.start_soon(one, "s0")
+        await until(lambda: rounds.sizes == [1], "the first round in the worker")
+        group.start_soon(one, "s1", s1_scope)
+        await until(lambda: len(backend._queue) == 1, "s1 waiting")
+        group.start_soon(one, "s2")
+        await until(lambda: len(backend._queue) == 2, "s2 waiting")
+        rounds.gate.set()
+        # s1 waited first, so it leads the next round: crowded, it gathers first.
+        await until(lambda: "s0" in done and backend._committing, "s1 gathering")
+        assert rounds.sizes == [1]
+        s1_scope.cancel()
+
+    assert cancelled == ["s1"] and done == {"s0", "s2"}
+    assert rounds.sizes == [1, 1]  # s2 alone: s1 left before anything was taken
+    assert (tmp_path / "sessions" / "s1.jsonl").stat().st_size == sizes["s1"]
+    assert await backend.read("s1") == events(0, 1)
+    assert await backend.read("s2") == events(0, 2)
