@@ -76,7 +76,7 @@ def _libc_function(name: str, *arguments: type) -> Callable[..., int] | None:
     """`name` from the C library, or None where there is no such function."""
     try:
         function = getattr(ctypes.CDLL(None, use_errno=True), name)
-    except (OSError, AttributeError):
+    except (OSError, AttributeError, TypeError):  # TypeError: no process library (Windows)
         return None
     function.argtypes = list(arguments)
     function.restype = ctypes.c_int
