@@ -28,9 +28,10 @@ a single Session):
    to the round, at most `GATHER_PASSES` passes. The dispatches of
    reminders due together arrive over a dozen or more passes, and a round
    handed to the worker while the loop is still busy making them is written
-   at the pace the loop lets go of the GIL: 1,000 of them took three rounds
-   and the last of those ran 150 ms beside the busy loop; gathered, they are
-   one round written once the loop is done (bench `burst`: the worst of
+   at the pace the loop lets go of the GIL: 1,000 of them took three rounds,
+   and the second wrote its 448 files over 130–180 ms beside the busy loop
+   (1,000 take 25 ms beside an idle one); gathered, they are one round
+   written once the loop is done (bench `burst`: the worst of
    three rounds of 1,000 went from 2.2× to 1.9× the fsync bound, of 100
    from 3.1× to 2.1×).
 
