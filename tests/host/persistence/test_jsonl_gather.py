@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import threading
-import time
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -25,18 +24,22 @@ pytestmark = pytest.mark.anyio
 
 class Rounds:
     """The number of batches in each round the I/O worker writes; the first round waits
-    in the worker until `gate` is set."""
+    in the worker until `gate` is set, and sets `written` once it is written."""
 
     def __init__(self, monkeypatch: pytest.MonkeyPatch) -> None:
         self.sizes: list[int] = []
         self.gate = threading.Event()
+        self.written = threading.Event()
         real = logs.LogFiles.append_round
 
         def recording(files: logs.LogFiles, batches: list[object]) -> None:
             self.sizes.append(len(batches))
-            if len(self.sizes) == 1:
+            first = len(self.sizes) == 1
+            if first:
                 self.gate.wait(WAIT)
             real(files, batches)  # type: ignore[arg-type]
+            if first:
+                self.written.set()
 
         monkeypatch.setattr(logs.LogFiles, "append_round", recording)
 
@@ -72,6 +75,10 @@ class Stream:
             group.start_soon(self._one, "s0")
             await until(lambda: self.rounds.sizes == [1], "the first round in the worker")
             self.rounds.gate.set()
+            # The loop stays busy while the worker writes that round, as a host's loop
+            # is in a storm: it waits for the worker's word, so the round's end reaches
+            # the loop only once the stream below is under way.
+            assert self.rounds.written.wait(WAIT), "the first round was never written"
             begun_at: int | None = None
             waiting = iter(self.ids[1:])
             for passes in itertools.count():
@@ -80,9 +87,6 @@ class Stream:
                 for session_id in itertools.islice(waiting, 2):
                     group.start_soon(self._one, session_id)  # queued next pass
                     self.streamed.append(session_id)
-                # The work of a busy host between two appends: it lets go of the GIL,
-                # so the I/O worker makes progress while the loop never goes idle.
-                time.sleep(0.0002)  # noqa: ASYNC251 (deliberately blocking, as said)
                 await anyio.lowlevel.checkpoint()
                 if begun_at is None and self.next_round_begun():
                     begun_at = passes

@@ -95,6 +95,12 @@ _SUMMARY_COLUMNS = (
 _REFUSED_CLASSES = ("22", "54")
 
 
+def _value_refused(state: str | None, data: bool) -> bool:
+    """Whether a value was refused (`data`: psycopg's dumpers refused it before sending,
+    or the server's SQLSTATE is of a class above): the same values fail every time."""
+    return data or (state or "").startswith(_REFUSED_CLASSES)
+
+
 def _summary(session_id: str, *row: Any) -> StoredSummary:
     created_at, length, parent, forked_at, title, preview, updated_at = row
     lineage = None if parent is None else Lineage(parentId=parent, forkedAt=forked_at)
@@ -282,7 +288,7 @@ class PostgresBackend(Backend):
         if state == ERRORS["lease_held"]:
             owner = message.rpartition(" ")[2]
             return LeaseHeld(session_id, owner, None)
-        if data or (state or "").startswith(_REFUSED_CLASSES):
+        if _value_refused(state, data):
             # A value a type refuses (psycopg's dumpers raise DataError before sending;
             # the server's data exceptions and program limits): the same batch fails
             # the same way every time, so the coordinator must not retry it.
@@ -336,9 +342,7 @@ class PostgresBackend(Backend):
                 )
                 rows = await cursor.fetchall()
             except psycopg.Error as error:
-                if isinstance(error, psycopg.DataError) or (error.sqlstate or "").startswith(
-                    _REFUSED_CLASSES
-                ):
+                if _value_refused(error.sqlstate, isinstance(error, psycopg.DataError)):
                     return False  # the round stored nothing: each is written alone
                 raise self.database.failure(
                     error, f"did not store the appends of {len(round_)} sessions"
