@@ -1,4 +1,4 @@
-"""Which appends share a group commit (`JsonlBackend`'s rule 2: gathering a crowded round)."""
+"""Which appends share a group commit (`JsonlBackend`'s rule 2: a round gathers first)."""
 
 from __future__ import annotations
 
@@ -126,21 +126,41 @@ async def test_a_round_gathers_for_at_most_its_passes(
     assert sum(rounds.sizes) == 1 + len(stream.streamed)
 
 
-async def test_a_lone_append_goes_at_once(
+async def test_appends_started_in_the_pass_of_the_first_share_its_round(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    ids = list(await stored_sessions(backend, tmp_path, 5))
+    rounds = Rounds(monkeypatch)
+    rounds.gate.set()
+
+    # Reminders due together: their dispatches are appended in one pass of the loop.
+    async with anyio.create_task_group() as group:
+        for session_id in ids:
+            group.start_soon(backend.append, session_id, events(1, 2))
+
+    assert rounds.sizes == [5]  # none waited for a round of the first alone
+    for session_id in ids:
+        assert await backend.read(session_id) == events(0, 2)
+
+
+async def test_a_lone_append_waits_one_pass_of_the_loop_and_no_more(
     backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     await stored_sessions(backend, tmp_path, 1)
-    gathered: list[int] = []
-    real_gather = JsonlBackend._gather
+    rounds = Rounds(monkeypatch)
+    rounds.gate.set()
+    passes: list[int] = []
+    real_checkpoint = backend_module.checkpoint
 
-    async def gather(self: JsonlBackend) -> None:
-        gathered.append(len(self._queue))
-        await real_gather(self)
+    async def counted() -> None:
+        passes.append(len(backend._queue))
+        await real_checkpoint()
 
-    monkeypatch.setattr(JsonlBackend, "_gather", gather)
-    for seq in range(1, 6):  # one Session, each append after the last: never crowded
+    monkeypatch.setattr(backend_module, "checkpoint", counted)
+    for seq in range(1, 6):  # one Session, each append after the last
         await backend.append("s0", events(seq, seq + 1))
-    assert gathered == []
+
+    assert passes == [1] * 5 and rounds.sizes == [1] * 5
     assert await backend.read("s0") == events(0, 6)
 
 
@@ -168,7 +188,7 @@ async def test_a_gathering_append_that_is_cancelled_leaves_the_round_to_the_othe
         group.start_soon(one, "s2")
         await until(lambda: len(backend._queue) == 2, "s2 waiting")
         rounds.gate.set()
-        # s1 waited first, so it leads the next round: crowded, it gathers first.
+        # s1 waited first, so it leads the next round, and gathers first.
         await until(lambda: "s0" in done and backend._committing, "s1 gathering")
         assert rounds.sizes == [1]
         s1_scope.cancel()

@@ -87,7 +87,7 @@ async def test_a_round_of_many_sessions_is_made_durable_by_one_syncfs(
     ids = list(await stored_sessions(backend, tmp_path, 6))
     assert await concurrent_appends(backend, ids) == {}
 
-    assert len(calls.syncfs) == 1  # the five that shared a round; the first went alone
+    assert len(calls.syncfs) == 1  # the six shared one round
     assert calls.files == []
     for session_id in ids:
         assert await backend.read(session_id) == events(0, 2)
@@ -109,7 +109,7 @@ async def test_a_failed_syncfs_leaves_it_to_each_files_fdatasync_to_name_the_fai
     with caplog.at_level(logging.WARNING, "dsh.persistence.jsonl"):
         failures = await concurrent_appends(backend, ids)
 
-    assert len(calls.syncfs) == 1 and len(calls.files) == 5
+    assert len(calls.syncfs) == 1 and len(calls.files) == 6
     assert list(failures) == ["s3"]
     assert isinstance(failures["s3"], StorageError)
     assert "Input/output error" in str(failures["s3"])
@@ -126,7 +126,7 @@ async def test_a_round_of_few_sessions_never_syncs_the_filesystem(
     ids = list(await stored_sessions(backend, tmp_path, 3))
     assert await concurrent_appends(backend, ids) == {}
 
-    assert calls.syncfs == [] and len(calls.files) == 2
+    assert calls.syncfs == [] and len(calls.files) == 3
     assert backend._files._syncers._fd is None  # not even opened
 
 
@@ -136,7 +136,7 @@ async def test_syncfs_turned_off_keeps_each_files_fdatasync(tmp_path: Path, call
         ids = list(await stored_sessions(backend, tmp_path, 6))
         assert await concurrent_appends(backend, ids) == {}
 
-        assert calls.syncfs == [] and len(calls.files) == 5
+        assert calls.syncfs == [] and len(calls.files) == 6
         for session_id in ids:
             assert await backend.read(session_id) == events(0, 2)
     finally:

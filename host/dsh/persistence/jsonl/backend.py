@@ -9,10 +9,10 @@ live in `<data_dir>/trash/`.
 
 Where the I/O runs: never on the event loop. Every mutation (create,
 append, repair, release, trash, restore) runs in **one I/O worker** per
-backend (a worker thread behind a capacity limiter of one), in order; reads
-run in a few reader threads beside it (`LogFiles` says how they stay
-consistent). A stalled disk therefore stalls the calls that touch it, never
-the loop, so `/api/health` and the page stay up.
+backend (a thread of its own, `worker`), in order; reads run in a few reader
+threads beside it (`LogFiles` says how they stay consistent). A stalled disk
+therefore stalls the calls that touch it, never the loop, so `/api/health`
+and the page stay up.
 
 Group commit. A worker-thread round trip costs about as much as an fsync
 (≈ 0.05–0.25 ms on the project's machines), so appends are handed over in
@@ -22,18 +22,20 @@ a single Session):
 1. While one round is being written, every append that arrives (from any
    Session) joins the next, which is written by one trip to the worker with
    one write per Session and one making-durable of them all (`syncing`).
-2. A lone append goes at once. A round that starts while appends crowd in
-   (some arrived while the last round was written, or more than one is
-   waiting) first lets the event loop run until a pass of it adds nothing
-   to the round, at most `GATHER_PASSES` passes. The dispatches of
-   reminders due together arrive over a dozen or more passes, and a round
-   handed to the worker while the loop is still busy making them is written
-   at the pace the loop lets go of the GIL: 1,000 of them took three rounds,
-   and the second wrote its 448 files over 130–180 ms beside the busy loop
-   (1,000 take 25 ms beside an idle one); gathered, they are one round
-   written once the loop is done (bench `burst`: the worst of
-   three rounds of 1,000 went from 2.2× to 1.9× the fsync bound, of 100
-   from 3.1× to 2.1×).
+2. A round first lets the event loop run until a pass of it adds no append
+   to the round (at most `GATHER_PASSES` passes), then goes to the worker
+   without another pass. A lone append so pays the one pass that handing
+   it to a thread through anyio used to cost, and the appends made in the
+   same pass as the first — the dispatches of reminders due together — join
+   its round instead of waiting for it: a burst of 100 was two rounds, the
+   first of one file, and is now one. The dispatches of a larger storm
+   arrive over a dozen or more passes, and a round handed to the worker
+   while the loop is still busy making them is written at the pace the loop
+   lets go of the GIL: 1,000 of them took three rounds, and the second wrote
+   its 448 files over 130–180 ms beside the busy loop (1,000 take 25 ms
+   beside an idle one); gathered, they are one round written once the loop
+   is done (bench `burst`: the worst of three rounds of 1,000 went from
+   2.2× to 1.9× the fsync bound, of 100 from 3.1× to 2.1×).
 
 This backend assumes one writing process per data directory; `dsh web`
 enforces it with `DataDirLock` (`lock.py`).
@@ -45,10 +47,9 @@ from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
-import anyio
-import anyio.lowlevel
 import anyio.to_thread
 from anyio import CapacityLimiter
+from anyio.lowlevel import checkpoint
 
 from ...session.event import SessionEvent
 from ...session.header import SessionHeader
@@ -67,6 +68,7 @@ from .files import Sync
 from .format import encode_events
 from .logs import LogFiles
 from .trash import read_trashed, trashed_ids
+from .worker import IoWorker
 from .writers import PendingBatch
 
 __all__ = ["JsonlBackend"]
@@ -123,10 +125,10 @@ class JsonlBackend(Backend):
         self.directory = self._files.directory
         self.trash_directory = self._files.trash_directory
         self._readers = readers
-        self._limits: tuple[CapacityLimiter, CapacityLimiter] | None = None
+        self._reading: CapacityLimiter | None = None
+        self._worker = IoWorker(f"dsh jsonl writer {self.data_dir}")
         self._queue: list[PendingBatch] = []
         self._committing = False
-        self._crowded = False  # appends arrived while the last round was written
         self._committed: anyio.Event | None = None
 
     def path_of(self, session_id: str) -> Path:
@@ -168,8 +170,7 @@ class JsonlBackend(Backend):
         self._committing = True
         batches: list[PendingBatch] = []
         try:
-            if self._crowded or len(self._queue) > 1:
-                await self._gather()
+            await self._gather()
             batches, self._queue = self._queue, []
             for batch in batches:
                 batch.taken = True
@@ -185,7 +186,6 @@ class JsonlBackend(Backend):
             for batch in batches:
                 batch.done = batch.processed
             self._committing = False
-            self._crowded = bool(self._queue)
             finished, self._committed = self._committed, None
             if finished is not None:  # made only when an append waits for this round
                 finished.set()
@@ -194,7 +194,7 @@ class JsonlBackend(Backend):
         """Let the event loop run until a pass adds no append, or `GATHER_PASSES` (rule 2)."""
         for _ in range(GATHER_PASSES):
             queued = len(self._queue)
-            await anyio.lowlevel.checkpoint()
+            await checkpoint()
             if len(self._queue) == queued:
                 return
 
@@ -208,7 +208,10 @@ class JsonlBackend(Backend):
         await self._write(self._files.release, session_id)
 
     async def aclose(self) -> None:
-        await self._write(self._files.release_all)
+        try:
+            await self._write(self._files.release_all)
+        finally:
+            self._worker.close()
 
     async def trash(self, session_id: str) -> None:
         validate_session_id(session_id)
@@ -256,14 +259,11 @@ class JsonlBackend(Backend):
 
     # -- threads -------------------------------------------------------------------
 
-    def _limiters(self) -> tuple[CapacityLimiter, CapacityLimiter]:
-        # Made on first use, inside the event loop that will wait on them.
-        if self._limits is None:
-            self._limits = (CapacityLimiter(1), CapacityLimiter(self._readers))
-        return self._limits
-
     async def _write(self, func: Callable[..., _T], *args: Any) -> _T:
-        return await anyio.to_thread.run_sync(func, *args, limiter=self._limiters()[0])
+        return await self._worker.run(func, *args)
 
     async def _read(self, func: Callable[..., _T], *args: Any) -> _T:
-        return await anyio.to_thread.run_sync(func, *args, limiter=self._limiters()[1])
+        # Made on first use, inside the event loop that will wait on it.
+        if self._reading is None:
+            self._reading = CapacityLimiter(self._readers)
+        return await anyio.to_thread.run_sync(func, *args, limiter=self._reading)
