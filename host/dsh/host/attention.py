@@ -213,7 +213,12 @@ class Attention:
 
     def _observe(self, observation: Observation) -> None:
         if isinstance(observation, SessionFlushed):
-            self._offer(partial(self._derive, observation.session, observation.through, 0))
+            session, through = observation.session, observation.through
+            # A barrier with nothing new to store (a reminder's preflight) flushes again
+            # what was looked at already: no job, and no worker woken, between two
+            # dispatches of a storm.
+            if through > self._looked.get(session, -1):
+                self._offer(partial(self._derive, session, through, 0))
 
     def _heard(self, session_id: str, seqs: Sequence[int]) -> None:
         self._offer(partial(self._changed, session_id, seqs))

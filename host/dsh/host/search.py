@@ -203,7 +203,9 @@ class Search:
     def _observe(self, observation: Observation) -> None:
         session = observation.session
         if isinstance(observation, SessionFlushed):
-            self._offer(_Job(session.id, observation.through, session))
+            # Nothing past what is indexed (a barrier with nothing new to store): no job.
+            if observation.through > self._marks.get(session.id, 0):
+                self._offer(_Job(session.id, observation.through, session))
         elif observation.event.type in _TYPES:
             self._waiting[session.id] = session
             self._appended.set()

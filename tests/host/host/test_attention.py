@@ -397,3 +397,24 @@ async def test_alerts_are_background_work_they_wait_while_the_host_does_urgent_w
             assert watcher.kinds() == ["hello"]
         await host.attention.settled()
         assert watcher.kinds() == ["hello", "alert", "unread"]
+
+
+async def test_a_flush_with_nothing_new_to_store_starts_no_derivation(
+    host: Host, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    agent = await host.create_session()
+    await ring(host, agent.session)
+    derived: list[int] = []
+    real = host.attention._derive
+
+    async def derive(session: Session, through: int, attempt: int) -> None:
+        derived.append(through)
+        await real(session, through, attempt)
+
+    monkeypatch.setattr(host.attention, "_derive", derive)
+    # A reminder's preflight: a barrier with nothing appended since the last one.
+    assert await host.live.flush(agent.session)
+    await host.attention.settled()
+    assert derived == []
+    seq = await ring(host, agent.session)
+    assert derived == [seq + 1]

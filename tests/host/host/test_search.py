@@ -213,3 +213,28 @@ async def test_closing_stops_a_worker_still_behind_after_the_grace_without_error
     async with host_on(JsonlBackend(tmp_path)) as again:
         assert set(await found(again, "plants", expect=1)) == {first}
         assert set(await found(again, "cat", expect=1)) == {second}
+
+
+async def test_a_flush_with_nothing_new_to_store_queues_no_indexing(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(search_module, "SETTLE_SECONDS", 3600)  # only flushes offer jobs
+    async with host_on(MemoryBackend()) as host:
+        session_id = (await host.create_session()).session.id
+        await say(host, session_id, "feed the cat")
+        await found(host, "cat", expect=1)
+        offered: list[int | None] = []
+        real = host.search._offer
+
+        def offer(job: search_module._Job) -> None:
+            offered.append(job.through)
+            real(job)
+
+        monkeypatch.setattr(host.search, "_offer", offer)
+        session = host.live.get(session_id)
+        # A reminder's preflight: a barrier with nothing appended since the last one.
+        assert await host.live.flush(session)
+        assert offered == []
+        await say(host, session_id, "and the dog")
+        assert offered == [len(session)]
+        assert set(await found(host, "dog", expect=1)) == {session_id}

@@ -20,6 +20,7 @@ __all__ = [
 ]
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
 _EPOCH_DAY = _EPOCH.toordinal()
 _DAY_MS = 86_400_000
 MIN_TIMESTAMP_MS = (datetime(1, 1, 1, tzinfo=UTC) - _EPOCH) // timedelta(milliseconds=1)
@@ -37,12 +38,11 @@ def format_timestamp(epoch_ms: int) -> str:
     """The protocol spelling of `epoch_ms`; raise `ValueError` outside the bounds."""
     if not MIN_TIMESTAMP_MS <= epoch_ms <= MAX_TIMESTAMP_MS:
         raise ValueError(f"{epoch_ms} ms is outside the years 0001-9999")
-    moment = _EPOCH + timedelta(milliseconds=epoch_ms)
-    return (
-        f"{moment.year:04d}-{moment.month:02d}-{moment.day:02d}T"
-        f"{moment.hour:02d}:{moment.minute:02d}:{moment.second:02d}."
-        f"{moment.microsecond // 1000:03d}Z"
-    )
+    # A naive datetime's isoformat pads the year to four digits and, to milliseconds,
+    # writes exactly three: the spelling itself, in half the time of formatting each field
+    # (a storm formats four or five per dispatch).
+    moment = _NAIVE_EPOCH + timedelta(0, 0, 0, epoch_ms)
+    return moment.isoformat(timespec="milliseconds") + "Z"
 
 
 def parse_timestamp(text: str) -> int:
