@@ -165,3 +165,13 @@ async def test_an_outcome_for_a_caller_that_left_is_dropped(worker: IoWorker) ->
         await task
     release.set()
     assert await worker.run(len, "ab") == 2  # the late outcome went nowhere
+
+
+async def test_a_thread_that_is_gone_without_close_is_replaced(worker: IoWorker) -> None:
+    assert await worker.run(len, "a") == 1
+    first = worker._thread
+    assert first is not None
+    worker._calls.put(None)  # it ends unasked, as a forked child has no copy of it
+    await until(lambda: not first.is_alive(), "the first thread to end")
+    assert await worker.run(len, "ab") == 2
+    assert worker._thread is not first and worker.running

@@ -16,7 +16,8 @@ it. The rules:
    anyone acts on its outcome.
 3. **The thread lives while there is work, and ends with the backend.**
    It starts with the first call and ends at `close()` (after the calls made
-   before it); a call after that starts a new one. It is a daemon thread, so a
+   before it); a call after that, or in a forked child (which has no copy of
+   the thread), starts a new one. It is a daemon thread, so a
    backend nobody closed never keeps the process from exiting.
 4. **A call whose event loop is gone is run, and its outcome dropped.** The
    data is written as asked; there is nobody left to tell.
@@ -78,7 +79,9 @@ class IoWorker:
 
     def _ensure_thread(self) -> None:
         with self._starting:
-            if self._thread is None:
+            # Not alive without `close()`: the process forked (a child has no copy of
+            # the thread), so calls left on the queue wait for a new one.
+            if self._thread is None or not self._thread.is_alive():
                 thread = threading.Thread(target=self._serve, name=self.name, daemon=True)
                 thread.start()
                 self._thread = thread
