@@ -16,6 +16,25 @@ from tests.support.deadlines import WAIT, until
 pytestmark = pytest.mark.anyio
 
 
+class Held:
+    """A call that waits in the worker thread until `release` is set, then returns `result`."""
+
+    def __init__(self, result: str = "done") -> None:
+        self.result = result
+        self.started = threading.Event()
+        self.release = threading.Event()
+        self.finished = False
+
+    def __call__(self) -> str:
+        self.started.set()
+        assert self.release.wait(WAIT)
+        self.finished = True
+        return self.result
+
+    async def running(self) -> None:
+        assert await anyio.to_thread.run_sync(self.started.wait, WAIT)
+
+
 @pytest.fixture
 def worker() -> Iterator[IoWorker]:
     worker = IoWorker("test writer")
@@ -41,18 +60,12 @@ async def test_calls_run_in_one_thread_of_their_own_in_the_order_made(worker: Io
 
 
 async def test_a_call_is_handed_over_before_the_caller_first_waits(worker: IoWorker) -> None:
-    started = threading.Event()
-    release = threading.Event()
-
-    def hold() -> None:
-        started.set()
-        assert release.wait(WAIT)
-
+    held = Held()
     async with anyio.create_task_group() as group:
-        group.start_soon(worker.run, hold)
+        group.start_soon(worker.run, held)
         # Without a pass of this task: the call was queued when `run` was entered.
-        assert await anyio.to_thread.run_sync(started.wait, WAIT)
-        release.set()
+        await held.running()
+        held.release.set()
 
 
 async def test_a_failing_call_raises_its_own_exception_to_its_caller(worker: IoWorker) -> None:
@@ -65,16 +78,7 @@ async def test_a_failing_call_raises_its_own_exception_to_its_caller(worker: IoW
 
 
 async def test_a_cancelled_caller_waits_for_its_started_call_to_finish(worker: IoWorker) -> None:
-    started = threading.Event()
-    release = threading.Event()
-    finished: list[str] = []
-
-    def slow_write() -> str:
-        started.set()
-        assert release.wait(WAIT)
-        finished.append("written")
-        return "done"
-
+    slow_write = Held()
     returned: list[str] = []
 
     async def caller(scope: anyio.CancelScope) -> None:
@@ -87,13 +91,13 @@ async def test_a_cancelled_caller_waits_for_its_started_call_to_finish(worker: I
     scope = anyio.CancelScope()
     async with anyio.create_task_group() as group:
         group.start_soon(caller, scope)
-        assert await anyio.to_thread.run_sync(started.wait, WAIT)
+        await slow_write.running()
         scope.cancel()
         await anyio.lowlevel.checkpoint()
         assert returned == []  # still waiting for the write, cancelled or not
-        release.set()
+        slow_write.release.set()
 
-    assert finished == ["written"]
+    assert slow_write.finished
     assert returned == ["done", "after the write"]
 
 
@@ -117,54 +121,39 @@ async def test_close_ends_the_thread_after_the_calls_made_before_and_a_later_cal
 
 def test_a_call_whose_event_loop_is_gone_is_run_and_the_thread_serves_the_next() -> None:
     worker = IoWorker("test writer")
-    started = threading.Event()
-    release = threading.Event()
-    ran: list[str] = []
-
-    def slow() -> None:
-        started.set()
-        assert release.wait(WAIT)
-        ran.append("slow")
-
+    slow = Held()
     loop = asyncio.new_event_loop()
     try:
         task = loop.create_task(worker.run(slow))
         loop.run_until_complete(asyncio.sleep(0))
-        assert started.wait(WAIT)
+        assert slow.started.wait(WAIT)
         task.cancel()  # the loop's own shutdown does this to every task left
         with pytest.raises(asyncio.CancelledError):
             loop.run_until_complete(task)
     finally:
         loop.close()
-    release.set()
+    slow.release.set()
 
     async def next_call() -> int:
         return await worker.run(len, "abc")
 
     try:
         assert anyio.run(next_call) == 3
-        assert ran == ["slow"]
+        assert slow.finished
     finally:
         worker.close()
 
 
 async def test_an_outcome_for_a_caller_that_left_is_dropped(worker: IoWorker) -> None:
-    started = threading.Event()
-    release = threading.Event()
-
-    def slow() -> str:
-        started.set()
-        assert release.wait(WAIT)
-        return "late"
-
-    loop = asyncio.get_running_loop()
-    task = loop.create_task(worker.run(slow))
-    assert await anyio.to_thread.run_sync(started.wait, WAIT)
+    slow = Held("late")
+    task = asyncio.get_running_loop().create_task(worker.run(slow))
+    await slow.running()
     task.cancel()  # not anyio's cancellation: the loop's, which no shield stops
     with pytest.raises(asyncio.CancelledError):
         await task
-    release.set()
+    slow.release.set()
     assert await worker.run(len, "ab") == 2  # the late outcome went nowhere
+    assert slow.finished
 
 
 async def test_a_thread_that_is_gone_without_close_is_replaced(worker: IoWorker) -> None:
