@@ -125,8 +125,8 @@ def test_a_call_whose_event_loop_is_gone_is_run_and_the_thread_serves_the_next()
     loop = asyncio.new_event_loop()
     try:
         task = loop.create_task(worker.run(slow))
-        loop.run_until_complete(asyncio.sleep(0))
-        assert slow.started.wait(WAIT)
+        # The loop runs (and the task hands its call over) until the call has started.
+        assert loop.run_until_complete(asyncio.to_thread(slow.started.wait, WAIT))
         task.cancel()  # the loop's own shutdown does this to every task left
         with pytest.raises(asyncio.CancelledError):
             loop.run_until_complete(task)
