@@ -7,7 +7,8 @@ helper's standalone script, which this case drives rather than duplicates):
   `write` + fdatasync per batch and no Python objects in between (the limit);
 - `dsh`: `LiveSessions.append` x batch, then `await store.flush()`, through the
   real `PersistenceCoordinator` and `JsonlBackend` (its file work in its I/O
-  worker thread, never on the event loop);
+  worker thread, never on the event loop), under the collection policy
+  `dsh web` runs with (`HeapPolicy`, as the bench's hosts);
 - `backend`: `JsonlBackend.append` alone with events built beforehand;
 - `off_loop` and `checked`: the raw loop with each write + fdatasync handed to
   a worker thread, and the events built with nothing else; `ceiling` is the

@@ -41,6 +41,7 @@ from tests.support.postgres import running_postgres
 from tests.support.webhost import WebHost, wait_for
 
 from dsh.host.catalogue import PageRequest
+from dsh.host.heap import HeapPolicy
 from dsh.host.host import Host
 from dsh.models.absent import AbsentModel
 from dsh.persistence import PersistenceCoordinator
@@ -50,7 +51,7 @@ from dsh.session.event import SessionEvent
 from dsh.session.live import LiveSessions
 from dsh.session.log import Session
 
-from ..persistence_throughput import DATA
+from ..persistence_throughput import DATA, collected_as_in_dsh_web
 from ..sizes import Size
 from ..stats import summary
 
@@ -97,6 +98,11 @@ def _raw(url: str, batch: int, events: int) -> float:
 
 
 async def _stack(url: str, batch: int, events: int) -> float:
+    with collected_as_in_dsh_web() as policy:
+        return await _stack_under(url, batch, events, policy)
+
+
+async def _stack_under(url: str, batch: int, events: int, policy: HeapPolicy) -> float:
     live = LiveSessions()
     backend = _backend(url)
     session = Session.new(f"bench-{time.monotonic_ns()}", cwd="/", created_at=0)
@@ -106,6 +112,7 @@ async def _stack(url: str, batch: int, events: int) -> float:
         live.open(session)
         coordinator.attach(session, seed_end=0)
         await live.flush(session)  # creating the Session is not what is measured
+        policy.settle()  # as a host does once a Session is live
         start = time.perf_counter()
         for _ in range(events // batch):
             for _ in range(batch):
