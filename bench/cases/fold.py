@@ -130,7 +130,7 @@ def _once(count: int) -> list[Data]:
 def _mixed(count: int) -> list[Data]:
     out: list[Data] = []
     number = 0
-    rules = [
+    rules: list[tuple[Data, int, str]] = [
         ({"kind": "every", "seconds": 3600}, 3_600_000, "UTC"),
         ({"kind": "cron", "cron": "0 9 * * *"}, 86_400_000, "UTC"),
         ({"kind": "at", "at": "2026-01-02T09:00"}, 0, "Europe/Berlin"),

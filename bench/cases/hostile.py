@@ -28,6 +28,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import JsonValue
 
 from dsh.models.base import DeltaSink, ModelReply, ModelRequest, ToolCall
 from dsh.persistence import JsonlBackend
@@ -55,6 +56,12 @@ class _OneReply:
 def _create(index: int) -> ToolCall:
     arguments = json.dumps({"prompt": f"stretch {index}", "after_seconds": 3600 + index})
     return ToolCall(f"call-{index}", "schedule_create", arguments)
+
+
+def _error_code(data: dict[str, JsonValue]) -> str:
+    """A `tool/result`'s error code, "ok" when it carries no error."""
+    error = data.get("error")
+    return str(error.get("code", "ok")) if isinstance(error, dict) else "ok"
 
 
 def _replies(calls: int) -> dict[str, ModelReply]:
@@ -100,7 +107,7 @@ async def _one(data_dir: Path, name: str, reply: ModelReply) -> dict[str, Any]:
         seconds = time.perf_counter() - started
         added = list(session.scan(start))
         results = Counter(
-            str((data.get("error") or {}).get("code", "ok"))
+            _error_code(data)
             for event in added
             if event.type == "tool/result" and isinstance(data := event.data, dict)
         )

@@ -202,7 +202,8 @@ def _takeover(url: str, data_dir: Path, ttl: float, rounds: int) -> dict[str, An
         try:
             for web in hosts:
                 web.boot()
-            times.append(_one_takeover(*hosts, ttl))
+            owner, survivor = hosts
+            times.append(_one_takeover(owner, survivor, ttl))
         finally:
             for web in hosts:
                 web.stop()

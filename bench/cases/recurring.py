@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from pydantic import JsonValue
 
 from dsh.session.live import Observation, SessionEventObserved, SessionFlushed
 
@@ -86,9 +87,8 @@ class RecurringProbe:
                 self.repeats += key in self.dispatched
                 self.dispatched[key] = now
                 self.pending.setdefault(session_id, []).append((event.seq, key[1]))
-            elif event.type == "message/user" and _is_reminder(data):
-                source = data["source"]
-                self.followup.setdefault((session_id, _ms(source["occurrenceAt"])), now)
+            elif event.type == "message/user" and (source := _reminder_source(data)) is not None:
+                self.followup.setdefault((session_id, _ms(str(source["occurrenceAt"]))), now)
                 self._check()
         elif isinstance(observation, SessionFlushed):
             waiting = self.pending.get(session_id, [])
@@ -112,9 +112,10 @@ def _ms(text: str) -> int:
     return calendar.timegm(time.strptime(text[:19], "%Y-%m-%dT%H:%M:%S")) * 1000 + int(text[20:23])
 
 
-def _is_reminder(data: dict[str, Any]) -> bool:
+def _reminder_source(data: dict[str, JsonValue]) -> dict[str, JsonValue] | None:
+    """The `source` of a reminder's follow-up message, None for any other message."""
     source = data.get("source")
-    return isinstance(source, dict) and source.get("kind") == "schedule"
+    return source if isinstance(source, dict) and source.get("kind") == "schedule" else None
 
 
 def stored_occurrences(data_dir: Path, session_id: str) -> list[tuple[int, int]]:

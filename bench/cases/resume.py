@@ -44,7 +44,7 @@ def session_events(length: int, now_ms: int) -> list[tuple[str, JsonValue]]:
         events += turn_events(number)
         events.append(("schedule/change", create_data(number, now_ms + 3_600_000, now_ms)))
         if len(events) + 8 < length:
-            dispatch = {"version": 1, "change": "dispatch", "id": f"rem-{number}"}
+            dispatch: JsonValue = {"version": 1, "change": "dispatch", "id": f"rem-{number}"}
             events.append(("schedule/change", dispatch))
             frame = f"[reminder rem-{number}] stretch"
             events.append(("message/user", {"text": frame, "source": {"kind": "schedule"}}))
