@@ -1,10 +1,13 @@
-"""Which appends share a group commit (`JsonlBackend`'s rule 2: a round gathers first)."""
+"""Which appends share a group commit (`JsonlBackend`'s rule 2: a round gathers first), and
+what each of them is told when one is cancelled or the backend closes."""
 
 from __future__ import annotations
 
+import asyncio
 import itertools
 import threading
 from collections.abc import AsyncIterator
+from contextlib import nullcontext
 from pathlib import Path
 
 import anyio
@@ -198,3 +201,125 @@ async def test_a_gathering_append_that_is_cancelled_leaves_the_round_to_the_othe
     assert (tmp_path / "sessions" / "s1.jsonl").stat().st_size == sizes["s1"]
     assert await backend.read("s1") == events(0, 1)
     assert await backend.read("s2") == events(0, 2)
+
+
+async def test_a_round_whose_leader_is_cancelled_by_its_task_answers_each_append_truly(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # `asyncio.timeout`, `wait_for` and asyncio's task groups cancel past anyio's shield.
+    await stored_sessions(backend, tmp_path, 2)
+    rounds = Rounds(monkeypatch)
+    loop = asyncio.get_running_loop()
+    leader = loop.create_task(backend.append("s0", events(1, 2)))
+    partner = loop.create_task(backend.append("s1", events(1, 2)))
+    await until(lambda: rounds.sizes == [2], "one round of both, held in the worker")
+    leader.cancel()
+    await anyio.lowlevel.checkpoint()
+    assert not leader.done()  # it waits for the round it handed over
+    rounds.gate.set()
+
+    with pytest.raises(asyncio.CancelledError):
+        await leader
+    await partner  # stored, and told so: its batch is not handed over again
+    assert rounds.sizes == [2]
+    assert await backend.read("s0") == events(0, 2)
+    assert await backend.read("s1") == events(0, 2)
+
+
+@pytest.mark.parametrize("cancel", ["anyio", "task"])
+async def test_a_cancelled_append_whose_batch_is_in_the_round_leaves_once_it_is_written(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cancel: str
+) -> None:
+    await stored_sessions(backend, tmp_path, 2)
+    rounds = Rounds(monkeypatch)
+    written_when_left: list[bool] = []
+
+    async def partner(scope: anyio.CancelScope) -> None:
+        try:
+            with scope:
+                await backend.append("s1", events(1, 2))
+        finally:
+            written_when_left.append(rounds.written.is_set())
+
+    scope = anyio.CancelScope()
+    async with anyio.create_task_group() as group:
+        group.start_soon(backend.append, "s0", events(1, 2))
+        task = asyncio.get_running_loop().create_task(partner(scope))
+        await until(lambda: rounds.sizes == [2], "one round of both, held in the worker")
+        for _ in range(2):  # a second cancellation while it waits changes nothing
+            if cancel == "anyio":
+                scope.cancel()
+            else:
+                task.cancel()
+            await anyio.lowlevel.checkpoint()
+        assert written_when_left == []  # still waiting for the round that holds its batch
+        rounds.gate.set()
+        with pytest.raises(asyncio.CancelledError) if cancel == "task" else nullcontext():
+            await task
+
+    assert written_when_left == [True]
+    assert await backend.read("s1") == events(0, 2)
+
+
+async def test_aclose_writes_what_was_appended_before_it_then_releases_every_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    backend = JsonlBackend(tmp_path)
+    await stored_sessions(backend, tmp_path, 2)
+    rounds = Rounds(monkeypatch)
+    done: list[str] = []
+
+    async def one(session_id: str) -> None:
+        await backend.append(session_id, events(1, 2))
+        done.append(session_id)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(one, "s0")
+        await until(lambda: rounds.sizes == [1], "s0's round held in the worker")
+        group.start_soon(backend.aclose)
+        await anyio.lowlevel.checkpoint()
+        group.start_soon(one, "s1")
+        await until(lambda: len(backend._queue) == 1, "s1 waiting for the next round")
+        rounds.gate.set()  # aclose waited first, so it leads the round that writes s1
+
+    assert sorted(done) == ["s0", "s1"] and rounds.sizes == [1, 1]
+    assert backend._files._writers == {}  # released after the last round, not before
+    assert not backend._worker.running
+    reopened = JsonlBackend(tmp_path)
+    try:
+        assert await reopened.read("s1") == events(0, 2)
+    finally:
+        await reopened.aclose()
+
+
+async def test_a_round_the_worker_fails_outright_is_retried_for_all_but_the_append_that_led_it(
+    backend: JsonlBackend, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    sizes = await stored_sessions(backend, tmp_path, 2)
+    real = logs.LogFiles.append_round
+    calls: list[int] = []
+
+    def fails_once(files: logs.LogFiles, batches: list[object]) -> None:
+        calls.append(len(batches))
+        if len(calls) == 1:
+            raise RuntimeError("the worker's bookkeeping broke")  # before any batch
+        real(files, batches)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(logs.LogFiles, "append_round", fails_once)
+    outcomes: dict[str, str] = {}
+
+    async def one(session_id: str) -> None:
+        try:
+            await backend.append(session_id, events(1, 2))
+            outcomes[session_id] = "stored"
+        except RuntimeError as error:
+            outcomes[session_id] = str(error)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(one, "s0")  # leads the round
+        group.start_soon(one, "s1")
+
+    assert outcomes == {"s0": "the worker's bookkeeping broke", "s1": "stored"}
+    assert calls == [2, 1]
+    assert (tmp_path / "sessions" / "s0.jsonl").stat().st_size == sizes["s0"]
+    assert await backend.read("s1") == events(0, 2)

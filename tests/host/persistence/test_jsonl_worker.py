@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 from collections.abc import Iterator
+from pathlib import Path
 
 import anyio
 import anyio.lowlevel
@@ -119,48 +121,141 @@ async def test_close_ends_the_thread_after_the_calls_made_before_and_a_later_cal
     assert order == [1, 2]
 
 
-def test_a_call_whose_event_loop_is_gone_is_run_and_the_thread_serves_the_next() -> None:
-    worker = IoWorker("test writer")
-    slow = Held()
-    loop = asyncio.new_event_loop()
-    try:
-        task = loop.create_task(worker.run(slow))
-        # The loop runs (and the task hands its call over) until the call has started.
-        assert loop.run_until_complete(asyncio.to_thread(slow.started.wait, WAIT))
-        task.cancel()  # the loop's own shutdown does this to every task left
-        with pytest.raises(asyncio.CancelledError):
-            loop.run_until_complete(task)
-    finally:
-        loop.close()
+async def test_a_task_cancelled_by_its_own_cancel_still_waits_for_its_started_call(
+    worker: IoWorker,
+) -> None:
+    # `asyncio.timeout`, `wait_for` and asyncio's task groups cancel this way, past
+    # anyio's shield.
+    slow = Held("late")
+    task = asyncio.get_running_loop().create_task(worker.run(slow))
+    await slow.running()
+    for _ in range(2):  # and again while it waits on
+        task.cancel()
+        await anyio.lowlevel.checkpoint()
+        assert not task.done()  # still waiting for the call
     slow.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+    assert slow.finished
+    assert await worker.run(len, "ab") == 2
+
+
+async def test_a_cancelled_caller_gets_the_cancellation_even_when_its_call_failed(
+    worker: IoWorker,
+) -> None:
+    failing = Held()
+
+    def fail() -> None:
+        failing()
+        raise OSError("disk gone")
+
+    task = asyncio.get_running_loop().create_task(worker.run(fail))
+    await failing.running()
+    task.cancel()
+    await anyio.lowlevel.checkpoint()
+    failing.release.set()
+    with pytest.raises(asyncio.CancelledError):
+        await task
+
+
+async def test_stop_iteration_from_a_call_reaches_its_caller_as_a_runtime_error(
+    worker: IoWorker,
+) -> None:
+    # A future refuses StopIteration itself; the caller must not wait forever.
+    with anyio.fail_after(WAIT):
+        with pytest.raises(RuntimeError, match="StopIteration") as raised:
+            await worker.run(next, iter(()))
+    assert isinstance(raised.value.__cause__, StopIteration)
+    assert await worker.run(len, "abc") == 3
+
+
+def test_a_call_whose_event_loop_is_gone_is_run_and_the_thread_serves_the_next() -> None:
+    # A caller waits for its call (rule 2), so only a loop closed under a waiting task
+    # leaves an outcome with nobody to take it: the call as that task queued it.
+    worker = IoWorker("test writer")
+    loop = asyncio.new_event_loop()
+    future = loop.create_future()
+    loop.close()
+    ran = threading.Event()
+    worker._queue().put((ran.set, (), loop, future))
 
     async def next_call() -> int:
         return await worker.run(len, "abc")
 
     try:
         assert anyio.run(next_call) == 3
-        assert slow.finished
+        assert ran.is_set() and not future.done()
     finally:
         worker.close()
 
 
-async def test_an_outcome_for_a_caller_that_left_is_dropped(worker: IoWorker) -> None:
-    slow = Held("late")
-    task = asyncio.get_running_loop().create_task(worker.run(slow))
-    await slow.running()
-    task.cancel()  # not anyio's cancellation: the loop's, which no shield stops
-    with pytest.raises(asyncio.CancelledError):
-        await task
-    slow.release.set()
-    assert await worker.run(len, "ab") == 2  # the late outcome went nowhere
-    assert slow.finished
+async def test_calls_made_after_close_wait_for_the_closed_thread_one_at_a_time(
+    worker: IoWorker,
+) -> None:
+    held = Held()
+    spans: list[tuple[str, str]] = []
+    busy = threading.Lock()
+
+    def call(name: str) -> None:
+        assert busy.acquire(blocking=False), f"{name} overlaps another call"
+        spans.append((name, threading.current_thread().name))
+        busy.release()
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker.run, held)
+        await held.running()
+        first = worker._thread
+        worker.close()  # the first thread ends after `held`
+        for name in ("a", "b", "c"):
+            group.start_soon(worker.run, call, name)
+        await until(lambda: worker.running, "a second thread")
+        second = worker._thread
+        worker.close()  # and the second after a, b and c
+        group.start_soon(worker.run, call, "d")  # a third thread
+        await until(lambda: worker._thread is not second, "a third thread")
+        held.release.set()
+
+    assert [name for name, _ in spans] == ["a", "b", "c", "d"]
+    assert await worker.run(call, "e") is None
+    assert first is not None and second is not None
+    assert not first.is_alive() and not second.is_alive()  # each joined the one before
 
 
-async def test_a_thread_that_is_gone_without_close_is_replaced(worker: IoWorker) -> None:
-    assert await worker.run(len, "a") == 1
-    first = worker._thread
-    assert first is not None
-    worker._calls.put(None)  # it ends unasked, as a forked child has no copy of it
-    await until(lambda: not first.is_alive(), "the first thread to end")
-    assert await worker.run(len, "ab") == 2
-    assert worker._thread is not first and worker.running
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is a POSIX call")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
+async def test_a_forked_child_starts_a_thread_of_its_own_and_runs_none_of_the_parents_calls(
+    worker: IoWorker, tmp_path: Path
+) -> None:
+    marks = tmp_path / "marks"
+    held = Held()
+
+    def mark(text: str) -> None:
+        with marks.open("a") as file:
+            file.write(text)
+
+    def in_the_child() -> None:
+        # The forking thread is inside this test's event loop; a new thread has none.
+        thread = threading.Thread(target=asyncio.run, args=(worker.run(mark, "c"),))
+        thread.start()
+        thread.join(WAIT)
+        os._exit(0 if marks.exists() else 1)
+
+    async with anyio.create_task_group() as group:
+        group.start_soon(worker.run, held)
+        await held.running()
+        group.start_soon(worker.run, mark, "P")
+        await until(
+            lambda: worker._calls is not None and worker._calls.qsize() == 1,
+            "the parent's call queued behind the held one",
+        )
+        pid = os.fork()
+        if pid == 0:
+            try:
+                in_the_child()
+            finally:
+                os._exit(2)
+        _, status = await anyio.to_thread.run_sync(os.waitpid, pid, 0)
+        held.release.set()
+
+    assert os.waitstatus_to_exitcode(status) == 0
+    assert marks.read_text() == "cP"  # the child's call; the parent's ran once, here

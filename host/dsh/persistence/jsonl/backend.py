@@ -36,6 +36,12 @@ a single Session):
    beside an idle one); gathered, they are one round written once the loop
    is done (bench `burst`: the worst of three rounds of 1,000 went from
    2.2× to 1.9× the fsync bound, of 100 from 3.1× to 2.1×).
+3. A cancelled append leaves once nothing it asked for is in flight: a
+   batch still queued is taken out (nothing is written for a caller told it
+   was cancelled); one already in the worker's hands is waited for, as the
+   worker's rule 2 waits for the append that took it there, so whoever acts
+   on the cancellation finds the write done. `aclose()` first writes the
+   rounds under way and queued, then releases every log.
 
 This backend assumes one writing process per data directory; `dsh web`
 enforces it with `DataDirLock` (`lock.py`).
@@ -43,10 +49,13 @@ enforces it with `DataDirLock` (`lock.py`).
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 from collections.abc import Callable, Collection, Sequence
 from pathlib import Path
 from typing import Any, TypeVar
 
+import anyio
 import anyio.to_thread
 from anyio import CapacityLimiter
 from anyio.lowlevel import checkpoint
@@ -153,17 +162,34 @@ class JsonlBackend(Backend):
         batch = PendingBatch(session_id, events, encode_events(events))
         self._queue.append(batch)
         try:
-            while not batch.done:
-                if self._committing:
-                    await self._round_finished().wait()
-                else:
-                    await self._commit_round()
+            await self._written(batch)
         except BaseException:
+            # Cancelled: a batch already in the worker's hands is waited for (the
+            # worker's rule 2, for every append of a round, not only the one that
+            # took it there); one still queued is taken out, so nothing is written
+            # for a caller who was told it was cancelled.
+            await self._round_over(batch)
             if not batch.taken and batch in self._queue:
                 self._queue.remove(batch)
             raise
         if batch.error is not None:
             raise batch.error
+
+    async def _written(self, batch: PendingBatch) -> None:
+        """Wait for the round that writes `batch`, leading one when none is under way."""
+        while not batch.done:
+            if self._committing:
+                await self._round_finished().wait()
+            else:
+                await self._commit_round()
+
+    async def _round_over(self, batch: PendingBatch) -> None:
+        """Wait until the round that took `batch` is over, whatever cancels the caller."""
+        with anyio.CancelScope(shield=True):  # anyio's cancellation waits outside
+            while batch.taken and not batch.done:
+                # A task's own `cancel()` passes anyio's shield: wait on.
+                with contextlib.suppress(asyncio.CancelledError):
+                    await self._round_finished().wait()
 
     async def _commit_round(self) -> None:
         """Write everything queued in one trip to the I/O worker (one group commit)."""
@@ -208,7 +234,14 @@ class JsonlBackend(Backend):
         await self._write(self._files.release, session_id)
 
     async def aclose(self) -> None:
+        """Write what was appended before it (the rounds under way and queued), then
+        release every log; the worker's thread ends once that is done."""
         try:
+            while self._queue or self._committing:
+                if self._committing:
+                    await self._round_finished().wait()
+                else:
+                    await self._commit_round()
             await self._write(self._files.release_all)
         finally:
             self._worker.close()
