@@ -1499,6 +1499,15 @@ async def concurrent_appends(backend: JsonlBackend, ids: list[str]) -> dict[str,
     return failures
 
 
+async def read_afresh(tmp_path: Path, session_id: str) -> list[SessionEvent]:
+    """`session_id`'s events as a new backend over the same data dir reads them."""
+    reopened = JsonlBackend(tmp_path)
+    try:
+        return await reopened.read(session_id)
+    finally:
+        await reopened.aclose()
+
+
 async def stored_sessions(backend: JsonlBackend, tmp_path: Path, count: int) -> dict[str, int]:
     """`count` stored Sessions s0, s1, … of one event each: id → its log's size."""
     for index in range(count):
@@ -1605,11 +1614,7 @@ async def test_a_batch_whose_bookkeeping_fails_reports_it_and_the_log_reads_back
     monkeypatch.setattr(logs.LogFiles, "_settled", real_settled)
     # Written and synced but not confirmed: the file holds it, and a reader of
     # the file (the coordinator reconciles the same way) finds it there.
-    reopened = JsonlBackend(tmp_path)
-    try:
-        assert await reopened.read("s1") == events(0, 2)
-    finally:
-        await reopened.aclose()
+    assert await read_afresh(tmp_path, "s1") == events(0, 2)
 
 
 async def test_a_shared_round_whose_sync_threads_cannot_start_fails_each_batch_alone(

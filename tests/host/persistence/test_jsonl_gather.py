@@ -20,7 +20,7 @@ from dsh.persistence.jsonl import logs
 from tests.support.deadlines import WAIT, until
 
 from .contract import events
-from .test_jsonl import stored_sessions
+from .test_jsonl import read_afresh, stored_sessions
 
 pytestmark = pytest.mark.anyio
 
@@ -285,11 +285,7 @@ async def test_aclose_writes_what_was_appended_before_it_then_releases_every_log
     assert sorted(done) == ["s0", "s1"] and rounds.sizes == [1, 1]
     assert backend._files._writers == {}  # released after the last round, not before
     assert not backend._worker.running
-    reopened = JsonlBackend(tmp_path)
-    try:
-        assert await reopened.read("s1") == events(0, 2)
-    finally:
-        await reopened.aclose()
+    assert await read_afresh(tmp_path, "s1") == events(0, 2)
 
 
 async def test_a_round_the_worker_fails_outright_is_retried_for_all_but_the_append_that_led_it(
