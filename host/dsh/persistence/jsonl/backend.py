@@ -162,7 +162,7 @@ class JsonlBackend(Backend):
         batch = PendingBatch(session_id, events, encode_events(events))
         self._queue.append(batch)
         try:
-            await self._written(batch)
+            await self._rounds_until(lambda: batch.done)
         except BaseException:
             # Cancelled: a batch already in the worker's hands is waited for (the
             # worker's rule 2, for every append of a round, not only the one that
@@ -175,9 +175,9 @@ class JsonlBackend(Backend):
         if batch.error is not None:
             raise batch.error
 
-    async def _written(self, batch: PendingBatch) -> None:
-        """Wait for the round that writes `batch`, leading one when none is under way."""
-        while not batch.done:
+    async def _rounds_until(self, done: Callable[[], bool]) -> None:
+        """Until `done()`: wait for the round under way, or lead the next one."""
+        while not done():
             if self._committing:
                 await self._round_finished().wait()
             else:
@@ -237,11 +237,7 @@ class JsonlBackend(Backend):
         """Write what was appended before it (the rounds under way and queued), then
         release every log; the worker's thread ends once that is done."""
         try:
-            while self._queue or self._committing:
-                if self._committing:
-                    await self._round_finished().wait()
-                else:
-                    await self._commit_round()
+            await self._rounds_until(lambda: not (self._queue or self._committing))
             await self._write(self._files.release_all)
         finally:
             self._worker.close()
