@@ -221,7 +221,6 @@ async def test_calls_made_after_close_wait_for_the_closed_thread_one_at_a_time(
     assert not first.is_alive() and not second.is_alive()  # each joined the one before
 
 
-@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork() is a POSIX call")
 @pytest.mark.filterwarnings("ignore:This process .* is multi-threaded:DeprecationWarning")
 async def test_a_forked_child_starts_a_thread_of_its_own_and_runs_none_of_the_parents_calls(
     worker: IoWorker, tmp_path: Path
