@@ -103,13 +103,18 @@ def schedule_changes(events: tuple[SessionEvent, ...]) -> Iterator[tuple[int, di
 
 
 def reminder_messages(events: tuple[SessionEvent, ...]) -> Iterator[tuple[int, str]]:
-    """`(seq, reminder id)` of every `message/user` the schedule plugin queued."""
+    """`(seq, reminder id)` of each reminder a `message/user` the schedule plugin queued carries.
+
+    A follow-up that delivers several reminders due in the same second (one turn, coalesced)
+    names them all in `scheduleIds`: it yields one pair per reminder, in that order.
+    """
     for event in events:
         if event.type != "message/user" or not isinstance(event.data, dict):
             continue
         source = event.data.get("source")
         if isinstance(source, dict) and source.get("kind") == "schedule":
-            yield event.seq, str(source.get("scheduleId"))
+            for reminder in source.get("scheduleIds", [source.get("scheduleId")]):
+                yield event.seq, str(reminder)
 
 
 @dataclass(frozen=True)
