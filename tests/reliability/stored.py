@@ -29,6 +29,7 @@ from dsh_tool_schedule.protocol import EVENT_TYPE
 __all__ = [
     "DataDir",
     "Followups",
+    "carried_reminders",
     "followups_of",
     "own_events",
     "read_data_dir",
@@ -111,10 +112,16 @@ def reminder_messages(events: tuple[SessionEvent, ...]) -> Iterator[tuple[int, s
     for event in events:
         if event.type != "message/user" or not isinstance(event.data, dict):
             continue
-        source = event.data.get("source")
-        if isinstance(source, dict) and source.get("kind") == "schedule":
-            for reminder in source.get("scheduleIds", [source.get("scheduleId")]):
-                yield event.seq, str(reminder)
+        for reminder in carried_reminders(event.data.get("source")):
+            yield event.seq, reminder
+
+
+def carried_reminders(source: object) -> list[str]:
+    """The reminder ids a `message/user` `source` delivers: none unless it is the schedule
+    plugin's; every one of `scheduleIds` for a coalesced follow-up, else its `scheduleId`."""
+    if not isinstance(source, dict) or source.get("kind") != "schedule":
+        return []
+    return [str(reminder) for reminder in source.get("scheduleIds", [source.get("scheduleId")])]
 
 
 @dataclass(frozen=True)

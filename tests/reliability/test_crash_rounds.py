@@ -67,6 +67,7 @@ from .figures import Figures
 from .live_watch import LiveWatch
 from .stored import (
     DataDir,
+    carried_reminders,
     followups_of,
     own_events,
     read_data_dir,
@@ -301,15 +302,12 @@ def shown_then_lost(stored: StoredSession, watches: list[LiveWatch]) -> Counter[
     for watch in watches:
         for event in watch.events():
             data = event["data"]
-            source = data.get("source") if isinstance(data, dict) else None
-            if event["type"] != "message/user" or not isinstance(source, dict):
-                continue
             seq = event["seq"]
-            if source.get("kind") != "schedule" or (
-                seq < len(stored.events) and dumped(stored.events[seq]) == event
-            ):
+            if event["type"] != "message/user" or not isinstance(data, dict):
                 continue
-            ghosts[str(source.get("scheduleId"))] += 1
+            if seq < len(stored.events) and dumped(stored.events[seq]) == event:
+                continue
+            ghosts.update(carried_reminders(data.get("source")))
     return ghosts
 
 
