@@ -385,10 +385,19 @@ async def test_the_actions_api_on_a_non_owner_answers_like_the_owner(
             transport=transport, base_url="http://127.0.0.1:8765", headers=AUTH
         ) as http:
             url = f"/api/sessions/{session_id}/actions"
-            done = await http.post(url, json={"plugin": "actions", "action": "mark", "args": {}})
+            # A relay is woken by a notification, else finds the request at its next poll on
+            # the host's clock: one sent before A listens is found only then, so it ticks.
+            ticked = anyio.Event()
+            async with anyio.create_task_group() as group:
+                group.start_soon(ticking, clock, ticked)
+                with anyio.fail_after(WAIT):
+                    done = await http.post(
+                        url, json={"plugin": "actions", "action": "mark", "args": {}}
+                    )
+                    refused = await http.post(url, json={"plugin": "actions", "action": "refuse"})
+                ticked.set()
             assert done.status_code == 200, done.text
             assert done.json() == {"result": {"ran_on": a.host_id, "args": {}}}
-            refused = await http.post(url, json={"plugin": "actions", "action": "refuse"})
             assert refused.status_code == 409
             assert refused.json()["error"] == {"code": "conflict", "message": "already done"}
 
