@@ -96,6 +96,12 @@ async def hosts_on(url: str, clock: FakeClock, count: int) -> AsyncIterator[list
     ]
     try:
         async with made[0], made[1]:
+            # The relays start listening in the background; a row posted before its owner
+            # listens is found only by the poll, on this fake clock that nobody advances.
+            await until(
+                lambda: all(host.backend.inbox().listening for host in made),
+                "every host's inbox relay to listen",
+            )
             yield made
     finally:
         for host in made:
